@@ -1,0 +1,56 @@
+/* Adapters: the ways a scenario's pipeline can be executed. Every adapter
+ * goes through the same timing points (DESIGN.md invariant 4) and declares
+ * the transforms it implements (invariant 5). */
+#ifndef SLUICE_ADAPTER_H
+#define SLUICE_ADAPTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/pipeline.h"
+#include "sluice/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_run_request {
+    sl_position start;
+    int64_t nbatches;
+    int workers;           /* honoured by adapters that prefetch */
+    int prefetch_depth;
+} sl_run_request;
+
+/* Latency of batch i is the time from the request for it to all its fields
+ * materialized. A call that returns one batch is requested when called; in a
+ * call that returns many, batch i is requested when batch i-1 was handed to
+ * the sink and the sink returned (batch 0 when the call began). The sink's own
+ * time is never counted. So the latencies of a run add up to its wall time,
+ * for every adapter. latency_ns has room for nbatches entries. */
+typedef struct sl_adapter {
+    const char *name;
+    const char *summary;
+    const char *backend;            /* "cpu" or "cuda" */
+    sl_kernel_choice kernels;
+    sl_transform_set transforms;    /* what it implements */
+    /* NULL when always available; else says why not (e.g. no GPU). */
+    bool (*available)(char *reason, size_t size);
+    sl_status (*run)(const struct sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                     sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+} sl_adapter;
+
+int sl_adapter_count(void);
+const sl_adapter *sl_adapter_at(int index);
+const sl_adapter *sl_adapter_find(const char *name);
+
+/* True when the adapter implements every transform in needed; otherwise
+ * writes "lacks transform <name>" into reason. */
+bool sl_adapter_supports(const sl_adapter *adapter, sl_transform_set needed, char *reason, size_t size);
+bool sl_adapter_is_available(const sl_adapter *adapter, char *reason, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

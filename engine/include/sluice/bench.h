@@ -1,0 +1,47 @@
+/* Running a scenario on an adapter as a benchmark and producing its record;
+ * shared by `sluice bench` and the corpus tests. */
+#ifndef SLUICE_BENCH_H
+#define SLUICE_BENCH_H
+
+#include <stdint.h>
+
+#include "sluice/adapter.h"
+#include "sluice/record.h"
+#include "sluice/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_bench_options {
+    sl_profile profile;
+    uint64_t seed;
+    int repetitions;           /* 0: the profile's */
+    int64_t warmup_batches;    /* < 0: the profile's */
+    int64_t measured_batches;  /* <= 0: the profile's */
+    int workers;
+} sl_bench_options;
+
+void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
+
+/* Runs warmup then measured batches, `repetitions` times, each repetition in a
+ * fresh run from the epoch's start, and fills record with the median
+ * repetition (by elements/s). An excluded or unavailable adapter yields a
+ * record with that outcome and reason, not an error. record->latency_ns is
+ * allocated; release with sl_record_release. */
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                       const sl_bench_options *options, sl_record *record, sl_err *err);
+
+/* File name of a record: <scenario>__<variant>__<adapter>.json. */
+void sl_record_file_name(const sl_record *record, char *buf, size_t size);
+
+/* Bandwidth of memcpy, in bytes/s, copying block_bytes-sized blocks out of a
+ * 64 MiB source into one reused destination (the access pattern of a fused
+ * executor writing batches), median of `repetitions`. */
+double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+/* Kernel signatures and the tables that dispatch them.
+ *
+ * Each signature is declared once here and implemented per back end:
+ * kernels/ref (portable C, the oracle, always built), kernels/cpu (optimized)
+ * and, later, kernels/cuda. The registry fills a table reference-first and
+ * lets faster versions override entries after a runtime check, so an op
+ * without an optimized version silently runs the reference. */
+#ifndef SLUICE_KERNELS_H
+#define SLUICE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Normalize `pixels` pixels of `channels` interleaved channels:
+ * dst = ((float)src - mean[c]) * inv_std[c]. inv_std is computed once, on the
+ * host, as 1.0f / std, so every back end multiplies by the same float. */
+typedef void (*sl_normalize_u8_fn)(const uint8_t *src, float *dst, int64_t pixels, int channels,
+                                   const float *mean, const float *inv_std);
+/* As above for f32 input; src may equal dst. */
+typedef void (*sl_normalize_f32_fn)(const float *src, float *dst, int64_t pixels, int channels,
+                                    const float *mean, const float *inv_std);
+
+/* One step of an element-wise chain on f32 data. */
+typedef struct sl_ew_step {
+    sl_op_kind kind;        /* SL_OP_NORMALIZE (channels == 1 only), SCALE, CLIP, ADD, MULTIPLY */
+    float a, b;             /* normalize: mean, inv_std; scale/add/multiply: value, -; clip: lo, hi */
+} sl_ew_step;
+
+/* Applies steps in order to every value of x, in place. The reference runs
+ * each step over all n values in turn; the optimized version runs all steps
+ * over one cache-sized tile before moving on. Each value sees the same
+ * operations in the same order either way, so the results are identical. */
+typedef void (*sl_ew_chain_fn)(float *x, int64_t n, const sl_ew_step *steps, int nsteps);
+
+/* Copies the crop_h x crop_w window at (off_y, off_x) of an h x w image of
+ * pixel_bytes-sized pixels into dst, centred, with zeros around it. */
+typedef void (*sl_crop_pad_fn)(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h,
+                               int crop_w, int off_y, int off_x);
+/* Mirrors an h x w image of pixel_bytes-sized pixels along its width, in place. */
+typedef void (*sl_hflip_fn)(void *image, int h, int w, size_t pixel_bytes);
+/* Writes one sequence: the `available` tokens of src, then pad up to seq_len. */
+typedef void (*sl_pack_fn)(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+
+typedef struct sl_kernel_table {
+    const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
+    sl_normalize_u8_fn normalize_u8;
+    sl_normalize_f32_fn normalize_f32;
+    sl_ew_chain_fn ew_chain;
+    sl_crop_pad_fn crop_pad;
+    sl_hflip_fn hflip;
+    sl_pack_fn pack;
+} sl_kernel_table;
+
+/* The reference kernels alone. */
+const sl_kernel_table *sl_kernels_reference(void);
+/* The fastest kernels this CPU supports, filled once (thread-safe). */
+const sl_kernel_table *sl_kernels_best(void);
+
+/* Back-end entry points the registry uses; not for direct use. */
+void sl__kernels_fill_reference(sl_kernel_table *table);
+void sl__kernels_override_cpu(sl_kernel_table *table);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

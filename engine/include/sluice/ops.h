@@ -1,0 +1,76 @@
+/* The transforms a pipeline can chain, and how a scenario describes one. */
+#ifndef SLUICE_OPS_H
+#define SLUICE_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One entry per transform. The name is what adapters declare, records list
+ * and `sluice list` prints; adding a transform means adding it here, to the
+ * kernel table, and to each adapter that implements it. */
+typedef enum sl_op_kind {
+    SL_OP_PACK_TOKENS = 0, /* cut a token stream into sequences (first op only) */
+    SL_OP_NORMALIZE,       /* per-channel (x - mean) * (1 / std); u8 or f32 in, f32 out */
+    SL_OP_SCALE,           /* x * value */
+    SL_OP_CLIP,            /* x < lo ? lo : (x > hi ? hi : x) */
+    SL_OP_ADD,             /* x + value */
+    SL_OP_MULTIPLY,        /* x * value */
+    SL_OP_RANDOM_CROP,     /* crop an h' x w' window at a random offset, zero-pad back, centred */
+    SL_OP_RANDOM_HFLIP,    /* mirror the width axis with probability p */
+    SL_OP_KIND_COUNT
+} sl_op_kind;
+
+/* A set of transforms, one bit per sl_op_kind. */
+typedef uint64_t sl_transform_set;
+#define SL_TRANSFORM(kind) ((sl_transform_set)1 << (kind))
+
+const char *sl_op_kind_name(sl_op_kind kind);
+bool sl_op_kind_parse(const char *name, sl_op_kind *out);
+/* Writes "normalize,scale" (in sl_op_kind order) into buf. */
+void sl_transform_set_format(sl_transform_set set, char *buf, size_t size);
+
+/* Per-channel statistics cover up to this many channels; tabular z-score
+ * treats each feature as a channel. */
+#define SL_MAX_CHANNELS 128
+
+typedef struct sl_op {
+    sl_op_kind kind;
+    char field[SL_NAME_MAX];  /* the field it acts on */
+    /* Key of the op's random stream (with the seed). Scenarios give stable
+     * ids so that inserting an op does not reshuffle every op after it. */
+    uint32_t op_id;
+    union {
+        struct { int32_t seq_len; int32_t pad_id; } pack;
+        struct { int32_t channels; float mean[SL_MAX_CHANNELS]; float std[SL_MAX_CHANNELS]; } normalize;
+        struct { float value; } scalar;   /* scale, add, multiply */
+        struct { float lo, hi; } clip;
+        struct { int32_t crop_h, crop_w; } crop;
+        struct { float p; } flip;
+    } u;
+} sl_op;
+
+/* Builders that keep scenario definitions to one readable line per op. */
+sl_op sl_op_pack_tokens(const char *field, int32_t seq_len, int32_t pad_id);
+sl_op sl_op_normalize(const char *field, int32_t channels, const float *mean, const float *std);
+sl_op sl_op_scale(const char *field, float value);
+sl_op sl_op_clip(const char *field, float lo, float hi);
+sl_op sl_op_add(const char *field, float value);
+sl_op sl_op_multiply(const char *field, float value);
+sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w);
+sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p);
+
+/* Whether an op maps each value to a new value independently of the others
+ * (the ops a fused executor can chain inside one tile). */
+bool sl_op_is_elementwise(sl_op_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

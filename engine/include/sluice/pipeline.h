@@ -1,0 +1,129 @@
+/* Pipelines: a source, a keyed order, batching and an op chain, run by the
+ * `iter` (one batch a call) or `fused` (many batches a call) executors. */
+#ifndef SLUICE_PIPELINE_H
+#define SLUICE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/kernels.h"
+#include "sluice/ops.h"
+#include "sluice/shuffle.h"
+#include "sluice/source.h"
+#include "sluice/status.h"
+#include "sluice/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_MAX_OPS 160
+
+typedef struct sl_pipeline_spec {
+    const sl_source *source;  /* borrowed; must outlive the pipeline */
+    int64_t batch_size;
+    bool drop_last;           /* drop a final partial batch instead of returning it */
+    bool shuffle;
+    uint64_t seed;
+    sl_shard shard;           /* {0, 1} when not sharded */
+    int nops;
+    sl_op ops[SL_MAX_OPS];
+} sl_pipeline_spec;
+
+/* A spec with no ops, shuffled, unsharded, keeping a partial last batch. */
+void sl_pipeline_spec_init(sl_pipeline_spec *spec, const sl_source *source, int64_t batch_size, uint64_t seed);
+sl_status sl_pipeline_spec_add(sl_pipeline_spec *spec, sl_op op, sl_err *err);
+
+typedef struct sl_pipeline sl_pipeline;
+
+/* Validates the spec (fields exist, dtypes and shapes fit each op, sizes are
+ * sane) and infers the output schema. Errors name the op and field. */
+sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl_err *err);
+void sl_pipeline_free(sl_pipeline *pipeline);
+
+const sl_pipeline_spec *sl_pipeline_get_spec(const sl_pipeline *pipeline);
+const sl_schema *sl_pipeline_output_schema(const sl_pipeline *pipeline);
+/* Elements in the data set seen by the pipeline (sequences after packing). */
+int64_t sl_pipeline_dataset_size(const sl_pipeline *pipeline);
+/* Elements this rank sees per epoch, and the batches they make. */
+int64_t sl_pipeline_epoch_size(const sl_pipeline *pipeline);
+int64_t sl_pipeline_batches_per_epoch(const sl_pipeline *pipeline);
+/* Rows in the given batch of an epoch (batch_size except maybe the last). */
+int64_t sl_pipeline_batch_rows(const sl_pipeline *pipeline, int64_t batch);
+/* Output bytes of a full batch, all fields. */
+size_t sl_pipeline_batch_bytes(const sl_pipeline *pipeline);
+sl_transform_set sl_pipeline_transforms(const sl_pipeline *pipeline);
+/* XXH3-64 of the spec's canonical description (source schema and rows, batch
+ * size, order, seed, shard, every op and parameter): checkpoints carry it so a
+ * state is never restored into a different pipeline. */
+uint64_t sl_pipeline_fingerprint(const sl_pipeline *pipeline);
+
+/* The data set index at a rank-local position of an epoch. */
+int64_t sl_pipeline_element_at(const sl_pipeline *pipeline, int64_t epoch, int64_t local_position);
+
+/* Where an iterator stands: the next batch it will return. Iterators run on
+ * across epochs; batch resets to 0 as epoch increments. */
+typedef struct sl_position {
+    int64_t epoch;
+    int64_t batch;
+} sl_position;
+
+sl_position sl_position_advance(const sl_pipeline *pipeline, sl_position position, int64_t batches);
+
+typedef enum sl_kernel_choice { SL_KERNELS_REFERENCE = 0, SL_KERNELS_BEST } sl_kernel_choice;
+const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice);
+
+/* Computes one batch into dst (capacity >= batch_size, schema = output
+ * schema) the unfused way: gather every row, then each op over the whole
+ * batch. The unit of work of `iter` and of its prefetch workers. */
+sl_status sl_pipeline_produce(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_position position,
+                              sl_batch *dst, sl_err *err);
+
+/* --- iter: one batch a call ------------------------------------------------ */
+
+typedef struct sl_iter_options {
+    sl_kernel_choice kernels;
+    int workers;          /* 0: batches are computed in sl_iter_next's caller */
+    int prefetch_depth;   /* batches in flight with workers; 0 picks 2 x workers */
+    sl_position start;
+} sl_iter_options;
+
+typedef struct sl_iter sl_iter;
+
+sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *options, sl_iter **out, sl_err *err);
+/* Returns the next batch, newly allocated and owned by the caller
+ * (sl_batch_free). Batches come in order whatever the worker count. */
+sl_status sl_iter_next(sl_iter *iter, sl_batch **out, sl_err *err);
+sl_position sl_iter_position(const sl_iter *iter);
+void sl_iter_free(sl_iter *iter);
+
+/* --- fused: many batches a call ------------------------------------------- */
+
+/* Receives each batch; the batch is valid only during the call. Return
+ * nonzero to stop early. */
+typedef int (*sl_batch_sink)(const sl_batch *batch, void *user);
+
+typedef struct sl_fused sl_fused;
+
+/* Preallocates everything a run needs, so runs allocate nothing per batch. */
+sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_fused **out, sl_err *err);
+/* Runs nbatches batches from start (crossing epochs as needed), each op chain
+ * fused per row and per tile, calling sink after each batch. */
+sl_status sl_fused_run(sl_fused *fused, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,
+                       sl_err *err);
+void sl_fused_free(sl_fused *fused);
+
+/* --- checkpoints ------------------------------------------------------------ */
+
+/* Because order and randomness are stateless, an iterator's whole state is its
+ * position: saving writes it with the pipeline fingerprint and a checksum, as
+ * JSON, atomically. Loading refuses a file that is malformed, truncated,
+ * corrupted or written for another pipeline, naming the file and the field. */
+sl_status sl_checkpoint_save(const sl_pipeline *pipeline, sl_position position, const char *path, sl_err *err);
+sl_status sl_checkpoint_load(const sl_pipeline *pipeline, const char *path, sl_position *out, sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,108 @@
+/* Timing records: one JSON document per scenario, variant and adapter run.
+ * The schema is documented in docs/records.md; bump SL_RECORD_SCHEMA_VERSION
+ * whenever a field changes meaning or disappears. */
+#ifndef SLUICE_RECORD_H
+#define SLUICE_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/status.h"
+#include "sluice/timing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_RECORD_SCHEMA_VERSION 1
+#define SL_RECORD_MAX_METRICS 16
+#define SL_RECORD_MAX_REPETITIONS 32
+
+/* Where and with what the numbers were taken. */
+typedef struct sl_environment {
+    char cpu_model[128];
+    int cpu_cores;            /* online logical CPUs */
+    char compiler[128];       /* "gcc 12.2.0" */
+    char compile_flags[256];
+    char library_versions[256]; /* "sluice 0.1.0; cJSON 1.7.15; xxHash 0.8.1; ..." */
+    char git_commit[48];
+    char kernel[128];         /* uname: sysname release machine */
+    char time_utc[32];        /* ISO 8601, when the record was made */
+} sl_environment;
+
+void sl_environment_collect(sl_environment *env);
+
+typedef enum sl_record_outcome {
+    SL_RECORD_OK = 0,
+    SL_RECORD_EXCLUDED,   /* the adapter lacks a transform of the scenario */
+    SL_RECORD_SKIPPED,    /* the variant does not fit, or the back end is absent */
+    SL_RECORD_FAILED      /* the run failed; reason says how */
+} sl_record_outcome;
+
+const char *sl_record_outcome_name(sl_record_outcome outcome);
+
+/* A named extra figure, e.g. "cost_per_stage_ns" for PC-1. */
+typedef struct sl_record_metric {
+    char name[48];
+    double value;
+    char unit[16];
+} sl_record_metric;
+
+typedef struct sl_record {
+    char scenario[16];
+    char variant[32];
+    char adapter[32];
+    char profile[16];
+    char backend_requested[16];
+    char backend_active[16];
+    sl_record_outcome outcome;
+    char reason[256];          /* why excluded, skipped or failed; empty when ok */
+    char transforms[256];      /* comma-separated transform names executed */
+    char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ... */
+    uint64_t seed;
+    int64_t batch_size;
+    int64_t warmup_batches;
+    int64_t measured_batches;
+    int repetitions;
+    int repetition_kept;       /* index of the median repetition */
+    double repetition_elements_per_s[SL_RECORD_MAX_REPETITIONS];
+    int64_t *latency_ns;       /* measured_batches entries, of the kept repetition; borrowed */
+    int64_t elements;          /* elements in the measured batches */
+    int64_t bytes;             /* output bytes of the measured batches */
+    int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
+    int64_t peak_rss_bytes;
+    char peak_rss_method[32];
+    uint64_t output_digest;    /* XXH3-64 of the measured batches' canonical bytes */
+    int nmetrics;
+    sl_record_metric metrics[SL_RECORD_MAX_METRICS];
+} sl_record;
+
+/* Derived figures, the same for every writer and reader. */
+double sl_record_elements_per_s(const sl_record *record);
+double sl_record_bytes_per_s(const sl_record *record);
+void sl_record_add_metric(sl_record *record, const char *name, double value, const char *unit);
+
+/* Serializes the record and environment and writes them to path via a
+ * temporary file and rename. */
+sl_status sl_record_write(const sl_record *record, const sl_environment *env, const char *path, sl_err *err);
+/* Returns the JSON text (malloc'd) of a record, for tests and tools. */
+char *sl_record_to_json(const sl_record *record, const sl_environment *env);
+
+/* Reads a record back, validating schema version and every required field;
+ * latency_ns is allocated (free it with sl_record_release). */
+sl_status sl_record_read(const char *path, sl_record *record, sl_environment *env, sl_err *err);
+void sl_record_release(sl_record *record);
+
+/* Writes path atomically: a temporary file in the same directory, fsync,
+ * rename. Shared by records, goldens, checkpoints and npy exports. */
+sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, sl_err *err);
+/* Reads a whole file (NUL-terminated, size excludes the NUL). */
+sl_status sl_read_file(const char *path, char **data, size_t *size, sl_err *err);
+/* mkdir -p. */
+sl_status sl_make_dirs(const char *path, sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,97 @@
+/* The scenario registry: shared by the corpus tests and `sluice bench`, so a
+ * test and a benchmark build the identical pipeline. */
+#ifndef SLUICE_SCENARIO_H
+#define SLUICE_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/pipeline.h"
+#include "sluice/source.h"
+#include "sluice/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sl_profile { SL_PROFILE_CI = 0, SL_PROFILE_FULL, SL_PROFILE_GPU, SL_PROFILE_COUNT } sl_profile;
+
+typedef struct sl_profile_settings {
+    const char *name;
+    int64_t warmup_batches;
+    int64_t measured_batches;
+    int repetitions;
+    const char *backend;       /* "cpu" or "cuda" */
+    int size_profile;          /* which sizes it uses: SL_PROFILE_CI or SL_PROFILE_FULL */
+} sl_profile_settings;
+
+const sl_profile_settings *sl_profile_get(sl_profile profile);
+bool sl_profile_parse(const char *name, sl_profile *out);
+
+/* One size of a scenario. n and batch_size are per size profile; n == 0
+ * means the variant does not run at that size. param is the variant's own
+ * knob (PC-1's depth, IO-1's source kind, ...). */
+typedef struct sl_variant {
+    const char *name;
+    const char *summary;
+    int64_t n[2];
+    int64_t batch_size[2];
+    int64_t param;
+    bool gate;                 /* run by the pull-request performance gate */
+} sl_variant;
+
+typedef struct sl_build_options {
+    sl_profile profile;
+    uint64_t seed;
+    bool shuffle;              /* scenarios that test order may turn it off */
+    int64_t n_override;        /* > 0 replaces the profile's n */
+    int64_t batch_override;    /* > 0 replaces the profile's batch size */
+    const char *workdir;       /* for file-backed sources; NULL picks a temp dir */
+} sl_build_options;
+
+void sl_build_options_init(sl_build_options *options, sl_profile profile, uint64_t seed);
+
+/* A built scenario: its fixture source, spec and pipeline. */
+typedef struct sl_scenario_instance {
+    const struct sl_scenario *scenario;
+    const sl_variant *variant;
+    sl_source *fixture;        /* the generated data, in memory */
+    sl_source *source;         /* what the pipeline reads (fixture, or files) */
+    sl_pipeline_spec spec;
+    sl_pipeline *pipeline;
+    char workdir[256];         /* created by the build; removed on free */
+    bool owns_workdir;
+} sl_scenario_instance;
+
+typedef struct sl_scenario {
+    const char *id;            /* "CV-1" */
+    const char *title;
+    const char *property;      /* the property its test asserts */
+    const sl_variant *variants;
+    int nvariants;
+    int golden_batches;        /* K for the golden check */
+    /* Fills the instance's fixture spec and pipeline spec. */
+    sl_status (*build)(const struct sl_scenario *scenario, const sl_variant *variant,
+                       const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
+} sl_scenario;
+
+int sl_scenario_count(void);
+const sl_scenario *sl_scenario_at(int index);
+const sl_scenario *sl_scenario_find(const char *id);      /* case-insensitive */
+const sl_variant *sl_scenario_variant(const sl_scenario *scenario, const char *name);
+/* n and batch size of a variant under options (overrides applied). */
+int64_t sl_variant_n(const sl_variant *variant, const sl_build_options *options);
+int64_t sl_variant_batch_size(const sl_variant *variant, const sl_build_options *options);
+
+/* Builds fixture, source and pipeline. Returns SL_ESKIPPED with the reason in
+ * err when the variant does not run at this profile's size or would not fit
+ * in available memory. */
+sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
+                                  const sl_build_options *options, sl_scenario_instance **out, sl_err *err);
+void sl_scenario_instance_free(sl_scenario_instance *instance);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,24 @@
+/* libsluice: everything a program needs, in one include. */
+#ifndef SLUICE_SLUICE_H
+#define SLUICE_SLUICE_H
+
+#include "sluice/adapter.h"
+#include "sluice/bench.h"
+#include "sluice/digest.h"
+#include "sluice/fixtures.h"
+#include "sluice/kernels.h"
+#include "sluice/npy.h"
+#include "sluice/ops.h"
+#include "sluice/philox.h"
+#include "sluice/pipeline.h"
+#include "sluice/record.h"
+#include "sluice/scenario.h"
+#include "sluice/shuffle.h"
+#include "sluice/source.h"
+#include "sluice/status.h"
+#include "sluice/tensor.h"
+#include "sluice/timing.h"
+
+#define SLUICE_VERSION "0.1.0"
+
+#endif
