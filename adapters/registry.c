@@ -1,1 +1,48 @@
-/* Placeholder until implemented in this change. */
+#include <stdio.h>
+#include <strings.h>
+
+#include "adapters.h"
+
+/* Reference first: reports compare every adapter with it. */
+static const sl_adapter *const adapters[] = {
+    &sl__adapter_reference,
+    &sl__adapter_iter,
+    &sl__adapter_fused,
+};
+
+int sl_adapter_count(void)
+{
+    return (int)(sizeof adapters / sizeof adapters[0]);
+}
+
+const sl_adapter *sl_adapter_at(int index)
+{
+    return index >= 0 && index < sl_adapter_count() ? adapters[index] : NULL;
+}
+
+const sl_adapter *sl_adapter_find(const char *name)
+{
+    for (int i = 0; i < sl_adapter_count(); i++)
+        if (strcasecmp(adapters[i]->name, name) == 0)
+            return adapters[i];
+    return NULL;
+}
+
+bool sl_adapter_supports(const sl_adapter *adapter, sl_transform_set needed, char *reason, size_t size)
+{
+    sl_transform_set missing = needed & ~adapter->transforms;
+    if (!missing)
+        return true;
+    char names[256];
+    sl_transform_set_format(missing, names, sizeof names);
+    if (reason && size)
+        snprintf(reason, size, "adapter '%s' lacks transform %s", adapter->name, names);
+    return false;
+}
+
+bool sl_adapter_is_available(const sl_adapter *adapter, char *reason, size_t size)
+{
+    if (!adapter->available)
+        return true;
+    return adapter->available(reason, size);
+}

@@ -1,1 +1,155 @@
-/* Placeholder until implemented in this change. */
+/* The scenario registry: lookup, instantiation and the memory check. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include "engine/src/internal.h"
+#include "scenarios/common.h"
+
+static const sl_scenario *const scenarios[] = {
+    &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
+    &sl__scenario_pc1, &sl__scenario_io1,  &sl__scenario_pr2,
+};
+
+int sl_scenario_count(void)
+{
+    return (int)(sizeof scenarios / sizeof scenarios[0]);
+}
+
+const sl_scenario *sl_scenario_at(int index)
+{
+    return index >= 0 && index < sl_scenario_count() ? scenarios[index] : NULL;
+}
+
+const sl_scenario *sl_scenario_find(const char *id)
+{
+    for (int i = 0; i < sl_scenario_count(); i++)
+        if (strcasecmp(scenarios[i]->id, id) == 0)
+            return scenarios[i];
+    return NULL;
+}
+
+const sl_variant *sl_scenario_variant(const sl_scenario *scenario, const char *name)
+{
+    for (int i = 0; i < scenario->nvariants; i++)
+        if (strcasecmp(scenario->variants[i].name, name) == 0)
+            return &scenario->variants[i];
+    return NULL;
+}
+
+static int size_profile(const sl_build_options *options)
+{
+    return sl_profile_get(options->profile)->size_profile == SL_PROFILE_FULL ? 1 : 0;
+}
+
+int64_t sl_variant_n(const sl_variant *variant, const sl_build_options *options)
+{
+    return options->n_override > 0 ? options->n_override : variant->n[size_profile(options)];
+}
+
+int64_t sl_variant_batch_size(const sl_variant *variant, const sl_build_options *options)
+{
+    return options->batch_override > 0 ? options->batch_override : variant->batch_size[size_profile(options)];
+}
+
+/* MemAvailable from /proc/meminfo in bytes, or 0 when unknown. */
+static uint64_t available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kib * 1024;
+}
+
+sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
+                                    sl_err *err)
+{
+    /* The fixture, a file copy of it for file sources, and batch buffers:
+     * asking for twice the fixture keeps the machine out of swap. */
+    uint64_t need = 2 * sl_fixture_bytes(spec);
+    uint64_t have = available_memory();
+    if (have && need > have)
+        return sl_fail(err, SL_ESKIPPED, "%s/%s needs about %.1f GiB and %.1f GiB is available",
+                       instance->scenario->id, instance->variant->name, (double)need / (1 << 30),
+                       (double)have / (1 << 30));
+    sl_status st = sl_fixture_build(spec, seed, &instance->fixture, err);
+    if (st)
+        return st;
+    instance->source = instance->fixture;
+    return SL_OK;
+}
+
+void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_options *options)
+{
+    sl_pipeline_spec_init(&instance->spec, instance->source, sl_variant_batch_size(instance->variant, options),
+                          options->seed);
+    instance->spec.shuffle = options->shuffle;
+}
+
+sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
+                                  const sl_build_options *options, sl_scenario_instance **out, sl_err *err)
+{
+    *out = NULL;
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (sl_variant_n(variant, options) <= 0)
+        return sl_fail(err, SL_ESKIPPED, "%s/%s does not run at %s size", scenario->id, variant->name,
+                       profile->size_profile == SL_PROFILE_FULL ? "full" : "ci");
+    sl_scenario_instance *instance = calloc(1, sizeof *instance);
+    if (!instance)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate a scenario instance");
+    instance->scenario = scenario;
+    instance->variant = variant;
+    sl_status st = scenario->build(scenario, variant, options, instance, err);
+    if (st == SL_OK)
+        st = sl_pipeline_create(&instance->spec, &instance->pipeline, err);
+    if (st) {
+        if (st != SL_ESKIPPED)
+            sl_fail_context(err, "building %s/%s", scenario->id, variant->name);
+        sl_scenario_instance_free(instance);
+        return st;
+    }
+    *out = instance;
+    return SL_OK;
+}
+
+/* Builds put only flat files (the npy exports of file sources) in their work
+ * directory, so removing its entries and then itself is enough. */
+static void remove_workdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *entry;
+        char path[512];
+        while ((entry = readdir(d)) != NULL) {
+            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+void sl_scenario_instance_free(sl_scenario_instance *instance)
+{
+    if (!instance)
+        return;
+    sl_pipeline_free(instance->pipeline);
+    if (instance->source != instance->fixture)
+        sl_source_free(instance->source);
+    sl_source_free(instance->fixture);
+    if (instance->owns_workdir)
+        remove_workdir(instance->workdir);
+    free(instance);
+}

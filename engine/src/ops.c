@@ -1,1 +1,120 @@
-/* Placeholder until implemented in this change. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sluice/ops.h"
+
+static const char *const op_names[SL_OP_KIND_COUNT] = {
+    [SL_OP_PACK_TOKENS] = "pack_tokens",
+    [SL_OP_NORMALIZE] = "normalize",
+    [SL_OP_SCALE] = "scale",
+    [SL_OP_CLIP] = "clip",
+    [SL_OP_ADD] = "add",
+    [SL_OP_MULTIPLY] = "multiply",
+    [SL_OP_RANDOM_CROP] = "random_crop",
+    [SL_OP_RANDOM_HFLIP] = "random_hflip",
+};
+
+const char *sl_op_kind_name(sl_op_kind kind)
+{
+    return (unsigned)kind < SL_OP_KIND_COUNT ? op_names[kind] : "?";
+}
+
+bool sl_op_kind_parse(const char *name, sl_op_kind *out)
+{
+    for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
+        if (strcmp(name, op_names[k]) == 0) {
+            *out = (sl_op_kind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+void sl_transform_set_format(sl_transform_set set, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int k = 0; k < SL_OP_KIND_COUNT && used < size; k++) {
+        if (set & SL_TRANSFORM(k))
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", op_names[k]);
+    }
+}
+
+bool sl_op_is_elementwise(sl_op_kind kind)
+{
+    switch (kind) {
+    case SL_OP_NORMALIZE:
+    case SL_OP_SCALE:
+    case SL_OP_CLIP:
+    case SL_OP_ADD:
+    case SL_OP_MULTIPLY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static sl_op op_on(sl_op_kind kind, const char *field, uint32_t op_id)
+{
+    sl_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.op_id = op_id;
+    sl__copy_string(op.field, sizeof op.field, field);
+    return op;
+}
+
+sl_op sl_op_pack_tokens(const char *field, int32_t seq_len, int32_t pad_id)
+{
+    sl_op op = op_on(SL_OP_PACK_TOKENS, field, 0);
+    op.u.pack.seq_len = seq_len;
+    op.u.pack.pad_id = pad_id;
+    return op;
+}
+
+sl_op sl_op_normalize(const char *field, int32_t channels, const float *mean, const float *std)
+{
+    sl_op op = op_on(SL_OP_NORMALIZE, field, 0);
+    op.u.normalize.channels = channels;
+    for (int32_t c = 0; c < channels && c < SL_MAX_CHANNELS; c++) {
+        op.u.normalize.mean[c] = mean[c];
+        op.u.normalize.std[c] = std[c];
+    }
+    return op;
+}
+
+static sl_op scalar_op(sl_op_kind kind, const char *field, float value)
+{
+    sl_op op = op_on(kind, field, 0);
+    op.u.scalar.value = value;
+    return op;
+}
+
+sl_op sl_op_scale(const char *field, float value) { return scalar_op(SL_OP_SCALE, field, value); }
+sl_op sl_op_add(const char *field, float value) { return scalar_op(SL_OP_ADD, field, value); }
+sl_op sl_op_multiply(const char *field, float value) { return scalar_op(SL_OP_MULTIPLY, field, value); }
+
+sl_op sl_op_clip(const char *field, float lo, float hi)
+{
+    sl_op op = op_on(SL_OP_CLIP, field, 0);
+    op.u.clip.lo = lo;
+    op.u.clip.hi = hi;
+    return op;
+}
+
+sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w)
+{
+    sl_op op = op_on(SL_OP_RANDOM_CROP, field, op_id);
+    op.u.crop.crop_h = crop_h;
+    op.u.crop.crop_w = crop_w;
+    return op;
+}
+
+sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = op_on(SL_OP_RANDOM_HFLIP, field, op_id);
+    op.u.flip.p = p;
+    return op;
+}

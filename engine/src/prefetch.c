@@ -1,1 +1,145 @@
-/* Placeholder until implemented in this change. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "prefetch.h"
+
+typedef struct slot {
+    int64_t seq;            /* which item the slot holds or awaits; -1 when free */
+    bool ready;
+    sl_batch *batch;
+    sl_status status;
+    sl_err err;
+} slot;
+
+struct sl__prefetch {
+    pthread_mutex_t lock;
+    pthread_cond_t item_ready;   /* a slot became ready: wakes the consumer */
+    pthread_cond_t slot_free;    /* the consumer took an item: wakes workers */
+    sl__produce_fn produce;
+    void *ctx;
+    int depth;
+    slot *slots;
+    int64_t next_to_claim;       /* the next seq a worker will compute */
+    int64_t next_to_take;        /* the next seq the consumer will return */
+    bool stopping;
+    int nworkers;
+    pthread_t *threads;
+};
+
+static void *worker_main(void *arg)
+{
+    sl__prefetch *pool = arg;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        /* Claim the next seq only when its slot is free: this is the bound
+         * that keeps at most depth items computed ahead of the consumer. */
+        while (!pool->stopping && pool->next_to_claim >= pool->next_to_take + pool->depth)
+            pthread_cond_wait(&pool->slot_free, &pool->lock);
+        if (pool->stopping)
+            break;
+        int64_t seq = pool->next_to_claim++;
+        slot *s = &pool->slots[seq % pool->depth];
+        s->seq = seq;
+        s->ready = false;
+        pthread_mutex_unlock(&pool->lock);
+
+        sl_batch *batch = NULL;
+        sl_err err = {0};
+        sl_status status = pool->produce(pool->ctx, seq, &batch, &err);
+
+        pthread_mutex_lock(&pool->lock);
+        s->batch = batch;
+        s->status = status;
+        s->err = err;
+        s->ready = true;
+        pthread_cond_broadcast(&pool->item_ready);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+sl_status sl__prefetch_create(int workers, int depth, sl__produce_fn produce, void *ctx, sl__prefetch **out,
+                              sl_err *err)
+{
+    *out = NULL;
+    if (workers < 1)
+        return sl_fail(err, SL_EINVAL, "a prefetch pool needs at least one worker, got %d", workers);
+    if (depth <= 0)
+        depth = 2 * workers;
+    if (depth < workers)
+        return sl_fail(err, SL_EINVAL, "prefetch depth %d is below the worker count %d", depth, workers);
+    sl__prefetch *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate a prefetch pool");
+    pool->slots = calloc((size_t)depth, sizeof *pool->slots);
+    pool->threads = calloc((size_t)workers, sizeof *pool->threads);
+    if (!pool->slots || !pool->threads) {
+        free(pool->slots);
+        free(pool->threads);
+        free(pool);
+        return sl_fail(err, SL_ENOMEM, "cannot allocate a prefetch pool of depth %d", depth);
+    }
+    for (int i = 0; i < depth; i++)
+        pool->slots[i].seq = -1;
+    pool->produce = produce;
+    pool->ctx = ctx;
+    pool->depth = depth;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->item_ready, NULL);
+    pthread_cond_init(&pool->slot_free, NULL);
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0) {
+            sl__prefetch_free(pool);
+            return sl_fail(err, SL_ETHREAD, "cannot start prefetch worker %d of %d", i + 1, workers);
+        }
+        pool->nworkers++;
+    }
+    *out = pool;
+    return SL_OK;
+}
+
+sl_status sl__prefetch_next(sl__prefetch *pool, sl_batch **out, sl_err *err)
+{
+    *out = NULL;
+    pthread_mutex_lock(&pool->lock);
+    int64_t seq = pool->next_to_take;
+    slot *s = &pool->slots[seq % pool->depth];
+    while (!(s->seq == seq && s->ready))
+        pthread_cond_wait(&pool->item_ready, &pool->lock);
+    sl_status status = s->status;
+    if (status == SL_OK) {
+        *out = s->batch;
+        pool->next_to_take++;
+        s->seq = -1;
+        s->ready = false;
+        s->batch = NULL;
+        pthread_cond_broadcast(&pool->slot_free);
+    } else if (err) {
+        /* The failed item stays put, so asking again reports it again
+         * instead of skipping a batch. */
+        *err = s->err;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return status;
+}
+
+void sl__prefetch_free(sl__prefetch *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stopping = true;
+    pthread_cond_broadcast(&pool->slot_free);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < pool->nworkers; i++)
+        pthread_join(pool->threads[i], NULL);
+    for (int i = 0; i < pool->depth; i++)
+        sl_batch_free(pool->slots[i].batch);
+    pthread_cond_destroy(&pool->item_ready);
+    pthread_cond_destroy(&pool->slot_free);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->slots);
+    free(pool->threads);
+    free(pool);
+}

@@ -1,1 +1,1 @@
-/* Placeholder until implemented in this change. */
+/* The element-wise chain lives in normalize.c beside the other arithmetic kernels. */

@@ -1,1 +1,23 @@
-/* Placeholder until implemented in this change. */
+/* Reference normalization: one value at a time, the expression every back
+ * end must reproduce exactly. */
+#include "ref.h"
+
+void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, int channels, const float *mean,
+                          const float *inv_std)
+{
+    for (int64_t p = 0; p < pixels; p++)
+        for (int c = 0; c < channels; c++) {
+            int64_t i = p * channels + c;
+            dst[i] = ((float)src[i] - mean[c]) * inv_std[c];
+        }
+}
+
+void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, int channels, const float *mean,
+                           const float *inv_std)
+{
+    for (int64_t p = 0; p < pixels; p++)
+        for (int c = 0; c < channels; c++) {
+            int64_t i = p * channels + c;
+            dst[i] = (src[i] - mean[c]) * inv_std[c];
+        }
+}

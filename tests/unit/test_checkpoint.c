@@ -1,2 +1,177 @@
+/* Checkpoints: resuming from a saved position continues bit-identically,
+ * across an epoch boundary too, and damaged or foreign files are refused
+ * with a message that names the file and the field. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <criterion/criterion.h>
-Test(placeholder, pending) { cr_assert(1); }
+
+#include "sluice/fixtures.h"
+#include "sluice/pipeline.h"
+#include "sluice/record.h"
+
+static char dir[64];
+static sl_source *src;
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/sluice-ckpt-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = 50, .h = 8, .w = 8, .c = 3, .classes = 10};
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    sl_source_free(src);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(checkpoint, .init = setup, .fini = teardown);
+
+static sl_pipeline *make(uint64_t seed)
+{
+    static const float mean[3] = {1, 2, 3}, std[3] = {50, 60, 70};
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 8, seed);
+    sl_err err = {0};
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_random_crop("image", 3, 6, 6), &err), SL_OK);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean, std), &err), SL_OK);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    return p;
+}
+
+static sl_batch *next(sl_iter *it)
+{
+    sl_batch *b;
+    sl_err err = {0};
+    cr_assert_eq(sl_iter_next(it, &b, &err), SL_OK, "%s", err.msg);
+    return b;
+}
+
+static void expect_equal_batches(const sl_batch *a, const sl_batch *b, int k)
+{
+    cr_assert_eq(a->count, b->count);
+    cr_assert_eq(a->epoch, b->epoch);
+    cr_assert_eq(a->index, b->index);
+    for (int f = 0; f < a->schema.nfields; f++)
+        cr_assert(memcmp(a->fields[f].data, b->fields[f].data, sl_tensor_nbytes(&a->fields[f])) == 0,
+                  "resumed after %d batches: field %d differs", k, f);
+}
+
+Test(checkpoint, resume_is_bit_identical_for_several_k)
+{
+    /* 50 elements in batches of 8 make 7 batches an epoch; k = 7 resumes
+     * exactly at an epoch boundary and k = 9 inside the second epoch. */
+    const int ks[] = {0, 1, 3, 6, 7, 9};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        int k = ks[i];
+        sl_pipeline *p = make(5);
+        sl_iter *it;
+        sl_err err = {0};
+        cr_assert_eq(sl_iter_create(p, NULL, &it, &err), SL_OK);
+        for (int j = 0; j < k; j++)
+            sl_batch_free(next(it));
+        char path[128];
+        snprintf(path, sizeof path, "%s/k%d.json", dir, k);
+        cr_assert_eq(sl_checkpoint_save(p, sl_iter_position(it), path, &err), SL_OK, "%s", err.msg);
+
+        /* A fresh pipeline object, as a restarted process would build. */
+        sl_pipeline *q = make(5);
+        sl_position pos;
+        cr_assert_eq(sl_checkpoint_load(q, path, &pos, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(pos.epoch, k / 7);
+        cr_assert_eq(pos.batch, k % 7);
+        sl_iter_options o = {SL_KERNELS_BEST, 1, 0, pos};
+        sl_iter *resumed;
+        cr_assert_eq(sl_iter_create(q, &o, &resumed, &err), SL_OK);
+        for (int j = 0; j < 9; j++) {
+            sl_batch *a = next(it), *b = next(resumed);
+            expect_equal_batches(a, b, k);
+            sl_batch_free(a);
+            sl_batch_free(b);
+        }
+        sl_iter_free(it);
+        sl_iter_free(resumed);
+        sl_pipeline_free(p);
+        sl_pipeline_free(q);
+    }
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    char *data;
+    size_t size;
+    sl_err err = {0};
+    cr_assert_eq(sl_read_file(path, &data, &size, &err), SL_OK, "%s", err.msg);
+    return data;
+}
+
+static void expect_refused(const sl_pipeline *p, const char *path, sl_status status, const char *needle)
+{
+    sl_position pos;
+    sl_err err = {0};
+    cr_expect_eq(sl_checkpoint_load(p, path, &pos, &err), status, "%s", err.msg);
+    cr_expect(strstr(err.msg, path) != NULL, "message must name the file: %s", err.msg);
+    cr_expect(strstr(err.msg, needle) != NULL, "message '%s' should mention '%s'", err.msg, needle);
+}
+
+Test(checkpoint, damaged_or_foreign_files_are_refused)
+{
+    sl_pipeline *p = make(5);
+    char good[128], bad[128];
+    snprintf(good, sizeof good, "%s/good.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    sl_err err = {0};
+    cr_assert_eq(sl_checkpoint_save(p, (sl_position){1, 3}, good, &err), SL_OK);
+    char *text = read_text(good);
+
+    /* Truncated: half the file. */
+    char *half = strndup(text, strlen(text) / 2);
+    write_text(bad, half);
+    expect_refused(p, bad, SL_EFORMAT, "JSON");
+    free(half);
+
+    /* A tampered position no longer matches the checksum. */
+    char *tampered = strdup(text);
+    char *batch = strstr(tampered, "\"batch\":");
+    cr_assert_not_null(batch);
+    char *digit = strchr(batch, '3');
+    cr_assert_not_null(digit);
+    *digit = '4';
+    write_text(bad, tampered);
+    expect_refused(p, bad, SL_EFORMAT, "checksum");
+    free(tampered);
+
+    /* A missing field. */
+    write_text(bad, "{\"format\": \"sluice-checkpoint\", \"version\": 1}");
+    expect_refused(p, bad, SL_EFORMAT, "pipeline_fingerprint");
+
+    /* Written by a pipeline with another seed. */
+    sl_pipeline *other = make(6);
+    expect_refused(other, good, SL_ESTATE, "different pipeline");
+    sl_pipeline_free(other);
+
+    /* A file that is not there. */
+    snprintf(bad, sizeof bad, "%s/missing.json", dir);
+    sl_position pos;
+    cr_expect_neq(sl_checkpoint_load(p, bad, &pos, &err), SL_OK);
+    cr_expect(strstr(err.msg, "missing.json") != NULL, "%s", err.msg);
+
+    free(text);
+    sl_pipeline_free(p);
+}

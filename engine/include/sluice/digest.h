@@ -27,7 +27,7 @@ uint64_t sl_digest_bytes(const void *data, size_t size);
 /* A golden output: the digest of the reference adapter's first K batches plus
  * what a readable failure needs (per-row digests of every field and the first
  * few values of each field of the first batch). */
-typedef struct sl_golden sl_golden;
+typedef struct sl_golden sl_golden; /* defined in golden.c */
 
 sl_golden *sl_golden_new(const char *scenario, const char *variant, uint64_t seed);
 sl_status sl_golden_add_batch(sl_golden *golden, const sl_batch *batch, sl_err *err);

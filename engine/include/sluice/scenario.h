@@ -4,6 +4,7 @@
 #define SLUICE_SCENARIO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sluice/pipeline.h"
@@ -89,6 +90,18 @@ int64_t sl_variant_batch_size(const sl_variant *variant, const sl_build_options 
 sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
                                   const sl_build_options *options, sl_scenario_instance **out, sl_err *err);
 void sl_scenario_instance_free(sl_scenario_instance *instance);
+
+/* The committed goldens live in <source root>/golden unless a caller says
+ * otherwise; one file per scenario and variant: <id>__<variant>.json. */
+const char *sl_golden_default_dir(void);
+void sl_golden_path(const char *dir, const sl_scenario *scenario, const sl_variant *variant, char *buf,
+                    size_t size);
+
+struct sl_golden;
+/* Runs the reference adapter over the scenario's first golden_batches batches
+ * from the start of epoch 0 and captures them. The one way goldens are made:
+ * `sluice bless` saves the result, the corpus tests compare against it. */
+sl_status sl_scenario_capture_golden(const sl_scenario_instance *instance, struct sl_golden **out, sl_err *err);
 
 #ifdef __cplusplus
 }

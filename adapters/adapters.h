@@ -1,0 +1,23 @@
+/* The CPU adapters and the run loops they share: one loop per calling
+ * convention, so every adapter takes its timestamps at the same points. */
+#ifndef SLUICE_ADAPTERS_H
+#define SLUICE_ADAPTERS_H
+
+#include "sluice/adapter.h"
+
+extern const sl_adapter sl__adapter_reference;
+extern const sl_adapter sl__adapter_iter;
+extern const sl_adapter sl__adapter_fused;
+
+/* Every transform the CPU kernel tables implement. */
+#define SL__CPU_TRANSFORMS                                                                                            \
+    (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
+     SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
+     SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
+
+/* One batch per call through sl_iter, with the adapter's kernels and the
+ * request's workers (workers forced to 0 when single_thread). */
+sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                            bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+
+#endif

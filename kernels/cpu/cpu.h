@@ -1,0 +1,43 @@
+/* Helpers for the optimized CPU back end.
+ *
+ * Each optimized kernel is written once as an always-inline body and
+ * instantiated twice: for the baseline ISA and with the AVX2 target, so that
+ * the compiler vectorizes it for the wider registers. The registry picks the
+ * AVX2 instance only after __builtin_cpu_supports says the CPU has it. No
+ * instance contracts multiplies and adds (the build passes -ffp-contract=off),
+ * so every instance computes exactly the reference's expression. */
+#ifndef SLUICE_KERNELS_CPU_H
+#define SLUICE_KERNELS_CPU_H
+
+#include "../ref/ref.h"
+
+#if defined(__GNUC__)
+#define SL_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define SL_ALWAYS_INLINE static inline
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SL_HAVE_AVX2_CLONES 1
+#define SL_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define SL_HAVE_AVX2_CLONES 0
+#endif
+
+typedef struct sl_cpu_variant {
+    sl_normalize_u8_fn normalize_u8;
+    sl_normalize_f32_fn normalize_f32;
+    sl_ew_chain_fn ew_chain;
+} sl_cpu_variant;
+
+/* The arithmetic kernels for the baseline ISA and for AVX2. */
+void sl__cpu_arith_generic(sl_cpu_variant *out);
+void sl__cpu_arith_avx2(sl_cpu_variant *out);
+
+/* Data movement gains nothing from wider vectors; one version serves all. */
+void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
+                      int off_y, int off_x);
+void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
+void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+
+#endif
