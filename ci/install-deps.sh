@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sluice builds and tests with, only those that
+# are missing, so that a second run needs no network. Run as root (or with
+# sudo available) on Debian 12 or later.
+set -euo pipefail
+
+packages=(
+  gcc clang meson ninja-build pkg-config git
+  libcriterion-dev libcjson-dev libxxhash-dev libopenblas-dev
+  gcovr
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+echo "sluice: installing ${missing[*]}" >&2
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,241 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+sl_scenario_instance *harness_build_with(const char *id, const char *variant_name, const sl_build_options *options)
+{
+    const sl_scenario *scenario = sl_scenario_find(id);
+    cr_assert_not_null(scenario, "no scenario %s in the registry", id);
+    const sl_variant *variant = sl_scenario_variant(scenario, variant_name);
+    cr_assert_not_null(variant, "no variant %s of %s", variant_name, id);
+    sl_scenario_instance *instance;
+    sl_err err = {0};
+    sl_status st = sl_scenario_instantiate(scenario, variant, options, &instance, &err);
+    cr_assert_eq(st, SL_OK, "building %s/%s: %s", id, variant_name, err.msg);
+    return instance;
+}
+
+sl_scenario_instance *harness_build(const char *id, const char *variant)
+{
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    return harness_build_with(id, variant, &options);
+}
+
+typedef struct collector {
+    run_output *out;
+    sl_digest *digest;
+} collector;
+
+static int collect(const sl_batch *b, void *user)
+{
+    collector *c = user;
+    run_output *out = c->out;
+    out->nfields = b->schema.nfields;
+    for (int f = 0; f < b->schema.nfields; f++) {
+        size_t n = sl_tensor_nbytes(&b->fields[f]);
+        out->row_bytes[f] = sl_field_element_bytes(&b->schema.fields[f]);
+        out->bytes[f] = realloc(out->bytes[f], out->size[f] + n);
+        cr_assert_not_null(out->bytes[f]);
+        memcpy(out->bytes[f] + out->size[f], b->fields[f].data, n);
+        out->size[f] += n;
+    }
+    out->ids = realloc(out->ids, (size_t)(out->rows + b->count) * sizeof *out->ids);
+    memcpy(out->ids + out->rows, b->element_ids, (size_t)b->count * sizeof *out->ids);
+    out->rows += b->count;
+    out->batches++;
+    sl_digest_add_batch(c->digest, b);
+    return 0;
+}
+
+void harness_run(const sl_scenario_instance *instance, const char *adapter_name, int workers, int prefetch_depth,
+                 sl_position start, int64_t nbatches, run_output *out)
+{
+    memset(out, 0, sizeof *out);
+    const sl_adapter *adapter = sl_adapter_find(adapter_name);
+    cr_assert_not_null(adapter, "no adapter %s", adapter_name);
+    if (nbatches <= 0)
+        nbatches = sl_pipeline_batches_per_epoch(instance->pipeline);
+    int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
+    collector c = {out, sl_digest_new()};
+    sl_run_request request = {start, nbatches, workers, prefetch_depth};
+    sl_err err = {0};
+    sl_status st = adapter->run(adapter, instance->pipeline, &request, collect, &c, latency, &err);
+    cr_assert_eq(st, SL_OK, "%s on %s/%s: %s", adapter_name, instance->scenario->id, instance->variant->name,
+                 err.msg);
+    cr_assert_eq(out->batches, nbatches);
+    out->digest = sl_digest_value(c.digest);
+    sl_digest_free(c.digest);
+    free(latency);
+}
+
+void harness_release(run_output *out)
+{
+    for (int f = 0; f < SL_MAX_FIELDS; f++)
+        free(out->bytes[f]);
+    free(out->ids);
+    memset(out, 0, sizeof *out);
+}
+
+const void *harness_row(const run_output *out, int field, int64_t row)
+{
+    return out->bytes[field] + (size_t)row * out->row_bytes[field];
+}
+
+int64_t harness_find_element(const run_output *out, int64_t element)
+{
+    for (int64_t r = 0; r < out->rows; r++)
+        if (out->ids[r] == element)
+            return r;
+    return -1;
+}
+
+/* Names the first field and row where two runs differ, for a readable
+ * failure rather than two unequal digests. */
+static void expect_same_output(const run_output *a, const run_output *b, const char *what)
+{
+    cr_assert_eq(a->rows, b->rows, "%s: %lld rows vs %lld", what, (long long)a->rows, (long long)b->rows);
+    for (int64_t r = 0; r < a->rows; r++)
+        cr_assert_eq(a->ids[r], b->ids[r], "%s: row %lld holds element %lld vs %lld", what, (long long)r,
+                     (long long)a->ids[r], (long long)b->ids[r]);
+    for (int f = 0; f < a->nfields; f++)
+        for (int64_t r = 0; r < a->rows; r++)
+            cr_assert(memcmp(harness_row(a, f, r), harness_row(b, f, r), a->row_bytes[f]) == 0,
+                      "%s: field %d differs first at row %lld (element %lld)", what, f, (long long)r,
+                      (long long)a->ids[r]);
+    cr_assert_eq(a->digest, b->digest, "%s: digests differ", what);
+}
+
+void harness_check_golden(const char *id, const char *variant)
+{
+    sl_scenario_instance *instance = harness_build(id, variant);
+    char path[512];
+    sl_golden_path(sl_golden_default_dir(), instance->scenario, instance->variant, path, sizeof path);
+    sl_golden *expected = NULL, *actual = NULL;
+    sl_err err = {0};
+    sl_status st = sl_golden_load(path, &expected, &err);
+    cr_assert_eq(st, SL_OK, "%s (make it with `sluice bless --scenarios %s`, review it, commit it)", err.msg, id);
+    st = sl_scenario_capture_golden(instance, &actual, &err);
+    cr_assert_eq(st, SL_OK, "%s", err.msg);
+    st = sl_golden_compare(expected, actual, &err);
+    cr_expect_eq(st, SL_OK, "%s", err.msg);
+    sl_golden_free(expected);
+    sl_golden_free(actual);
+    sl_scenario_instance_free(instance);
+}
+
+void harness_check_determinism(const char *id, const char *variant)
+{
+    /* Two fresh builds, fixture included, must agree: nothing may depend on
+     * addresses, time or state left over from a previous run. */
+    sl_scenario_instance *first = harness_build(id, variant);
+    sl_scenario_instance *second = harness_build(id, variant);
+    run_output a, b;
+    harness_run(first, "reference", 0, 0, (sl_position){0, 0}, 0, &a);
+    harness_run(second, "reference", 0, 0, (sl_position){0, 0}, 0, &b);
+    expect_same_output(&a, &b, "two fresh reference runs");
+    harness_release(&b);
+
+    /* Worker counts, prefetch depths and execution modes. */
+    static const struct {
+        const char *adapter;
+        int workers, depth;
+        const char *what;
+    } runs[] = {
+        {"iter", 0, 0, "iter with 0 workers"},     {"iter", 1, 0, "iter with 1 worker"},
+        {"iter", 2, 2, "iter with 2 workers, depth 2"}, {"iter", 2, 8, "iter with 2 workers, depth 8"},
+        {"fused", 0, 0, "fused"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        harness_run(second, runs[i].adapter, runs[i].workers, runs[i].depth, (sl_position){0, 0}, 0, &b);
+        expect_same_output(&a, &b, runs[i].what);
+        harness_release(&b);
+    }
+    harness_release(&a);
+    sl_scenario_instance_free(first);
+    sl_scenario_instance_free(second);
+}
+
+void harness_check_equivalence(const char *id, const char *variant)
+{
+    sl_scenario_instance *instance = harness_build(id, variant);
+    sl_transform_set needed = sl_pipeline_transforms(instance->pipeline);
+    run_output reference;
+    harness_run(instance, "reference", 0, 0, (sl_position){0, 0}, 0, &reference);
+    int compared = 0;
+    for (int i = 0; i < sl_adapter_count(); i++) {
+        const sl_adapter *adapter = sl_adapter_at(i);
+        char reason[256] = "";
+        if (!sl_adapter_is_available(adapter, reason, sizeof reason) ||
+            !sl_adapter_supports(adapter, needed, reason, sizeof reason)) {
+            /* Excluded adapters must say why (invariant 5). */
+            cr_expect_neq(reason[0], '\0', "adapter %s excluded without a reason", adapter->name);
+            continue;
+        }
+        run_output out;
+        harness_run(instance, adapter->name, 0, 0, (sl_position){0, 0}, 0, &out);
+        /* Every CPU op is element-wise without reductions or transcendental
+         * functions, so invariant 3 promises bitwise equality here. */
+        char what[64];
+        snprintf(what, sizeof what, "%s vs reference", adapter->name);
+        expect_same_output(&reference, &out, what);
+        harness_release(&out);
+        compared++;
+    }
+    cr_expect_geq(compared, 3, "reference, iter and fused must all run this scenario");
+    harness_release(&reference);
+    sl_scenario_instance_free(instance);
+}
+
+void harness_check_records(const char *id, const char *variant)
+{
+    sl_scenario_instance *instance = harness_build(id, variant);
+    const char *dir = getenv("SLUICE_RECORDS_DIR");
+    if (!dir)
+        dir = "records/tests";
+    sl_err err = {0};
+    cr_assert_eq(sl_make_dirs(dir, &err), SL_OK, "%s", err.msg);
+    sl_environment env;
+    sl_environment_collect(&env);
+    sl_bench_options options;
+    sl_bench_options_init(&options, SL_PROFILE_CI, 42);
+    options.repetitions = 1;
+    options.warmup_batches = 1;
+    options.measured_batches = 3;
+    uint64_t first_digest = 0;
+    for (int i = 0; i < sl_adapter_count(); i++) {
+        const sl_adapter *adapter = sl_adapter_at(i);
+        sl_record record;
+        sl_status st = sl_bench_run(instance, adapter, &options, &record, &err);
+        cr_assert_eq(st, SL_OK, "%s: %s", adapter->name, err.msg);
+        char name[256], path[768];
+        sl_record_file_name(&record, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+
+        sl_record back;
+        sl_environment back_env;
+        cr_assert_eq(sl_record_read(path, &back, &back_env, &err), SL_OK, "%s", err.msg);
+        if (back.outcome == SL_RECORD_OK) {
+            cr_expect_eq(back.measured_batches, 3);
+            for (int64_t b = 0; b < back.measured_batches; b++)
+                cr_expect_gt(back.latency_ns[b], 0, "%s: batch %lld has no latency", adapter->name, (long long)b);
+            cr_expect_gt(back.elements, 0);
+            /* The same batches through every adapter: the same digest. */
+            if (!first_digest)
+                first_digest = back.output_digest;
+            cr_expect_eq(back.output_digest, first_digest, "%s measured other output than the first adapter",
+                         adapter->name);
+        } else {
+            cr_expect_neq(back.reason[0], '\0', "%s: outcome %s without a reason", adapter->name,
+                          sl_record_outcome_name(back.outcome));
+        }
+        sl_record_release(&back);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(instance);
+}

@@ -1,0 +1,85 @@
+/* PC-1, deep transform chains: the standard checks for each ci depth, fused
+ * equal to unfused and to the chain written out by hand, and a per-stage
+ * cost in every depth's record. */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+SL_CORPUS_STANDARD_TESTS(pc1_depth1, "PC-1", "depth1")
+SL_CORPUS_STANDARD_TESTS(pc1_depth5, "PC-1", "depth5")
+SL_CORPUS_STANDARD_TESTS(pc1_depth10, "PC-1", "depth10")
+
+/* The cycle of SCENARIOS.md, one rounding per operation. */
+static float by_hand(float x, int depth)
+{
+    for (int i = 0; i < depth; i++) {
+        switch (i % 5) {
+        case 0: x = (x - 0.5f) * (1.0f / 0.25f); break;
+        case 1: x = x * 2.0f; break;
+        case 2: x = x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); break;
+        case 3: x = x + 0.1f; break;
+        default: x = x * 0.9f; break;
+        }
+    }
+    return x;
+}
+
+static void expect_chain(const char *variant, int depth)
+{
+    sl_scenario_instance *instance = harness_build("PC-1", variant);
+    run_output fused, unfused;
+    harness_run(instance, "fused", 0, 0, (sl_position){0, 0}, 2, &fused);
+    harness_run(instance, "reference", 0, 0, (sl_position){0, 0}, 2, &unfused);
+    cr_assert_eq(fused.size[0], unfused.size[0]);
+    cr_assert(memcmp(fused.bytes[0], unfused.bytes[0], fused.size[0]) == 0, "depth %d: fused differs from unfused",
+              depth);
+    for (int64_t r = 0; r < fused.rows; r++) {
+        const float *in = sl_source_map(instance->fixture, 0, (size_t)fused.ids[r] * 4096 * 4, 4096 * 4);
+        const float *out = harness_row(&fused, 0, r);
+        for (int i = 0; i < 4096; i++)
+            cr_assert_eq(out[i], by_hand(in[i], depth), "depth %d element %lld value %d", depth,
+                         (long long)fused.ids[r], i);
+    }
+    harness_release(&fused);
+    harness_release(&unfused);
+    sl_scenario_instance_free(instance);
+}
+
+Test(pc1, fused_equals_unfused_and_the_hand_chain)
+{
+    expect_chain("depth1", 1);
+    expect_chain("depth5", 5);
+    expect_chain("depth10", 10);
+}
+
+Test(pc1, every_depth_reports_a_cost_per_stage)
+{
+    const char *variants[] = {"depth1", "depth5", "depth10"};
+    const int depths[] = {1, 5, 10};
+    for (int v = 0; v < 3; v++) {
+        sl_scenario_instance *instance = harness_build("PC-1", variants[v]);
+        sl_bench_options options;
+        sl_bench_options_init(&options, SL_PROFILE_CI, 42);
+        options.repetitions = 1;
+        options.warmup_batches = 1;
+        options.measured_batches = 3;
+        sl_record record;
+        sl_err err = {0};
+        cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s",
+                     err.msg);
+        const sl_record_metric *per_stage = NULL;
+        for (int m = 0; m < record.nmetrics; m++)
+            if (strcmp(record.metrics[m].name, "p50_ns_per_stage") == 0)
+                per_stage = &record.metrics[m];
+        cr_assert_not_null(per_stage, "%s: no p50_ns_per_stage metric", variants[v]);
+        sl_latency_summary summary;
+        sl_latency_summarize(record.latency_ns, (size_t)record.measured_batches, &summary);
+        /* The metric is the median batch time spread over the stages. */
+        cr_expect_float_eq(per_stage->value, summary.p50_ns / depths[v], 1e-6 * summary.p50_ns, "%s",
+                           variants[v]);
+        sl_record_release(&record);
+        sl_scenario_instance_free(instance);
+    }
+}
