@@ -1,1 +1,334 @@
-/* Placeholder until implemented in this change. */
+/* Running one scenario instance on one adapter as a benchmark: repetitions,
+ * the median, the determinism check between repetitions, and the memcpy
+ * yardstick every record is compared against. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/src/internal.h"
+#include "sluice/bench.h"
+#include "sluice/digest.h"
+#include "sluice/timing.h"
+
+/* What the sink of one repetition accumulates. Only batches after the warmup
+ * count, so the digest, elements and bytes describe exactly the batches whose
+ * latencies the record keeps. */
+typedef struct measure_sink {
+    int64_t warmup;
+    int64_t seen;
+    int64_t elements;
+    int64_t bytes;
+    sl_digest *digest;
+} measure_sink;
+
+static int measure_batch(const sl_batch *batch, void *user)
+{
+    measure_sink *sink = user;
+    if (sink->seen >= sink->warmup) {
+        sl_digest_add_batch(sink->digest, batch);
+        sink->elements += batch->count;
+        sink->bytes += (int64_t)sl_batch_data_bytes(batch);
+    }
+    sink->seen++;
+    return 0;
+}
+
+/* The result of one repetition, kept until the median is chosen. */
+typedef struct repetition {
+    int64_t elements;
+    int64_t bytes;
+    uint64_t digest;
+    double elements_per_s;
+    int64_t peak_rss_bytes;
+    const char *peak_rss_method;
+} repetition;
+
+static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                          const sl_profile_settings *profile, sl_record *record)
+{
+    const sl_pipeline_spec *spec = sl_pipeline_get_spec(instance->pipeline);
+    const sl_kernel_table *kernels = sl_kernel_table_for(adapter->kernels);
+
+    sl__copy_string(record->scenario, sizeof record->scenario, instance->scenario->id);
+    sl__copy_string(record->variant, sizeof record->variant, instance->variant->name);
+    sl__copy_string(record->adapter, sizeof record->adapter, adapter->name);
+    sl__copy_string(record->profile, sizeof record->profile, profile->name);
+    sl__copy_string(record->backend_requested, sizeof record->backend_requested, profile->backend);
+    sl__copy_string(record->backend_active, sizeof record->backend_active, adapter->backend);
+    sl__copy_string(record->kernels, sizeof record->kernels, kernels != NULL ? kernels->name : "unknown");
+    /* The seed the pipeline was built with is the one that determined the
+     * output, so it is the one a record must carry to be reproducible. */
+    record->seed = spec->seed;
+    record->batch_size = spec->batch_size;
+    sl_transform_set_format(sl_pipeline_transforms(instance->pipeline), record->transforms,
+                            sizeof record->transforms);
+}
+
+/* Marks the record failed and returns status with the same message in err,
+ * prefixed with what was being run so a caller's log line stands alone. */
+static sl_status fail_record(sl_record *record, sl_status status, const char *message, sl_err *err)
+{
+    record->outcome = SL_RECORD_FAILED;
+    sl__copy_string(record->reason, sizeof record->reason, message);
+    return sl_fail(err, status, "%s/%s on %s: %s", record->scenario, record->variant, record->adapter, message);
+}
+
+/* Elements per second of a span of batches, computed through the record's own
+ * definition so that a repetition's figure and the kept record's agree. */
+static double span_elements_per_s(const sl_record *identity, int64_t *latency_ns, int64_t nbatches,
+                                  int64_t elements, int64_t bytes)
+{
+    sl_record span = *identity;
+    span.latency_ns = latency_ns;
+    span.measured_batches = nbatches;
+    span.elements = elements;
+    span.bytes = bytes;
+    return sl_record_elements_per_s(&span);
+}
+
+/* Index of the median repetition by elements/s; for an even count, the lower
+ * of the two middle ones, so the choice never flatters the adapter. */
+static int median_repetition(const repetition *reps, int n)
+{
+    int order[SL_RECORD_MAX_REPETITIONS];
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    for (int i = 1; i < n; i++) {
+        int key = order[i];
+        int j = i - 1;
+        while (j >= 0 && reps[order[j]].elements_per_s > reps[key].elements_per_s) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = key;
+    }
+    return order[(n - 1) / 2];
+}
+
+/* The figures every ok record carries beyond its latencies: the cost per
+ * stage (the median batch spread over the pipeline's ops, which is PC-1's
+ * cost per stage at each depth and comparable across scenarios), and the
+ * memcpy yardstick: how close the adapter came to just copying its output,
+ * and what it spent per batch beyond that copy. */
+static void add_metrics(const sl_scenario_instance *instance, sl_record *record)
+{
+    double p50_ns = sl_percentile_i64(record->latency_ns, (size_t)record->measured_batches, 50.0);
+    int nops = sl_pipeline_get_spec(instance->pipeline)->nops;
+    if (nops > 0) {
+        sl_record_add_metric(record, "p50_ns_per_stage", p50_ns / nops, "ns");
+    }
+
+    size_t batch_bytes = sl_pipeline_batch_bytes(instance->pipeline);
+    double memcpy_bytes_per_s = sl_probe_memcpy_bandwidth(batch_bytes, 5);
+    if (memcpy_bytes_per_s <= 0.0) {
+        return;
+    }
+    double copy_ns = (double)batch_bytes / memcpy_bytes_per_s * 1e9;
+    sl_record_add_metric(record, "memcpy_probe_bytes_per_s", memcpy_bytes_per_s, "bytes/s");
+    sl_record_add_metric(record, "fraction_of_memcpy", sl_record_bytes_per_s(record) / memcpy_bytes_per_s, "ratio");
+    sl_record_add_metric(record, "overhead_beyond_copy_ns", p50_ns - copy_ns, "ns");
+}
+
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                       const sl_bench_options *options, sl_record *record, sl_err *err)
+{
+    memset(record, 0, sizeof *record);
+    if (instance == NULL || instance->pipeline == NULL || adapter == NULL || options == NULL) {
+        return sl_fail(err, SL_EINVAL, "sl_bench_run needs an instance with a pipeline, an adapter and options");
+    }
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL) {
+        return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->profile);
+    }
+    fill_identity(instance, adapter, profile, record);
+
+    if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
+        record->outcome = SL_RECORD_SKIPPED;
+        return SL_OK;
+    }
+    if (!sl_adapter_supports(adapter, sl_pipeline_transforms(instance->pipeline), record->reason,
+                             sizeof record->reason)) {
+        record->outcome = SL_RECORD_EXCLUDED;
+        return SL_OK;
+    }
+
+    int repetitions = options->repetitions > 0 ? options->repetitions : profile->repetitions;
+    int64_t warmup = options->warmup_batches >= 0 ? options->warmup_batches : profile->warmup_batches;
+    int64_t measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
+    if (repetitions > SL_RECORD_MAX_REPETITIONS) {
+        char message[128];
+        snprintf(message, sizeof message, "%d repetitions requested; a record holds at most %d", repetitions,
+                 SL_RECORD_MAX_REPETITIONS);
+        return fail_record(record, SL_EINVAL, message, err);
+    }
+    if (options->workers < 0) {
+        return fail_record(record, SL_EINVAL, "the worker count must not be negative", err);
+    }
+    int64_t total = warmup + measured;
+
+    /* One latency array per repetition, so the kept one can be copied out
+     * after the median is known. */
+    int64_t *latencies = malloc((size_t)repetitions * (size_t)total * sizeof *latencies);
+    sl_digest *digest = NULL;
+    if (latencies == NULL) {
+        return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
+    }
+
+    repetition reps[SL_RECORD_MAX_REPETITIONS];
+    sl_status status = SL_OK;
+    char message[SL_ERR_MAX];
+    for (int r = 0; r < repetitions; r++) {
+        int64_t *latency = latencies + (size_t)r * (size_t)total;
+        digest = sl_digest_new();
+        if (digest == NULL) {
+            status = fail_record(record, SL_ENOMEM, "out of memory for the output digest", err);
+            goto done;
+        }
+        measure_sink sink = {.warmup = warmup, .digest = digest};
+        sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = options->workers};
+        sl_rss_probe probe;
+        sl_err run_err = {0};
+
+        sl_rss_reset(&probe);
+        status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+        if (status != SL_OK) {
+            status = fail_record(record, status, run_err.msg, err);
+            goto done;
+        }
+        if (sink.seen != total) {
+            snprintf(message, sizeof message, "the adapter delivered %" PRId64 " of the %" PRId64 " batches requested",
+                     sink.seen, total);
+            status = fail_record(record, SL_EMISMATCH, message, err);
+            goto done;
+        }
+        reps[r] = (repetition){
+            .elements = sink.elements,
+            .bytes = sink.bytes,
+            .digest = sl_digest_value(digest),
+            .elements_per_s = span_elements_per_s(record, latency + warmup, measured, sink.elements, sink.bytes),
+        };
+        reps[r].peak_rss_bytes = sl_rss_peak_bytes(&probe, &reps[r].peak_rss_method);
+        sl_digest_free(digest);
+        digest = NULL;
+
+        /* The engine is deterministic, so every repetition must produce the
+         * same measured batches; checking costs nothing and catches an
+         * adapter whose output depends on timing or leftover state. */
+        if (reps[r].digest != reps[0].digest) {
+            snprintf(message, sizeof message,
+                     "output differs between repetitions: repetition 1 digest %016" PRIx64
+                     ", repetition %d digest %016" PRIx64,
+                     reps[0].digest, r + 1, reps[r].digest);
+            status = fail_record(record, SL_EMISMATCH, message, err);
+            goto done;
+        }
+    }
+
+    int kept = median_repetition(reps, repetitions);
+    record->latency_ns = malloc((size_t)measured * sizeof *record->latency_ns);
+    if (record->latency_ns == NULL) {
+        status = fail_record(record, SL_ENOMEM, "out of memory for the kept latencies", err);
+        goto done;
+    }
+    memcpy(record->latency_ns, latencies + (size_t)kept * (size_t)total + warmup,
+           (size_t)measured * sizeof *record->latency_ns);
+    record->outcome = SL_RECORD_OK;
+    record->warmup_batches = warmup;
+    record->measured_batches = measured;
+    record->repetitions = repetitions;
+    record->repetition_kept = kept;
+    record->elements = reps[kept].elements;
+    record->bytes = reps[kept].bytes;
+    record->output_digest = reps[kept].digest;
+    record->first_batch_ns = latencies[0];
+    for (int r = 0; r < repetitions; r++) {
+        record->repetition_elements_per_s[r] = reps[r].elements_per_s;
+        if (r == 0 || reps[r].peak_rss_bytes > record->peak_rss_bytes) {
+            record->peak_rss_bytes = reps[r].peak_rss_bytes;
+            sl__copy_string(record->peak_rss_method, sizeof record->peak_rss_method,
+                            reps[r].peak_rss_method != NULL ? reps[r].peak_rss_method : "unknown");
+        }
+    }
+    add_metrics(instance, record);
+
+done:
+    sl_digest_free(digest);
+    free(latencies);
+    return status;
+}
+
+void sl_record_file_name(const sl_record *record, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s__%s__%s.json", record->scenario, record->variant, record->adapter);
+    /* Names come from the registries, but a separator or a space in one must
+     * never turn a record name into a path or an awkward shell word. */
+    for (char *c = buf; *c != '\0'; c++) {
+        if (*c == '/' || *c == '\\' || *c == ' ') {
+            *c = '_';
+        }
+    }
+}
+
+/* Keeps the compiler from proving the copies dead: it must assume the asm
+ * reads all memory reachable from dst. */
+static void use_buffer(void *dst)
+{
+#if defined(__GNUC__)
+    __asm__ volatile("" : : "r"(dst) : "memory");
+#else
+    volatile unsigned char sink = *(volatile unsigned char *)dst;
+    (void)sink;
+#endif
+}
+
+#define PROBE_SOURCE_BYTES ((size_t)64 << 20)
+#define PROBE_MIN_NS ((int64_t)20 * 1000 * 1000)
+
+double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions)
+{
+    if (block_bytes == 0 || repetitions <= 0) {
+        return 0.0;
+    }
+    /* A block larger than the source would read past it; growing the source
+     * keeps the access pattern (one pass of fresh source per block). */
+    size_t source_bytes = block_bytes > PROBE_SOURCE_BYTES ? block_bytes : PROBE_SOURCE_BYTES;
+    unsigned char *source = sl__aligned_alloc(SL_ALIGN, source_bytes);
+    unsigned char *dst = sl__aligned_alloc(SL_ALIGN, block_bytes);
+    double *rates = malloc((size_t)repetitions * sizeof *rates);
+    double result = 0.0;
+    if (source == NULL || dst == NULL || rates == NULL) {
+        goto done;
+    }
+    /* Touching every page first keeps page faults out of the measurement. */
+    for (size_t i = 0; i < source_bytes; i++) {
+        source[i] = (unsigned char)(i * 131u + 7u);
+    }
+    memset(dst, 0, block_bytes);
+
+    size_t offset = 0;
+    for (int r = 0; r < repetitions; r++) {
+        uint64_t copied = 0;
+        int64_t start = sl_now_ns();
+        int64_t elapsed = 0;
+        while (copied < PROBE_SOURCE_BYTES || elapsed < PROBE_MIN_NS) {
+            if (offset + block_bytes > source_bytes) {
+                offset = 0;
+            }
+            memcpy(dst, source + offset, block_bytes);
+            use_buffer(dst);
+            offset += block_bytes;
+            copied += block_bytes;
+            elapsed = sl_now_ns() - start;
+        }
+        rates[r] = (double)copied / ((double)elapsed * 1e-9);
+    }
+    result = sl_median_f64(rates, (size_t)repetitions);
+
+done:
+    free(rates);
+    free(dst);
+    free(source);
+    return result;
+}

@@ -1,1 +1,514 @@
-/* Placeholder until implemented in this change. */
+/* Argument scanning, value parsing, selection and tables shared by every
+ * `sluice` subcommand. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* --- errors and memory ------------------------------------------------------- */
+
+static void print_prefix(const char *command)
+{
+    if (command != NULL) {
+        fprintf(stderr, "sluice %s: ", command);
+    } else {
+        fputs("sluice: ", stderr);
+    }
+}
+
+_Noreturn void sl__cli_usage_error(const sl__cli *cli, const char *fmt, ...)
+{
+    va_list ap;
+    print_prefix(cli->command);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cli->command != NULL) {
+        fprintf(stderr, "\nsee 'sluice %s --help'\n", cli->command);
+    } else {
+        fputs("\nsee 'sluice --help'\n", stderr);
+    }
+    exit(SL__EXIT_USAGE);
+}
+
+void sl__cli_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    print_prefix(command);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void *sl__cli_alloc(size_t size)
+{
+    void *p = malloc(size > 0 ? size : 1);
+    if (p == NULL) {
+        fputs("sluice: out of memory\n", stderr);
+        exit(SL__EXIT_FAILED);
+    }
+    return p;
+}
+
+char *sl__cli_strdup(const char *text)
+{
+    size_t n = strlen(text) + 1;
+    return memcpy(sl__cli_alloc(n), text, n);
+}
+
+void sl__cli_copy(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (size == 0) {
+        return;
+    }
+    n = n < size - 1 ? n : size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* --- scanning ------------------------------------------------------------------ */
+
+sl__cli sl__cli_start(const char *command, int argc, char **argv)
+{
+    return (sl__cli){.command = command, .argc = argc, .argv = argv, .index = 0};
+}
+
+bool sl__cli_next(sl__cli *cli)
+{
+    cli->index++;
+    return cli->index < cli->argc;
+}
+
+const char *sl__cli_arg(const sl__cli *cli)
+{
+    return cli->argv[cli->index];
+}
+
+bool sl__cli_is_help(const sl__cli *cli)
+{
+    return sl__cli_flag(cli, "--help") || sl__cli_flag(cli, "-h");
+}
+
+bool sl__cli_flag(const sl__cli *cli, const char *name)
+{
+    return strcmp(sl__cli_arg(cli), name) == 0;
+}
+
+bool sl__cli_option(sl__cli *cli, const char *name, const char **value)
+{
+    const char *arg = sl__cli_arg(cli);
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0) {
+        return false;
+    }
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+    } else if (arg[n] == '\0') {
+        /* A following option is never taken as the value: "--profile
+         * --quiet" means the value was forgotten, not a profile named
+         * "--quiet". */
+        if (cli->index + 1 >= cli->argc || strncmp(cli->argv[cli->index + 1], "--", 2) == 0) {
+            sl__cli_usage_error(cli, "option %s needs a value", name);
+        }
+        *value = cli->argv[++cli->index];
+    } else {
+        return false;
+    }
+    if (**value == '\0') {
+        sl__cli_usage_error(cli, "option %s needs a value", name);
+    }
+    return true;
+}
+
+_Noreturn void sl__cli_unknown(const sl__cli *cli)
+{
+    const char *arg = sl__cli_arg(cli);
+    if (arg[0] == '-') {
+        sl__cli_usage_error(cli, "unknown option '%s'", arg);
+    }
+    sl__cli_usage_error(cli, "unexpected argument '%s'", arg);
+}
+
+/* --- values --------------------------------------------------------------------- */
+
+int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, int64_t min, int64_t max)
+{
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (end == text || *end != '\0') {
+        sl__cli_usage_error(cli, "option %s: '%s' is not an integer", option, text);
+    }
+    if (errno == ERANGE || value < min || value > max) {
+        sl__cli_usage_error(cli, "option %s: %s is out of range; expected %lld to %lld", option, text,
+                            (long long)min, (long long)max);
+    }
+    return (int64_t)value;
+}
+
+uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text)
+{
+    char *end = NULL;
+    /* strtoull accepts "-1" and wraps it to 2^64 - 1; a seed of -1 is a
+     * mistake, not a request for that number. */
+    if (text[0] < '0' || text[0] > '9') {
+        sl__cli_usage_error(cli, "option %s: '%s' is not a non-negative integer", option, text);
+    }
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (*end != '\0') {
+        sl__cli_usage_error(cli, "option %s: '%s' is not a non-negative integer", option, text);
+    }
+    if (errno == ERANGE) {
+        sl__cli_usage_error(cli, "option %s: %s does not fit in 64 bits", option, text);
+    }
+    return (uint64_t)value;
+}
+
+sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text)
+{
+    sl_profile profile;
+    if (!sl_profile_parse(text, &profile)) {
+        sl__cli_usage_error(cli, "option %s: unknown profile '%s'; expected ci, full or gpu", option, text);
+    }
+    return profile;
+}
+
+sl__cli_list sl__cli_split(const sl__cli *cli, const char *option, const char *text)
+{
+    sl__cli_list list = {0};
+    int capacity = 1;
+    for (const char *c = text; *c != '\0'; c++) {
+        capacity += *c == ',';
+    }
+    list.storage = sl__cli_strdup(text);
+    list.items = sl__cli_alloc((size_t)capacity * sizeof *list.items);
+    char *item = list.storage;
+    for (;;) {
+        char *comma = strchr(item, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (*item == '\0') {
+            sl__cli_usage_error(cli, "option %s: empty name in list '%s'", option, text);
+        }
+        list.items[list.count++] = item;
+        if (comma == NULL) {
+            break;
+        }
+        item = comma + 1;
+    }
+    return list;
+}
+
+void sl__cli_list_free(sl__cli_list *list)
+{
+    free(list->items);
+    free(list->storage);
+    *list = (sl__cli_list){0};
+}
+
+/* --- selection ---------------------------------------------------------------- */
+
+/* Writes the valid scenario ids into a usage error. */
+static _Noreturn void unknown_scenario(const sl__cli *cli, const char *name)
+{
+    char ids[1024] = "";
+    size_t used = 0;
+    for (int s = 0; s < sl_scenario_count() && used < sizeof ids; s++) {
+        used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%s", s > 0 ? ", " : "", sl_scenario_at(s)->id);
+    }
+    sl__cli_usage_error(cli, "option --scenarios: unknown scenario '%s'\nvalid: %s, or 'gate' or 'all'", name, ids);
+}
+
+static _Noreturn void unknown_variant(const sl__cli *cli, const sl__selection *selection, const char *name)
+{
+    char valid[2048] = "";
+    size_t used = 0;
+    for (int s = 0; s < selection->nscenarios && used < sizeof valid; s++) {
+        if (selection->variants[s] == 0) {
+            continue;
+        }
+        const sl_scenario *scenario = sl_scenario_at(s);
+        used += (size_t)snprintf(valid + used, sizeof valid - used, "\n  %s:", scenario->id);
+        for (int v = 0; v < scenario->nvariants && used < sizeof valid; v++) {
+            used += (size_t)snprintf(valid + used, sizeof valid - used, " %s", scenario->variants[v].name);
+        }
+    }
+    sl__cli_usage_error(cli, "option --variants: no selected scenario has a variant '%s'\nvariants of the selected "
+                        "scenarios:%s", name, valid);
+}
+
+static _Noreturn void unknown_adapter(const sl__cli *cli, const char *name)
+{
+    char names[1024] = "";
+    size_t used = 0;
+    for (int a = 0; a < sl_adapter_count() && used < sizeof names; a++) {
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", a > 0 ? ", " : "", sl_adapter_at(a)->name);
+    }
+    sl__cli_usage_error(cli, "option --adapters: unknown adapter '%s'\nvalid: %s", name, names);
+}
+
+static uint64_t all_variants(const sl_scenario *scenario)
+{
+    return scenario->nvariants >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << scenario->nvariants) - 1);
+}
+
+static uint64_t gate_variants(const sl_scenario *scenario)
+{
+    uint64_t mask = 0;
+    for (int v = 0; v < scenario->nvariants && v < 64; v++) {
+        if (scenario->variants[v].gate) {
+            mask |= (uint64_t)1 << v;
+        }
+    }
+    return mask;
+}
+
+static void select_scenarios(const sl__cli *cli, const char *text, sl__selection *selection)
+{
+    sl__cli_list list = sl__cli_split(cli, "--scenarios", text);
+    for (int i = 0; i < list.count; i++) {
+        const char *name = list.items[i];
+        bool all = strcasecmp(name, "all") == 0;
+        bool gate = strcasecmp(name, "gate") == 0;
+        if (all || gate) {
+            for (int s = 0; s < selection->nscenarios; s++) {
+                const sl_scenario *scenario = sl_scenario_at(s);
+                selection->variants[s] |= all ? all_variants(scenario) : gate_variants(scenario);
+            }
+            continue;
+        }
+        const sl_scenario *scenario = sl_scenario_find(name);
+        if (scenario == NULL) {
+            unknown_scenario(cli, name);
+        }
+        for (int s = 0; s < selection->nscenarios; s++) {
+            if (sl_scenario_at(s) == scenario) {
+                selection->variants[s] |= all_variants(scenario);
+            }
+        }
+    }
+    sl__cli_list_free(&list);
+}
+
+static void filter_variants(const sl__cli *cli, const char *text, sl__selection *selection)
+{
+    sl__cli_list list = sl__cli_split(cli, "--variants", text);
+    uint64_t *kept = sl__cli_alloc((size_t)selection->nscenarios * sizeof *kept);
+    memset(kept, 0, (size_t)selection->nscenarios * sizeof *kept);
+    for (int i = 0; i < list.count; i++) {
+        bool found = false;
+        for (int s = 0; s < selection->nscenarios; s++) {
+            const sl_scenario *scenario = sl_scenario_at(s);
+            if (selection->variants[s] == 0) {
+                continue;
+            }
+            const sl_variant *variant = sl_scenario_variant(scenario, list.items[i]);
+            if (variant != NULL) {
+                kept[s] |= (uint64_t)1 << (variant - scenario->variants);
+                found = true;
+            }
+        }
+        if (!found) {
+            unknown_variant(cli, selection, list.items[i]);
+        }
+    }
+    for (int s = 0; s < selection->nscenarios; s++) {
+        selection->variants[s] &= kept[s];
+    }
+    free(kept);
+    sl__cli_list_free(&list);
+}
+
+static void select_adapters(const sl__cli *cli, const char *text, sl__selection *selection)
+{
+    sl__cli_list list = sl__cli_split(cli, "--adapters", text);
+    for (int i = 0; i < list.count; i++) {
+        if (strcasecmp(list.items[i], "all") == 0) {
+            for (int a = 0; a < selection->nadapters; a++) {
+                selection->adapters[a] = true;
+            }
+            continue;
+        }
+        const sl_adapter *adapter = sl_adapter_find(list.items[i]);
+        if (adapter == NULL) {
+            unknown_adapter(cli, list.items[i]);
+        }
+        for (int a = 0; a < selection->nadapters; a++) {
+            selection->adapters[a] |= sl_adapter_at(a) == adapter;
+        }
+    }
+    sl__cli_list_free(&list);
+}
+
+void sl__cli_select(const sl__cli *cli, const char *scenarios, const char *variants, const char *adapters,
+                    sl__selection *selection)
+{
+    selection->nscenarios = sl_scenario_count();
+    selection->variants = sl__cli_alloc((size_t)selection->nscenarios * sizeof *selection->variants);
+    memset(selection->variants, 0, (size_t)selection->nscenarios * sizeof *selection->variants);
+    selection->nadapters = sl_adapter_count();
+    selection->adapters = sl__cli_alloc((size_t)selection->nadapters * sizeof *selection->adapters);
+    memset(selection->adapters, 0, (size_t)selection->nadapters * sizeof *selection->adapters);
+
+    select_scenarios(cli, scenarios != NULL ? scenarios : "all", selection);
+    if (variants != NULL) {
+        filter_variants(cli, variants, selection);
+    }
+    select_adapters(cli, adapters != NULL ? adapters : "all", selection);
+
+    bool any = false;
+    for (int s = 0; s < selection->nscenarios; s++) {
+        any |= selection->variants[s] != 0;
+    }
+    if (!any) {
+        sl__cli_usage_error(cli, "no scenario variant matches --scenarios %s%s%s", scenarios != NULL ? scenarios : "all",
+                            variants != NULL ? " --variants " : "", variants != NULL ? variants : "");
+    }
+}
+
+bool sl__selection_has_variant(const sl__selection *selection, int scenario, int variant)
+{
+    return variant < 64 && (selection->variants[scenario] >> variant & 1) != 0;
+}
+
+void sl__selection_free(sl__selection *selection)
+{
+    free(selection->variants);
+    free(selection->adapters);
+    *selection = (sl__selection){0};
+}
+
+/* --- tables ----------------------------------------------------------------------- */
+
+struct sl__table {
+    int ncols;
+    int nrows;
+    int capacity;
+    char **cells;          /* (nrows + 1) x ncols, the header first */
+    sl__align *align;
+};
+
+sl__table *sl__table_new(int ncols, const char *const *headers, const sl__align *align)
+{
+    sl__table *table = sl__cli_alloc(sizeof *table);
+    *table = (sl__table){.ncols = ncols, .capacity = 16};
+    table->cells = sl__cli_alloc((size_t)(table->capacity + 1) * (size_t)ncols * sizeof *table->cells);
+    table->align = sl__cli_alloc((size_t)ncols * sizeof *table->align);
+    for (int c = 0; c < ncols; c++) {
+        table->cells[c] = sl__cli_strdup(headers[c]);
+        table->align[c] = align != NULL ? align[c] : SL__LEFT;
+    }
+    return table;
+}
+
+void sl__table_add_row(sl__table *table, const char *const *cells)
+{
+    if (table->nrows == table->capacity) {
+        table->capacity *= 2;
+        char **grown = realloc(table->cells, (size_t)(table->capacity + 1) * (size_t)table->ncols * sizeof *grown);
+        if (grown == NULL) {
+            fputs("sluice: out of memory\n", stderr);
+            exit(SL__EXIT_FAILED);
+        }
+        table->cells = grown;
+    }
+    table->nrows++;
+    for (int c = 0; c < table->ncols; c++) {
+        table->cells[table->nrows * table->ncols + c] = sl__cli_strdup(cells[c] != NULL ? cells[c] : "");
+    }
+}
+
+/* Width on a terminal: UTF-8 continuation bytes take no column, so "µs"
+ * lines up with plain ASCII. */
+static int text_width(const char *text)
+{
+    int width = 0;
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        width += (*c & 0xC0) != 0x80;
+    }
+    return width;
+}
+
+void sl__table_print(const sl__table *table, FILE *out, int indent)
+{
+    int *widths = sl__cli_alloc((size_t)table->ncols * sizeof *widths);
+    for (int c = 0; c < table->ncols; c++) {
+        widths[c] = 0;
+        for (int r = 0; r <= table->nrows; r++) {
+            int w = text_width(table->cells[r * table->ncols + c]);
+            widths[c] = w > widths[c] ? w : widths[c];
+        }
+    }
+    for (int r = 0; r <= table->nrows; r++) {
+        /* Blanks are written only when text follows them, so no line ends
+         * in padding, whatever cells are empty. */
+        int pending = indent;
+        for (int c = 0; c < table->ncols; c++) {
+            const char *cell = table->cells[r * table->ncols + c];
+            int pad = widths[c] - text_width(cell);
+            if (table->align[c] == SL__RIGHT) {
+                pending += pad;
+            }
+            if (*cell != '\0') {
+                fprintf(out, "%*s%s", pending, "", cell);
+                pending = 0;
+            }
+            if (table->align[c] == SL__LEFT) {
+                pending += pad;
+            }
+            pending += 2;
+        }
+        fputc('\n', out);
+    }
+    free(widths);
+}
+
+static void print_markdown_cell(FILE *out, const char *text)
+{
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '|') {
+            fputc('\\', out);
+        }
+        fputc(*c == '\n' ? ' ' : *c, out);
+    }
+}
+
+void sl__table_print_markdown(const sl__table *table, FILE *out)
+{
+    for (int r = 0; r <= table->nrows; r++) {
+        fputc('|', out);
+        for (int c = 0; c < table->ncols; c++) {
+            fputc(' ', out);
+            print_markdown_cell(out, table->cells[r * table->ncols + c]);
+            fputs(" |", out);
+        }
+        fputc('\n', out);
+        if (r == 0) {
+            fputc('|', out);
+            for (int c = 0; c < table->ncols; c++) {
+                fputs(table->align[c] == SL__RIGHT ? " ---: |" : " --- |", out);
+            }
+            fputc('\n', out);
+        }
+    }
+}
+
+void sl__table_free(sl__table *table)
+{
+    if (table == NULL) {
+        return;
+    }
+    for (int i = 0; i < (table->nrows + 1) * table->ncols; i++) {
+        free(table->cells[i]);
+    }
+    free(table->cells);
+    free(table->align);
+    free(table);
+}

@@ -1,1 +1,486 @@
-/* Placeholder until implemented in this change. */
+/* `sluice bench`: runs the selected scenario variants on the selected
+ * adapters, writes one timing record per run and a summary table. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sluice bench [options]\n"
+    "\n"
+    "Runs each selected scenario variant on each selected adapter, writes one\n"
+    "timing record per run to <output-dir>/<profile>/ and prints a summary.\n"
+    "\n"
+    "options:\n"
+    "  --profile ci|full|gpu      sizes, batch counts and back end (default ci)\n"
+    "  --scenarios LIST           scenario ids, 'gate' or 'all', comma-separated (default all)\n"
+    "  --variants LIST            keep only these variants of the selected scenarios\n"
+    "  --adapters LIST            adapters to run, comma-separated (default all)\n"
+    "  --repetitions N            fresh runs per record; the median is kept (default: profile's)\n"
+    "  --warmup N                 batches run before measuring (default: profile's)\n"
+    "  --batches N                measured batches per repetition (default: profile's)\n"
+    "  --workers N                prefetch workers for adapters that use them (default 0)\n"
+    "  --output-dir DIR           where records go (default records)\n"
+    "  --seed N                   fixture and pipeline seed (default 42)\n"
+    "  --quiet                    no progress output\n"
+    "  -h, --help                 show this help\n"
+    "\n"
+    "exit status: 0 when every run was ok, excluded or skipped; 1 when any failed;\n"
+    "2 for a bad command line.\n";
+
+typedef struct bench_args {
+    sl_profile profile;
+    const char *scenarios;
+    const char *variants;
+    const char *adapters;
+    int repetitions;
+    int64_t warmup;
+    int64_t batches;
+    int workers;
+    const char *output_dir;
+    uint64_t seed;
+    bool quiet;
+} bench_args;
+
+static void parse_args(int argc, char **argv, bench_args *args, sl__selection *selection)
+{
+    *args = (bench_args){.profile = SL_PROFILE_CI, .warmup = -1, .output_dir = "records", .seed = 42};
+    sl__cli cli = sl__cli_start("bench", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            exit(SL__EXIT_OK);
+        } else if (sl__cli_option(&cli, "--profile", &value)) {
+            args->profile = sl__cli_profile(&cli, "--profile", value);
+        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
+            args->scenarios = value;
+        } else if (sl__cli_option(&cli, "--variants", &value)) {
+            args->variants = value;
+        } else if (sl__cli_option(&cli, "--adapters", &value)) {
+            args->adapters = value;
+        } else if (sl__cli_option(&cli, "--repetitions", &value)) {
+            args->repetitions = (int)sl__cli_int(&cli, "--repetitions", value, 1, SL_RECORD_MAX_REPETITIONS);
+        } else if (sl__cli_option(&cli, "--warmup", &value)) {
+            args->warmup = sl__cli_int(&cli, "--warmup", value, 0, 1000000);
+        } else if (sl__cli_option(&cli, "--batches", &value)) {
+            args->batches = sl__cli_int(&cli, "--batches", value, 1, 10000000);
+        } else if (sl__cli_option(&cli, "--workers", &value)) {
+            args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+        } else if (sl__cli_option(&cli, "--output-dir", &value)) {
+            args->output_dir = value;
+        } else if (sl__cli_option(&cli, "--seed", &value)) {
+            args->seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_flag(&cli, "--quiet")) {
+            args->quiet = true;
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    /* Names are checked after every option is read, so that --variants is
+     * matched against the scenarios selected wherever --scenarios appears. */
+    sl__cli_select(&cli, args->scenarios, args->variants, args->adapters, selection);
+}
+
+/* --- progress ------------------------------------------------------------------ */
+
+/* On a terminal, one line rewritten in place; otherwise one line per run, so
+ * CI logs stay readable. */
+typedef struct progress {
+    bool quiet;
+    bool tty;
+    bool line_open;
+    int done;
+    int total;
+} progress;
+
+static void progress_clear(progress *p)
+{
+    if (p->line_open) {
+        fputs("\r\033[K", stderr);
+        p->line_open = false;
+    }
+}
+
+static void progress_step(progress *p, const char *scenario, const char *variant, const char *adapter)
+{
+    p->done++;
+    if (p->quiet) {
+        return;
+    }
+    if (p->tty) {
+        fprintf(stderr, "\r\033[K[%d/%d] %s/%s %s", p->done, p->total, scenario, variant, adapter);
+        p->line_open = true;
+    } else {
+        fprintf(stderr, "[%d/%d] %s/%s %s\n", p->done, p->total, scenario, variant, adapter);
+    }
+    fflush(stderr);
+}
+
+/* Informational lines (skips) are progress and obey --quiet; errors do not. */
+static void progress_note(progress *p, bool is_error, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void progress_note(progress *p, bool is_error, const char *fmt, ...)
+{
+    if (p->quiet && !is_error) {
+        return;
+    }
+    progress_clear(p);
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(is_error ? "sluice bench: " : "", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* --- the summary ------------------------------------------------------------------ */
+
+typedef struct summary_row {
+    char scenario[16];
+    char variant[32];
+    char adapter[32];
+    sl_record_outcome outcome;
+    char reason[256];
+    double elements_per_s;
+    double p50_ns;
+    double p99_ns;
+    double fraction_of_memcpy;
+} summary_row;
+
+typedef struct summary {
+    summary_row *rows;
+    int count;
+    int capacity;
+    int failed;
+} summary;
+
+static const double *find_metric(const sl_record *record, const char *name)
+{
+    for (int i = 0; i < record->nmetrics; i++) {
+        if (strcmp(record->metrics[i].name, name) == 0) {
+            return &record->metrics[i].value;
+        }
+    }
+    return NULL;
+}
+
+static void summary_add(summary *s, const sl_record *record)
+{
+    if (s->count == s->capacity) {
+        s->capacity = s->capacity > 0 ? 2 * s->capacity : 32;
+        summary_row *grown = realloc(s->rows, (size_t)s->capacity * sizeof *grown);
+        if (grown == NULL) {
+            fputs("sluice: out of memory\n", stderr);
+            exit(SL__EXIT_FAILED);
+        }
+        s->rows = grown;
+    }
+    summary_row *row = &s->rows[s->count++];
+    *row = (summary_row){.outcome = record->outcome, .elements_per_s = NAN, .p50_ns = NAN, .p99_ns = NAN,
+                         .fraction_of_memcpy = NAN};
+    memcpy(row->scenario, record->scenario, sizeof row->scenario);
+    memcpy(row->variant, record->variant, sizeof row->variant);
+    memcpy(row->adapter, record->adapter, sizeof row->adapter);
+    memcpy(row->reason, record->reason, sizeof row->reason);
+    /* A run on another back end than the profile asks for is legitimate (the
+     * gpu profile still measures the CPU adapters) but must not pass
+     * unnoticed in a table read for GPU numbers. */
+    if (record->outcome == SL_RECORD_OK && strcmp(record->backend_active, record->backend_requested) != 0) {
+        snprintf(row->reason, sizeof row->reason, "ran on %s; the %s profile asks for %s", record->backend_active,
+                 record->profile, record->backend_requested);
+    }
+    if (record->outcome == SL_RECORD_OK && record->latency_ns != NULL && record->measured_batches > 0) {
+        sl_latency_summary latency;
+        sl_latency_summarize(record->latency_ns, (size_t)record->measured_batches, &latency);
+        row->elements_per_s = sl_record_elements_per_s(record);
+        row->p50_ns = latency.p50_ns;
+        row->p99_ns = latency.p99_ns;
+        const double *fraction = find_metric(record, "fraction_of_memcpy");
+        row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
+    }
+    s->failed += record->outcome == SL_RECORD_FAILED;
+}
+
+/* Rates span nine orders of magnitude across scenarios; three significant
+ * digits and an SI suffix keep the column narrow and comparable. */
+static void format_rate(char *buf, size_t size, double value)
+{
+    static const char *const suffixes[] = {"", "k", "M", "G", "T"};
+    int i = 0;
+    if (isnan(value)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    /* Rounding to three digits can carry into the next power of 1000
+     * (999.7k prints as 1.00M), so the scale is chosen on the rounded value. */
+    while (fabs(value) >= 999.5 && i < 4) {
+        value /= 1000.0;
+        i++;
+    }
+    int decimals = fabs(value) < 9.995 ? 2 : fabs(value) < 99.95 ? 1 : 0;
+    snprintf(buf, size, "%.*f%s", decimals, value, suffixes[i]);
+}
+
+static void format_fixed(char *buf, size_t size, double value, double scale, int decimals, const char *suffix)
+{
+    if (isnan(value)) {
+        snprintf(buf, size, "-");
+    } else {
+        snprintf(buf, size, "%.*f%s", decimals, value * scale, suffix);
+    }
+}
+
+/* elements/s of the reference adapter on the same scenario and variant, or
+ * NAN when it did not run there. */
+static double reference_rate(const summary *s, const summary_row *row)
+{
+    for (int i = 0; i < s->count; i++) {
+        const summary_row *other = &s->rows[i];
+        if (strcmp(other->adapter, "reference") == 0 && strcmp(other->scenario, row->scenario) == 0 &&
+            strcmp(other->variant, row->variant) == 0 && other->outcome == SL_RECORD_OK) {
+            return other->elements_per_s;
+        }
+    }
+    return NAN;
+}
+
+static sl__table *summary_table(const summary *s)
+{
+    static const char *const headers[] = {"scenario", "variant",  "adapter", "outcome", "elements/s",
+                                          "p50 (µs)", "p99 (µs)", "vs ref",  "of memcpy", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(10, headers, align);
+    for (int i = 0; i < s->count; i++) {
+        const summary_row *row = &s->rows[i];
+        char rate[32], p50[32], p99[32], ratio[32], fraction[32];
+        format_rate(rate, sizeof rate, row->elements_per_s);
+        format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");
+        format_fixed(p99, sizeof p99, row->p99_ns, 1e-3, 1, "");
+        format_fixed(ratio, sizeof ratio, row->elements_per_s / reference_rate(s, row), 1.0, 2, "x");
+        format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
+        const char *cells[] = {row->scenario, row->variant, row->adapter, sl_record_outcome_name(row->outcome),
+                               rate, p50, p99, ratio, fraction, row->reason};
+        sl__table_add_row(table, cells);
+    }
+    return table;
+}
+
+/* The Markdown summary states how the numbers were taken, so that a file
+ * found later can be read without the terminal session that made it. */
+static bool write_markdown(const sl__table *table, const sl_environment *env, const char *profile,
+                           int argc, char **argv, const char *path)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (out == NULL) {
+        sl__cli_error("bench", "cannot build %s: out of memory", path);
+        return false;
+    }
+    fprintf(out, "# sluice bench, %s profile\n\n", profile);
+    fputs("- command: `sluice", out);
+    for (int i = 0; i < argc; i++) {
+        fprintf(out, strpbrk(argv[i], " \t'\"") != NULL ? " '%s'" : " %s", argv[i]);
+    }
+    fputs("`\n", out);
+    fprintf(out, "- time (UTC): %s\n", env->time_utc);
+    fprintf(out, "- commit: %s\n", env->git_commit);
+    fprintf(out, "- CPU: %s (%d logical CPUs)\n", env->cpu_model, env->cpu_cores);
+    fprintf(out, "- compiler: %s, %s\n", env->compiler, env->compile_flags);
+    fprintf(out, "- kernel: %s\n\n", env->kernel);
+    sl__table_print_markdown(table, out);
+    fputs("\nelements/s and latencies are those of the median repetition; 'vs ref' is elements/s over\n"
+          "the reference adapter's on the same variant; 'of memcpy' is output bytes/s over plain\n"
+          "memcpy bandwidth for blocks of one batch's size.\n",
+          out);
+    fclose(out);
+
+    sl_err err = {0};
+    bool ok = sl_write_file_atomic(path, text, size, &err) == SL_OK;
+    if (!ok) {
+        sl__cli_error("bench", "%s", err.msg);
+    }
+    free(text);
+    return ok;
+}
+
+/* --- running ------------------------------------------------------------------------ */
+
+typedef struct bench_run {
+    const bench_args *args;
+    const sl__selection *selection;
+    const sl_profile_settings *profile;
+    sl_environment env;
+    char dir[4096];
+    progress progress;
+    summary summary;
+    int write_errors;
+} bench_run;
+
+static void save_record(bench_run *run, const sl_record *record)
+{
+    char name[256];
+    char path[4096 + 256 + 2];
+    sl_err err = {0};
+    sl_record_file_name(record, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", run->dir, name);
+    if (sl_record_write(record, &run->env, path, &err) != SL_OK) {
+        progress_clear(&run->progress);
+        sl__cli_error("bench", "%s", err.msg);
+        run->write_errors++;
+    }
+    summary_add(&run->summary, record);
+}
+
+/* A variant that could not be built still gets one record per adapter, so
+ * the reason lands in the report and not only on a terminal. */
+static void save_unbuilt(bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
+                         const sl_adapter *adapter, sl_record_outcome outcome, const char *reason)
+{
+    sl_record record;
+    memset(&record, 0, sizeof record);
+    sl__cli_copy(record.scenario, sizeof record.scenario, scenario->id);
+    sl__cli_copy(record.variant, sizeof record.variant, variant->name);
+    sl__cli_copy(record.adapter, sizeof record.adapter, adapter->name);
+    sl__cli_copy(record.profile, sizeof record.profile, run->profile->name);
+    sl__cli_copy(record.backend_requested, sizeof record.backend_requested, run->profile->backend);
+    sl__cli_copy(record.backend_active, sizeof record.backend_active, adapter->backend);
+    sl__cli_copy(record.kernels, sizeof record.kernels, sl_kernel_table_for(adapter->kernels)->name);
+    sl__cli_copy(record.reason, sizeof record.reason, reason);
+    record.outcome = outcome;
+    record.seed = run->args->seed;
+    sl_build_options build;
+    sl_build_options_init(&build, run->args->profile, run->args->seed);
+    record.batch_size = sl_variant_batch_size(variant, &build);
+    save_record(run, &record);
+}
+
+static void bench_variant(bench_run *run, int s, int v)
+{
+    const sl_scenario *scenario = sl_scenario_at(s);
+    const sl_variant *variant = &scenario->variants[v];
+    sl_build_options build;
+    sl_build_options_init(&build, run->args->profile, run->args->seed);
+
+    sl_scenario_instance *instance = NULL;
+    sl_err err = {0};
+    sl_status status = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+    if (status != SL_OK) {
+        bool skipped = status == SL_ESKIPPED;
+        progress_note(&run->progress, !skipped, "%s/%s %s: %s", scenario->id, variant->name,
+                      skipped ? "skipped" : "could not be built", err.msg);
+        for (int a = 0; a < run->selection->nadapters; a++) {
+            if (run->selection->adapters[a]) {
+                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
+                save_unbuilt(run, scenario, variant, sl_adapter_at(a), skipped ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
+                             err.msg);
+            }
+        }
+        return;
+    }
+
+    sl_bench_options options;
+    sl_bench_options_init(&options, run->args->profile, run->args->seed);
+    options.repetitions = run->args->repetitions;
+    options.warmup_batches = run->args->warmup;
+    options.measured_batches = run->args->batches;
+    options.workers = run->args->workers;
+    for (int a = 0; a < run->selection->nadapters; a++) {
+        if (!run->selection->adapters[a]) {
+            continue;
+        }
+        const sl_adapter *adapter = sl_adapter_at(a);
+        sl_record record;
+        sl_err run_err = {0};
+        progress_step(&run->progress, scenario->id, variant->name, adapter->name);
+        if (sl_bench_run(instance, adapter, &options, &record, &run_err) != SL_OK) {
+            progress_note(&run->progress, true, "%s", run_err.msg);
+        }
+        save_record(run, &record);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(instance);
+}
+
+/* Variants that have no size at this profile are announced once and never
+ * counted, so the progress total is the number of runs that will happen. */
+static bool runs_at_profile(const bench_run *run, const sl_variant *variant)
+{
+    sl_build_options build;
+    sl_build_options_init(&build, run->args->profile, run->args->seed);
+    return sl_variant_n(variant, &build) > 0;
+}
+
+int sl__cmd_bench(int argc, char **argv)
+{
+    bench_args args;
+    sl__selection selection;
+    parse_args(argc, argv, &args, &selection);
+
+    bench_run run = {.args = &args, .selection = &selection, .profile = sl_profile_get(args.profile)};
+    run.progress = (progress){.quiet = args.quiet, .tty = isatty(STDERR_FILENO) != 0};
+    snprintf(run.dir, sizeof run.dir, "%s/%s", args.output_dir, run.profile->name);
+    sl_err err = {0};
+    if (sl_make_dirs(run.dir, &err) != SL_OK) {
+        sl__cli_error("bench", "cannot create the output directory: %s", err.msg);
+        sl__selection_free(&selection);
+        return SL__EXIT_FAILED;
+    }
+    sl_environment_collect(&run.env);
+
+    int nadapters = 0;
+    for (int a = 0; a < selection.nadapters; a++) {
+        nadapters += selection.adapters[a];
+    }
+    for (int s = 0; s < selection.nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++) {
+            if (sl__selection_has_variant(&selection, s, v) && runs_at_profile(&run, &scenario->variants[v])) {
+                run.progress.total += nadapters;
+            }
+        }
+    }
+
+    for (int s = 0; s < selection.nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++) {
+            if (!sl__selection_has_variant(&selection, s, v)) {
+                continue;
+            }
+            if (!runs_at_profile(&run, &scenario->variants[v])) {
+                progress_note(&run.progress, false, "%s/%s does not run at %s size; skipped", scenario->id,
+                              scenario->variants[v].name, run.profile->name);
+                continue;
+            }
+            bench_variant(&run, s, v);
+        }
+    }
+    progress_clear(&run.progress);
+
+    sl__table *table = summary_table(&run.summary);
+    char summary_path[sizeof run.dir + 16];
+    snprintf(summary_path, sizeof summary_path, "%s/summary.md", run.dir);
+    bool wrote_summary = write_markdown(table, &run.env, run.profile->name, argc, argv, summary_path);
+    sl__table_print(table, stdout, 0);
+    printf("\n%d run%s, %d failed; records in %s/", run.summary.count, run.summary.count == 1 ? "" : "s",
+           run.summary.failed, run.dir);
+    if (wrote_summary) {
+        printf(", summary in %s", summary_path);
+    }
+    putchar('\n');
+    sl__table_free(table);
+
+    bool failed = run.summary.failed > 0 || run.write_errors > 0 || !wrote_summary;
+    free(run.summary.rows);
+    sl__selection_free(&selection);
+    return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
+}

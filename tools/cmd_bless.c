@@ -1,1 +1,168 @@
-/* Placeholder until implemented in this change. */
+/* `sluice bless`: regenerates the golden outputs from the reference adapter.
+ * Goldens change only through this command, and it says what changed so the
+ * person running it can decide whether the change is intended. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sluice bless [options]\n"
+    "\n"
+    "Captures the reference adapter's first batches of each selected scenario\n"
+    "variant at ci size and saves them as its golden, saying for each whether it\n"
+    "is new, unchanged or changed. Review the changes and commit them.\n"
+    "\n"
+    "options:\n"
+    "  --scenarios LIST     scenario ids, 'gate' or 'all', comma-separated (default all)\n"
+    "  --variants LIST      keep only these variants of the selected scenarios\n"
+    "  --golden-dir DIR     where goldens go (default: the source tree's golden/)\n"
+    "  --seed N             fixture and pipeline seed (default 42, the one the tests use)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\n"
+    "command line.\n";
+
+typedef struct bless_args {
+    const char *scenarios;
+    const char *variants;
+    const char *golden_dir;
+    uint64_t seed;
+} bless_args;
+
+static void parse_args(int argc, char **argv, bless_args *args, sl__selection *selection)
+{
+    *args = (bless_args){.golden_dir = sl_golden_default_dir(), .seed = 42};
+    sl__cli cli = sl__cli_start("bless", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            exit(SL__EXIT_OK);
+        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
+            args->scenarios = value;
+        } else if (sl__cli_option(&cli, "--variants", &value)) {
+            args->variants = value;
+        } else if (sl__cli_option(&cli, "--golden-dir", &value)) {
+            args->golden_dir = value;
+        } else if (sl__cli_option(&cli, "--seed", &value)) {
+            args->seed = sl__cli_u64(&cli, "--seed", value);
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    /* Goldens belong to the reference adapter alone, so no adapter choice. */
+    sl__cli_select(&cli, args->scenarios, args->variants, "reference", selection);
+}
+
+typedef struct bless_counts {
+    int fresh;
+    int unchanged;
+    int changed;
+    int skipped;
+    int failed;
+} bless_counts;
+
+/* Says how the new golden differs from the one on disk, if there is one. */
+static void describe_change(const char *label, const char *path, const sl_golden *golden, bless_counts *counts)
+{
+    if (access(path, F_OK) != 0) {
+        printf("%s: new\n", label);
+        counts->fresh++;
+        return;
+    }
+    sl_golden *old = NULL;
+    sl_err err = {0};
+    if (sl_golden_load(path, &old, &err) != SL_OK) {
+        printf("%s: CHANGED\n    the existing golden could not be read: %s\n", label, err.msg);
+        counts->changed++;
+        return;
+    }
+    if (sl_golden_compare(old, golden, &err) == SL_OK) {
+        printf("%s: unchanged\n", label);
+        counts->unchanged++;
+    } else {
+        printf("%s: CHANGED\n    %s\n", label, err.msg);
+        counts->changed++;
+    }
+    sl_golden_free(old);
+}
+
+static void bless_variant(const bless_args *args, const sl_scenario *scenario, const sl_variant *variant,
+                          bless_counts *counts)
+{
+    char label[64];
+    char path[4096];
+    snprintf(label, sizeof label, "%s/%s", scenario->id, variant->name);
+    sl_golden_path(args->golden_dir, scenario, variant, path, sizeof path);
+
+    /* Goldens are defined at ci size: that is the size the corpus tests
+     * compare against. */
+    sl_build_options build;
+    sl_build_options_init(&build, SL_PROFILE_CI, args->seed);
+    if (sl_variant_n(variant, &build) <= 0) {
+        printf("%s: no ci size; no golden\n", label);
+        counts->skipped++;
+        return;
+    }
+    sl_scenario_instance *instance = NULL;
+    sl_golden *golden = NULL;
+    sl_err err = {0};
+    sl_status status = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+    if (status == SL_ESKIPPED) {
+        printf("%s: skipped: %s\n", label, err.msg);
+        counts->skipped++;
+        return;
+    }
+    if (status == SL_OK) {
+        status = sl_scenario_capture_golden(instance, &golden, &err);
+    }
+    if (status == SL_OK) {
+        describe_change(label, path, golden, counts);
+        status = sl_golden_save(golden, path, &err);
+    }
+    if (status != SL_OK) {
+        fflush(stdout);
+        sl__cli_error("bless", "%s: %s", label, err.msg);
+        counts->failed++;
+    }
+    if (golden != NULL) {
+        sl_golden_free(golden);
+    }
+    if (instance != NULL) {
+        sl_scenario_instance_free(instance);
+    }
+}
+
+int sl__cmd_bless(int argc, char **argv)
+{
+    bless_args args;
+    sl__selection selection;
+    parse_args(argc, argv, &args, &selection);
+
+    sl_err err = {0};
+    if (sl_make_dirs(args.golden_dir, &err) != SL_OK) {
+        sl__cli_error("bless", "cannot create the golden directory: %s", err.msg);
+        sl__selection_free(&selection);
+        return SL__EXIT_FAILED;
+    }
+    bless_counts counts = {0};
+    for (int s = 0; s < selection.nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++) {
+            if (sl__selection_has_variant(&selection, s, v)) {
+                bless_variant(&args, scenario, &scenario->variants[v], &counts);
+            }
+        }
+    }
+    sl__selection_free(&selection);
+
+    printf("\n%d new, %d changed, %d unchanged, %d skipped, %d failed; goldens in %s/\n", counts.fresh,
+           counts.changed, counts.unchanged, counts.skipped, counts.failed, args.golden_dir);
+    if (counts.fresh + counts.changed > 0) {
+        printf("Review them (git status and git diff -- %s) and commit them with the change that caused them.\n",
+               args.golden_dir);
+    }
+    return counts.failed > 0 ? SL__EXIT_FAILED : SL__EXIT_OK;
+}

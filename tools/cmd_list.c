@@ -1,1 +1,205 @@
-/* Placeholder until implemented in this change. */
+/* `sluice list`: what the corpus contains and what each adapter can run, so
+ * a person can choose --scenarios, --variants and --adapters, and see in
+ * advance which runs would be excluded and why. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sluice list [options]\n"
+    "\n"
+    "Lists the scenarios with their variants, sizes (n elements, batch size) at\n"
+    "ci and full size, membership of the gate set and the transforms they need;\n"
+    "then the adapters with their back end, availability and transforms; then\n"
+    "which adapters would be excluded from which variants, and why.\n"
+    "\n"
+    "options:\n"
+    "  --profile ci|full|gpu   mark which variants run at this profile (default ci)\n"
+    "  -h, --help              show this help\n";
+
+/* A variant's transform set, found by building it at a token size: the
+ * pipeline (not a second description of it) is the one source of truth, and
+ * a couple of batches keep the fixture cheap whatever the variant's real
+ * size. */
+static sl_status variant_transforms(const sl_scenario *scenario, const sl_variant *variant, sl_transform_set *out,
+                                    sl_err *err)
+{
+    sl_profile profile = variant->n[SL_PROFILE_CI] > 0 ? SL_PROFILE_CI : SL_PROFILE_FULL;
+    sl_build_options build;
+    sl_build_options_init(&build, profile, 42);
+    build.n_override = 2 * sl_variant_batch_size(variant, &build);
+    sl_scenario_instance *instance = NULL;
+    sl_status status = sl_scenario_instantiate(scenario, variant, &build, &instance, err);
+    if (status == SL_OK) {
+        *out = sl_pipeline_transforms(instance->pipeline);
+        sl_scenario_instance_free(instance);
+    }
+    return status;
+}
+
+static void format_count(char *buf, size_t size, int64_t value)
+{
+    if (value > 0) {
+        snprintf(buf, size, "%lld", (long long)value);
+    } else {
+        snprintf(buf, size, "-");
+    }
+}
+
+/* Transform sets of every variant, scenario-major, so the exclusion section
+ * does not build anything twice; a variant that fails to build has its error
+ * in the message array instead. */
+typedef struct corpus_transforms {
+    int count;
+    sl_transform_set *sets;
+    char (*errors)[SL_ERR_MAX];
+} corpus_transforms;
+
+static void collect_transforms(corpus_transforms *corpus)
+{
+    corpus->count = 0;
+    for (int s = 0; s < sl_scenario_count(); s++) {
+        corpus->count += sl_scenario_at(s)->nvariants;
+    }
+    corpus->sets = sl__cli_alloc((size_t)corpus->count * sizeof *corpus->sets);
+    corpus->errors = sl__cli_alloc((size_t)corpus->count * sizeof *corpus->errors);
+    int i = 0;
+    for (int s = 0; s < sl_scenario_count(); s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++, i++) {
+            sl_err err = {0};
+            corpus->sets[i] = 0;
+            corpus->errors[i][0] = '\0';
+            if (variant_transforms(scenario, &scenario->variants[v], &corpus->sets[i], &err) != SL_OK) {
+                sl__cli_copy(corpus->errors[i], sizeof corpus->errors[i], err.msg);
+            }
+        }
+    }
+}
+
+static void print_scenarios(const sl_profile_settings *profile, const corpus_transforms *corpus)
+{
+    const char *size = profile->size_profile == SL_PROFILE_FULL ? "full" : "ci";
+    printf("SCENARIOS (n elements and batch size bs at each size; profile %s runs the %s sizes,\n"
+           "and a variant without one, shown '-', is skipped there)\n",
+           profile->name, size);
+    char runs_header[32];
+    snprintf(runs_header, sizeof runs_header, "at %s", profile->name);
+    const char *const headers[] = {"variant", "gate", runs_header, "ci n", "ci bs", "full n", "full bs",
+                                   "transforms", "summary"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__LEFT, SL__LEFT};
+    int i = 0;
+    for (int s = 0; s < sl_scenario_count(); s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        printf("\n%s  %s\n    property: %s\n", scenario->id, scenario->title, scenario->property);
+        sl__table *table = sl__table_new(9, headers, align);
+        for (int v = 0; v < scenario->nvariants; v++, i++) {
+            const sl_variant *variant = &scenario->variants[v];
+            char ci_n[24], ci_bs[24], full_n[24], full_bs[24], transforms[256];
+            /* A batch size without elements is meaningless, so it shows as
+             * absent too. */
+            int64_t n_ci = variant->n[SL_PROFILE_CI], n_full = variant->n[SL_PROFILE_FULL];
+            format_count(ci_n, sizeof ci_n, n_ci);
+            format_count(ci_bs, sizeof ci_bs, n_ci > 0 ? variant->batch_size[SL_PROFILE_CI] : 0);
+            format_count(full_n, sizeof full_n, n_full);
+            format_count(full_bs, sizeof full_bs, n_full > 0 ? variant->batch_size[SL_PROFILE_FULL] : 0);
+            bool runs = variant->n[profile->size_profile == SL_PROFILE_FULL ? SL_PROFILE_FULL : SL_PROFILE_CI] > 0;
+            if (corpus->errors[i][0] != '\0') {
+                snprintf(transforms, sizeof transforms, "? (cannot build)");
+            } else {
+                sl_transform_set_format(corpus->sets[i], transforms, sizeof transforms);
+            }
+            const char *cells[] = {variant->name, variant->gate ? "yes" : "no", runs ? "yes" : "no", ci_n, ci_bs,
+                                   full_n, full_bs, transforms, variant->summary};
+            sl__table_add_row(table, cells);
+        }
+        sl__table_print(table, stdout, 4);
+        sl__table_free(table);
+    }
+}
+
+static void print_adapters(void)
+{
+    static const char *const headers[] = {"adapter", "back end", "kernels", "available", "transforms", "summary"};
+    sl__table *table = sl__table_new(6, headers, NULL);
+    for (int a = 0; a < sl_adapter_count(); a++) {
+        const sl_adapter *adapter = sl_adapter_at(a);
+        char reason[256] = "";
+        char available[300];
+        char transforms[256];
+        if (sl_adapter_is_available(adapter, reason, sizeof reason)) {
+            snprintf(available, sizeof available, "yes");
+        } else {
+            snprintf(available, sizeof available, "no: %s", reason);
+        }
+        sl_transform_set_format(adapter->transforms, transforms, sizeof transforms);
+        const char *cells[] = {adapter->name, adapter->backend, sl_kernel_table_for(adapter->kernels)->name,
+                               available, transforms, adapter->summary};
+        sl__table_add_row(table, cells);
+    }
+    printf("\nADAPTERS\n\n");
+    sl__table_print(table, stdout, 0);
+    sl__table_free(table);
+}
+
+/* Exclusion is decided per variant by the same sl_adapter_supports that
+ * sl_bench_run calls, so this list is exactly what a bench run would do. */
+static void print_exclusions(const corpus_transforms *corpus)
+{
+    static const char *const headers[] = {"adapter", "scenario", "variant", "reason"};
+    sl__table *table = sl__table_new(4, headers, NULL);
+    int rows = 0;
+    for (int a = 0; a < sl_adapter_count(); a++) {
+        const sl_adapter *adapter = sl_adapter_at(a);
+        int i = 0;
+        for (int s = 0; s < sl_scenario_count(); s++) {
+            const sl_scenario *scenario = sl_scenario_at(s);
+            for (int v = 0; v < scenario->nvariants; v++, i++) {
+                char reason[SL_ERR_MAX] = "";
+                if (corpus->errors[i][0] != '\0') {
+                    snprintf(reason, sizeof reason, "unknown: the variant cannot be built: %s", corpus->errors[i]);
+                } else if (sl_adapter_supports(adapter, corpus->sets[i], reason, sizeof reason)) {
+                    continue;
+                }
+                const char *cells[] = {adapter->name, scenario->id, scenario->variants[v].name, reason};
+                sl__table_add_row(table, cells);
+                rows++;
+            }
+        }
+    }
+    printf("\nEXCLUSIONS\n\n");
+    if (rows == 0) {
+        printf("none: every adapter implements every transform of every variant\n");
+    } else {
+        sl__table_print(table, stdout, 0);
+    }
+    sl__table_free(table);
+}
+
+int sl__cmd_list(int argc, char **argv)
+{
+    sl_profile profile = SL_PROFILE_CI;
+    sl__cli cli = sl__cli_start("list", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            return SL__EXIT_OK;
+        } else if (sl__cli_option(&cli, "--profile", &value)) {
+            profile = sl__cli_profile(&cli, "--profile", value);
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+
+    corpus_transforms corpus;
+    collect_transforms(&corpus);
+    print_scenarios(sl_profile_get(profile), &corpus);
+    print_adapters();
+    print_exclusions(&corpus);
+    free(corpus.sets);
+    free(corpus.errors);
+    return SL__EXIT_OK;
+}

@@ -1,1 +1,107 @@
-int main(void){return 0;}
+/* The `sluice` command: runs the scenario corpus as benchmarks and manages
+ * what it produces. This file only dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sluice_config.h"
+
+typedef struct command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"bench", "run scenarios on adapters and write timing records", sl__cmd_bench},
+    {"list", "show the scenarios, their variants and sizes, and the adapters", sl__cmd_list},
+    {"bless", "regenerate the golden outputs from the reference adapter", sl__cmd_bless},
+};
+
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void print_help(FILE *out)
+{
+    fputs("usage: sluice <command> [options]\n"
+          "       sluice <command> --help\n"
+          "       sluice --version\n"
+          "\n"
+          "Benchmark corpus for ML data-loading pipelines.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (int i = 0; i < NCOMMANDS; i++) {
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    }
+    fputs("  help     show this help, or a command's (sluice help bench)\n"
+          "\n"
+          "exit status: 0 success, 1 a run or file operation failed, 2 bad command line.\n"
+          "See docs/cli.md for every option and an example session.\n",
+          out);
+}
+
+static void print_version(void)
+{
+    sl_environment env;
+    sl_environment_collect(&env);
+    printf("sluice %s (commit %s)\n", SLUICE_VERSION, env.git_commit);
+}
+
+static const command *find_command(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
+
+static _Noreturn void unknown_command(const sl__cli *cli, const char *name)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < NCOMMANDS; i++) {
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "", commands[i].name);
+    }
+    sl__cli_usage_error(cli, "unknown command '%s'; commands: %s", name, names);
+}
+
+int main(int argc, char **argv)
+{
+    sl__cli cli = sl__cli_start(NULL, argc, argv);
+    if (!sl__cli_next(&cli)) {
+        print_help(stderr);
+        return SL__EXIT_USAGE;
+    }
+    if (sl__cli_is_help(&cli)) {
+        print_help(stdout);
+        return SL__EXIT_OK;
+    }
+    if (sl__cli_flag(&cli, "--version")) {
+        print_version();
+        return SL__EXIT_OK;
+    }
+    const char *name = sl__cli_arg(&cli);
+    if (strcmp(name, "help") == 0) {
+        if (!sl__cli_next(&cli)) {
+            print_help(stdout);
+            return SL__EXIT_OK;
+        }
+        /* "sluice help bench" is "sluice bench --help". */
+        const command *topic = find_command(sl__cli_arg(&cli));
+        if (topic == NULL) {
+            unknown_command(&cli, sl__cli_arg(&cli));
+        }
+        char *help_argv[] = {(char *)topic->name, "--help", NULL};
+        return topic->run(2, help_argv);
+    }
+    if (name[0] == '-') {
+        sl__cli_unknown(&cli);
+    }
+    const command *cmd = find_command(name);
+    if (cmd == NULL) {
+        unknown_command(&cli, name);
+    }
+    return cmd->run(argc - 1, argv + 1);
+}

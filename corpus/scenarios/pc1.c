@@ -3,7 +3,7 @@
 #include "common.h"
 
 #define PC1_VARIANT(depth, ci_n, gate)                                                                               \
-    {"depth" #depth, "64x64 f32, bs 64, " #depth " stages", {ci_n, 50000}, {64, 64}, depth, gate}
+    {"depth" #depth, "64x64 f32, bs 64, chain depth " #depth, {ci_n, 50000}, {64, 64}, depth, gate}
 
 static const sl_variant variants[] = {
     PC1_VARIANT(1, 2000, true),   PC1_VARIANT(2, 0, false),  PC1_VARIANT(5, 2000, false),

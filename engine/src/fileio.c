@@ -1,1 +1,179 @@
-/* Placeholder until implemented in this change. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sluice/record.h"
+
+static sl_status write_all(int fd, const char *data, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, data, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* A zero-byte write makes no progress; treat it as the disk
+             * being full rather than spin. */
+            if (n == 0)
+                errno = ENOSPC;
+            return SL_EIO;
+        }
+        data += n;
+        size -= (size_t)n;
+    }
+    return SL_OK;
+}
+
+/* Makes the rename itself durable: without it a crash can lose the new
+ * directory entry even though the file's data reached the disk. Some file
+ * systems refuse fsync on a directory; the data is already safe then, so
+ * that refusal is not an error. */
+static void sync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, sl_err *err)
+{
+    /* The temporary file sits beside the target so that rename stays within
+     * one file system, which is what makes it atomic. */
+    size_t len = strlen(path);
+    char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
+    if (!tmp)
+        return sl_fail(err, SL_ENOMEM, "cannot write %s: out of memory", path);
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return sl_fail(err, SL_EIO, "cannot create a temporary file beside %s: %s", path, strerror(e));
+    }
+    /* mkstemp creates the file 0600; a replaced file keeps its mode and a new
+     * one gets the usual 0644, so records and goldens stay readable. */
+    struct stat st;
+    mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+
+    const char *step = NULL;
+    if (fchmod(fd, mode) != 0)
+        step = "set the mode of";
+    else if (write_all(fd, data, size) != SL_OK)
+        step = "write";
+    else if (fsync(fd) != 0)
+        step = "sync";
+    int e = errno;
+    if (close(fd) != 0 && !step) {
+        step = "close";
+        e = errno;
+    }
+    if (!step && rename(tmp, path) != 0) {
+        step = "rename into place";
+        e = errno;
+    }
+    if (step) {
+        unlink(tmp);
+        free(tmp);
+        return sl_fail(err, SL_EIO, "cannot %s %s (via temporary file): %s; the previous file, if any, is unchanged",
+                       step, path, strerror(e));
+    }
+    free(tmp);
+    sync_parent_dir(path);
+    return SL_OK;
+}
+
+sl_status sl_read_file(const char *path, char **data, size_t *size, sl_err *err)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return sl_fail(err, e == ENOENT ? SL_ENOTFOUND : SL_EIO, "cannot open %s: %s", path, strerror(e));
+    }
+    /* st_size is only a first guess: files in /proc report 0 and a file may
+     * grow while we read, so read until end of file. */
+    struct stat st;
+    size_t cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    char *buf = malloc(cap);
+    size_t used = 0;
+    for (;;) {
+        if (!buf) {
+            close(fd);
+            return sl_fail(err, SL_ENOMEM, "cannot read %s: out of memory", path);
+        }
+        if (used + 1 >= cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown)
+                free(buf);
+            buf = grown;
+            cap *= 2;
+            continue;
+        }
+        ssize_t n = read(fd, buf + used, cap - used - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return sl_fail(err, SL_EIO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    close(fd);
+    buf[used] = '\0';
+    *data = buf;
+    *size = used;
+    return SL_OK;
+}
+
+static sl_status make_one_dir(const char *dir, const char *path, sl_err *err)
+{
+    if (mkdir(dir, 0755) == 0)
+        return SL_OK;
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return SL_OK;
+    if (e == EEXIST)
+        return sl_fail(err, SL_EIO, "cannot create directory %s: %s exists and is not a directory", path, dir);
+    return sl_fail(err, SL_EIO, "cannot create directory %s: creating %s failed: %s", path, dir, strerror(e));
+}
+
+sl_status sl_make_dirs(const char *path, sl_err *err)
+{
+    if (!path || !*path)
+        return sl_fail(err, SL_EINVAL, "cannot create a directory with an empty path");
+    char *dir = strdup(path);
+    if (!dir)
+        return sl_fail(err, SL_ENOMEM, "cannot create directory %s: out of memory", path);
+    sl_status status = SL_OK;
+    /* Create each prefix that ends at a slash, then the whole path; a
+     * leading slash and repeated slashes yield empty prefixes to skip. */
+    for (char *p = dir + 1; *p && status == SL_OK; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = '\0';
+        status = make_one_dir(dir, path, err);
+        *p = '/';
+    }
+    if (status == SL_OK)
+        status = make_one_dir(dir, path, err);
+    free(dir);
+    return status;
+}

@@ -232,9 +232,10 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     p->batches_per_epoch = spec->drop_last ? p->epoch_size / spec->batch_size
                                            : (p->epoch_size + spec->batch_size - 1) / spec->batch_size;
     if (p->batches_per_epoch == 0) {
+        int64_t epoch_size = p->epoch_size;
         free(p);
-        return sl_fail(err, SL_EINVAL, "an epoch of %lld elements makes no batch of %lld%s",
-                       (long long)p->epoch_size, (long long)spec->batch_size, spec->drop_last ? " (drop_last)" : "");
+        return sl_fail(err, SL_EINVAL, "an epoch of %lld elements makes no batch of %lld%s", (long long)epoch_size,
+                       (long long)spec->batch_size, spec->drop_last ? " (drop_last)" : "");
     }
     for (int f = 0; f < p->output_schema.nfields; f++)
         p->batch_bytes += (size_t)spec->batch_size * sl_field_element_bytes(&p->output_schema.fields[f]);

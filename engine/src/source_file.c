@@ -1,1 +1,160 @@
-/* Placeholder until implemented in this change. */
+/* File sources over one .npy file per field: mmap (bytes in place, reads are
+ * copies out of the mapping) and pread (descriptors kept open, every read a
+ * system call). Both are safe to read from many threads: a mapping is
+ * read-only and pread carries its own offset. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "source_impl.h"
+#include "sluice/npy.h"
+#include "sluice/source.h"
+
+typedef struct file_state {
+    int nfields;
+    int fd[SL_MAX_FIELDS];          /* open for pread, -1 once mapped */
+    void *map[SL_MAX_FIELDS];       /* whole file, header included */
+    size_t map_len[SL_MAX_FIELDS];
+    size_t data_offset[SL_MAX_FIELDS];
+    char *path[SL_MAX_FIELDS];      /* for messages from later reads */
+} file_state;
+
+static void free_state(file_state *fs)
+{
+    if (!fs)
+        return;
+    for (int f = 0; f < fs->nfields; f++) {
+        if (fs->map[f])
+            munmap(fs->map[f], fs->map_len[f]);
+        if (fs->fd[f] >= 0)
+            close(fs->fd[f]);
+        free(fs->path[f]);
+    }
+    free(fs);
+}
+
+static void release_files(sl_source *source)
+{
+    free_state(source->state);
+}
+
+static sl_status pread_field(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
+                             sl_err *err)
+{
+    const file_state *fs = source->state;
+    return sl__pread_full(fs->fd[field], dst, nbytes, (off_t)(fs->data_offset[field] + offset), fs->path[field],
+                          err);
+}
+
+static const sl__source_ops mmap_ops = {NULL, release_files};
+static const sl__source_ops pread_ops = {pread_field, release_files};
+
+static sl_status check_arguments(sl_source_kind kind, int nfields, const char *const *field_names,
+                                 const char *const *paths, sl_err *err)
+{
+    if (kind != SL_SOURCE_MMAP && kind != SL_SOURCE_PREAD)
+        return sl_fail(err, SL_EINVAL, "a file source is mmap or pread, not '%s'", sl_source_kind_name(kind));
+    if (nfields < 1 || nfields > SL_MAX_FIELDS)
+        return sl_fail(err, SL_EINVAL, "a source needs 1 to %d fields, got %d", SL_MAX_FIELDS, nfields);
+    for (int f = 0; f < nfields; f++) {
+        if (!field_names[f] || !paths[f])
+            return sl_fail(err, SL_EINVAL, "field %d has no %s", f, field_names[f] ? "path" : "name");
+        size_t len = strlen(field_names[f]);
+        if (len >= SL_NAME_MAX)
+            return sl_fail(err, SL_EINVAL, "%s: field name '%s' is %zu bytes; names must be shorter than %d",
+                           paths[f], field_names[f], len, SL_NAME_MAX);
+        for (int g = 0; g < f; g++)
+            if (strcmp(field_names[f], field_names[g]) == 0)
+                return sl_fail(err, SL_EINVAL, "field name '%s' is given to both %s and %s", field_names[f],
+                               paths[g], paths[f]);
+    }
+    return SL_OK;
+}
+
+/* Opens and validates field f's file, fills its schema entry and row count,
+ * and maps it when kind is mmap (the descriptor is then closed: the mapping
+ * keeps the file alive). */
+static sl_status open_field(sl_source_kind kind, file_state *fs, int f, const char *name, sl_field_spec *spec,
+                            int64_t *rows, sl_err *err)
+{
+    const char *path = fs->path[f];
+    sl_status st = sl__open_readonly(path, &fs->fd[f], err);
+    if (st != SL_OK)
+        return st;
+    sl_npy_header h;
+    st = sl_npy_read_header_fd(fs->fd[f], path, &h, err);
+    if (st != SL_OK)
+        return st;
+    if (h.shape.rank < 1)
+        return sl_fail(err, SL_EFORMAT, "%s: a 0-d array has no rows; a field file needs a leading dimension",
+                       path);
+    sl__copy_string(spec->name, sizeof spec->name, name);
+    spec->dtype = h.dtype;
+    spec->shape.rank = h.shape.rank - 1;
+    for (int d = 1; d < h.shape.rank; d++)
+        spec->shape.dims[d - 1] = h.shape.dims[d];
+    *rows = h.shape.dims[0];
+    fs->data_offset[f] = h.data_offset;
+    if (kind != SL_SOURCE_MMAP)
+        return SL_OK;
+    size_t len = h.data_offset + h.data_bytes;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fs->fd[f], 0);
+    if (map == MAP_FAILED)
+        return sl_fail(err, SL_EIO, "%s: cannot map %zu bytes: %s", path, len, strerror(errno));
+    fs->map[f] = map;
+    fs->map_len[f] = len;
+    close(fs->fd[f]);
+    fs->fd[f] = -1;
+    return SL_OK;
+}
+
+sl_status sl_source_file_create(sl_source_kind kind, int nfields, const char *const *field_names,
+                                const char *const *paths, sl_source **out, sl_err *err)
+{
+    *out = NULL;
+    sl_status st = check_arguments(kind, nfields, field_names, paths, err);
+    if (st != SL_OK)
+        return st;
+    file_state *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate a file source");
+    fs->nfields = nfields;
+    for (int f = 0; f < nfields; f++)
+        fs->fd[f] = -1;
+    sl_schema schema = {.nfields = nfields};
+    int64_t rows = 0;
+    for (int f = 0; f < nfields && st == SL_OK; f++) {
+        fs->path[f] = strdup(paths[f]);
+        if (!fs->path[f]) {
+            st = sl_fail(err, SL_ENOMEM, "cannot allocate a file source");
+            break;
+        }
+        int64_t field_rows = 0;
+        st = open_field(kind, fs, f, field_names[f], &schema.fields[f], &field_rows, err);
+        if (st != SL_OK)
+            break;
+        if (f == 0)
+            rows = field_rows;
+        else if (field_rows != rows)
+            st = sl_fail(err, SL_EMISMATCH,
+                         "%s has %lld rows but %s has %lld rows; every field needs the same leading dimension",
+                         paths[0], (long long)rows, paths[f], (long long)field_rows);
+    }
+    sl_source *source = NULL;
+    if (st == SL_OK)
+        st = sl__source_new(kind, &schema, rows, &source, err);
+    if (st != SL_OK) {
+        free_state(fs);
+        return st;
+    }
+    for (int f = 0; f < nfields; f++)
+        if (fs->map[f])
+            source->data[f] = (const unsigned char *)fs->map[f] + fs->data_offset[f];
+    source->ops = kind == SL_SOURCE_MMAP ? &mmap_ops : &pread_ops;
+    source->state = fs;
+    *out = source;
+    return SL_OK;
+}

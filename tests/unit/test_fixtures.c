@@ -1,2 +1,355 @@
+/* Seeded fixtures: documented schemas and sizes, determinism, independence
+ * of elements (a shorter fixture is a prefix of a longer one), value ranges,
+ * and distributions within stated statistical bounds. */
 #include <criterion/criterion.h>
-Test(placeholder, pending) { cr_assert(1); }
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/fixtures.h"
+
+static sl_source *build(const sl_fixture_spec *spec, uint64_t seed)
+{
+    sl_source *src = NULL;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(spec, seed, &src, &err), SL_OK, "%s", err.msg);
+    cr_assert_not_null(src);
+    return src;
+}
+
+static const void *field(const sl_source *src, int f)
+{
+    const void *p = sl_source_map(src, f, 0, sl_source_field_bytes(src, f));
+    cr_assert_not_null(p, "a fixture is a memory source, so its bytes can be mapped");
+    return p;
+}
+
+/* Specs with item sizes that are not multiples of a Philox block (16 bytes,
+ * or 4 floats), so partial blocks are exercised. */
+static const sl_fixture_spec images_spec = {.kind = SL_FIXTURE_IMAGES, .n = 40, .h = 5, .w = 3, .c = 3, .classes = 7};
+static const sl_fixture_spec tokens_spec = {.kind = SL_FIXTURE_TOKENS, .n = 1001, .vocab = 50, .mean_doc_len = 8};
+static const sl_fixture_spec tabular_spec = {.kind = SL_FIXTURE_TABULAR, .n = 40, .features = 5};
+static const sl_fixture_spec floats_spec = {.kind = SL_FIXTURE_FLOATS, .n = 40, .h = 3, .w = 3, .c = 1};
+
+static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec, &tabular_spec, &floats_spec};
+#define NSPECS (sizeof all_specs / sizeof all_specs[0])
+
+Test(fixtures, kind_names)
+{
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_IMAGES), "images");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TOKENS), "tokens");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TABULAR), "tabular");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_FLOATS), "floats");
+}
+
+static void expect_field(const sl_source *src, int f, const char *name, sl_dtype dtype, sl_shape shape)
+{
+    const sl_field_spec *fs = &sl_source_schema(src)->fields[f];
+    cr_assert_str_eq(fs->name, name);
+    cr_assert_eq(fs->dtype, dtype, "field '%s' dtype", name);
+    cr_assert(sl_shape_equal(&fs->shape, &shape), "field '%s' shape", name);
+}
+
+Test(fixtures, schemas_and_sizes_are_as_documented)
+{
+    sl_source *s = build(&images_spec, 1);
+    cr_assert_eq(sl_source_schema(s)->nfields, 2);
+    cr_assert_eq(sl_source_rows(s), 40);
+    expect_field(s, 0, "image", SL_U8, (sl_shape){.rank = 3, .dims = {5, 3, 3}});
+    expect_field(s, 1, "label", SL_I32, (sl_shape){.rank = 0});
+    cr_assert_eq(sl_source_field_bytes(s, 0), 40 * 45);
+    cr_assert_eq(sl_source_field_bytes(s, 1), 40 * 4);
+    cr_assert_eq(sl_fixture_bytes(&images_spec), 40 * 45 + 40 * 4);
+    sl_source_free(s);
+
+    s = build(&tokens_spec, 1);
+    cr_assert_eq(sl_source_schema(s)->nfields, 1);
+    cr_assert_eq(sl_source_rows(s), 1001);
+    expect_field(s, 0, "tokens", SL_I32, (sl_shape){.rank = 0});
+    cr_assert_eq(sl_fixture_bytes(&tokens_spec), 1001 * 4);
+    sl_source_free(s);
+
+    s = build(&tabular_spec, 1);
+    expect_field(s, 0, "features", SL_F32, (sl_shape){.rank = 1, .dims = {5}});
+    cr_assert_eq(sl_fixture_bytes(&tabular_spec), 40 * 5 * 4);
+    sl_source_free(s);
+
+    s = build(&floats_spec, 1);
+    expect_field(s, 0, "x", SL_F32, (sl_shape){.rank = 3, .dims = {3, 3, 1}});
+    cr_assert_eq(sl_fixture_bytes(&floats_spec), 40 * 9 * 4);
+    sl_source_free(s);
+
+    /* 10k 32x32x3 images: 30,720,000 pixel bytes plus 40,000 label bytes. */
+    sl_fixture_spec big = {.kind = SL_FIXTURE_IMAGES, .n = 10000, .h = 32, .w = 32, .c = 3, .classes = 10};
+    cr_assert_eq(sl_fixture_bytes(&big), 30760000u);
+}
+
+Test(fixtures, same_spec_and_seed_give_same_bytes)
+{
+    for (size_t k = 0; k < NSPECS; k++) {
+        sl_source *a = build(all_specs[k], 42), *b = build(all_specs[k], 42);
+        for (int f = 0; f < sl_source_schema(a)->nfields; f++)
+            cr_assert_eq(memcmp(field(a, f), field(b, f), sl_source_field_bytes(a, f)), 0, "spec %zu field %d", k, f);
+        sl_source_free(a);
+        sl_source_free(b);
+    }
+}
+
+/* Fraction of the elements (of elem_size bytes) that differ between two
+ * equally sized buffers. */
+static double differing(const void *a, const void *b, size_t bytes, size_t elem_size)
+{
+    size_t n = bytes / elem_size, diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff += memcmp((const char *)a + i * elem_size, (const char *)b + i * elem_size, elem_size) != 0;
+    return (double)diff / (double)n;
+}
+
+Test(fixtures, different_seeds_give_different_bytes)
+{
+    /* Two independent draws agree on a pixel with probability about 1/128,
+     * on a token id about 1/48 (plus shared end-of-document marks), and on a
+     * 24-bit float almost never, so 90% different is a loose floor. */
+    for (size_t k = 0; k < NSPECS; k++) {
+        sl_source *a = build(all_specs[k], 1), *b = build(all_specs[k], 2);
+        const sl_field_spec *fs = &sl_source_schema(a)->fields[0];
+        double d = differing(field(a, 0), field(b, 0), sl_source_field_bytes(a, 0), sl_dtype_size(fs->dtype));
+        cr_assert_gt(d, 0.9, "spec %zu: only %.3f of the values differ between seeds", k, d);
+        sl_source_free(a);
+        sl_source_free(b);
+    }
+}
+
+Test(fixtures, a_smaller_fixture_is_a_prefix_of_a_larger_one)
+{
+    for (size_t k = 0; k < NSPECS; k++) {
+        sl_fixture_spec small = *all_specs[k], large = *all_specs[k];
+        small.n = 7;
+        large.n = all_specs[k]->n * 3;
+        sl_source *a = build(&small, 9), *b = build(&large, 9);
+        for (int f = 0; f < sl_source_schema(a)->nfields; f++)
+            cr_assert_eq(memcmp(field(a, f), field(b, f), sl_source_field_bytes(a, f)), 0, "spec %zu field %d", k, f);
+        sl_source_free(a);
+        sl_source_free(b);
+    }
+}
+
+Test(fixtures, labels_are_uniform_over_classes)
+{
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = 5000, .h = 2, .w = 2, .c = 1, .classes = 10};
+    sl_source *s = build(&spec, 3);
+    const int32_t *labels = field(s, 1);
+    int counts[10] = {0};
+    for (int i = 0; i < 5000; i++) {
+        cr_assert(labels[i] >= 0 && labels[i] < 10, "label %d of image %d is outside [0, 10)", labels[i], i);
+        counts[labels[i]]++;
+    }
+    /* Each count is Binomial(5000, 0.1): mean 500, sd 21.2; six sd = 127. */
+    for (int c = 0; c < 10; c++)
+        cr_assert(abs(counts[c] - 500) < 127, "class %d appears %d times, expected 500 +- 127", c, counts[c]);
+    sl_source_free(s);
+
+    spec.classes = 1;
+    s = build(&spec, 3);
+    labels = field(s, 1);
+    for (int i = 0; i < 5000; i++)
+        cr_assert_eq(labels[i], 0);
+    sl_source_free(s);
+}
+
+Test(fixtures, images_cover_the_byte_range_and_differ)
+{
+    enum { N = 100, ITEM = 32 * 32 * 3 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = N, .h = 32, .w = 32, .c = 3, .classes = 10};
+    sl_source *s = build(&spec, 5);
+    const uint8_t *px = field(s, 0);
+    int histogram[256] = {0};
+    double min_mean = 255, max_mean = 0;
+    for (int i = 0; i < N; i++) {
+        const uint8_t *img = px + (size_t)i * ITEM;
+        long sum = 0;
+        int lo = 255, hi = 0;
+        for (int k = 0; k < ITEM; k++) {
+            histogram[img[k]]++;
+            sum += img[k];
+            lo = img[k] < lo ? img[k] : lo;
+            hi = img[k] > hi ? img[k] : hi;
+        }
+        cr_assert_gt(hi - lo, 32, "image %d is nearly constant (%d..%d)", i, lo, hi);
+        if (i > 0)
+            cr_assert_neq(memcmp(img, img - ITEM, ITEM), 0, "images %d and %d are identical", i - 1, i);
+        double mean = (double)sum / ITEM;
+        min_mean = mean < min_mean ? mean : min_mean;
+        max_mean = mean > max_mean ? mean : max_mean;
+    }
+    int distinct = 0;
+    for (int v = 0; v < 256; v++)
+        distinct += histogram[v] > 0;
+    cr_assert_geq(distinct, 250, "only %d distinct pixel values", distinct);
+    int low = 0, high = 0;
+    for (int v = 0; v < 16; v++)
+        low += histogram[v], high += histogram[255 - v];
+    cr_assert(low > 0 && high > 0, "no pixels near 0 (%d) or near 255 (%d)", low, high);
+    /* Images are not all alike in brightness: noise alone would keep every
+     * image's mean within a fraction of a level of the others. */
+    cr_assert_gt(max_mean - min_mean, 20.0, "image means span only %.1f levels", max_mean - min_mean);
+    sl_source_free(s);
+}
+
+Test(fixtures, tokens_form_documents_within_bounds)
+{
+    enum { N = 200000, VOCAB = 1000, MEAN = 16 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_TOKENS, .n = N, .vocab = VOCAB, .mean_doc_len = MEAN};
+    sl_source *s = build(&spec, 11);
+    const int32_t *t = field(s, 0);
+    static int seen[VOCAB];
+    memset(seen, 0, sizeof seen);
+    long docs = 0, total_len = 0, len = 0;
+    for (int p = 0; p < N; p++) {
+        cr_assert_neq(t[p], SL_TOKEN_PAD, "the stream has a pad token at %d", p);
+        cr_assert(t[p] >= 0 && t[p] < VOCAB, "token %d at %d is outside the vocabulary", t[p], p);
+        seen[t[p]]++;
+        if (t[p] != SL_TOKEN_EOD) {
+            len++;
+            cr_assert_leq(len, 2 * MEAN, "a document at %d is longer than %d tokens", p, 2 * MEAN);
+            continue;
+        }
+        cr_assert_geq(len, 1, "an empty document ends at %d", p);
+        docs++;
+        total_len += len;
+        len = 0;
+    }
+    cr_assert_gt(docs, 0);
+    for (int id = 2; id < VOCAB; id++)
+        cr_assert_gt(seen[id], 0, "token id %d never appears", id);
+    /* Lengths are uniform on [1, 32]: mean 16.5, sd sqrt((32^2 - 1) / 12) =
+     * 9.23. About 200000 / 17.5 = 11400 documents give a standard error of
+     * 0.086; six of them is 0.52. */
+    double mean_len = (double)total_len / (double)docs;
+    cr_assert(fabs(mean_len - 16.5) < 0.52, "mean document length %.3f, expected 16.5 +- 0.52", mean_len);
+    sl_source_free(s);
+}
+
+Test(fixtures, tabular_columns_follow_their_parameters)
+{
+    enum { N = 20000, F = 6 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_TABULAR, .n = N, .features = F};
+    sl_source *s = build(&spec, 7);
+    const float *x = field(s, 0);
+    for (int j = 0; j < F; j++) {
+        float mean, sd;
+        sl_fixture_tabular_column_params(7, j, &mean, &sd);
+        cr_assert(mean >= -5.0f && mean < 5.0f, "column %d mean %g", j, mean);
+        cr_assert(sd >= 0.5f && sd < 3.0f, "column %d std %g", j, sd);
+        double sum = 0, sq = 0;
+        for (int i = 0; i < N; i++) {
+            double v = x[(size_t)i * F + j];
+            /* An Irwin-Hall sum of four uniforms, centred and scaled to unit
+             * variance, lies within +-2 sqrt(3). */
+            cr_assert(fabs(v - mean) <= 2 * 1.7320508 * sd * (1 + 1e-5), "row %d column %d: %g is out of support",
+                      i, j, v);
+            sum += v;
+            sq += v * v;
+        }
+        double m = sum / N, s_hat = sqrt((sq - N * m * m) / (N - 1));
+        /* Six standard errors. The mean's is sd / sqrt(N). The sample sd's is
+         * sd * sqrt((2 + k) / (4 N)) with excess kurtosis k = -0.3 for this
+         * Irwin-Hall sum; taking k = 0 (the normal case) is conservative:
+         * 6 sqrt(1 / (2 N)) = 0.030 of sd. */
+        double mean_bound = 6 * sd / sqrt((double)N);
+        cr_assert(fabs(m - mean) < mean_bound, "column %d: mean %.4f, expected %.4f +- %.4f", j, m, mean, mean_bound);
+        cr_assert(fabs(s_hat / sd - 1) < 0.030, "column %d: std %.4f, expected %.4f (within 3%%)", j, s_hat, sd);
+    }
+    sl_source_free(s);
+}
+
+Test(fixtures, tabular_parameters_are_a_function_of_seed_and_column)
+{
+    float m1, s1, m2, s2;
+    sl_fixture_tabular_column_params(1, 3, &m1, &s1);
+    sl_fixture_tabular_column_params(1, 3, &m2, &s2);
+    cr_assert(m1 == m2 && s1 == s2);
+    int same_mean = 0;
+    for (int j = 0; j < 50; j++) {
+        sl_fixture_tabular_column_params(1, j, &m1, &s1);
+        sl_fixture_tabular_column_params(2, j, &m2, &s2);
+        same_mean += m1 == m2;
+        if (j > 0) {
+            float prev_m, prev_s;
+            sl_fixture_tabular_column_params(1, j - 1, &prev_m, &prev_s);
+            cr_assert(prev_m != m1 || prev_s != s1, "columns %d and %d share parameters", j - 1, j);
+        }
+    }
+    cr_assert_eq(same_mean, 0, "seeds 1 and 2 give %d columns the same mean", same_mean);
+}
+
+Test(fixtures, floats_are_uniform_in_unit_interval)
+{
+    enum { N = 100, ITEM = 16 * 16 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_FLOATS, .n = N, .h = 16, .w = 16, .c = 1};
+    sl_source *s = build(&spec, 13);
+    const float *x = field(s, 0);
+    double sum = 0;
+    int below_tenth = 0;
+    for (size_t k = 0; k < (size_t)N * ITEM; k++) {
+        cr_assert(x[k] >= 0.0f && x[k] < 1.0f, "value %zu is %g", k, x[k]);
+        sum += x[k];
+        below_tenth += x[k] < 0.1f;
+    }
+    /* 25600 uniforms: the mean has sd sqrt(1/12 / 25600) = 0.0018, the count
+     * below 0.1 sd sqrt(25600 * 0.09) = 48; six sd each. */
+    double mean = sum / ((double)N * ITEM);
+    cr_assert(fabs(mean - 0.5) < 0.011, "mean %.4f", mean);
+    cr_assert(abs(below_tenth - 2560) < 288, "%d values below 0.1, expected 2560 +- 288", below_tenth);
+    sl_source_free(s);
+}
+
+static void expect_invalid(sl_fixture_spec spec, const char *needle)
+{
+    sl_source *src = (sl_source *)&spec;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&spec, 1, &src, &err), SL_EINVAL, "expected '%s' to be refused", needle);
+    cr_assert_null(src);
+    cr_assert_not_null(strstr(err.msg, needle), "message lacks \"%s\": %s", needle, err.msg);
+    cr_assert_eq(sl_fixture_bytes(&spec), 0);
+}
+
+Test(fixtures, invalid_specs_are_refused_naming_the_field)
+{
+    sl_fixture_spec s;
+    s = images_spec, s.h = 0;
+    expect_invalid(s, "fixture spec field 'h' must be positive, got 0");
+    s = images_spec, s.w = -3;
+    expect_invalid(s, "field 'w' must be positive, got -3");
+    s = images_spec, s.c = 0;
+    expect_invalid(s, "field 'c'");
+    s = images_spec, s.classes = 0;
+    expect_invalid(s, "field 'classes'");
+    s = images_spec, s.n = 0;
+    expect_invalid(s, "field 'n' must be positive, got 0");
+    s = images_spec, s.h = 1 << 16, s.w = 1 << 16;
+    expect_invalid(s, "'h'");
+    s = tokens_spec, s.vocab = 2;
+    expect_invalid(s, "field 'vocab' must be at least 3, got 2");
+    s = tokens_spec, s.mean_doc_len = 0;
+    expect_invalid(s, "field 'mean_doc_len'");
+    s = tabular_spec, s.features = 0;
+    expect_invalid(s, "field 'features'");
+    s = floats_spec, s.n = -5;
+    expect_invalid(s, "field 'n'");
+    s = floats_spec, s.kind = (sl_fixture_kind)99;
+    expect_invalid(s, "field 'kind'");
+}
+
+Test(fixtures, fields_unused_by_a_kind_are_ignored)
+{
+    /* A tokens spec does not need h, w, c or classes to be set, and setting
+     * them does not change its bytes. */
+    sl_fixture_spec other = tokens_spec;
+    other.h = 99, other.classes = -1, other.features = 3;
+    sl_source *a = build(&tokens_spec, 4), *b = build(&other, 4);
+    cr_assert_eq(memcmp(field(a, 0), field(b, 0), sl_source_field_bytes(a, 0)), 0);
+    sl_source_free(a);
+    sl_source_free(b);
+}

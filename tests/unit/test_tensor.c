@@ -63,7 +63,7 @@ Test(tensor, dtype_names_round_trip)
     for (int d = 0; d < SL_DTYPE_COUNT; d++) {
         sl_dtype parsed;
         cr_assert(sl_dtype_parse(sl_dtype_name((sl_dtype)d), &parsed));
-        cr_expect_eq(parsed, d);
+        cr_expect_eq((int)parsed, d);
     }
     sl_dtype unused;
     cr_expect_not(sl_dtype_parse("f16", &unused));

@@ -66,7 +66,10 @@ typedef struct sl_record {
     int repetitions;
     int repetition_kept;       /* index of the median repetition */
     double repetition_elements_per_s[SL_RECORD_MAX_REPETITIONS];
-    int64_t *latency_ns;       /* measured_batches entries, of the kept repetition; borrowed */
+    /* measured_batches entries, of the kept repetition. sl_record_read and
+     * sl_bench_run allocate it and sl_record_release frees it; a caller that
+     * points it at its own array must not call sl_record_release. */
+    int64_t *latency_ns;
     int64_t elements;          /* elements in the measured batches */
     int64_t bytes;             /* output bytes of the measured batches */
     int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
@@ -80,12 +83,15 @@ typedef struct sl_record {
 /* Derived figures, the same for every writer and reader. */
 double sl_record_elements_per_s(const sl_record *record);
 double sl_record_bytes_per_s(const sl_record *record);
+/* Sets a metric, replacing one of the same name; a name beyond
+ * SL_RECORD_MAX_METRICS distinct ones is dropped. */
 void sl_record_add_metric(sl_record *record, const char *name, double value, const char *unit);
 
 /* Serializes the record and environment and writes them to path via a
  * temporary file and rename. */
 sl_status sl_record_write(const sl_record *record, const sl_environment *env, const char *path, sl_err *err);
-/* Returns the JSON text (malloc'd) of a record, for tests and tools. */
+/* Returns the JSON text (malloc'd) of a record, for tests and tools, or NULL
+ * for a record the reader would refuse. */
 char *sl_record_to_json(const sl_record *record, const sl_environment *env);
 
 /* Reads a record back, validating schema version and every required field;

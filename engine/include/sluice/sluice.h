@@ -19,6 +19,4 @@
 #include "sluice/tensor.h"
 #include "sluice/timing.h"
 
-#define SLUICE_VERSION "0.1.0"
-
 #endif

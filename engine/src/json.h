@@ -1,0 +1,28 @@
+/* JSON helpers shared inside libsluice (records, goldens, checkpoints). */
+#ifndef SLUICE_JSON_H
+#define SLUICE_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sluice/status.h"
+
+/* Builders: a failed allocation clears *ok so the caller refuses the whole
+ * document instead of writing one with holes. */
+void sl__json_put(cJSON *object, const char *key, cJSON *item, bool *ok);
+void sl__json_append(cJSON *array, cJSON *item, bool *ok);
+cJSON *sl__json_hex64(uint64_t value);
+cJSON *sl__json_u64_text(uint64_t value);
+
+/* Readers: each names the file (path) and the field (name) on failure. */
+sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err);
+sl_status sl__json_expect(const cJSON *item, int type, const char *path, const char *name, sl_err *err);
+sl_status sl__json_int64(const cJSON *item, const char *path, const char *name, int64_t *out, sl_err *err);
+sl_status sl__json_text(const cJSON *item, const char *path, const char *name, char *buf, size_t size, sl_err *err);
+sl_status sl__json_hex64_value(const cJSON *item, const char *path, const char *name, uint64_t *out, sl_err *err);
+sl_status sl__json_u64_value(const cJSON *item, const char *path, const char *name, uint64_t *out, sl_err *err);
+
+
+#endif

@@ -1,0 +1,48 @@
+/* The inside of sl_source, shared by the memory source (source.c), the file
+ * sources (source_file.c) and the .npy reader (npy.c). Not installed. */
+#ifndef SLUICE_SOURCE_IMPL_H
+#define SLUICE_SOURCE_IMPL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sluice/source.h"
+
+/* What differs between back ends. Sources whose bytes are in place (memory,
+ * mmap) need no read hook: sl_source_read copies from data[] and
+ * sl_source_map points into it, so the two share one dispatch and one bounds
+ * check whatever the back end. */
+typedef struct sl__source_ops {
+    /* Copies bytes of a field without in-place data; offset and nbytes are
+     * already checked against the field's size. NULL for in-place sources. */
+    sl_status (*read)(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err);
+    /* Releases what the back end holds: owned buffers, mappings, descriptors. */
+    void (*release)(sl_source *source);
+} sl__source_ops;
+
+struct sl_source {
+    sl_source_kind kind;
+    sl_schema schema;
+    int64_t rows;
+    size_t field_bytes[SL_MAX_FIELDS];
+    /* The field's first byte when the bytes are addressable, else NULL. */
+    const unsigned char *data[SL_MAX_FIELDS];
+    const sl__source_ops *ops;
+    void *state; /* back-end data, owned by ops->release */
+};
+
+/* Validates schema and rows (field count, names non-empty and unique, dtypes,
+ * shapes, total size) and allocates a source with field_bytes filled and
+ * data[] cleared; the caller sets data[], ops and state. */
+sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t rows, sl_source **out,
+                         sl_err *err);
+
+/* Opens path read-only; a missing file is SL_ENOTFOUND, other failures
+ * SL_EIO, both naming path. */
+sl_status sl__open_readonly(const char *path, int *fd, sl_err *err);
+
+/* pread until nbytes arrive, retrying short reads and EINTR. End of file
+ * before nbytes is an error naming path and offset. Safe from any thread. */
+sl_status sl__pread_full(int fd, void *buf, size_t nbytes, off_t offset, const char *path, sl_err *err);
+
+#endif

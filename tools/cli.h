@@ -1,0 +1,126 @@
+/* Helpers shared by the `sluice` subcommands: one argument scanner, one way
+ * to parse each kind of value, one usage-error path, one scenario and adapter
+ * selection, and one table printer, so every command behaves alike. */
+#ifndef SLUICE_TOOLS_CLI_H
+#define SLUICE_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sluice/sluice.h"
+
+/* Exit statuses of every command. */
+#define SL__EXIT_OK 0
+#define SL__EXIT_FAILED 1  /* a run, a file or a comparison failed */
+#define SL__EXIT_USAGE 2   /* the command line was wrong */
+
+/* The subcommands; argv[0] is the command's name. */
+int sl__cmd_bench(int argc, char **argv);
+int sl__cmd_list(int argc, char **argv);
+int sl__cmd_bless(int argc, char **argv);
+
+/* --- scanning arguments ------------------------------------------------------ */
+
+typedef struct sl__cli {
+    const char *command;   /* "bench"; NULL for the top level */
+    int argc;
+    char **argv;
+    int index;             /* the argument being looked at */
+} sl__cli;
+
+sl__cli sl__cli_start(const char *command, int argc, char **argv);
+/* Moves to the next argument; false when there is none. */
+bool sl__cli_next(sl__cli *cli);
+/* The argument being looked at. */
+const char *sl__cli_arg(const sl__cli *cli);
+/* True for -h and --help. */
+bool sl__cli_is_help(const sl__cli *cli);
+/* True when the argument is the flag `name`. */
+bool sl__cli_flag(const sl__cli *cli, const char *name);
+/* True when the argument is option `name`, given as "--name VALUE" or
+ * "--name=VALUE"; sets *value. A missing or empty value is a usage error. */
+bool sl__cli_option(sl__cli *cli, const char *name, const char **value);
+/* Reports the current argument as unknown (a usage error). */
+_Noreturn void sl__cli_unknown(const sl__cli *cli);
+
+/* Prints "sluice <command>: <message>" and the pointer to --help on stderr,
+ * then exits with SL__EXIT_USAGE. */
+_Noreturn void sl__cli_usage_error(const sl__cli *cli, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints "sluice <command>: <message>" on stderr (no exit): for failures that
+ * are not the command line's fault. */
+void sl__cli_error(const char *command, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* --- values ------------------------------------------------------------------- */
+
+/* A decimal integer in [min, max]; anything else is a usage error naming
+ * the option. */
+int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, int64_t min, int64_t max);
+/* A decimal unsigned 64-bit integer (seeds). */
+uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text);
+sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text);
+
+/* A comma-separated list of non-empty names. */
+typedef struct sl__cli_list {
+    int count;
+    char **items;
+    char *storage;
+} sl__cli_list;
+
+sl__cli_list sl__cli_split(const sl__cli *cli, const char *option, const char *text);
+void sl__cli_list_free(sl__cli_list *list);
+
+/* --- what to run ---------------------------------------------------------------- */
+
+/* Which scenario variants and adapters a command acts on. */
+typedef struct sl__selection {
+    int nscenarios;
+    uint64_t *variants;    /* per scenario: bit v set when variant v is selected */
+    int nadapters;
+    bool *adapters;        /* per adapter index */
+} sl__selection;
+
+/* scenarios: "ID[,ID...]", where an item may also be "gate" (the gate
+ * variants) or "all"; NULL means all. variants: names that filter the
+ * variants of those scenarios; NULL keeps them all. adapters: names; NULL or
+ * "all" means every adapter. Unknown names are usage errors that list the
+ * valid ones. */
+void sl__cli_select(const sl__cli *cli, const char *scenarios, const char *variants, const char *adapters,
+                    sl__selection *selection);
+bool sl__selection_has_variant(const sl__selection *selection, int scenario, int variant);
+void sl__selection_free(sl__selection *selection);
+
+/* --- tables --------------------------------------------------------------------- */
+
+typedef enum sl__align { SL__LEFT = 0, SL__RIGHT } sl__align;
+
+typedef struct sl__table sl__table;
+
+sl__table *sl__table_new(int ncols, const char *const *headers, const sl__align *align);
+/* Copies the row's ncols cells. */
+void sl__table_add_row(sl__table *table, const char *const *cells);
+/* Columns padded to their widest cell (in characters, not bytes), each line
+ * indented by indent spaces. */
+void sl__table_print(const sl__table *table, FILE *out, int indent);
+void sl__table_print_markdown(const sl__table *table, FILE *out);
+void sl__table_free(sl__table *table);
+
+/* --- memory ------------------------------------------------------------------- */
+
+/* Allocation for the command line tool, which has nothing sensible to do when
+ * memory runs out but say so and exit. */
+void *sl__cli_alloc(size_t size);
+char *sl__cli_strdup(const char *text);
+/* Bounded copy that always terminates dst, truncating a long src. */
+void sl__cli_copy(char *dst, size_t size, const char *src);
+
+#endif
