@@ -144,11 +144,11 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
             dst = c->in_dtype == out_dtype ? out : (cur == fz->stage_a ? fz->stage_b : fz->stage_a);
         switch (step->kind) {
         case STEP_NORMALIZE: {
-            int64_t pixels = c->values / c->channels;
+            int64_t pixels = c->values / c->norm.channels;
             if (c->in_dtype == SL_U8)
-                k->normalize_u8(cur, out, pixels, c->channels, c->op->u.normalize.mean, c->inv_std);
+                k->normalize_u8(cur, out, pixels, &c->norm);
             else
-                k->normalize_f32(cur, out, pixels, c->channels, c->op->u.normalize.mean, c->inv_std);
+                k->normalize_f32(cur, out, pixels, &c->norm);
             break;
         }
         case STEP_CHAIN:

@@ -89,13 +89,9 @@ static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
             return sl_fail(err, SL_EINVAL,
                            "op %d: normalize has %d channels; field '%s' needs 1 or its last dimension %lld", index,
                            channels, field->name, (long long)last);
-        for (int ch = 0; ch < channels; ch++) {
-            if (!(op->u.normalize.std[ch] > 0.0f))
-                return sl_fail(err, SL_EINVAL, "op %d: normalize std[%d] must be positive", index, ch);
-            /* Computed once here so every back end multiplies by this float. */
-            c->inv_std[ch] = 1.0f / op->u.normalize.std[ch];
-        }
-        c->channels = channels;
+        sl_status st = sl_normalize_consts_init(&c->norm, channels, op->u.normalize.mean, op->u.normalize.std, err);
+        if (st)
+            return sl_fail_context(err, "op %d (normalize of field '%s')", index, field->name);
         if (field->dtype == SL_U8)
             p->needs_staging[f] = true;
         field->dtype = SL_F32;
@@ -222,7 +218,7 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     for (int i = 0; i < spec->nops; i++) {
         sl_status st = compile_op(p, i, err);
         if (st) {
-            free(p);
+            sl_pipeline_free(p);
             return st;
         }
     }
@@ -233,7 +229,7 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
                                            : (p->epoch_size + spec->batch_size - 1) / spec->batch_size;
     if (p->batches_per_epoch == 0) {
         int64_t epoch_size = p->epoch_size;
-        free(p);
+        sl_pipeline_free(p);
         return sl_fail(err, SL_EINVAL, "an epoch of %lld elements makes no batch of %lld%s", (long long)epoch_size,
                        (long long)spec->batch_size, spec->drop_last ? " (drop_last)" : "");
     }
@@ -246,6 +242,11 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
 
 void sl_pipeline_free(sl_pipeline *pipeline)
 {
+    if (!pipeline)
+        return;
+    for (int i = 0; i < pipeline->ncompiled; i++)
+        if (pipeline->compiled[i].op && pipeline->compiled[i].op->kind == SL_OP_NORMALIZE)
+            sl_normalize_consts_release(&pipeline->compiled[i].norm);
     free(pipeline);
 }
 
@@ -287,7 +288,7 @@ const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice)
 bool sl__op_fits_ew_chain(const sl__compiled_op *op)
 {
     if (op->op->kind == SL_OP_NORMALIZE)
-        return op->in_dtype == SL_F32 && op->channels == 1;
+        return op->in_dtype == SL_F32 && op->norm.channels == 1;
     return sl_op_is_elementwise(op->op->kind);
 }
 
@@ -295,7 +296,7 @@ sl_ew_step sl__ew_step_of(const sl__compiled_op *c)
 {
     sl_ew_step step = {c->op->kind, 0.0f, 0.0f};
     switch (c->op->kind) {
-    case SL_OP_NORMALIZE: step.a = c->op->u.normalize.mean[0]; step.b = c->inv_std[0]; break;
+    case SL_OP_NORMALIZE: step.a = c->norm.mean[0]; step.b = c->norm.inv_std[0]; break;
     case SL_OP_CLIP: step.a = c->op->u.clip.lo; step.b = c->op->u.clip.hi; break;
     default: step.a = c->op->u.scalar.value; break;
     }
@@ -351,9 +352,8 @@ void sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch
     sl_permutation perm;
     sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)position.epoch, p->spec.shuffle);
     int64_t first = position.batch * p->spec.batch_size;
-    for (int64_t r = 0; r < rows; r++)
-        batch->element_ids[r] = (int64_t)sl_permutation_apply(
-            &perm, sl_shard_global_position(p->spec.shard, (uint64_t)(first + r)));
+    sl_permutation_apply_strided(&perm, sl_shard_global_position(p->spec.shard, (uint64_t)first),
+                                 (uint64_t)p->spec.shard.world, rows, batch->element_ids);
     batch->epoch = position.epoch;
     batch->index = position.batch;
     sl_batch_set_count(batch, rows);

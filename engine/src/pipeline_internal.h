@@ -13,8 +13,7 @@ typedef struct sl__compiled_op {
     int64_t values;            /* values per element of the field */
     int h, w;                  /* image geometry for crop and flip */
     size_t pixel_bytes;        /* bytes per pixel (channels x dtype size) */
-    int channels;              /* normalize */
-    float inv_std[SL_MAX_CHANNELS];
+    sl_normalize_consts norm;  /* normalize; released with the pipeline */
 } sl__compiled_op;
 
 struct sl_pipeline {

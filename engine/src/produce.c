@@ -42,11 +42,11 @@ static void apply_op(const sl_pipeline *p, const sl_kernel_table *k, const sl__c
         break; /* done while gathering */
     case SL_OP_NORMALIZE: {
         float *out = b->fields[f].data;
-        int64_t pixels = values / c->channels;
+        int64_t pixels = values / c->norm.channels;
         if (c->in_dtype == SL_U8)
-            k->normalize_u8(current[f], out, pixels, c->channels, c->op->u.normalize.mean, c->inv_std);
+            k->normalize_u8(current[f], out, pixels, &c->norm);
         else
-            k->normalize_f32(current[f], out, pixels, c->channels, c->op->u.normalize.mean, c->inv_std);
+            k->normalize_f32(current[f], out, pixels, &c->norm);
         current[f] = out;
         break;
     }

@@ -1,54 +1,117 @@
+#include <math.h>
+#include <stdint.h>
+
 #include "sluice/philox.h"
 #include "sluice/shuffle.h"
 
-static int bits_needed(uint64_t n)
+/* The smallest side with side * side >= n. The double square root is only a
+ * first guess; the integer corrections make the result exact. */
+static uint64_t grid_side(uint64_t n)
 {
-    int bits = 0;
-    while (bits < 64 && (n >> bits) != 0)
-        bits++;
-    return bits;
+    uint64_t side = (uint64_t)sqrt((double)n);
+    while (side * side < n)
+        side++;
+    while (side > 1 && (side - 1) * (side - 1) >= n)
+        side--;
+    return side;
 }
 
 void sl_permutation_init(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle)
 {
     perm->n = n;
     perm->identity = !shuffle || n < 2;
-    /* Both halves get the same width so the network is balanced; the domain
-     * is then 4^half_bits, the smallest power of four above n - 1. */
-    int bits = bits_needed(n > 0 ? n - 1 : 0);
-    perm->half_bits = bits < 2 ? 1 : (bits + 1) / 2;
-    perm->half_mask = (perm->half_bits >= 64) ? ~0ull : ((1ull << perm->half_bits) - 1);
+    perm->side = grid_side(n);
+    /* One Philox block yields two 64-bit round keys. */
     sl_philox_key key = sl_philox_key_for(seed, SL_STREAM_SHUFFLE);
-    for (int round = 0; round < SL_FEISTEL_ROUNDS; round++) {
+    for (int round = 0; round < SL_FEISTEL_ROUNDS; round += 2) {
         sl_philox_ctr out = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)round, (uint32_t)epoch, 0), key);
         perm->round_keys[round] = ((uint64_t)out.v[1] << 32) | out.v[0];
+        if (round + 1 < SL_FEISTEL_ROUNDS)
+            perm->round_keys[round + 1] = ((uint64_t)out.v[3] << 32) | out.v[2];
     }
+}
+
+/* One pass of the network over a grid point. Each round maps (left, right)
+ * to (right, (left + F(right)) mod side), which is invertible whatever F is;
+ * F reduces a 64-bit mix to [0, side) by multiply-shift, which needs side
+ * <= 2^32, true for every n below 2^62. */
+static inline void split(uint64_t x, uint64_t side, uint64_t *left, uint64_t *right)
+{
+    /* A 32-bit division is several times cheaper than a 64-bit one, and
+     * every data set below 2^32 elements takes this path. */
+    if (x <= UINT32_MAX) {
+        *left = (uint32_t)x / (uint32_t)side;
+        *right = (uint32_t)x - (uint32_t)*left * (uint32_t)side;
+    } else {
+        *left = x / side;
+        *right = x % side;
+    }
+}
+
+static inline uint64_t round_value(const sl_permutation *perm, int round, uint64_t right)
+{
+    return ((sl_mix64(right ^ perm->round_keys[round]) >> 32) * perm->side) >> 32;
 }
 
 static uint64_t feistel(const sl_permutation *perm, uint64_t x)
 {
-    uint64_t left = x >> perm->half_bits;
-    uint64_t right = x & perm->half_mask;
+    const uint64_t side = perm->side;
+    uint64_t left, right;
+    split(x, side, &left, &right);
     for (int round = 0; round < SL_FEISTEL_ROUNDS; round++) {
-        uint64_t next = left ^ (sl_mix64(right ^ perm->round_keys[round]) & perm->half_mask);
+        uint64_t sum = left + round_value(perm, round, right);
         left = right;
-        right = next;
+        right = sum >= side ? sum - side : sum;
     }
-    return (left << perm->half_bits) | right;
+    return left * side + right;
 }
 
 uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position)
 {
     if (perm->identity)
         return position;
-    /* Cycle walking: the network permutes the larger power-of-four domain,
-     * so following it from a position inside [0, n) until it lands inside
-     * again yields a bijection on [0, n) (Black and Rogaway, 2002). */
+    /* Cycle walking: following the grid's permutation from a position inside
+     * [0, n) until it lands inside again is a bijection on [0, n). */
     uint64_t x = position;
     do {
         x = feistel(perm, x);
     } while (x >= perm->n);
     return x;
+}
+
+/* Lanes evaluated side by side: the rounds of one position form a chain of
+ * dependent multiplies, and interleaving independent positions lets the CPU
+ * overlap those chains instead of waiting on each in turn. */
+#define LANES 8
+
+void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                  int64_t *out)
+{
+    const uint64_t side = perm->side;
+    for (int64_t base = 0; base < count; base += LANES) {
+        int lanes = count - base < LANES ? (int)(count - base) : LANES;
+        if (perm->identity) {
+            for (int l = 0; l < lanes; l++)
+                out[base + l] = (int64_t)(first + (uint64_t)(base + l) * stride);
+            continue;
+        }
+        uint64_t left[LANES] = {0}, right[LANES] = {0};
+        for (int l = 0; l < lanes; l++)
+            split(first + (uint64_t)(base + l) * stride, side, &left[l], &right[l]);
+        for (int round = 0; round < SL_FEISTEL_ROUNDS; round++)
+            for (int l = 0; l < LANES; l++) {
+                uint64_t sum = left[l] + round_value(perm, round, right[l]);
+                left[l] = right[l];
+                right[l] = sum >= side ? sum - side : sum;
+            }
+        for (int l = 0; l < lanes; l++) {
+            /* The rare lane that left [0, n) walks on alone. */
+            uint64_t x = left[l] * side + right[l];
+            while (x >= perm->n)
+                x = feistel(perm, x);
+            out[base + l] = (int64_t)x;
+        }
+    }
 }
 
 uint64_t sl_shard_size(sl_shard shard, uint64_t n)

@@ -1,38 +1,16 @@
-/* Optimized normalization. Per-channel constants are expanded to a period
- * that is a multiple of both the channel count and 16 floats, so the inner
- * loop has no modulo and vectorizes; the value computed for each element is
- * the reference's ((float)x - mean[c]) * inv_std[c]. */
+/* Optimized arithmetic kernels. Normalization reads the constants tiled to
+ * their period (sl_normalize_consts), so the inner loop has no modulo and
+ * vectorizes; the value computed for each element is the reference's
+ * ((float)x - mean[c]) * inv_std[c]. */
 #include "cpu.h"
 
-/* lcm(channels, 16) <= 16 * SL_MAX_CHANNELS. */
-#define MAX_PERIOD (16 * SL_MAX_CHANNELS)
-
-static int expanded_period(int channels)
-{
-    int a = channels, b = 16;
-    while (b) {
-        int t = a % b;
-        a = b;
-        b = t;
-    }
-    return channels / a * 16;
-}
-
-static void expand(int channels, int period, const float *mean, const float *inv_std, float *m, float *s)
-{
-    for (int j = 0; j < period; j++) {
-        m[j] = mean[j % channels];
-        s[j] = inv_std[j % channels];
-    }
-}
-
 SL_ALWAYS_INLINE void normalize_u8_body(const uint8_t *restrict src, float *restrict dst, int64_t pixels,
-                                        int channels, const float *mean, const float *inv_std)
+                                        const sl_normalize_consts *k)
 {
-    float m[MAX_PERIOD], s[MAX_PERIOD];
-    int period = expanded_period(channels);
-    expand(channels, period, mean, inv_std, m, s);
-    int64_t n = pixels * channels, i = 0;
+    const float *restrict m = k->mean_tiled;
+    const float *restrict s = k->inv_std_tiled;
+    const int period = k->period;
+    int64_t n = pixels * k->channels, i = 0;
     for (; i + period <= n; i += period)
         for (int j = 0; j < period; j++)
             dst[i + j] = ((float)src[i + j] - m[j]) * s[j];
@@ -40,15 +18,14 @@ SL_ALWAYS_INLINE void normalize_u8_body(const uint8_t *restrict src, float *rest
         dst[i + j] = ((float)src[i + j] - m[j]) * s[j];
 }
 
-/* src may equal dst, so no restrict here: each element is read before it is
- * written at the same index, which aliasing cannot break. */
-SL_ALWAYS_INLINE void normalize_f32_body(const float *src, float *dst, int64_t pixels, int channels,
-                                         const float *mean, const float *inv_std)
+/* src may equal dst, so no restrict on them: each element is read before it
+ * is written at the same index, which aliasing cannot break. */
+SL_ALWAYS_INLINE void normalize_f32_body(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
-    float m[MAX_PERIOD], s[MAX_PERIOD];
-    int period = expanded_period(channels);
-    expand(channels, period, mean, inv_std, m, s);
-    int64_t n = pixels * channels, i = 0;
+    const float *restrict m = k->mean_tiled;
+    const float *restrict s = k->inv_std_tiled;
+    const int period = k->period;
+    int64_t n = pixels * k->channels, i = 0;
     for (; i + period <= n; i += period)
         for (int j = 0; j < period; j++)
             dst[i + j] = (src[i + j] - m[j]) * s[j];
@@ -95,16 +72,14 @@ SL_ALWAYS_INLINE void ew_chain_body(float *x, int64_t n, const sl_ew_step *steps
     }
 }
 
-static void normalize_u8_generic(const uint8_t *src, float *dst, int64_t pixels, int channels, const float *mean,
-                                 const float *inv_std)
+static void normalize_u8_generic(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
-    normalize_u8_body(src, dst, pixels, channels, mean, inv_std);
+    normalize_u8_body(src, dst, pixels, k);
 }
 
-static void normalize_f32_generic(const float *src, float *dst, int64_t pixels, int channels, const float *mean,
-                                  const float *inv_std)
+static void normalize_f32_generic(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
-    normalize_f32_body(src, dst, pixels, channels, mean, inv_std);
+    normalize_f32_body(src, dst, pixels, k);
 }
 
 static void ew_chain_generic(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
@@ -120,16 +95,14 @@ void sl__cpu_arith_generic(sl_cpu_variant *out)
 }
 
 #if SL_HAVE_AVX2_CLONES
-SL_TARGET_AVX2 static void normalize_u8_avx2(const uint8_t *src, float *dst, int64_t pixels, int channels,
-                                             const float *mean, const float *inv_std)
+SL_TARGET_AVX2 static void normalize_u8_avx2(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
-    normalize_u8_body(src, dst, pixels, channels, mean, inv_std);
+    normalize_u8_body(src, dst, pixels, k);
 }
 
-SL_TARGET_AVX2 static void normalize_f32_avx2(const float *src, float *dst, int64_t pixels, int channels,
-                                              const float *mean, const float *inv_std)
+SL_TARGET_AVX2 static void normalize_f32_avx2(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
-    normalize_f32_body(src, dst, pixels, channels, mean, inv_std);
+    normalize_f32_body(src, dst, pixels, k);
 }
 
 SL_TARGET_AVX2 static void ew_chain_avx2(float *x, int64_t n, const sl_ew_step *steps, int nsteps)

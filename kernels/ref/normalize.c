@@ -2,22 +2,20 @@
  * end must reproduce exactly. */
 #include "ref.h"
 
-void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, int channels, const float *mean,
-                          const float *inv_std)
+void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
     for (int64_t p = 0; p < pixels; p++)
-        for (int c = 0; c < channels; c++) {
-            int64_t i = p * channels + c;
-            dst[i] = ((float)src[i] - mean[c]) * inv_std[c];
+        for (int c = 0; c < k->channels; c++) {
+            int64_t i = p * k->channels + c;
+            dst[i] = ((float)src[i] - k->mean[c]) * k->inv_std[c];
         }
 }
 
-void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, int channels, const float *mean,
-                           const float *inv_std)
+void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
     for (int64_t p = 0; p < pixels; p++)
-        for (int c = 0; c < channels; c++) {
-            int64_t i = p * channels + c;
-            dst[i] = (src[i] - mean[c]) * inv_std[c];
+        for (int c = 0; c < k->channels; c++) {
+            int64_t i = p * k->channels + c;
+            dst[i] = (src[i] - k->mean[c]) * k->inv_std[c];
         }
 }

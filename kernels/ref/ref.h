@@ -5,10 +5,8 @@
 
 #include "sluice/kernels.h"
 
-void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, int channels, const float *mean,
-                          const float *inv_std);
-void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, int channels, const float *mean,
-                           const float *inv_std);
+void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
+void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 void sl__ref_ew_chain(float *x, int64_t n, const sl_ew_step *steps, int nsteps);
 void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x);

@@ -30,9 +30,13 @@ Test(kernels, reference_normalize_matches_hand_values)
 {
     const uint8_t src[6] = {0, 128, 255, 10, 20, 30};
     const float mean[3] = {0.0f, 128.0f, 5.0f};
-    const float inv_std[3] = {1.0f, 0.5f, 0.25f};
+    const float stddev[3] = {1.0f, 2.0f, 4.0f};
+    sl_normalize_consts k;
+    sl_err err = {0};
+    cr_assert_eq(sl_normalize_consts_init(&k, 3, mean, stddev, &err), SL_OK, "%s", err.msg);
     float out[6];
-    sl_kernels_reference()->normalize_u8(src, out, 2, 3, mean, inv_std);
+    sl_kernels_reference()->normalize_u8(src, out, 2, &k);
+    sl_normalize_consts_release(&k);
     const float expected[6] = {0.0f, 0.0f, 62.5f, 10.0f, -54.0f, 6.25f};
     for (int i = 0; i < 6; i++)
         cr_expect_eq(out[i], expected[i], "index %d: %g != %g", i, out[i], expected[i]);
@@ -47,28 +51,32 @@ Test(kernels, optimized_normalize_is_bitwise_reference)
         for (size_t pi = 0; pi < sizeof pixel_counts / sizeof pixel_counts[0]; pi++) {
             int c = channel_counts[ci];
             int64_t pixels = pixel_counts[pi], n = pixels * c;
-            float mean[128], inv[128];
+            float mean[128], stddev[128];
             fill_random_f32(mean, c, 1, 0.0f, 255.0f);
-            fill_random_f32(inv, c, 2, 0.001f, 2.0f);
+            fill_random_f32(stddev, c, 2, 0.5f, 100.0f);
+            sl_normalize_consts k;
+            sl_err err = {0};
+            cr_assert_eq(sl_normalize_consts_init(&k, c, mean, stddev, &err), SL_OK, "%s", err.msg);
             uint8_t *u8 = malloc((size_t)n);
             float *f = malloc((size_t)n * 4), *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
             fill_random_u8(u8, n, (uint32_t)(c * 1000 + pixels));
             fill_random_f32(f, n, 3, -10.0f, 300.0f);
-            ref->normalize_u8(u8, a, pixels, c, mean, inv);
-            best->normalize_u8(u8, b, pixels, c, mean, inv);
+            ref->normalize_u8(u8, a, pixels, &k);
+            best->normalize_u8(u8, b, pixels, &k);
             cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "u8 normalize differs for c=%d pixels=%lld", c,
                       (long long)pixels);
-            ref->normalize_f32(f, a, pixels, c, mean, inv);
-            best->normalize_f32(f, b, pixels, c, mean, inv);
+            ref->normalize_f32(f, a, pixels, &k);
+            best->normalize_f32(f, b, pixels, &k);
             cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "f32 normalize differs for c=%d pixels=%lld", c,
                       (long long)pixels);
             /* In place is allowed for f32 and must give the same result. */
-            best->normalize_f32(f, f, pixels, c, mean, inv);
+            best->normalize_f32(f, f, pixels, &k);
             cr_assert(memcmp(a, f, (size_t)n * 4) == 0, "in-place f32 normalize differs for c=%d", c);
             free(u8);
             free(f);
             free(a);
             free(b);
+            sl_normalize_consts_release(&k);
         }
 }
 
@@ -164,6 +172,23 @@ Test(kernels, pack_copies_then_pads)
         tables[t]->pack(out, stream, 5, 3, -1);
         cr_assert(out[0] == 5 && out[2] == 7, "a full sequence takes only seq_len tokens");
     }
+}
+
+Test(kernels, normalize_constants_are_tiled_and_checked)
+{
+    const float mean[3] = {1, 2, 3}, stddev[3] = {2, 4, 8};
+    sl_normalize_consts k;
+    sl_err err = {0};
+    cr_assert_eq(sl_normalize_consts_init(&k, 3, mean, stddev, &err), SL_OK);
+    /* lcm(3, 16) = 48: the constants repeat every three values. */
+    cr_expect_eq(k.period, 48);
+    cr_expect_eq(k.mean_tiled[47], 3.0f);
+    cr_expect_eq(k.inv_std_tiled[46], 0.25f);
+    sl_normalize_consts_release(&k);
+    const float bad[3] = {1, 0, 1};
+    cr_expect_eq(sl_normalize_consts_init(&k, 3, mean, bad, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "std[1]") != NULL, "%s", err.msg);
+    cr_expect_eq(sl_normalize_consts_init(&k, SL_MAX_CHANNELS + 1, mean, stddev, &err), SL_EINVAL);
 }
 
 Test(kernels, best_table_overrides_reference)

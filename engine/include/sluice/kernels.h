@@ -12,19 +12,37 @@
 #include <stdint.h>
 
 #include "sluice/ops.h"
+#include "sluice/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Normalize `pixels` pixels of `channels` interleaved channels:
- * dst = ((float)src - mean[c]) * inv_std[c]. inv_std is computed once, on the
- * host, as 1.0f / std, so every back end multiplies by the same float. */
-typedef void (*sl_normalize_u8_fn)(const uint8_t *src, float *dst, int64_t pixels, int channels,
-                                   const float *mean, const float *inv_std);
+/* Per-channel constants of a normalize op, prepared once when a pipeline is
+ * built. inv_std is 1.0f / std computed on the host, so every back end
+ * multiplies by the same float. The reference reads the per-channel arrays;
+ * optimized kernels read them tiled to `period` values (a multiple of both
+ * the channel count and 16), so their inner loops need no modulo and
+ * preparing nothing per call keeps short rows (a tabular row of 100
+ * features) cheap. */
+typedef struct sl_normalize_consts {
+    int channels;
+    int period;
+    float mean[SL_MAX_CHANNELS];
+    float inv_std[SL_MAX_CHANNELS];
+    float *mean_tiled;      /* period values: mean[j % channels] */
+    float *inv_std_tiled;
+} sl_normalize_consts;
+
+sl_status sl_normalize_consts_init(sl_normalize_consts *consts, int channels, const float *mean, const float *std,
+                                   sl_err *err);
+void sl_normalize_consts_release(sl_normalize_consts *consts);
+
+/* Normalize `pixels` pixels of consts->channels interleaved channels:
+ * dst = ((float)src - mean[c]) * inv_std[c]. */
+typedef void (*sl_normalize_u8_fn)(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 /* As above for f32 input; src may equal dst. */
-typedef void (*sl_normalize_f32_fn)(const float *src, float *dst, int64_t pixels, int channels,
-                                    const float *mean, const float *inv_std);
+typedef void (*sl_normalize_f32_fn)(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 
 /* One step of an element-wise chain on f32 data. */
 typedef struct sl_ew_step {

@@ -13,17 +13,19 @@ extern "C" {
 #define SL_STREAM_SHUFFLE (1ull << 40)
 #define SL_STREAM_FIXTURE (2ull << 40)
 
-#define SL_FEISTEL_ROUNDS 8
+#define SL_FEISTEL_ROUNDS 6
 
-/* A keyed bijection on [0, n): a balanced Feistel network over the smallest
- * power of four >= n, with cycle walking to stay inside [0, n). O(1) memory
+/* A keyed bijection on [0, n): a Feistel network on the grid [0, side)^2,
+ * side = ceil(sqrt(n)), whose rounds add modulo side instead of XORing bits
+ * (Black and Rogaway, "Ciphers with arbitrary finite domains", 2002), with
+ * cycle walking for the few grid points at or above n. The grid exceeds n by
+ * fewer than 2 side points, so a lookup almost never walks, where a
+ * power-of-two domain would walk on up to three quarters of them. O(1) memory
  * and random access: the element at any position of an epoch's order is
- * computed without materializing the rest, and the domain is below 4n, so a
- * lookup walks fewer than four cycles on average. */
+ * computed without materializing the rest. n must be below 2^62. */
 typedef struct sl_permutation {
     uint64_t n;
-    int half_bits;
-    uint64_t half_mask;
+    uint64_t side;
     uint64_t round_keys[SL_FEISTEL_ROUNDS];
     bool identity;         /* unshuffled pipelines use the same code path */
 } sl_permutation;
@@ -32,6 +34,12 @@ typedef struct sl_permutation {
 void sl_permutation_init(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle);
 /* The element at position (0 <= position < n). */
 uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position);
+
+/* out[i] = the element at position first + i * stride, for i < count: the
+ * same values as sl_permutation_apply, computed several at a time. A batch's
+ * positions are such a run (stride = the shard's world size). */
+void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                  int64_t *out);
 
 /* Rank r of `world` takes global positions r, r + world, r + 2 world, ...:
  * shards are disjoint, cover the epoch, and the global order is the same for
