@@ -29,7 +29,25 @@ sl_scenario_instance *harness_build(const char *id, const char *variant)
 typedef struct collector {
     run_output *out;
     sl_digest *digest;
+    size_t capacity[SL_MAX_FIELDS];
+    size_t ids_capacity;
 } collector;
+
+/* Grows a buffer geometrically: growing by one batch at a time would copy
+ * the whole run once per batch, which sanitizer builds (whose realloc always
+ * moves) turn into minutes. */
+static void *reserve(void *buffer, size_t *capacity, size_t needed)
+{
+    if (needed <= *capacity)
+        return buffer;
+    size_t grown = *capacity ? *capacity : 4096;
+    while (grown < needed)
+        grown *= 2;
+    buffer = realloc(buffer, grown);
+    cr_assert_not_null(buffer, "cannot grow a collected run to %zu bytes", grown);
+    *capacity = grown;
+    return buffer;
+}
 
 static int collect(const sl_batch *b, void *user)
 {
@@ -39,12 +57,11 @@ static int collect(const sl_batch *b, void *user)
     for (int f = 0; f < b->schema.nfields; f++) {
         size_t n = sl_tensor_nbytes(&b->fields[f]);
         out->row_bytes[f] = sl_field_element_bytes(&b->schema.fields[f]);
-        out->bytes[f] = realloc(out->bytes[f], out->size[f] + n);
-        cr_assert_not_null(out->bytes[f]);
+        out->bytes[f] = reserve(out->bytes[f], &c->capacity[f], out->size[f] + n);
         memcpy(out->bytes[f] + out->size[f], b->fields[f].data, n);
         out->size[f] += n;
     }
-    out->ids = realloc(out->ids, (size_t)(out->rows + b->count) * sizeof *out->ids);
+    out->ids = reserve(out->ids, &c->ids_capacity, (size_t)(out->rows + b->count) * sizeof *out->ids);
     memcpy(out->ids + out->rows, b->element_ids, (size_t)b->count * sizeof *out->ids);
     out->rows += b->count;
     out->batches++;
@@ -61,7 +78,7 @@ void harness_run(const sl_scenario_instance *instance, const char *adapter_name,
     if (nbatches <= 0)
         nbatches = sl_pipeline_batches_per_epoch(instance->pipeline);
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
-    collector c = {out, sl_digest_new()};
+    collector c = {.out = out, .digest = sl_digest_new()};
     sl_run_request request = {start, nbatches, workers, prefetch_depth};
     sl_err err = {0};
     sl_status st = adapter->run(adapter, instance->pipeline, &request, collect, &c, latency, &err);

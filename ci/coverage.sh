@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Line and branch coverage of the test suite, with gcovr (settings in
+# gcovr.cfg). The HTML report lands in build-coverage/coverage/index.html.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export BUILD_DIR=${BUILD_DIR:-build-coverage}
+ci/test.sh -Db_coverage=true -Dbuildtype=debug
+mkdir -p "$BUILD_DIR/coverage"
+gcovr --config gcovr.cfg --object-directory "$BUILD_DIR" \
+  --html-details "$BUILD_DIR/coverage/index.html" --txt "$BUILD_DIR/coverage/summary.txt"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The sluice command as a user meets it: exit statuses, messages that name
+# the bad argument, and the files bench and bless leave behind. TAP output.
+set -u
+sluice=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for line in "$@"; do echo "# $line"; done; }
+
+# expect STATUS NEEDLE DESCRIPTION -- ARGS...: runs sluice, checks the exit
+# status and that stdout+stderr contain NEEDLE.
+expect() {
+  local status=$1 needle=$2 what=$3
+  shift 4
+  local out rc
+  out=$("$sluice" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$status" ]; then
+    not_ok "$what" "exit status $rc, expected $status" "$(printf '%s' "$out" | head -5)"
+  elif [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then
+    not_ok "$what" "output lacks '$needle'" "$(printf '%s' "$out" | head -5)"
+  else
+    ok "$what"
+  fi
+}
+
+expect 0 "bench" "--help lists the commands" -- --help
+expect 0 "--profile" "bench --help lists its options" -- bench --help
+expect 0 "sluice" "--version" -- --version
+expect 2 "frobnicate" "an unknown command is named, exit 2" -- frobnicate
+expect 2 "NOPE" "an unknown scenario is named, exit 2" -- bench --scenarios NOPE
+expect 2 "CV-1" "an unknown scenario lists the valid ones" -- bench --scenarios NOPE
+expect 2 "warp" "an unknown adapter is named, exit 2" -- bench --adapters warp
+expect 2 "--bogus" "an unknown option is named, exit 2" -- bench --bogus
+expect 2 "--repetitions" "a bad number names its option, exit 2" -- bench --repetitions abc
+expect 2 "--output-dir" "a missing value names its option, exit 2" -- bench --output-dir
+expect 2 "turbo" "an unknown profile is named, exit 2" -- bench --profile turbo
+expect 0 "PR-2" "list shows every scenario" -- list
+expect 0 "fused" "list shows the adapters" -- list
+
+# A small bench: a record per adapter and a summary, in the profile's folder.
+expect 0 "NLP-1" "bench runs and prints a summary" -- bench --scenarios NLP-1 --warmup 1 --batches 2 \
+  --repetitions 1 --output-dir "$work/records" --quiet
+records=$(ls "$work/records/ci/"NLP-1__128__*.json 2>/dev/null | wc -l)
+if [ "$records" -eq 3 ]; then ok "bench wrote one record per adapter"; else not_ok "bench wrote one record per adapter" "found $records"; fi
+if [ -s "$work/records/ci/summary.md" ]; then ok "bench wrote summary.md"; else not_ok "bench wrote summary.md"; fi
+if grep -q '"measured_batches":[[:space:]]*2' "$work/records/ci/NLP-1__128__fused.json"; then
+  ok "the record holds the measured batch count asked for"
+else
+  not_ok "the record holds the measured batch count asked for"
+fi
+
+# Asking for the GPU profile on CPU adapters records both back ends.
+expect 0 "" "bench under the gpu profile runs" -- bench --profile gpu --scenarios NLP-1 --adapters fused \
+  --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/records" --quiet
+record="$work/records/gpu/NLP-1__128__fused.json"
+if grep -q '"requested":[[:space:]]*"cuda"' "$record" && grep -q '"active":[[:space:]]*"cpu"' "$record"; then
+  ok "requested and active back ends are both recorded"
+else
+  not_ok "requested and active back ends are both recorded" "$(grep -A3 backend "$record" | head -4)"
+fi
+
+# An output directory that cannot be created fails the run, exit 1.
+expect 1 "" "an unwritable output directory fails with exit 1" -- bench --scenarios NLP-1 --adapters fused \
+  --warmup 0 --batches 1 --repetitions 1 --output-dir /dev/null/records --quiet
+
+# bless writes a golden, and a second bless finds it unchanged.
+expect 0 "new" "bless writes a new golden" -- bless --scenarios NLP-1 --golden-dir "$work/golden"
+expect 0 "unchanged" "blessing again finds it unchanged" -- bless --scenarios NLP-1 --golden-dir "$work/golden"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
