@@ -27,24 +27,44 @@ void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
     }
 }
 
+/* Reverses the pixels of one row into out. PIXEL is a compile-time
+ * constant in every instance, so each memcpy becomes a plain move. */
+#define DEFINE_REVERSE_ROW(PIXEL)                                                                                    \
+    static void reverse_row_##PIXEL(const unsigned char *restrict in, unsigned char *restrict out, int w)             \
+    {                                                                                                                 \
+        for (int x = 0; x < w; x++)                                                                                   \
+            memcpy(out + (size_t)x * PIXEL, in + (size_t)(w - 1 - x) * PIXEL, PIXEL);                                 \
+    }
+DEFINE_REVERSE_ROW(1)
+DEFINE_REVERSE_ROW(3)
+DEFINE_REVERSE_ROW(4)
+DEFINE_REVERSE_ROW(12)
+
+/* Rows up to this size are reversed through a stack copy; wider ones (or
+ * unusual pixel sizes) take the reference path. */
+#define MAX_ROW_BYTES 16384
+
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes)
 {
     unsigned char *px = image;
-    unsigned char tmp[64];
+    unsigned char row_copy[MAX_ROW_BYTES];
     size_t row = (size_t)w * pixel_bytes;
-    if (pixel_bytes > sizeof tmp) {
+    void (*reverse)(const unsigned char *, unsigned char *, int) = NULL;
+    switch (pixel_bytes) {
+    case 1: reverse = reverse_row_1; break;
+    case 3: reverse = reverse_row_3; break;
+    case 4: reverse = reverse_row_4; break;
+    case 12: reverse = reverse_row_12; break;
+    default: break;
+    }
+    if (!reverse || row > sizeof row_copy) {
         sl__ref_hflip(image, h, w, pixel_bytes);
         return;
     }
     for (int y = 0; y < h; y++) {
         unsigned char *r = px + (size_t)y * row;
-        for (int x = 0; x < w / 2; x++) {
-            unsigned char *a = r + (size_t)x * pixel_bytes;
-            unsigned char *b = r + (size_t)(w - 1 - x) * pixel_bytes;
-            memcpy(tmp, a, pixel_bytes);
-            memcpy(a, b, pixel_bytes);
-            memcpy(b, tmp, pixel_bytes);
-        }
+        memcpy(row_copy, r, row);
+        reverse(row_copy, r, w);
     }
 }
 

@@ -160,6 +160,32 @@ Test(kernels, crop_pad_and_flip_agree_on_rgb_images)
     cr_assert(memcmp(b, img, sizeof img) == 0, "flipping twice must restore the image");
 }
 
+Test(kernels, flip_agrees_for_every_pixel_size)
+{
+    /* 1, 3, 4 and 12 bytes have specialized row reversals; 5 takes the
+     * fallback. Odd and even widths both. */
+    const size_t pixel_sizes[] = {1, 3, 4, 5, 12};
+    const int widths[] = {1, 7, 64};
+    for (size_t p = 0; p < sizeof pixel_sizes / sizeof pixel_sizes[0]; p++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            int h = 5, w = widths[wi];
+            size_t bytes = (size_t)h * (size_t)w * pixel_sizes[p];
+            uint8_t *img = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+            fill_random_u8(img, (int64_t)bytes, (uint32_t)(p * 100 + wi));
+            memcpy(a, img, bytes);
+            memcpy(b, img, bytes);
+            sl_kernels_reference()->hflip(a, h, w, pixel_sizes[p]);
+            sl_kernels_best()->hflip(b, h, w, pixel_sizes[p]);
+            cr_assert(memcmp(a, b, bytes) == 0, "flip differs for %zu-byte pixels, width %d", pixel_sizes[p], w);
+            /* Row 2's first pixel is the source's last pixel of row 2. */
+            cr_assert(memcmp(b + 2 * (size_t)w * pixel_sizes[p],
+                             img + (2 * (size_t)w + (size_t)(w - 1)) * pixel_sizes[p], pixel_sizes[p]) == 0);
+            free(img);
+            free(a);
+            free(b);
+        }
+}
+
 Test(kernels, pack_copies_then_pads)
 {
     const int32_t stream[5] = {5, 6, 7, 8, 9};
