@@ -41,20 +41,16 @@ sl_status sl_checkpoint_save(const sl_pipeline *p, sl_position position, const c
     sl__json_put(root, "batch", cJSON_CreateNumber((double)position.batch), &ok);
     sl__json_put(root, "batches_per_epoch", cJSON_CreateNumber((double)p->batches_per_epoch), &ok);
     sl__json_put(root, "checksum", sl__json_hex64(checksum), &ok);
-    char *text = ok ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (!text)
-        return sl_fail(err, SL_ENOMEM, "cannot serialize checkpoint %s", path);
-    sl_status st = sl_write_file_atomic(path, text, strlen(text), err);
-    cJSON_free(text);
-    return st;
+    if (!ok) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return sl__json_save(root, path, err);
 }
 
-/* Positions are non-negative integers below 2^53; anything else is a
- * damaged file. */
 static sl_status get_count(const cJSON *root, const char *path, const char *field, int64_t *out, sl_err *err)
 {
-    sl_status st = sl__json_int64(cJSON_GetObjectItemCaseSensitive(root, field), path, field, out, err);
+    sl_status st = sl__json_int64(sl__json_member(root, field), path, field, out, err);
     if (st == SL_OK && *out < 0)
         return sl_fail(err, SL_EFORMAT, "%s: field '%s' must not be negative", path, field);
     return st;
@@ -67,7 +63,7 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     int64_t version = 0, epoch = 0, batch = 0, per_epoch = 0;
     uint64_t fingerprint = 0, checksum = 0;
     sl_status st;
-    if ((st = sl__json_text(cJSON_GetObjectItemCaseSensitive(root, "format"), path, "format", format, sizeof format,
+    if ((st = sl__json_text(sl__json_member(root, "format"), path, "format", format, sizeof format,
                             err)) != SL_OK)
         return st;
     if (strcmp(format, CHECKPOINT_FORMAT) != 0)
@@ -77,12 +73,12 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     if (version != CHECKPOINT_VERSION)
         return sl_fail(err, SL_EFORMAT, "%s: field 'version' is %lld; this build reads version %d", path,
                        (long long)version, CHECKPOINT_VERSION);
-    if ((st = sl__json_hex64_value(cJSON_GetObjectItemCaseSensitive(root, "pipeline_fingerprint"), path,
+    if ((st = sl__json_hex64_value(sl__json_member(root, "pipeline_fingerprint"), path,
                                    "pipeline_fingerprint", &fingerprint, err)) != SL_OK ||
         (st = get_count(root, path, "epoch", &epoch, err)) != SL_OK ||
         (st = get_count(root, path, "batch", &batch, err)) != SL_OK ||
         (st = get_count(root, path, "batches_per_epoch", &per_epoch, err)) != SL_OK ||
-        (st = sl__json_hex64_value(cJSON_GetObjectItemCaseSensitive(root, "checksum"), path, "checksum", &checksum,
+        (st = sl__json_hex64_value(sl__json_member(root, "checksum"), path, "checksum", &checksum,
                                    err)) != SL_OK)
         return st;
     if (checksum != checkpoint_checksum(fingerprint, epoch, batch, per_epoch))

@@ -256,23 +256,11 @@ static cJSON *golden_json(const sl_golden *golden)
 
 sl_status sl_golden_save(const sl_golden *golden, const char *path, sl_err *err)
 {
-    cJSON *root = golden_json(golden);
-    char *text = root ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (!text)
-        return sl_fail(err, SL_ENOMEM, "cannot write %s: out of memory while building the JSON", path);
-    sl_status status = sl_write_file_atomic(path, text, strlen(text), err);
-    free(text);
-    return status;
+    return sl__json_save(golden_json(golden), path, err);
 }
 
 /* Loading. Every check names the file and the field, down to the array
  * index, so a damaged golden can be found and re-blessed. */
-
-static const cJSON *member(const cJSON *object, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(object, key);
-}
 
 /* An array of exactly `count` entries (count < 0: any length). */
 static sl_status expect_array(const cJSON *item, int count, const char *path, const char *name, sl_err *err)
@@ -287,21 +275,21 @@ static sl_status expect_array(const cJSON *item, int count, const char *path, co
 static sl_status load_header(const cJSON *root, sl_golden *golden, int *nbatches, const char *path, sl_err *err)
 {
     int64_t version, count;
-    sl_status status = sl__json_int64(member(root, "golden_version"), path, "golden_version", &version, err);
+    sl_status status = sl__json_int64(sl__json_member(root, "golden_version"), path, "golden_version", &version, err);
     if (status == SL_OK && version != GOLDEN_VERSION)
         return sl_fail(err, SL_EFORMAT, "%s: field 'golden_version' is %lld, but this build reads version %d", path,
                        (long long)version, GOLDEN_VERSION);
     if (status == SL_OK)
-        status = sl__json_text(member(root, "scenario"), path, "scenario", golden->scenario, sizeof golden->scenario,
+        status = sl__json_text(sl__json_member(root, "scenario"), path, "scenario", golden->scenario, sizeof golden->scenario,
                                err);
     if (status == SL_OK)
-        status = sl__json_text(member(root, "variant"), path, "variant", golden->variant, sizeof golden->variant, err);
+        status = sl__json_text(sl__json_member(root, "variant"), path, "variant", golden->variant, sizeof golden->variant, err);
     if (status == SL_OK)
-        status = sl__json_u64_value(member(root, "seed"), path, "seed", &golden->seed, err);
+        status = sl__json_u64_value(sl__json_member(root, "seed"), path, "seed", &golden->seed, err);
     if (status == SL_OK)
-        status = sl__json_hex64_value(member(root, "digest"), path, "digest", &golden->digest, err);
+        status = sl__json_hex64_value(sl__json_member(root, "digest"), path, "digest", &golden->digest, err);
     if (status == SL_OK)
-        status = sl__json_int64(member(root, "batches"), path, "batches", &count, err);
+        status = sl__json_int64(sl__json_member(root, "batches"), path, "batches", &count, err);
     if (status == SL_OK && (count < 0 || count > 1 << 20))
         return sl_fail(err, SL_EFORMAT, "%s: field 'batches' must be between 0 and %d, found %lld", path, 1 << 20,
                        (long long)count);
@@ -314,14 +302,14 @@ static sl_status load_spec(const cJSON *field, sl_field_spec *spec, const char *
 {
     char name[64], dtype[8];
     snprintf(name, sizeof name, "%s.name", where);
-    sl_status status = sl__json_text(member(field, "name"), path, name, spec->name, sizeof spec->name, err);
+    sl_status status = sl__json_text(sl__json_member(field, "name"), path, name, spec->name, sizeof spec->name, err);
     snprintf(name, sizeof name, "%s.dtype", where);
     if (status == SL_OK)
-        status = sl__json_text(member(field, "dtype"), path, name, dtype, sizeof dtype, err);
+        status = sl__json_text(sl__json_member(field, "dtype"), path, name, dtype, sizeof dtype, err);
     if (status == SL_OK && !sl_dtype_parse(dtype, &spec->dtype))
         return sl_fail(err, SL_EFORMAT, "%s: field '%s' must be u8, i32, i64 or f32, found \"%s\"", path, name, dtype);
     snprintf(name, sizeof name, "%s.shape", where);
-    const cJSON *shape = member(field, "shape");
+    const cJSON *shape = sl__json_member(field, "shape");
     if (status == SL_OK)
         status = expect_array(shape, -1, path, name, err);
     /* A batch adds the leading row dimension, so an element has one less. */
@@ -361,7 +349,7 @@ static sl_status load_schema(const cJSON *fields, sl_golden *golden, const char 
 
 static sl_status load_batches(const cJSON *root, sl_golden *golden, int nbatches, const char *path, sl_err *err)
 {
-    const cJSON *ids = member(root, "element_ids");
+    const cJSON *ids = sl__json_member(root, "element_ids");
     sl_status status = expect_array(ids, nbatches, path, "element_ids", err);
     for (int b = 0; status == SL_OK && b < nbatches; b++) {
         char name[48];
@@ -383,7 +371,7 @@ static sl_status load_row_digests(const cJSON *field, sl_golden *golden, int f, 
 {
     char name[64];
     snprintf(name, sizeof name, "fields[%d].row_digests", f);
-    const cJSON *digests = member(field, "row_digests");
+    const cJSON *digests = sl__json_member(field, "row_digests");
     sl_status status = expect_array(digests, golden->nbatches, path, name, err);
     for (int b = 0; status == SL_OK && b < golden->nbatches; b++) {
         golden_batch *gb = &golden->batches[b];
@@ -405,7 +393,7 @@ static sl_status load_values(const cJSON *field, sl_golden *golden, int f, const
     int n = numel < STORED_VALUES ? (int)numel : STORED_VALUES;
     int digits = (int)(2 * sl_dtype_size(spec->dtype));
     char name[64];
-    const cJSON *values = member(field, "values"), *bits = member(field, "bits");
+    const cJSON *values = sl__json_member(field, "values"), *bits = sl__json_member(field, "bits");
     snprintf(name, sizeof name, "fields[%d].values", f);
     sl_status status = expect_array(values, n, path, name, err);
     snprintf(name, sizeof name, "fields[%d].bits", f);
@@ -450,7 +438,7 @@ sl_status sl_golden_load(const char *path, sl_golden **out, sl_err *err)
         return sl_fail(err, SL_ENOMEM, "%s: out of memory", path);
     }
     int nbatches = 0;
-    const cJSON *fields = member(root, "fields");
+    const cJSON *fields = sl__json_member(root, "fields");
     status = load_header(root, golden, &nbatches, path, err);
     if (status == SL_OK)
         status = load_schema(fields, golden, path, err);

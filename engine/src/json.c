@@ -46,6 +46,17 @@ cJSON *sl__json_u64_text(uint64_t value)
     return cJSON_CreateString(text);
 }
 
+sl_status sl__json_save(cJSON *root, const char *path, sl_err *err)
+{
+    char *text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return sl_fail(err, SL_ENOMEM, "cannot write %s: out of memory while building the JSON", path);
+    sl_status status = sl_write_file_atomic(path, text, strlen(text), err);
+    cJSON_free(text);
+    return status;
+}
+
 sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
 {
     *root = NULL;

@@ -15,9 +15,16 @@ void sl__json_put(cJSON *object, const char *key, cJSON *item, bool *ok);
 void sl__json_append(cJSON *array, cJSON *item, bool *ok);
 cJSON *sl__json_hex64(uint64_t value);
 cJSON *sl__json_u64_text(uint64_t value);
+/* Serializes root (NULL stands for an allocation that failed while building
+ * it), writes it to path atomically and frees it. */
+sl_status sl__json_save(cJSON *root, const char *path, sl_err *err);
 
 /* Readers: each names the file (path) and the field (name) on failure. */
 sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err);
+static inline const cJSON *sl__json_member(const cJSON *object, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(object, key);
+}
 sl_status sl__json_expect(const cJSON *item, int type, const char *path, const char *name, sl_err *err);
 sl_status sl__json_int64(const cJSON *item, const char *path, const char *name, int64_t *out, sl_err *err);
 sl_status sl__json_text(const cJSON *item, const char *path, const char *name, char *buf, size_t size, sl_err *err);

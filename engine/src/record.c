@@ -272,18 +272,13 @@ sl_status sl_record_write(const sl_record *record, const sl_environment *env, co
 
 /* Reading. Each step returns the first problem it finds, named. */
 
-static const cJSON *member(const cJSON *object, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(object, key);
-}
-
 static sl_status read_texts(const cJSON *object, const char *prefix, const text_field *fields, size_t n, void *base,
                             const char *path, sl_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", prefix, fields[i].key);
-        sl_status status = sl__json_text(member(object, fields[i].key), path, name, (char *)base + fields[i].offset,
+        sl_status status = sl__json_text(sl__json_member(object, fields[i].key), path, name, (char *)base + fields[i].offset,
                                          fields[i].size, err);
         if (status != SL_OK)
             return status;
@@ -295,7 +290,7 @@ static sl_status read_int(const cJSON *object, const char *key, const char *name
                           const char *path, sl_err *err)
 {
     int64_t v;
-    sl_status status = sl__json_int64(member(object, key), path, name, &v, err);
+    sl_status status = sl__json_int64(sl__json_member(object, key), path, name, &v, err);
     if (status != SL_OK)
         return status;
     if (v < lo || v > hi)
@@ -308,36 +303,36 @@ static sl_status read_int(const cJSON *object, const char *key, const char *name
 static sl_status read_header(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
     int64_t version;
-    sl_status status = sl__json_int64(member(root, "schema_version"), path, "schema_version", &version, err);
+    sl_status status = sl__json_int64(sl__json_member(root, "schema_version"), path, "schema_version", &version, err);
     if (status != SL_OK)
         return status;
     if (version != SL_RECORD_SCHEMA_VERSION)
         return sl_fail(err, SL_EFORMAT, "%s: field 'schema_version' is %lld, but this build reads version %d", path,
                        (long long)version, SL_RECORD_SCHEMA_VERSION);
     status = read_texts(root, "", record_texts, COUNT(record_texts), r, path, err);
-    const cJSON *backend = member(root, "backend");
+    const cJSON *backend = sl__json_member(root, "backend");
     if (status == SL_OK)
         status = sl__json_expect(backend, cJSON_Object, path, "backend", err);
     if (status == SL_OK)
         status = read_texts(backend, "backend.", backend_texts, COUNT(backend_texts), r, path, err);
     for (size_t i = 0; status == SL_OK && i < COUNT(record_i64s); i++)
-        status = sl__json_int64(member(root, record_i64s[i].key), path, record_i64s[i].key,
+        status = sl__json_int64(sl__json_member(root, record_i64s[i].key), path, record_i64s[i].key,
                                 (int64_t *)((char *)r + record_i64s[i].offset), err);
     if (status == SL_OK)
-        status = sl__json_text(member(root, "peak_rss_method"), path, "peak_rss_method", r->peak_rss_method,
+        status = sl__json_text(sl__json_member(root, "peak_rss_method"), path, "peak_rss_method", r->peak_rss_method,
                                sizeof r->peak_rss_method, err);
     if (status == SL_OK)
-        status = sl__json_u64_value(member(root, "seed"), path, "seed", &r->seed, err);
+        status = sl__json_u64_value(sl__json_member(root, "seed"), path, "seed", &r->seed, err);
     if (status == SL_OK)
-        status = sl__json_hex64_value(member(root, "output_digest"), path, "output_digest", &r->output_digest, err);
+        status = sl__json_hex64_value(sl__json_member(root, "output_digest"), path, "output_digest", &r->output_digest, err);
     for (size_t i = 0; status == SL_OK && i < COUNT(derived_keys); i++)
-        status = sl__json_expect(member(root, derived_keys[i]), cJSON_Number, path, derived_keys[i], err);
+        status = sl__json_expect(sl__json_member(root, derived_keys[i]), cJSON_Number, path, derived_keys[i], err);
     return status;
 }
 
 static sl_status read_outcome(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
-    const cJSON *item = member(root, "outcome");
+    const cJSON *item = sl__json_member(root, "outcome");
     sl_status status = sl__json_expect(item, cJSON_String, path, "outcome", err);
     if (status != SL_OK)
         return status;
@@ -353,7 +348,7 @@ static sl_status read_outcome(const cJSON *root, sl_record *r, const char *path,
 
 static sl_status read_transforms(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
-    const cJSON *array = member(root, "transforms");
+    const cJSON *array = sl__json_member(root, "transforms");
     sl_status status = sl__json_expect(array, cJSON_Array, path, "transforms", err);
     if (status != SL_OK)
         return status;
@@ -382,7 +377,7 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
     if (status == SL_OK)
         status = read_int(root, "repetition_kept", "repetition_kept", 0, r->repetitions ? r->repetitions - 1 : 0,
                           &r->repetition_kept, path, err);
-    const cJSON *array = member(root, "repetition_elements_per_s");
+    const cJSON *array = sl__json_member(root, "repetition_elements_per_s");
     if (status == SL_OK)
         status = sl__json_expect(array, cJSON_Array, path, "repetition_elements_per_s", err);
     if (status != SL_OK)
@@ -404,7 +399,7 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
 
 static sl_status read_latencies(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
-    const cJSON *array = member(root, "latency_ns");
+    const cJSON *array = sl__json_member(root, "latency_ns");
     sl_status status = sl__json_expect(array, cJSON_Array, path, "latency_ns", err);
     if (status != SL_OK)
         return status;
@@ -433,7 +428,7 @@ static sl_status read_latencies(const cJSON *root, sl_record *r, const char *pat
 
 static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
-    const cJSON *array = member(root, "metrics");
+    const cJSON *array = sl__json_member(root, "metrics");
     sl_status status = sl__json_expect(array, cJSON_Array, path, "metrics", err);
     if (status != SL_OK)
         return status;
@@ -445,14 +440,14 @@ static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path,
         sl_record_metric *m = &r->metrics[r->nmetrics];
         char prefix[24], name[48];
         snprintf(prefix, sizeof prefix, "metrics[%d]", r->nmetrics++);
-        const cJSON *value = member(item, "value");
+        const cJSON *value = sl__json_member(item, "value");
         status = sl__json_expect(item, cJSON_Object, path, prefix, err);
         snprintf(name, sizeof name, "%s.name", prefix);
         if (status == SL_OK)
-            status = sl__json_text(member(item, "name"), path, name, m->name, sizeof m->name, err);
+            status = sl__json_text(sl__json_member(item, "name"), path, name, m->name, sizeof m->name, err);
         snprintf(name, sizeof name, "%s.unit", prefix);
         if (status == SL_OK)
-            status = sl__json_text(member(item, "unit"), path, name, m->unit, sizeof m->unit, err);
+            status = sl__json_text(sl__json_member(item, "unit"), path, name, m->unit, sizeof m->unit, err);
         snprintf(name, sizeof name, "%s.value", prefix);
         if (status == SL_OK && !cJSON_IsNull(value))
             status = sl__json_expect(value, cJSON_Number, path, name, err);
@@ -465,7 +460,7 @@ static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path,
 
 static sl_status read_environment(const cJSON *root, sl_environment *env, const char *path, sl_err *err)
 {
-    const cJSON *object = member(root, "environment");
+    const cJSON *object = sl__json_member(root, "environment");
     sl_status status = sl__json_expect(object, cJSON_Object, path, "environment", err);
     if (status == SL_OK)
         status = read_texts(object, "environment.", env_texts, COUNT(env_texts), env, path, err);

@@ -12,13 +12,14 @@
 #include "sluice/pipeline.h"
 #include "sluice/record.h"
 
+#include "support.h"
+
 static char dir[64];
 static sl_source *src;
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sluice-ckpt-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    test_tmpdir_create(dir, sizeof dir, "ckpt");
     sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = 50, .h = 8, .w = 8, .c = 3, .classes = 10};
     sl_err err = {0};
     cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
@@ -27,9 +28,7 @@ static void setup(void)
 static void teardown(void)
 {
     sl_source_free(src);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    test_tmpdir_remove(dir);
 }
 
 TestSuite(checkpoint, .init = setup, .fini = teardown);

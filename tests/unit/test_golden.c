@@ -4,7 +4,6 @@
  * person could act on. */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,23 +15,18 @@
 #include "sluice/record.h"
 #include "sluice/tensor.h"
 
-static char dir[64];
+#include "support.h"
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
+static char dir[64];
 
 static void make_scratch(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sluice-golden-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    test_tmpdir_create(dir, sizeof dir, "golden");
 }
 
 static void remove_scratch(void)
 {
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(dir);
 }
 
 TestSuite(golden, .init = make_scratch, .fini = remove_scratch);

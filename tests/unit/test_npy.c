@@ -4,7 +4,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,23 +12,18 @@
 
 #include "sluice/npy.h"
 
+#include "support.h"
+
 static char tmpdir[64];
 
 static void make_tmpdir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sluice-npy-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)sb, (void)type, (void)ftw;
-    return remove(path);
+    test_tmpdir_create(tmpdir, sizeof tmpdir, "npy");
 }
 
 static void remove_tmpdir(void)
 {
-    nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(tmpdir);
 }
 
 TestSuite(npy, .init = make_tmpdir, .fini = remove_tmpdir);

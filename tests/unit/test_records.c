@@ -5,7 +5,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,25 +19,20 @@
 
 #include "sluice/record.h"
 
+#include "support.h"
+
 /* A scratch directory per test, removed afterwards. */
 static char dir[64];
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void make_scratch(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sluice-records-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    test_tmpdir_create(dir, sizeof dir, "records");
 }
 
 static void remove_scratch(void)
 {
     chmod(dir, 0755);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(dir);
 }
 
 TestSuite(records, .init = make_scratch, .fini = remove_scratch);

@@ -2,7 +2,6 @@
  * sources, which must hand back exactly the bytes the memory source holds,
  * from any number of threads, and refuse bad files and bad reads by name. */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,23 +12,18 @@
 #include "sluice/npy.h"
 #include "sluice/source.h"
 
+#include "support.h"
+
 static char tmpdir[64];
 
 static void make_tmpdir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sluice-src-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)sb, (void)type, (void)ftw;
-    return remove(path);
+    test_tmpdir_create(tmpdir, sizeof tmpdir, "src");
 }
 
 static void remove_tmpdir(void)
 {
-    nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(tmpdir);
 }
 
 TestSuite(sources, .init = make_tmpdir, .fini = remove_tmpdir);
