@@ -24,7 +24,13 @@ sl_status sl_normalize_consts_init(sl_normalize_consts *k, int channels, const f
         if (!(std[c] > 0.0f))
             return sl_fail(err, SL_EINVAL, "normalize std[%d] must be positive, got %g", c, (double)std[c]);
     k->channels = channels;
-    k->period = channels / greatest_common_divisor(channels, 16) * 16;
+    /* The tiled period is a multiple of the channel count. lcm(channels, 16)
+     * keeps it a whole number of vectors too; when that grows past 256 values
+     * (100 channels give 400) it would exceed the short rows a fused executor
+     * normalizes one at a time, leaving them to the scalar tail, so the
+     * period falls back to the smallest multiple of channels of 64 or more. */
+    int lcm = channels / greatest_common_divisor(channels, 16) * 16;
+    k->period = lcm <= 256 ? lcm : channels * ((64 + channels - 1) / channels);
     k->mean_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)k->period * sizeof(float));
     k->inv_std_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)k->period * sizeof(float));
     if (!k->mean_tiled || !k->inv_std_tiled) {

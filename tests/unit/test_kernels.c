@@ -211,6 +211,17 @@ Test(kernels, normalize_constants_are_tiled_and_checked)
     cr_expect_eq(k.mean_tiled[47], 3.0f);
     cr_expect_eq(k.inv_std_tiled[46], 0.25f);
     sl_normalize_consts_release(&k);
+    /* 100 channels: lcm(100, 16) = 400 would outgrow a 100-value row, so the
+     * period is the channel count itself. */
+    float many_mean[100], many_std[100];
+    for (int c = 0; c < 100; c++) {
+        many_mean[c] = (float)c;
+        many_std[c] = 1.0f;
+    }
+    cr_assert_eq(sl_normalize_consts_init(&k, 100, many_mean, many_std, &err), SL_OK);
+    cr_expect_eq(k.period, 100);
+    cr_expect_eq(k.mean_tiled[99], 99.0f);
+    sl_normalize_consts_release(&k);
     const float bad[3] = {1, 0, 1};
     cr_expect_eq(sl_normalize_consts_init(&k, 3, mean, bad, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "std[1]") != NULL, "%s", err.msg);

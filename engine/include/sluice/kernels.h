@@ -21,10 +21,10 @@ extern "C" {
 /* Per-channel constants of a normalize op, prepared once when a pipeline is
  * built. inv_std is 1.0f / std computed on the host, so every back end
  * multiplies by the same float. The reference reads the per-channel arrays;
- * optimized kernels read them tiled to `period` values (a multiple of both
- * the channel count and 16), so their inner loops need no modulo and
- * preparing nothing per call keeps short rows (a tabular row of 100
- * features) cheap. */
+ * optimized kernels read them tiled to `period` values (a multiple of the
+ * channel count, and of 16 where that stays short), so their inner loops need
+ * no modulo, and preparing nothing per call keeps short rows (a tabular row
+ * of 100 features) cheap. */
 typedef struct sl_normalize_consts {
     int channels;
     int period;
