@@ -224,6 +224,12 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     }
     int64_t rows = sl_source_rows(spec->source);
     p->dataset_size = p->pack_field >= 0 ? (rows + p->seq_len - 1) / p->seq_len : rows;
+    if (p->dataset_size >= ((int64_t)1 << 62)) {
+        int64_t size = p->dataset_size;
+        sl_pipeline_free(p);
+        return sl_fail(err, SL_EINVAL, "a data set of %lld elements exceeds the shuffle's limit of 2^62",
+                       (long long)size);
+    }
     p->epoch_size = (int64_t)sl_shard_size(spec->shard, (uint64_t)p->dataset_size);
     p->batches_per_epoch = spec->drop_last ? p->epoch_size / spec->batch_size
                                            : (p->epoch_size + spec->batch_size - 1) / spec->batch_size;
