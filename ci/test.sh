@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, configures, builds and
-# runs every test (unit tests and the corpus). Exits non-zero when any fails.
+# runs every test (unit tests, the scenario corpus, the CLI). Exits non-zero
+# when any fails.
 #   BUILD_DIR   build directory (default: build)
 #   extra arguments are passed to `meson setup` on first configuration
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh "$@"
-meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes 2
+build_dir=${BUILD_DIR:-build}
+log="$build_dir/meson-logs/test-output.txt"
+status=0
+meson test -C "$build_dir" --print-errorlogs --num-processes 2 2>&1 | tee "$log" || status=$?
+# One closing line with the totals, whatever meson's own summary looks like.
+passed=$(awk '/^Ok:/ {print $2}' "$log")
+failed=$(awk '/^(Fail|Timeout):/ {s += $2} END {print s + 0}' "$log")
+if [ "$status" -ne 0 ]; then
+  # Meson reads Criterion's TAP from stdout and shows only the failing test's
+  # name; the assertion that failed is in the log, so repeat it here.
+  echo "== failed assertions (from $build_dir/meson-logs/testlog.txt)"
+  sed -n '/^not ok/,/^  \.\.\.$/p' "$build_dir/meson-logs/testlog.txt"
+fi
+echo "sluice tests: ${passed:-0} passed, ${failed} failed"
+exit "$status"
