@@ -1,0 +1,174 @@
+/* sl_bench_run's contract, with scripted adapters whose latencies and output
+ * the test controls: the median repetition is kept, the first batch comes
+ * from the first repetition, adapters that lack a transform or are not
+ * available are recorded as such, and repetitions that disagree fail. */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sluice/sluice.h"
+
+static sl_scenario_instance *small_nlp1(void)
+{
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    options.n_override = 256;
+    const sl_scenario *scenario = sl_scenario_find("NLP-1");
+    sl_scenario_instance *instance;
+    sl_err err = {0};
+    cr_assert_eq(sl_scenario_instantiate(scenario, &scenario->variants[0], &options, &instance, &err), SL_OK, "%s",
+                 err.msg);
+    return instance;
+}
+
+/* Each call is one repetition; repetition r reports every batch as taking
+ * scripted_ns[r], and, when corrupt_from >= 0, changes its output from that
+ * repetition on. */
+static int calls;
+static int64_t scripted_ns[3] = {3000, 1000, 2000};
+static int corrupt_from = -1;
+static int64_t deliver = -1;
+
+static sl_status scripted_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                              sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
+{
+    (void)adapter;
+    int rep = calls++;
+    sl_batch *batch;
+    sl_status st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
+                                   &batch, err);
+    if (st)
+        return st;
+    int64_t n = deliver >= 0 ? deliver : request->nbatches;
+    sl_position pos = request->start;
+    for (int64_t i = 0; i < n && st == SL_OK; i++) {
+        st = sl_pipeline_produce(pipeline, SL_KERNELS_REFERENCE, pos, batch, err);
+        if (corrupt_from >= 0 && rep >= corrupt_from)
+            ((int32_t *)batch->fields[0].data)[0] ^= 1;
+        latency_ns[i] = scripted_ns[rep % 3] + (i == 0 ? 500 * (rep + 1) : 0);
+        sink(batch, user);
+        pos = sl_position_advance(pipeline, pos, 1);
+    }
+    sl_batch_free(batch);
+    return st;
+}
+
+static const sl_adapter scripted = {
+    .name = "scripted", .summary = "test", .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,
+    .transforms = SL_TRANSFORM(SL_OP_PACK_TOKENS), .run = scripted_run,
+};
+
+static sl_bench_options three_reps(void)
+{
+    sl_bench_options options;
+    sl_bench_options_init(&options, SL_PROFILE_CI, 42);
+    options.repetitions = 3;
+    options.warmup_batches = 1;
+    options.measured_batches = 4;
+    return options;
+}
+
+static void reset_script(void)
+{
+    calls = 0;
+    corrupt_from = -1;
+    deliver = -1;
+}
+
+Test(bench, keeps_the_median_repetition)
+{
+    reset_script();
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_eq(calls, 3);
+    /* Batches of 3000, 1000 and 2000 ns: the median speed is the 2000 ns
+     * repetition, the third one. */
+    cr_expect_eq(record.repetition_kept, 2);
+    for (int64_t b = 0; b < record.measured_batches; b++)
+        cr_expect_eq(record.latency_ns[b], 2000, "batch %lld", (long long)b);
+    /* The first batch is the first repetition's warmup batch 0. */
+    cr_expect_eq(record.first_batch_ns, 3000 + 500);
+    /* 4 measured batches of 32 sequences; 32 x 128 i32 each. */
+    cr_expect_eq(record.elements, 4 * 32);
+    cr_expect_eq(record.bytes, 4 * 32 * 128 * 4);
+    cr_expect_float_eq(sl_record_elements_per_s(&record), 128 / (4 * 2000e-9), 1e-3);
+    cr_expect_str_eq(record.transforms, "pack_tokens");
+    cr_expect_str_eq(record.backend_requested, "cpu");
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+Test(bench, repetitions_that_disagree_fail_the_record)
+{
+    reset_script();
+    corrupt_from = 1;
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_record record;
+    sl_err err = {0};
+    sl_bench_run(instance, &scripted, &options, &record, &err);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect(strstr(record.reason, "digest") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+Test(bench, a_short_run_fails_the_record)
+{
+    reset_script();
+    deliver = 2;
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_record record;
+    sl_err err = {0};
+    sl_bench_run(instance, &scripted, &options, &record, &err);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect_neq(record.reason[0], '\0');
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+static bool no_gpu(char *reason, size_t size)
+{
+    snprintf(reason, size, "no CUDA device");
+    return false;
+}
+
+Test(bench, missing_transforms_and_devices_are_recorded_not_run)
+{
+    reset_script();
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_adapter lacking = scripted;
+    lacking.name = "lacking";
+    lacking.transforms = SL_TRANSFORM(SL_OP_NORMALIZE);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, &lacking, &options, &record, &err), SL_OK);
+    cr_expect_eq(record.outcome, SL_RECORD_EXCLUDED);
+    cr_expect(strstr(record.reason, "pack_tokens") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+
+    sl_adapter absent = scripted;
+    absent.name = "absent";
+    absent.available = no_gpu;
+    cr_assert_eq(sl_bench_run(instance, &absent, &options, &record, &err), SL_OK);
+    cr_expect_eq(record.outcome, SL_RECORD_SKIPPED);
+    cr_expect_str_eq(record.reason, "no CUDA device");
+    cr_expect_eq(calls, 0, "neither adapter may run");
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+Test(bench, the_memcpy_probe_measures_something)
+{
+    double bandwidth = sl_probe_memcpy_bandwidth(1 << 16, 3);
+    /* Any machine that runs this copies faster than 100 MB/s and slower than
+     * 10 TB/s; outside that the probe is broken, not the machine. */
+    cr_expect(bandwidth > 1e8 && bandwidth < 1e13, "probe says %g bytes/s", bandwidth);
+}
