@@ -1,8 +1,10 @@
 /* Pipelines: validation names the op and field, batching covers the epoch,
  * and every executor (unfused reference, iter with any worker count, fused)
  * gives identical batches, including across epoch boundaries. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -286,4 +288,50 @@ Test(pipeline, token_packing_pads_the_tail)
     release(&r);
     sl_pipeline_free(p);
     sl_source_free(src);
+}
+
+Test(pipeline, token_packing_is_the_same_through_every_source)
+{
+    /* A pread source has no mapped view, so packing reads the tokens and then
+     * pads in place: a different path from memory and mmap. */
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_TOKENS, .n = 1000, .vocab = 50, .mean_doc_len = 20};
+    sl_source *memory;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&spec, 3, &memory, &err), SL_OK, "%s", err.msg);
+    char dir[] = "/tmp/sluice-pack-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(sl_source_export_npy(memory, dir, &err), SL_OK, "%s", err.msg);
+    char path[64];
+    snprintf(path, sizeof path, "%s/tokens.npy", dir);
+    const char *names[1] = {"tokens"}, *paths[1] = {path};
+    collected out[3];
+    memset(out, 0, sizeof out);
+    for (int kind = 0; kind < 3; kind++) {
+        sl_source *src = memory;
+        if (kind != SL_SOURCE_MEMORY)
+            cr_assert_eq(sl_source_file_create((sl_source_kind)kind, 1, names, paths, &src, &err), SL_OK, "%s",
+                         err.msg);
+        sl_pipeline_spec ps;
+        sl_pipeline_spec_init(&ps, src, 5, 9);
+        /* 1000 tokens in sequences of 64: the last sequence is 40 tokens
+         * and 24 pads, and it lands somewhere in the shuffled epoch. */
+        cr_assert_eq(sl_pipeline_spec_add(&ps, sl_op_pack_tokens("tokens", 64, -1), &err), SL_OK);
+        sl_pipeline *p;
+        cr_assert_eq(sl_pipeline_create(&ps, &p, &err), SL_OK, "%s", err.msg);
+        run_iter(p, SL_KERNELS_BEST, 0, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &out[kind]);
+        sl_pipeline_free(p);
+        if (src != memory)
+            sl_source_free(src);
+    }
+    expect_same(&out[0], &out[1], "mmap vs memory");
+    expect_same(&out[0], &out[2], "pread vs memory");
+    int pads = 0;
+    for (size_t i = 0; i < out[2].size[0] / sizeof(int32_t); i++)
+        pads += ((const int32_t *)out[2].bytes[0])[i] == -1;
+    cr_expect_eq(pads, 24);
+    for (int kind = 0; kind < 3; kind++)
+        release(&out[kind]);
+    unlink(path);
+    rmdir(dir);
+    sl_source_free(memory);
 }
