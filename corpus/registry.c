@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "engine/src/internal.h"
 #include "scenarios/common.h"
 
 static const sl_scenario *const scenarios[] = {

@@ -6,7 +6,7 @@
 #include "ref/ref.h"
 #include "sluice/kernels.h"
 
-void sl__kernels_fill_reference(sl_kernel_table *table)
+static void fill_reference(sl_kernel_table *table)
 {
     table->name = "reference";
     table->normalize_u8 = sl__ref_normalize_u8;
@@ -17,15 +17,17 @@ void sl__kernels_fill_reference(sl_kernel_table *table)
     table->pack = sl__ref_pack;
 }
 
-void sl__kernels_override_cpu(sl_kernel_table *table)
+static void override_cpu(sl_kernel_table *table)
 {
     sl_cpu_variant arith;
     table->name = "cpu-generic";
-    sl__cpu_arith_generic(&arith);
+    sl__cpu_normalize_generic(&arith);
+    sl__cpu_elementwise_generic(&arith);
 #if SL_HAVE_AVX2_CLONES
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) {
-        sl__cpu_arith_avx2(&arith);
+        sl__cpu_normalize_avx2(&arith);
+        sl__cpu_elementwise_avx2(&arith);
         table->name = "cpu-avx2";
     }
 #endif
@@ -43,9 +45,9 @@ static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void fill_tables(void)
 {
-    sl__kernels_fill_reference(&reference_table);
-    sl__kernels_fill_reference(&best_table);
-    sl__kernels_override_cpu(&best_table);
+    fill_reference(&reference_table);
+    fill_reference(&best_table);
+    override_cpu(&best_table);
 }
 
 const sl_kernel_table *sl_kernels_reference(void)

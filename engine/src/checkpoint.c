@@ -10,7 +10,6 @@
 
 #include "json.h"
 #include "pipeline_internal.h"
-#include "sluice/record.h"
 
 #define CHECKPOINT_FORMAT "sluice-checkpoint"
 #define CHECKPOINT_VERSION 1

@@ -30,9 +30,12 @@ typedef struct sl_cpu_variant {
     sl_ew_chain_fn ew_chain;
 } sl_cpu_variant;
 
-/* The arithmetic kernels for the baseline ISA and for AVX2. */
-void sl__cpu_arith_generic(sl_cpu_variant *out);
-void sl__cpu_arith_avx2(sl_cpu_variant *out);
+/* The arithmetic kernels for the baseline ISA and for AVX2, each filling its
+ * own entries of the variant. */
+void sl__cpu_normalize_generic(sl_cpu_variant *out);
+void sl__cpu_normalize_avx2(sl_cpu_variant *out);
+void sl__cpu_elementwise_generic(sl_cpu_variant *out);
+void sl__cpu_elementwise_avx2(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

@@ -80,10 +80,6 @@ const sl_kernel_table *sl_kernels_reference(void);
 /* The fastest kernels this CPU supports, filled once (thread-safe). */
 const sl_kernel_table *sl_kernels_best(void);
 
-/* Back-end entry points the registry uses; not for direct use. */
-void sl__kernels_fill_reference(sl_kernel_table *table);
-void sl__kernels_override_cpu(sl_kernel_table *table);
-
 #ifdef __cplusplus
 }
 #endif
