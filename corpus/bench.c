@@ -112,7 +112,7 @@ static int median_repetition(const repetition *reps, int n)
  * cost per stage at each depth and comparable across scenarios), and the
  * memcpy yardstick: how close the adapter came to just copying its output,
  * and what it spent per batch beyond that copy. */
-static void add_metrics(const sl_scenario_instance *instance, sl_record *record)
+static void add_metrics(const sl_scenario_instance *instance, const sl_bench_options *options, sl_record *record)
 {
     double p50_ns = sl_percentile_i64(record->latency_ns, (size_t)record->measured_batches, 50.0);
     int nops = sl_pipeline_get_spec(instance->pipeline)->nops;
@@ -121,7 +121,8 @@ static void add_metrics(const sl_scenario_instance *instance, sl_record *record)
     }
 
     size_t batch_bytes = sl_pipeline_batch_bytes(instance->pipeline);
-    double memcpy_bytes_per_s = sl_probe_memcpy_bandwidth(batch_bytes, 5);
+    double memcpy_bytes_per_s = options->memcpy_probe_bytes_per_s > 0.0 ? options->memcpy_probe_bytes_per_s
+                                                                        : sl_probe_memcpy_bandwidth(batch_bytes, 5);
     if (memcpy_bytes_per_s <= 0.0) {
         return;
     }
@@ -251,7 +252,7 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
                             reps[r].peak_rss_method != NULL ? reps[r].peak_rss_method : "unknown");
         }
     }
-    add_metrics(instance, record);
+    add_metrics(instance, options, record);
 
 done:
     sl_digest_free(digest);

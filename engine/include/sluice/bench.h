@@ -20,6 +20,11 @@ typedef struct sl_bench_options {
     int64_t warmup_batches;    /* < 0: the profile's */
     int64_t measured_batches;  /* <= 0: the profile's */
     int workers;
+    /* The memcpy yardstick for this instance's batch size, in bytes/s; 0
+     * measures it inside sl_bench_run. A caller running several adapters on
+     * one instance measures it once (sl_probe_memcpy_bandwidth with
+     * sl_pipeline_batch_bytes) so every record of the instance shares it. */
+    double memcpy_probe_bytes_per_s;
 } sl_bench_options;
 
 void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
