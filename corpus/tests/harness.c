@@ -103,9 +103,9 @@ const void *harness_row(const run_output *out, int field, int64_t row)
     return out->bytes[field] + (size_t)row * out->row_bytes[field];
 }
 
-int64_t harness_find_element(const run_output *out, int64_t element)
+int64_t harness_find_element(const run_output *out, int64_t element, int64_t from, int64_t to)
 {
-    for (int64_t r = 0; r < out->rows; r++)
+    for (int64_t r = from; r < to && r < out->rows; r++)
         if (out->ids[r] == element)
             return r;
     return -1;

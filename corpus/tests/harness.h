@@ -30,9 +30,10 @@ void harness_run(const sl_scenario_instance *instance, const char *adapter, int 
                  sl_position start, int64_t nbatches, run_output *out);
 void harness_release(run_output *out);
 
-/* Row r of field f of a run, and where element id sits in a run (-1). */
+/* Row r of field f of a run, and the row in [from, to) that holds element
+ * id (-1 when none does). */
 const void *harness_row(const run_output *out, int field, int64_t row);
-int64_t harness_find_element(const run_output *out, int64_t element);
+int64_t harness_find_element(const run_output *out, int64_t element, int64_t from, int64_t to);
 
 /* The checks of SCENARIOS.md every scenario asserts at ci size. */
 void harness_check_golden(const char *scenario, const char *variant);

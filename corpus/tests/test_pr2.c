@@ -42,10 +42,7 @@ Test(pr2, epochs_differ_for_almost_every_element)
     run_epochs(instance, "fused", 0, 2, &out);
     int64_t same = 0;
     for (int64_t r = 0; r < 500; r++) {
-        int64_t again = -1;
-        for (int64_t s = 500; s < 1000; s++)
-            if (out.ids[s] == out.ids[r])
-                again = s;
+        int64_t again = harness_find_element(&out, out.ids[r], 500, 1000);
         cr_assert_geq(again, 500, "element %lld missing from epoch 1", (long long)out.ids[r]);
         same += memcmp(harness_row(&out, 0, r), harness_row(&out, 0, again), IMAGE_BYTES) == 0;
     }
@@ -69,10 +66,7 @@ Test(pr2, decisions_do_not_depend_on_batch_size_or_workers)
     cr_assert_eq(a.rows, b.rows);
     for (int epoch = 0; epoch < 2; epoch++)
         for (int64_t r = epoch * 500; r < (epoch + 1) * 500; r++) {
-            int64_t match = -1;
-            for (int64_t s = epoch * 500; s < (epoch + 1) * 500 && match < 0; s++)
-                if (b.ids[s] == a.ids[r])
-                    match = s;
+            int64_t match = harness_find_element(&b, a.ids[r], epoch * 500, (epoch + 1) * 500);
             cr_assert_geq(match, 0);
             cr_assert(memcmp(harness_row(&a, 0, r), harness_row(&b, 0, match), IMAGE_BYTES) == 0,
                       "epoch %d element %lld differs between bs 64 and bs 50 with 2 workers", epoch,

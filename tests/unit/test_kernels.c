@@ -234,3 +234,17 @@ Test(kernels, best_table_overrides_reference)
     cr_expect_str_neq(sl_kernels_best()->name, "reference");
     cr_expect_neq((void *)sl_kernels_best()->normalize_u8, (void *)sl_kernels_reference()->normalize_u8);
 }
+
+Test(kernels, op_names_round_trip)
+{
+    for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
+        sl_op_kind parsed;
+        cr_assert(sl_op_kind_parse(sl_op_kind_name((sl_op_kind)k), &parsed), "%s", sl_op_kind_name((sl_op_kind)k));
+        cr_expect_eq((int)parsed, k);
+    }
+    sl_op_kind unused;
+    cr_expect_not(sl_op_kind_parse("mixup", &unused));
+    char names[128];
+    sl_transform_set_format(SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_PACK_TOKENS), names, sizeof names);
+    cr_expect_str_eq(names, "pack_tokens,clip");
+}
