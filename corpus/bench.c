@@ -253,6 +253,12 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         }
     }
     add_metrics(instance, options, record);
+    if (instance->scenario->metrics) {
+        sl_err metrics_err = {0};
+        sl_status metrics_status = instance->scenario->metrics(instance, adapter, record, &metrics_err);
+        if (metrics_status != SL_OK)
+            status = fail_record(record, metrics_status, metrics_err.msg, err);
+    }
 
 done:
     sl_digest_free(digest);

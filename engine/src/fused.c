@@ -9,14 +9,19 @@
 #include <string.h>
 
 #include "internal.h"
+#include "op_desc.h"
 #include "pipeline_internal.h"
 
-typedef enum row_step_kind { STEP_NORMALIZE, STEP_CHAIN, STEP_CROP, STEP_FLIP } row_step_kind;
-
+/* One step of a field's row program: a run of chainable ops applied per
+ * tile by one ew_chain call, or one op's own rows function. */
 typedef struct row_step {
-    row_step_kind kind;
-    const sl__compiled_op *op;  /* NORMALIZE, CROP, FLIP */
-    int first_ew, nsteps;       /* CHAIN: a slice of fused->ew_steps */
+    bool chain;
+    int first_op, nops;         /* chain: indices into fused->chain_ops */
+    const sl__compiled_op *op;  /* rows */
+    /* The step writes into the output row: it produces the field's final
+     * layout and every later step can work in place there. */
+    bool to_out;
+    size_t out_bytes;
 } row_step;
 
 typedef struct field_program {
@@ -31,14 +36,26 @@ struct sl_fused {
     const sl_kernel_table *kernels;
     sl_batch *batch;
     void *read_scratch;         /* an element read from a source with no mapped view */
-    void *move_scratch;         /* out-of-place target of crop */
-    void *stage_a, *stage_b;    /* an element between movement ops, source dtype */
-    sl_ew_step ew_steps[SL_MAX_OPS];
+    void *op_scratch;           /* what an op's rows function asks for */
+    void *stage_a, *stage_b;    /* an element between ops that change its layout */
+    const sl__compiled_op *chain_ops[SL_MAX_OPS];
+    sl_ew_step chain_steps[SL_MAX_OPS];
     int nfields;
     field_program programs[SL_MAX_FIELDS];
 };
 
-static void compile_program(sl_fused *fz, int field, int *ew_used)
+/* Whether an op can be a step of the tile chain: one f32 value in, one out,
+ * in place. A chain never starts a program: the first op reads the source
+ * view directly, which saves the copy a chain would need. */
+static bool chainable(const sl_pipeline *p, const sl__compiled_op *c)
+{
+    sl_ew_step probe;
+    sl__op_ctx ctx = {p, sl_kernels_reference(), 0};
+    return c->desc->ew_step && c->desc->in_place && c->in_bytes == c->out_bytes && c->in_dtype == SL_F32 &&
+           c->desc->ew_step(&ctx, c, 0, &probe);
+}
+
+static void compile_program(sl_fused *fz, int field, int *chain_used)
 {
     const sl_pipeline *p = fz->pipeline;
     field_program *prog = &fz->programs[field];
@@ -46,23 +63,28 @@ static void compile_program(sl_fused *fz, int field, int *ew_used)
     prog->out_bytes = sl_field_element_bytes(&p->output_schema.fields[field]);
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (c->field != field || c->op->kind == SL_OP_PACK_TOKENS)
+        if (c->field != field || c->desc->phase != SL__PHASE_ELEMENT)
             continue;
         row_step *last = prog->nsteps ? &prog->steps[prog->nsteps - 1] : NULL;
-        /* A normalize that reads the source keeps its own step: it is the
-         * op that converts while copying, which is what saves a pass. */
-        bool chainable = sl__op_fits_ew_chain(c) && !(c->op->kind == SL_OP_NORMALIZE && prog->nsteps == 0);
-        if (chainable) {
-            if (!last || last->kind != STEP_CHAIN)
-                prog->steps[prog->nsteps++] = (row_step){STEP_CHAIN, NULL, *ew_used, 0};
-            fz->ew_steps[(*ew_used)++] = sl__ew_step_of(c);
-            prog->steps[prog->nsteps - 1].nsteps++;
+        if (last && chainable(p, c)) {
+            if (!last->chain)
+                prog->steps[prog->nsteps++] = (row_step){true, *chain_used, 0, NULL, false, c->out_bytes};
+            fz->chain_ops[(*chain_used)++] = c;
+            prog->steps[prog->nsteps - 1].nops++;
             continue;
         }
-        row_step_kind kind = c->op->kind == SL_OP_NORMALIZE     ? STEP_NORMALIZE
-                             : c->op->kind == SL_OP_RANDOM_CROP ? STEP_CROP
-                                                                : STEP_FLIP;
-        prog->steps[prog->nsteps++] = (row_step){kind, c, 0, 0};
+        prog->steps[prog->nsteps++] = (row_step){false, 0, 0, c, false, c->out_bytes};
+    }
+    /* Walking back from the end: a step may write into the output row when
+     * it yields the final layout and all later steps work in place. */
+    for (int s = prog->nsteps - 1; s >= 0; s--) {
+        row_step *step = &prog->steps[s];
+        step->to_out = step->out_bytes == prog->out_bytes;
+        if (!step->to_out)
+            break;
+        bool in_place = step->chain || (step->op->desc->in_place && step->op->in_bytes == step->op->out_bytes);
+        if (!in_place)
+            break;
     }
 }
 
@@ -75,27 +97,32 @@ sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels,
     fz->pipeline = pipeline;
     fz->kernels = sl_kernel_table_for(kernels);
     fz->nfields = pipeline->output_schema.nfields;
-    int ew_used = 0;
-    size_t scratch = 0;
+    int chain_used = 0;
+    size_t read_bytes = 1, stage_bytes = 1, scratch_bytes = 1;
     for (int f = 0; f < fz->nfields; f++) {
-        compile_program(fz, f, &ew_used);
-        if (fz->programs[f].item_bytes > scratch)
-            scratch = fz->programs[f].item_bytes;
-        if (fz->programs[f].out_bytes > scratch)
-            scratch = fz->programs[f].out_bytes;
+        if (f >= pipeline->source_schema.nfields)
+            continue; /* made by a batch op */
+        compile_program(fz, f, &chain_used);
+        if (fz->programs[f].item_bytes > read_bytes)
+            read_bytes = fz->programs[f].item_bytes;
+        if (pipeline->max_element_bytes[f] > stage_bytes)
+            stage_bytes = pipeline->max_element_bytes[f];
     }
+    for (int i = 0; i < pipeline->ncompiled; i++)
+        if (pipeline->compiled[i].scratch_bytes > scratch_bytes)
+            scratch_bytes = pipeline->compiled[i].scratch_bytes;
     sl_status st = sl_batch_create(&pipeline->output_schema, pipeline->spec.batch_size, &fz->batch, err);
     if (st) {
         free(fz);
         return st;
     }
-    fz->read_scratch = sl__aligned_alloc(SL_ALIGN, scratch);
-    fz->move_scratch = sl__aligned_alloc(SL_ALIGN, scratch);
-    fz->stage_a = sl__aligned_alloc(SL_ALIGN, scratch);
-    fz->stage_b = sl__aligned_alloc(SL_ALIGN, scratch);
-    if (!fz->read_scratch || !fz->move_scratch || !fz->stage_a || !fz->stage_b) {
+    fz->read_scratch = sl__aligned_alloc(SL_ALIGN, read_bytes);
+    fz->op_scratch = sl__aligned_alloc(SL_ALIGN, scratch_bytes);
+    fz->stage_a = sl__aligned_alloc(SL_ALIGN, stage_bytes);
+    fz->stage_b = sl__aligned_alloc(SL_ALIGN, stage_bytes);
+    if (!fz->read_scratch || !fz->op_scratch || !fz->stage_a || !fz->stage_b) {
         sl_fused_free(fz);
-        return sl_fail(err, SL_ENOMEM, "cannot allocate fused scratch of %zu bytes", scratch);
+        return sl_fail(err, SL_ENOMEM, "cannot allocate fused scratch of %zu bytes", stage_bytes);
     }
     *out = fz;
     return SL_OK;
@@ -107,7 +134,7 @@ void sl_fused_free(sl_fused *fz)
         return;
     sl_batch_free(fz->batch);
     free(fz->read_scratch);
-    free(fz->move_scratch);
+    free(fz->op_scratch);
     free(fz->stage_a);
     free(fz->stage_b);
     free(fz);
@@ -129,56 +156,35 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
             return st;
         in = fz->read_scratch;
     }
-    /* cur is where the element's current value lives: the source view at
-     * first, the output row once an op has written there. Movement ops on a
-     * field that is still in its source dtype (a u8 image cropped before it
-     * is normalized to f32) work in two staging buffers, because the output
-     * row is laid out for the final dtype. */
+    /* cur is where the element's current value lives: the source view (read
+     * only) at first, then a staging buffer or the output row. */
     const void *cur = in;
-    sl_dtype out_dtype = p->output_schema.fields[field].dtype;
+    size_t cur_bytes = prog->item_bytes;
+    sl__op_ctx ctx = {p, k, epoch};
     for (int s = 0; s < prog->nsteps; s++) {
         const row_step *step = &prog->steps[s];
-        const sl__compiled_op *c = step->op;
-        void *dst = out;
-        if (step->kind == STEP_CROP || step->kind == STEP_FLIP)
-            dst = c->in_dtype == out_dtype ? out : (cur == fz->stage_a ? fz->stage_b : fz->stage_a);
-        switch (step->kind) {
-        case STEP_NORMALIZE: {
-            int64_t pixels = c->values / c->norm.channels;
-            if (c->in_dtype == SL_U8)
-                k->normalize_u8(cur, out, pixels, &c->norm);
-            else
-                k->normalize_f32(cur, out, pixels, &c->norm);
-            break;
-        }
-        case STEP_CHAIN:
-            if (cur != out)
-                memcpy(out, cur, prog->out_bytes);
-            k->ew_chain(out, (int64_t)(prog->out_bytes / sizeof(float)), &fz->ew_steps[step->first_ew],
-                        step->nsteps);
-            break;
-        case STEP_CROP: {
-            int oy, ox;
-            sl__crop_offsets(p, c, epoch, element, &oy, &ox);
-            size_t bytes = (size_t)c->h * (size_t)c->w * c->pixel_bytes;
-            if (cur == dst) {
-                k->crop_pad(cur, fz->move_scratch, c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h,
-                            c->op->u.crop.crop_w, oy, ox);
-                memcpy(dst, fz->move_scratch, bytes);
-            } else {
-                k->crop_pad(cur, dst, c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h, c->op->u.crop.crop_w, oy,
-                            ox);
+        void *other = cur == fz->stage_a ? fz->stage_b : fz->stage_a;
+        bool writable = cur != in;
+        void *target;
+        if (step->chain) {
+            target = step->to_out ? out : (writable ? (void *)cur : other);
+            if (target != cur)
+                memcpy(target, cur, cur_bytes);
+            for (int j = 0; j < step->nops; j++) {
+                const sl__compiled_op *c = fz->chain_ops[step->first_op + j];
+                c->desc->ew_step(&ctx, c, element, &fz->chain_steps[step->first_op + j]);
             }
-            break;
+            k->ew_chain(target, (int64_t)(cur_bytes / sizeof(float)), &fz->chain_steps[step->first_op], step->nops);
+        } else {
+            const sl__compiled_op *c = step->op;
+            bool in_place = c->desc->in_place && c->in_bytes == c->out_bytes && writable;
+            target = step->to_out ? out : (in_place ? (void *)cur : other);
+            if (target == cur && !c->desc->in_place)
+                target = other;
+            c->desc->rows(&ctx, c, &element, 1, cur, target, fz->op_scratch);
         }
-        case STEP_FLIP:
-            if (cur != dst)
-                memcpy(dst, cur, (size_t)c->h * (size_t)c->w * c->pixel_bytes);
-            if (sl__flip_decision(p, c, epoch, element))
-                k->hflip(dst, c->h, c->w, c->pixel_bytes);
-            break;
-        }
-        cur = dst;
+        cur = target;
+        cur_bytes = step->out_bytes;
     }
     if (cur != out)
         memcpy(out, cur, prog->out_bytes);
@@ -196,7 +202,7 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
 static void prefetch_element(const sl_fused *fz, int64_t element)
 {
     const sl_pipeline *p = fz->pipeline;
-    for (int f = 0; f < fz->nfields; f++) {
+    for (int f = 0; f < p->source_schema.nfields; f++) {
         if (f == p->pack_field)
             continue;
         size_t bytes = fz->programs[f].item_bytes;
@@ -225,13 +231,16 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
         for (int64_t r = 0; r < b->count; r++) {
             if (r + PREFETCH_DISTANCE < b->count)
                 prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
-            for (int f = 0; f < fz->nfields; f++) {
+            for (int f = 0; f < p->source_schema.nfields; f++) {
                 void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
                 sl_status st = run_row(fz, f, pos.epoch, b->element_ids[r], out, err);
                 if (st)
                     return st;
             }
         }
+        sl_status st = sl__run_batch_ops(p, fz->kernels, b, err);
+        if (st)
+            return st;
         if (sink && sink(b, user))
             break;
         pos = sl_position_advance(p, pos, 1);

@@ -2,28 +2,36 @@
 #include <string.h>
 
 #include "internal.h"
+#include "op_desc.h"
 #include "sluice/ops.h"
 
-static const char *const op_names[SL_OP_KIND_COUNT] = {
-    [SL_OP_PACK_TOKENS] = "pack_tokens",
-    [SL_OP_NORMALIZE] = "normalize",
-    [SL_OP_SCALE] = "scale",
-    [SL_OP_CLIP] = "clip",
-    [SL_OP_ADD] = "add",
-    [SL_OP_MULTIPLY] = "multiply",
-    [SL_OP_RANDOM_CROP] = "random_crop",
-    [SL_OP_RANDOM_HFLIP] = "random_hflip",
+/* Indexed by sl_op_kind: every kind has exactly one descriptor. */
+static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
+    [SL_OP_PACK_TOKENS] = &sl__op_pack_tokens_desc,
+    [SL_OP_NORMALIZE] = &sl__op_normalize_desc,
+    [SL_OP_SCALE] = &sl__op_scale_desc,
+    [SL_OP_CLIP] = &sl__op_clip_desc,
+    [SL_OP_ADD] = &sl__op_add_desc,
+    [SL_OP_MULTIPLY] = &sl__op_multiply_desc,
+    [SL_OP_RANDOM_CROP] = &sl__op_random_crop_desc,
+    [SL_OP_RANDOM_HFLIP] = &sl__op_random_hflip_desc,
 };
+
+const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
+{
+    return (unsigned)kind < SL_OP_KIND_COUNT ? descriptors[kind] : NULL;
+}
 
 const char *sl_op_kind_name(sl_op_kind kind)
 {
-    return (unsigned)kind < SL_OP_KIND_COUNT ? op_names[kind] : "?";
+    const sl__op_desc *desc = sl__op_desc_of(kind);
+    return desc ? desc->name : "?";
 }
 
 bool sl_op_kind_parse(const char *name, sl_op_kind *out)
 {
     for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
-        if (strcmp(name, op_names[k]) == 0) {
+        if (strcmp(name, descriptors[k]->name) == 0) {
             *out = (sl_op_kind)k;
             return true;
         }
@@ -38,22 +46,14 @@ void sl_transform_set_format(sl_transform_set set, char *buf, size_t size)
         buf[0] = '\0';
     for (int k = 0; k < SL_OP_KIND_COUNT && used < size; k++) {
         if (set & SL_TRANSFORM(k))
-            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", op_names[k]);
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", descriptors[k]->name);
     }
 }
 
 bool sl_op_is_elementwise(sl_op_kind kind)
 {
-    switch (kind) {
-    case SL_OP_NORMALIZE:
-    case SL_OP_SCALE:
-    case SL_OP_CLIP:
-    case SL_OP_ADD:
-    case SL_OP_MULTIPLY:
-        return true;
-    default:
-        return false;
-    }
+    const sl__op_desc *desc = sl__op_desc_of(kind);
+    return desc && desc->ew_step != NULL;
 }
 
 static sl_op op_on(sl_op_kind kind, const char *field, uint32_t op_id)

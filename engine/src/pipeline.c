@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "op_desc.h"
 #include "pipeline_internal.h"
 #include "sluice/philox.h"
 
@@ -28,106 +29,46 @@ sl_status sl_pipeline_spec_add(sl_pipeline_spec *spec, sl_op op, sl_err *err)
     return SL_OK;
 }
 
-/* Image geometry of a field: [h, w, c] or [h, w] (one channel). */
-static sl_status image_geometry(const sl_field_spec *field, const char *what, sl__compiled_op *c, sl_err *err)
-{
-    if (field->shape.rank != 2 && field->shape.rank != 3)
-        return sl_fail(err, SL_EINVAL, "%s needs an image field [h, w] or [h, w, c], but field '%s' has rank %d",
-                       what, field->name, field->shape.rank);
-    c->h = (int)field->shape.dims[0];
-    c->w = (int)field->shape.dims[1];
-    int64_t channels = field->shape.rank == 3 ? field->shape.dims[2] : 1;
-    c->pixel_bytes = (size_t)channels * sl_dtype_size(field->dtype);
-    return SL_OK;
-}
-
 static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
     sl__compiled_op *c = &p->compiled[index];
-    const char *name = sl_op_kind_name(op->kind);
-    if ((unsigned)op->kind >= SL_OP_KIND_COUNT)
+    const sl__op_desc *desc = sl__op_desc_of(op->kind);
+    if (!desc)
         return sl_fail(err, SL_EINVAL, "op %d has unknown kind %d", index, (int)op->kind);
     int f = sl_schema_find(&p->output_schema, op->field);
     if (f < 0)
         return sl_fail(err, SL_EINVAL, "op %d (%s) names field '%s', which the source does not have", index,
-                       name, op->field);
+                       desc->name, op->field);
     sl_field_spec *field = &p->output_schema.fields[f];
     c->op = op;
+    c->desc = desc;
     c->field = f;
-    c->in_dtype = field->dtype;
+    c->other_field = -1;
+    c->in_dtype = c->out_dtype = field->dtype;
     c->values = sl_shape_numel(&field->shape);
+    c->in_bytes = c->out_bytes = sl_field_element_bytes(field);
+    sl_status st = desc->compile(p, index, c, field, err);
+    if (st)
+        return st;
     p->transforms |= SL_TRANSFORM(op->kind);
-
-    switch (op->kind) {
-    case SL_OP_PACK_TOKENS:
-        if (index != 0)
-            return sl_fail(err, SL_EINVAL, "op %d: pack_tokens must be the first op", index);
-        if (field->dtype != SL_I32 || field->shape.rank != 0)
-            return sl_fail(err, SL_EINVAL, "op %d: pack_tokens needs a stream of i32 scalars, field '%s' is %s rank %d",
-                           index, field->name, sl_dtype_name(field->dtype), field->shape.rank);
-        if (p->source_schema.nfields != 1)
-            return sl_fail(err, SL_EINVAL, "op %d: pack_tokens needs a source with only the token field", index);
-        if (op->u.pack.seq_len <= 0)
-            return sl_fail(err, SL_EINVAL, "op %d: pack_tokens seq_len must be positive, got %d", index,
-                           op->u.pack.seq_len);
-        p->pack_field = f;
-        p->seq_len = op->u.pack.seq_len;
-        p->pad_id = op->u.pack.pad_id;
-        p->stream_tokens = sl_source_rows(p->source);
-        field->shape.rank = 1;
-        field->shape.dims[0] = op->u.pack.seq_len;
-        c->values = op->u.pack.seq_len;
+    if (desc->phase == SL__PHASE_BATCH) {
+        p->nbatch_ops++;
         return SL_OK;
-    case SL_OP_NORMALIZE: {
-        int channels = op->u.normalize.channels;
-        int64_t last = field->shape.rank ? field->shape.dims[field->shape.rank - 1] : 1;
-        if (field->dtype != SL_U8 && field->dtype != SL_F32)
-            return sl_fail(err, SL_EINVAL, "op %d: normalize takes u8 or f32, field '%s' is %s", index, field->name,
-                           sl_dtype_name(field->dtype));
-        if (channels < 1 || channels > SL_MAX_CHANNELS || (channels != 1 && channels != last))
-            return sl_fail(err, SL_EINVAL,
-                           "op %d: normalize has %d channels; field '%s' needs 1 or its last dimension %lld", index,
-                           channels, field->name, (long long)last);
-        sl_status st = sl_normalize_consts_init(&c->norm, channels, op->u.normalize.mean, op->u.normalize.std, err);
-        if (st)
-            return sl_fail_context(err, "op %d (normalize of field '%s')", index, field->name);
-        if (field->dtype == SL_U8)
+    }
+    if (desc->phase == SL__PHASE_ELEMENT) {
+        if (p->nbatch_ops > 0)
+            return sl_fail(err, SL_EINVAL, "op %d (%s) is a per-element op after a batch op; batch ops come last",
+                           index, desc->name);
+        if (f >= p->source_schema.nfields)
+            return sl_fail(err, SL_EINVAL, "op %d (%s): field '%s' is made by a batch op, after the element phase",
+                           index, desc->name, field->name);
+        if (c->out_bytes != c->in_bytes || c->out_dtype != c->in_dtype)
             p->needs_staging[f] = true;
-        field->dtype = SL_F32;
-        return SL_OK;
     }
-    case SL_OP_SCALE:
-    case SL_OP_ADD:
-    case SL_OP_MULTIPLY:
-    case SL_OP_CLIP:
-        if (field->dtype != SL_F32)
-            return sl_fail(err, SL_EINVAL, "op %d: %s takes f32, field '%s' is %s (normalize it first)", index, name,
-                           field->name, sl_dtype_name(field->dtype));
-        if (op->kind == SL_OP_CLIP && !(op->u.clip.lo <= op->u.clip.hi))
-            return sl_fail(err, SL_EINVAL, "op %d: clip needs lo <= hi", index);
-        return SL_OK;
-    case SL_OP_RANDOM_CROP: {
-        sl_status st = image_geometry(field, name, c, err);
-        if (st)
-            return st;
-        if (op->u.crop.crop_h < 1 || op->u.crop.crop_h > c->h || op->u.crop.crop_w < 1 || op->u.crop.crop_w > c->w)
-            return sl_fail(err, SL_EINVAL, "op %d: crop %dx%d does not fit field '%s' of %dx%d", index,
-                           op->u.crop.crop_h, op->u.crop.crop_w, field->name, c->h, c->w);
-        return SL_OK;
-    }
-    case SL_OP_RANDOM_HFLIP: {
-        sl_status st = image_geometry(field, name, c, err);
-        if (st)
-            return st;
-        if (!(op->u.flip.p >= 0.0f && op->u.flip.p <= 1.0f))
-            return sl_fail(err, SL_EINVAL, "op %d: flip probability must be in [0, 1]", index);
-        return SL_OK;
-    }
-    case SL_OP_KIND_COUNT:
-        break;
-    }
-    return sl_fail(err, SL_EINVAL, "op %d has unknown kind", index);
+    if (c->out_bytes > p->max_element_bytes[f])
+        p->max_element_bytes[f] = c->out_bytes;
+    return SL_OK;
 }
 
 /* A canonical, padding-free description of everything that determines the
@@ -142,11 +83,6 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
     do {                                                                                                              \
         int64_t v_ = (int64_t)(value);                                                                                \
         XXH3_64bits_update(state, &v_, sizeof v_);                                                                    \
-    } while (0)
-#define FEED_FLOAT(value)                                                                                             \
-    do {                                                                                                              \
-        float f_ = (value);                                                                                           \
-        XXH3_64bits_update(state, &f_, sizeof f_);                                                                    \
     } while (0)
     const sl_schema *s = &p->source_schema;
     FEED(s->nfields);
@@ -170,26 +106,11 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
         FEED(op->kind);
         FEED(op->op_id);
         XXH3_64bits_update(state, op->field, strlen(op->field) + 1);
-        switch (op->kind) {
-        case SL_OP_PACK_TOKENS: FEED(op->u.pack.seq_len); FEED(op->u.pack.pad_id); break;
-        case SL_OP_NORMALIZE:
-            FEED(op->u.normalize.channels);
-            for (int ch = 0; ch < op->u.normalize.channels; ch++) {
-                FEED_FLOAT(op->u.normalize.mean[ch]);
-                FEED_FLOAT(op->u.normalize.std[ch]);
-            }
-            break;
-        case SL_OP_SCALE:
-        case SL_OP_ADD:
-        case SL_OP_MULTIPLY: FEED_FLOAT(op->u.scalar.value); break;
-        case SL_OP_CLIP: FEED_FLOAT(op->u.clip.lo); FEED_FLOAT(op->u.clip.hi); break;
-        case SL_OP_RANDOM_CROP: FEED(op->u.crop.crop_h); FEED(op->u.crop.crop_w); break;
-        case SL_OP_RANDOM_HFLIP: FEED_FLOAT(op->u.flip.p); break;
-        case SL_OP_KIND_COUNT: break;
-        }
+        const sl__op_desc *desc = sl__op_desc_of(op->kind);
+        if (desc && desc->fingerprint)
+            desc->fingerprint(op, state);
     }
 #undef FEED
-#undef FEED_FLOAT
     uint64_t h = XXH3_64bits_digest(state);
     XXH3_freeState(state);
     return h;
@@ -214,8 +135,10 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     p->source_schema = *sl_source_schema(spec->source);
     p->output_schema = p->source_schema;
     p->pack_field = -1;
-    p->ncompiled = spec->nops;
+    for (int f = 0; f < p->source_schema.nfields; f++)
+        p->max_element_bytes[f] = sl_field_element_bytes(&p->source_schema.fields[f]);
     for (int i = 0; i < spec->nops; i++) {
+        p->ncompiled = i + 1;
         sl_status st = compile_op(p, i, err);
         if (st) {
             sl_pipeline_free(p);
@@ -250,9 +173,11 @@ void sl_pipeline_free(sl_pipeline *pipeline)
 {
     if (!pipeline)
         return;
-    for (int i = 0; i < pipeline->ncompiled; i++)
-        if (pipeline->compiled[i].op && pipeline->compiled[i].op->kind == SL_OP_NORMALIZE)
-            sl_normalize_consts_release(&pipeline->compiled[i].norm);
+    for (int i = 0; i < pipeline->ncompiled; i++) {
+        sl__compiled_op *c = &pipeline->compiled[i];
+        if (c->desc && c->desc->release)
+            c->desc->release(c);
+    }
     free(pipeline);
 }
 
@@ -289,40 +214,6 @@ sl_position sl_position_advance(const sl_pipeline *p, sl_position position, int6
 const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice)
 {
     return choice == SL_KERNELS_REFERENCE ? sl_kernels_reference() : sl_kernels_best();
-}
-
-bool sl__op_fits_ew_chain(const sl__compiled_op *op)
-{
-    if (op->op->kind == SL_OP_NORMALIZE)
-        return op->in_dtype == SL_F32 && op->norm.channels == 1;
-    return sl_op_is_elementwise(op->op->kind);
-}
-
-sl_ew_step sl__ew_step_of(const sl__compiled_op *c)
-{
-    sl_ew_step step = {c->op->kind, 0.0f, 0.0f};
-    switch (c->op->kind) {
-    case SL_OP_NORMALIZE: step.a = c->norm.mean[0]; step.b = c->norm.inv_std[0]; break;
-    case SL_OP_CLIP: step.a = c->op->u.clip.lo; step.b = c->op->u.clip.hi; break;
-    default: step.a = c->op->u.scalar.value; break;
-    }
-    return step;
-}
-
-void sl__crop_offsets(const sl_pipeline *p, const sl__compiled_op *c, int64_t epoch, int64_t element, int *off_y,
-                      int *off_x)
-{
-    sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, 0),
-                                       sl_philox_key_for(p->spec.seed, c->op->op_id));
-    *off_y = (int)sl_u32_below(r.v[0], (uint32_t)(c->h - c->op->u.crop.crop_h + 1));
-    *off_x = (int)sl_u32_below(r.v[1], (uint32_t)(c->w - c->op->u.crop.crop_w + 1));
-}
-
-bool sl__flip_decision(const sl_pipeline *p, const sl__compiled_op *c, int64_t epoch, int64_t element)
-{
-    sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, 0),
-                                       sl_philox_key_for(p->spec.seed, c->op->op_id));
-    return sl_u32_to_unit_float(r.v[0]) < c->op->u.flip.p;
 }
 
 sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernels, int field, int64_t element,
@@ -362,5 +253,28 @@ void sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch
                                  (uint64_t)p->spec.shard.world, rows, batch->element_ids);
     batch->epoch = position.epoch;
     batch->index = position.batch;
+    for (int f = 0; f < batch->schema.nfields; f++) {
+        sl_tensor *t = &batch->fields[f];
+        t->shape.rank = batch->schema.fields[f].shape.rank + 1;
+        for (int d = 0; d < batch->schema.fields[f].shape.rank; d++)
+            t->shape.dims[d + 1] = batch->schema.fields[f].shape.dims[d];
+    }
     sl_batch_set_count(batch, rows);
+}
+
+sl_status sl__run_batch_ops(const sl_pipeline *p, const sl_kernel_table *kernels, sl_batch *batch, sl_err *err)
+{
+    if (p->nbatch_ops == 0)
+        return SL_OK;
+    sl__op_ctx ctx = {p, kernels, batch->epoch};
+    for (int i = 0; i < p->ncompiled; i++) {
+        const sl__compiled_op *c = &p->compiled[i];
+        if (c->desc->phase != SL__PHASE_BATCH)
+            continue;
+        sl_status st = c->desc->batch(&ctx, c, batch, err);
+        if (st)
+            return sl_fail_context(err, "batch op %d (%s), epoch %lld batch %lld", i, c->desc->name,
+                                   (long long)batch->epoch, (long long)batch->index);
+    }
+    return SL_OK;
 }

@@ -4,16 +4,24 @@
 
 #include "sluice/pipeline.h"
 
-/* An op resolved against the schema it sees: which field it touches and the
- * geometry and constants its kernels need, computed once at build time. */
+/* An op resolved against the schema it sees: which field it touches, the
+ * element layout before and after it, and the geometry and constants its
+ * kernels need, computed once at build time. */
 typedef struct sl__compiled_op {
     const sl_op *op;
-    int field;                 /* index in both the source and output schema */
+    const struct sl__op_desc *desc;
+    int field;                 /* index in the output schema */
+    int other_field;           /* a second field the op reads or writes, or -1 */
     sl_dtype in_dtype;         /* the field's dtype before this op */
-    int64_t values;            /* values per element of the field */
-    int h, w;                  /* image geometry for crop and flip */
+    sl_dtype out_dtype;        /* and after it */
+    int64_t values;            /* values per element of the field, before the op */
+    size_t in_bytes;           /* bytes of one element of the field before the op */
+    size_t out_bytes;          /* and after it */
+    size_t scratch_bytes;      /* scratch the op needs per call of its rows function */
+    int h, w;                  /* image geometry for ops on [h, w] or [h, w, c] fields */
     size_t pixel_bytes;        /* bytes per pixel (channels x dtype size) */
     sl_normalize_consts norm;  /* normalize; released with the pipeline */
+    void *state;               /* anything else an op prepares; freed by its release */
 } sl__compiled_op;
 
 struct sl_pipeline {
@@ -28,9 +36,13 @@ struct sl_pipeline {
     int64_t seq_len;
     int32_t pad_id;
     int64_t stream_tokens;
-    /* Fields whose dtype an op changes (u8 normalized to f32) are gathered
-     * into a staging buffer of the source dtype first. */
+    /* A field is gathered into a staging buffer of its source layout when an
+     * element op changes its layout (a u8 image normalized to f32, a volume
+     * cropped to a patch), and straight into the batch otherwise. */
     bool needs_staging[SL_MAX_FIELDS];
+    /* Largest element of each field at any stage of its ops. */
+    size_t max_element_bytes[SL_MAX_FIELDS];
+    int nbatch_ops;            /* ops that run on the whole batch after the element phase */
     int ncompiled;
     sl__compiled_op compiled[SL_MAX_OPS];
     sl_transform_set transforms;
@@ -38,20 +50,17 @@ struct sl_pipeline {
     size_t batch_bytes;
 };
 
-/* Element-wise step of an f32 op (normalize only with one channel). */
-sl_ew_step sl__ew_step_of(const sl__compiled_op *op);
-bool sl__op_fits_ew_chain(const sl__compiled_op *op);
-
-/* Keyed per-element decisions, the same for every executor. */
-void sl__crop_offsets(const sl_pipeline *pipeline, const sl__compiled_op *op, int64_t epoch, int64_t element,
-                      int *off_y, int *off_x);
-bool sl__flip_decision(const sl_pipeline *pipeline, const sl__compiled_op *op, int64_t epoch, int64_t element);
-
 /* Reads element's bytes of a source field into dst (packing token streams). */
 sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int field,
                              int64_t element, void *dst, sl_err *err);
 
-/* Fills ids, epoch, index and count of a batch at position. */
+/* Fills ids, epoch, index and count of a batch at position, and resets every
+ * field's per-batch shape to its schema (a batch op may have narrowed it). */
 void sl__batch_begin(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
+
+/* Runs the pipeline's batch-phase ops, in order, on a batch whose element
+ * phase is done. Shared by every executor so none can reorder them. */
+sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch,
+                            sl_err *err);
 
 #endif

@@ -1,10 +1,11 @@
 /* The unfused batch: gather every row, then run each op over the whole batch
- * before the next. This is what `iter` does per call and what the reference
- * adapter runs with reference kernels. */
+ * before the next, then the batch-phase ops. This is what `iter` does per
+ * call and what the reference adapter runs with reference kernels. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "op_desc.h"
 #include "pipeline_internal.h"
 
 static void *field_row(void *base, int64_t row, size_t row_bytes)
@@ -12,59 +13,44 @@ static void *field_row(void *base, int64_t row, size_t row_bytes)
     return (char *)base + (size_t)row * row_bytes;
 }
 
-/* Ops that move pixels run row by row with a keyed decision per element. */
-static void apply_movement(const sl_pipeline *p, const sl_kernel_table *k, const sl__compiled_op *c, sl_batch *b,
-                           void *data, void *scratch)
+/* Where each field's rows live between ops. A field whose layout no op
+ * changes lives in the batch from the start; any other moves through
+ * buffers allocated per batch, which is the cost the unfused path is meant
+ * to show. */
+typedef struct field_state {
+    void *current;
+    void *owned;   /* current, when it is a buffer of ours */
+} field_state;
+
+/* Runs one element-phase op over the batch's rows of its field. */
+static sl_status apply_element_op(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *b, field_state *fs,
+                                  void *scratch, sl_err *err)
 {
-    size_t row_bytes = (size_t)c->h * (size_t)c->w * c->pixel_bytes;
-    for (int64_t r = 0; r < b->count; r++) {
-        void *row = field_row(data, r, row_bytes);
-        int64_t element = b->element_ids[r];
-        if (c->op->kind == SL_OP_RANDOM_CROP) {
-            int oy, ox;
-            sl__crop_offsets(p, c, b->epoch, element, &oy, &ox);
-            k->crop_pad(row, scratch, c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h, c->op->u.crop.crop_w, oy,
-                        ox);
-            memcpy(row, scratch, row_bytes);
-        } else if (sl__flip_decision(p, c, b->epoch, element)) {
-            k->hflip(row, c->h, c->w, c->pixel_bytes);
+    field_state *state = &fs[c->field];
+    void *out = state->current;
+    void *fresh = NULL;
+    if (!c->desc->in_place || c->out_bytes != c->in_bytes) {
+        /* The last layout change of a field can write straight into the
+         * batch, since the batch is laid out for the field's final form. */
+        bool final_layout = c->out_bytes == sl_field_element_bytes(&b->schema.fields[c->field]) &&
+                            state->current != b->fields[c->field].data;
+        if (final_layout) {
+            out = b->fields[c->field].data;
+        } else {
+            fresh = sl__aligned_alloc(SL_ALIGN, c->out_bytes * (size_t)b->count + 1);
+            if (!fresh)
+                return sl_fail(err, SL_ENOMEM, "cannot allocate %zu bytes for op %s", c->out_bytes * (size_t)b->count,
+                               c->desc->name);
+            out = fresh;
         }
     }
-}
-
-static void apply_op(const sl_pipeline *p, const sl_kernel_table *k, const sl__compiled_op *c, sl_batch *b,
-                     void **current, void *scratch)
-{
-    int f = c->field;
-    int64_t values = c->values * b->count;
-    switch (c->op->kind) {
-    case SL_OP_PACK_TOKENS:
-        break; /* done while gathering */
-    case SL_OP_NORMALIZE: {
-        float *out = b->fields[f].data;
-        int64_t pixels = values / c->norm.channels;
-        if (c->in_dtype == SL_U8)
-            k->normalize_u8(current[f], out, pixels, &c->norm);
-        else
-            k->normalize_f32(current[f], out, pixels, &c->norm);
-        current[f] = out;
-        break;
+    c->desc->rows(ctx, c, b->element_ids, b->count, state->current, out, scratch);
+    if (out != state->current) {
+        free(state->owned);
+        state->owned = fresh;
+        state->current = out;
     }
-    case SL_OP_SCALE:
-    case SL_OP_ADD:
-    case SL_OP_MULTIPLY:
-    case SL_OP_CLIP: {
-        sl_ew_step step = sl__ew_step_of(c);
-        k->ew_chain(current[f], values, &step, 1);
-        break;
-    }
-    case SL_OP_RANDOM_CROP:
-    case SL_OP_RANDOM_HFLIP:
-        apply_movement(p, k, c, b, current[f], scratch);
-        break;
-    case SL_OP_KIND_COUNT:
-        break;
-    }
+    return SL_OK;
 }
 
 sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl_position position, sl_batch *dst,
@@ -79,51 +65,48 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
                        (long long)position.epoch, (long long)position.batch, (long long)p->batches_per_epoch);
     sl__batch_begin(p, position, dst);
 
-    /* Staging buffers for fields gathered in their source dtype, and one
-     * scratch element for out-of-place movement: allocated per batch, which
-     * is the cost the unfused path is meant to show. */
-    void *current[SL_MAX_FIELDS] = {0};
-    void *staging[SL_MAX_FIELDS] = {0};
-    size_t scratch_bytes = 0;
+    field_state fs[SL_MAX_FIELDS] = {{0}};
+    void *scratch = NULL;
     sl_status st = SL_OK;
     for (int f = 0; f < p->source_schema.nfields; f++) {
         size_t item = f == p->pack_field ? (size_t)p->seq_len * sizeof(int32_t)
                                          : sl_field_element_bytes(&p->source_schema.fields[f]);
-        if (item > scratch_bytes)
-            scratch_bytes = item;
         if (p->needs_staging[f]) {
-            staging[f] = sl__aligned_alloc(SL_ALIGN, item * (size_t)dst->count);
-            if (!staging[f]) {
+            fs[f].owned = sl__aligned_alloc(SL_ALIGN, item * (size_t)dst->count + 1);
+            if (!fs[f].owned) {
                 st = sl_fail(err, SL_ENOMEM, "cannot allocate staging for field '%s'", p->source_schema.fields[f].name);
                 goto done;
             }
         }
-        current[f] = staging[f] ? staging[f] : dst->fields[f].data;
+        fs[f].current = fs[f].owned ? fs[f].owned : dst->fields[f].data;
         for (int64_t r = 0; r < dst->count && !st; r++)
-            st = sl__gather_element(p, k, f, dst->element_ids[r], field_row(current[f], r, item), err);
+            st = sl__gather_element(p, k, f, dst->element_ids[r], field_row(fs[f].current, r, item), err);
         if (st)
             goto done;
     }
-    for (int f = 0; f < p->output_schema.nfields; f++) {
-        size_t item = sl_field_element_bytes(&p->output_schema.fields[f]);
-        if (item > scratch_bytes)
-            scratch_bytes = item;
-    }
-    void *scratch = sl__aligned_alloc(SL_ALIGN, scratch_bytes);
+    size_t scratch_bytes = 1;
+    for (int i = 0; i < p->ncompiled; i++)
+        if (p->compiled[i].scratch_bytes > scratch_bytes)
+            scratch_bytes = p->compiled[i].scratch_bytes;
+    scratch = sl__aligned_alloc(SL_ALIGN, scratch_bytes);
     if (!scratch) {
         st = sl_fail(err, SL_ENOMEM, "cannot allocate %zu bytes of scratch", scratch_bytes);
         goto done;
     }
-    for (int i = 0; i < p->ncompiled; i++)
-        apply_op(p, k, &p->compiled[i], dst, current, scratch);
-    free(scratch);
-    /* Every field must end in the batch itself; a field whose dtype no op
-     * changed was gathered there directly and never needs this copy. */
-    for (int f = 0; f < p->output_schema.nfields; f++)
-        if (current[f] != dst->fields[f].data)
-            memcpy(dst->fields[f].data, current[f], sl_tensor_nbytes(&dst->fields[f]));
+    sl__op_ctx ctx = {p, k, position.epoch};
+    for (int i = 0; i < p->ncompiled && !st; i++)
+        if (p->compiled[i].desc->phase == SL__PHASE_ELEMENT)
+            st = apply_element_op(&ctx, &p->compiled[i], dst, fs, scratch, err);
+    if (st)
+        goto done;
+    /* Every field must end in the batch itself. */
+    for (int f = 0; f < p->source_schema.nfields; f++)
+        if (fs[f].current != dst->fields[f].data)
+            memcpy(dst->fields[f].data, fs[f].current, sl_tensor_nbytes(&dst->fields[f]));
+    st = sl__run_batch_ops(p, k, dst, err);
 done:
+    free(scratch);
     for (int f = 0; f < SL_MAX_FIELDS; f++)
-        free(staging[f]);
+        free(fs[f].owned);
     return st;
 }

@@ -48,7 +48,7 @@ double sl_record_bytes_per_s(const sl_record *record)
     return per_second(record, record->bytes);
 }
 
-void sl_record_add_metric(sl_record *record, const char *name, double value, const char *unit)
+static void add_metric(sl_record *record, const char *name, double value, const char *unit, sl_metric_scope scope)
 {
     /* A metric reported twice keeps its latest value rather than appearing
      * twice; past SL_RECORD_MAX_METRICS further names are dropped, since the
@@ -63,6 +63,17 @@ void sl_record_add_metric(sl_record *record, const char *name, double value, con
     sl__copy_string(record->metrics[i].name, sizeof record->metrics[i].name, name);
     sl__copy_string(record->metrics[i].unit, sizeof record->metrics[i].unit, unit);
     record->metrics[i].value = value;
+    record->metrics[i].scope = scope;
+}
+
+void sl_record_add_metric(sl_record *record, const char *name, double value, const char *unit)
+{
+    add_metric(record, name, value, unit, SL_METRIC_BENCH);
+}
+
+void sl_record_add_scenario_metric(sl_record *record, const char *name, double value, const char *unit)
+{
+    add_metric(record, name, value, unit, SL_METRIC_SCENARIO);
 }
 
 
@@ -175,6 +186,8 @@ static cJSON *metrics_json(const sl_record *r, bool *ok)
              * back to NaN. */
             sl__json_put(m, "value", cJSON_CreateNumber(r->metrics[i].value), ok);
             sl__json_put(m, "unit", cJSON_CreateString(r->metrics[i].unit), ok);
+            sl__json_put(m, "scope",
+                         cJSON_CreateString(r->metrics[i].scope == SL_METRIC_SCENARIO ? "scenario" : "bench"), ok);
         }
         sl__json_append(array, m, ok);
     }
@@ -451,6 +464,20 @@ static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path,
         snprintf(name, sizeof name, "%s.value", prefix);
         if (status == SL_OK && !cJSON_IsNull(value))
             status = sl__json_expect(value, cJSON_Number, path, name, err);
+        /* Records written before scenario metrics existed have no scope:
+         * every metric they hold is a bench metric. */
+        const cJSON *scope = sl__json_member(item, "scope");
+        m->scope = SL_METRIC_BENCH;
+        if (status == SL_OK && scope) {
+            char scope_name[16];
+            snprintf(name, sizeof name, "%s.scope", prefix);
+            status = sl__json_text(scope, path, name, scope_name, sizeof scope_name, err);
+            if (status == SL_OK && strcmp(scope_name, "scenario") == 0)
+                m->scope = SL_METRIC_SCENARIO;
+            else if (status == SL_OK && strcmp(scope_name, "bench") != 0)
+                status = sl_fail(err, SL_EFORMAT, "%s: field '%s' is '%s', not 'bench' or 'scenario'", path, name,
+                                 scope_name);
+        }
         if (status != SL_OK)
             return status;
         m->value = cJSON_IsNull(value) ? NAN : value->valuedouble;

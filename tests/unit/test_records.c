@@ -97,7 +97,7 @@ static void sample_record(sl_record *r)
     strcpy(r->peak_rss_method, "vmhwm-reset");
     r->output_digest = 0x0123456789abcdefULL;
     sl_record_add_metric(r, "cost_per_stage_ns", 12.5, "ns");
-    sl_record_add_metric(r, "speedup", 1.75, "x");
+    sl_record_add_scenario_metric(r, "speedup", 1.75, "x");
 }
 
 static void sample_environment(sl_environment *env)
@@ -248,6 +248,8 @@ Test(records, round_trip_keeps_every_field)
     cr_assert_str_eq(got.metrics[1].name, "speedup");
     cr_assert_eq(got.metrics[1].value, 1.75);
     cr_assert_str_eq(got.metrics[1].unit, "x");
+    cr_assert_eq(got.metrics[0].scope, SL_METRIC_BENCH);
+    cr_assert_eq(got.metrics[1].scope, SL_METRIC_SCENARIO);
 
     cr_assert_str_eq(got_env.cpu_model, want_env.cpu_model);
     cr_assert_eq(got_env.cpu_cores, 12);
@@ -406,6 +408,22 @@ Test(records, malformed_json_is_refused)
     expect_refused(path, NULL);
 }
 
+/* A metric's scope is "bench" or "scenario"; anything else is named. */
+static void corrupt_metric_scope(cJSON *root, const void *arg)
+{
+    (void)arg;
+    cJSON *metric = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "metrics"), 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(metric, "scope", cJSON_CreateString("global"));
+}
+
+static void drop_metric_scopes(cJSON *root, const void *arg)
+{
+    (void)arg;
+    cJSON *metric;
+    cJSON_ArrayForEach(metric, cJSON_GetObjectItemCaseSensitive(root, "metrics"))
+        cJSON_DeleteItemFromObjectCaseSensitive(metric, "scope");
+}
+
 static void set_number(cJSON *root, const void *arg)
 {
     const char *key = arg;
@@ -502,6 +520,28 @@ Test(records, each_wrong_type_or_value_is_named)
         write_edited(path, replace_key, &cases[i]);
         expect_refused(path, cases[i].named);
     }
+}
+
+Test(records, metric_scope_must_be_bench_or_scenario)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    write_edited(path, corrupt_metric_scope, NULL);
+    expect_refused(path, "metrics[1].scope");
+}
+
+Test(records, metrics_without_a_scope_are_bench_metrics)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    write_edited(path, drop_metric_scopes, NULL);
+    sl_record got;
+    sl_environment env;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &got, &env, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(got.nmetrics, 2);
+    cr_assert_eq(got.metrics[1].scope, SL_METRIC_BENCH, "a record older than scopes holds only bench metrics");
+    sl_record_release(&got);
 }
 
 /* The environment fingerprint. */

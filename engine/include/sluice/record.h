@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 #define SL_RECORD_SCHEMA_VERSION 1
-#define SL_RECORD_MAX_METRICS 16
+#define SL_RECORD_MAX_METRICS 32
 #define SL_RECORD_MAX_REPETITIONS 32
 
 /* Where and with what the numbers were taken. */
@@ -41,11 +41,18 @@ typedef enum sl_record_outcome {
 
 const char *sl_record_outcome_name(sl_record_outcome outcome);
 
-/* A named extra figure, e.g. "cost_per_stage_ns" for PC-1. */
+/* A named extra figure. Bench metrics ("p50_ns_per_stage",
+ * "fraction_of_memcpy", ...) are computed the same way for every scenario;
+ * scenario metrics are a scenario's own figures, added through its
+ * `metrics` hook (IO-4's cache speedup, AUG-3's cost slope, ...), and the
+ * summary lists them under the scenario. */
+typedef enum sl_metric_scope { SL_METRIC_BENCH = 0, SL_METRIC_SCENARIO } sl_metric_scope;
+
 typedef struct sl_record_metric {
     char name[48];
     double value;
     char unit[16];
+    sl_metric_scope scope;
 } sl_record_metric;
 
 typedef struct sl_record {
@@ -86,6 +93,8 @@ double sl_record_bytes_per_s(const sl_record *record);
 /* Sets a metric, replacing one of the same name; a name beyond
  * SL_RECORD_MAX_METRICS distinct ones is dropped. */
 void sl_record_add_metric(sl_record *record, const char *name, double value, const char *unit);
+/* The same for a scenario's own figure (scope "scenario" in the record). */
+void sl_record_add_scenario_metric(sl_record *record, const char *name, double value, const char *unit);
 
 /* Serializes the record and environment and writes them to path via a
  * temporary file and rename. */

@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+struct sl_adapter;
+struct sl_record;
+
 typedef enum sl_profile { SL_PROFILE_CI = 0, SL_PROFILE_FULL, SL_PROFILE_GPU, SL_PROFILE_COUNT } sl_profile;
 
 typedef struct sl_profile_settings {
@@ -74,6 +77,14 @@ typedef struct sl_scenario {
     /* Fills the instance's fixture spec and pipeline spec. */
     sl_status (*build)(const struct sl_scenario *scenario, const sl_variant *variant,
                        const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
+    /* Optional: adds the scenario's own named figures to an ok record once
+     * its adapter's run is measured (sl_record_add_scenario_metric), e.g.
+     * IO-4's cache speedup per epoch or NLP-2's padding waste. It may run
+     * extra measured passes on the instance with that adapter; what it adds
+     * appears in the record's metrics (scope "scenario") and in the summary.
+     * An error fails the record with the message. */
+    sl_status (*metrics)(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
+                         struct sl_record *record, sl_err *err);
 } sl_scenario;
 
 int sl_scenario_count(void);

@@ -1,0 +1,105 @@
+/* What an op is to the engine: one descriptor per sl_op_kind.
+ *
+ * Executors never switch over op kinds. They ask the descriptor to validate
+ * the op against the schema it sees (compile), to describe it for the
+ * pipeline's fingerprint, and to run it: element-phase ops through `rows`
+ * (and, where an op is one arithmetic step per value, `ew_step`, so the fused
+ * executor can chain it inside a tile), batch-phase ops through `batch` once
+ * the element phase of a batch is done. Adding an op is a value in
+ * sl_op_kind, a builder, a descriptor file in engine/src/ops/ and a line in
+ * the table of ops.c; no executor changes. */
+#ifndef SLUICE_OP_DESC_H
+#define SLUICE_OP_DESC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xxhash.h>
+
+#include "pipeline_internal.h"
+#include "sluice/kernels.h"
+#include "sluice/ops.h"
+#include "sluice/philox.h"
+
+typedef enum sl__op_phase {
+    SL__PHASE_SOURCE = 0,  /* consumed while gathering an element (pack_tokens) */
+    SL__PHASE_ELEMENT,     /* each element independently: rows, maybe ew_step */
+    SL__PHASE_BATCH,       /* the whole batch, after the element phase */
+} sl__op_phase;
+
+/* What a running op may consult besides its own compiled form. */
+typedef struct sl__op_ctx {
+    const sl_pipeline *pipeline;
+    const sl_kernel_table *kernels;
+    int64_t epoch;
+} sl__op_ctx;
+
+typedef struct sl__op_desc {
+    const char *name;          /* what adapters declare and records list */
+    sl__op_phase phase;
+    /* rows() accepts in == out (the op can work in place). Executors pass
+     * distinct buffers to an op that cannot, and never pass a read-only
+     * source view as out. */
+    bool in_place;
+    /* Validates the op against `field` (its spec before the op, in the
+     * output schema being built), updates that spec to what the op produces,
+     * and fills the compiled op's geometry, constants and out layout
+     * (c->out_dtype and c->out_bytes default to the input's). Errors name the
+     * op index and the field. */
+    sl_status (*compile)(sl_pipeline *pipeline, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err);
+    /* Feeds the op's parameters into the fingerprint, in a fixed order. */
+    void (*fingerprint)(const sl_op *op, XXH3_state_t *state);
+    /* Frees what compile prepared (NULL when nothing). */
+    void (*release)(sl__compiled_op *c);
+    /* Element phase: transforms `count` consecutive elements of in (in the
+     * op's input layout, c->in_bytes each) into out (c->out_bytes each).
+     * ids[i] is element i's data set index, which keys its random draws;
+     * scratch holds at least c->scratch_bytes. */
+    void (*rows)(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch);
+    /* Optional: the op, for one element, as one f32 step of the element-wise
+     * chain. Returns false when it cannot be one (then rows() runs). The
+     * step must compute exactly what rows() computes for that element. */
+    bool (*ew_step)(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step);
+    /* Batch phase: transforms the batch in place; randomness keyed by
+     * (seed, op id, batch->epoch, batch->index). May narrow a field's
+     * per-batch shape within its capacity. */
+    sl_status (*batch)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *batch, sl_err *err);
+} sl__op_desc;
+
+/* The descriptor of a kind, or NULL for a kind out of range. */
+const sl__op_desc *sl__op_desc_of(sl_op_kind kind);
+
+/* Helpers the descriptors share. */
+
+/* Image geometry of a field, [h, w] or [h, w, c], into c->h, c->w and
+ * c->pixel_bytes; `what` names the op in the error. */
+sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
+                             sl_err *err);
+/* Philox block for one element of one op: counter (element, epoch, draw),
+ * key (pipeline seed, op id). */
+sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw);
+/* The same for a batch-phase op: counter (batch index, epoch, draw). */
+sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
+                                uint32_t draw);
+void sl__fingerprint_i64(XXH3_state_t *state, int64_t value);
+void sl__fingerprint_f32(XXH3_state_t *state, float value);
+void sl__fingerprint_string(XXH3_state_t *state, const char *text);
+
+/* Keyed per-element decisions of the movement ops, shared by their rows and
+ * by anything that hands the decisions to another loader. */
+void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x);
+bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+
+/* The descriptors, one per file in engine/src/ops/. */
+extern const sl__op_desc sl__op_pack_tokens_desc;
+extern const sl__op_desc sl__op_normalize_desc;
+extern const sl__op_desc sl__op_scale_desc;
+extern const sl__op_desc sl__op_clip_desc;
+extern const sl__op_desc sl__op_add_desc;
+extern const sl__op_desc sl__op_multiply_desc;
+extern const sl__op_desc sl__op_random_crop_desc;
+extern const sl__op_desc sl__op_random_hflip_desc;
+
+#endif

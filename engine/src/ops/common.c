@@ -1,0 +1,46 @@
+/* Helpers every op descriptor shares. */
+#include <string.h>
+
+#include "../op_desc.h"
+
+sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
+                             sl_err *err)
+{
+    if (field->shape.rank != 2 && field->shape.rank != 3)
+        return sl_fail(err, SL_EINVAL, "op %d: %s needs an image field [h, w] or [h, w, c], but field '%s' has rank %d",
+                       index, what, field->name, field->shape.rank);
+    c->h = (int)field->shape.dims[0];
+    c->w = (int)field->shape.dims[1];
+    int64_t channels = field->shape.rank == 3 ? field->shape.dims[2] : 1;
+    c->pixel_bytes = (size_t)channels * sl_dtype_size(field->dtype);
+    return SL_OK;
+}
+
+sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw)
+{
+    return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)ctx->epoch, draw),
+                            sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id));
+}
+
+sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
+                                uint32_t draw)
+{
+    (void)ctx;
+    return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)batch->index, (uint32_t)batch->epoch, draw),
+                            sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id));
+}
+
+void sl__fingerprint_i64(XXH3_state_t *state, int64_t value)
+{
+    XXH3_64bits_update(state, &value, sizeof value);
+}
+
+void sl__fingerprint_f32(XXH3_state_t *state, float value)
+{
+    XXH3_64bits_update(state, &value, sizeof value);
+}
+
+void sl__fingerprint_string(XXH3_state_t *state, const char *text)
+{
+    XXH3_64bits_update(state, text, strlen(text) + 1);
+}

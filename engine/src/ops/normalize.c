@@ -1,0 +1,73 @@
+/* normalize: per-channel (x - mean) * (1 / std), u8 or f32 in, f32 out. */
+#include "../op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    const sl_op *op = c->op;
+    int channels = op->u.normalize.channels;
+    int64_t last = field->shape.rank ? field->shape.dims[field->shape.rank - 1] : 1;
+    if (field->dtype != SL_U8 && field->dtype != SL_F32)
+        return sl_fail(err, SL_EINVAL, "op %d: normalize takes u8 or f32, field '%s' is %s", index, field->name,
+                       sl_dtype_name(field->dtype));
+    if (channels < 1 || channels > SL_MAX_CHANNELS || (channels != 1 && channels != last))
+        return sl_fail(err, SL_EINVAL, "op %d: normalize has %d channels; field '%s' needs 1 or its last dimension %lld",
+                       index, channels, field->name, (long long)last);
+    sl_status st = sl_normalize_consts_init(&c->norm, channels, op->u.normalize.mean, op->u.normalize.std, err);
+    if (st)
+        return sl_fail_context(err, "op %d (normalize of field '%s')", index, field->name);
+    field->dtype = SL_F32;
+    c->out_dtype = SL_F32;
+    c->out_bytes = (size_t)c->values * sizeof(float);
+    return SL_OK;
+}
+
+static void fingerprint(const sl_op *op, XXH3_state_t *state)
+{
+    sl__fingerprint_i64(state, op->u.normalize.channels);
+    for (int ch = 0; ch < op->u.normalize.channels; ch++) {
+        sl__fingerprint_f32(state, op->u.normalize.mean[ch]);
+        sl__fingerprint_f32(state, op->u.normalize.std[ch]);
+    }
+}
+
+static void release(sl__compiled_op *c)
+{
+    sl_normalize_consts_release(&c->norm);
+}
+
+/* Consecutive elements are contiguous, so a span of them is one kernel call
+ * over all their pixels: what lets `iter` normalize a batch in one pass. */
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)ids;
+    (void)scratch;
+    int64_t pixels = c->values / c->norm.channels * count;
+    if (c->in_dtype == SL_U8)
+        ctx->kernels->normalize_u8(in, out, pixels, &c->norm);
+    else
+        ctx->kernels->normalize_f32(in, out, pixels, &c->norm);
+}
+
+/* With one channel on f32 input, normalize is one arithmetic step. */
+static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    (void)ctx;
+    (void)element;
+    if (c->in_dtype != SL_F32 || c->norm.channels != 1)
+        return false;
+    *step = (sl_ew_step){SL_OP_NORMALIZE, c->norm.mean[0], c->norm.inv_std[0]};
+    return true;
+}
+
+const sl__op_desc sl__op_normalize_desc = {
+    .name = "normalize",
+    .phase = SL__PHASE_ELEMENT,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = fingerprint,
+    .release = release,
+    .rows = rows,
+    .ew_step = ew_step,
+};

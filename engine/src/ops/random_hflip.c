@@ -1,0 +1,46 @@
+/* random_hflip: mirror the width axis with probability p, keyed per element. */
+#include <string.h>
+
+#include "../op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__image_geometry(field, "random_hflip", index, c, err);
+    if (st)
+        return st;
+    if (!(c->op->u.flip.p >= 0.0f && c->op->u.flip.p <= 1.0f))
+        return sl_fail(err, SL_EINVAL, "op %d: flip probability must be in [0, 1]", index);
+    return SL_OK;
+}
+
+static void fingerprint(const sl_op *op, XXH3_state_t *state)
+{
+    sl__fingerprint_f32(state, op->u.flip.p);
+}
+
+bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    return sl_u32_to_unit_float(r.v[0]) < c->op->u.flip.p;
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)scratch;
+    if (in != out)
+        memcpy(out, in, c->in_bytes * (size_t)count);
+    for (int64_t r = 0; r < count; r++)
+        if (sl__flip_decision(ctx, c, ids[r]))
+            ctx->kernels->hflip((char *)out + (size_t)r * c->out_bytes, c->h, c->w, c->pixel_bytes);
+}
+
+const sl__op_desc sl__op_random_hflip_desc = {
+    .name = "random_hflip",
+    .phase = SL__PHASE_ELEMENT,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = fingerprint,
+    .rows = rows,
+};
