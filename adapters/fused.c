@@ -26,7 +26,8 @@ static sl_status run_fused(const sl_adapter *adapter, const sl_pipeline *pipelin
 {
     fused_timing timing = {latency_ns, 0, sl_now_ns(), sink, user};
     sl_fused *fused;
-    sl_status st = sl_fused_create(pipeline, adapter->kernels, &fused, err);
+    sl_status st =
+        sl_fused_create_threads(pipeline, adapter->kernels, request->threads > 0 ? request->threads : 1, &fused, err);
     if (st)
         return st;
     st = sl_fused_run(fused, request->start, request->nbatches, timed_sink, &timing, err);
@@ -40,6 +41,7 @@ const sl_adapter sl__adapter_fused = {
     .backend = "cpu",
     .kernels = SL_KERNELS_BEST,
     .transforms = SL__CPU_TRANSFORMS,
+    .threaded = true,
     .available = NULL,
     .run = run_fused,
 };

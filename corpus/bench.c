@@ -167,6 +167,11 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     if (options->workers < 0) {
         return fail_record(record, SL_EINVAL, "the worker count must not be negative", err);
     }
+    if (options->threads < 0 || options->threads > SL_FUSED_MAX_THREADS) {
+        return fail_record(record, SL_EINVAL, "the thread count must be in [0, 256]", err);
+    }
+    record->workers = options->workers;
+    record->threads = adapter->threaded && options->threads > 0 ? options->threads : 1;
     int64_t total = warmup + measured;
 
     /* One latency array per repetition, so the kept one can be copied out
@@ -188,7 +193,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
             goto done;
         }
         measure_sink sink = {.warmup = warmup, .digest = digest};
-        sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = options->workers};
+        sl_run_request request = {
+            .start = {0, 0}, .nbatches = total, .workers = options->workers, .threads = record->threads};
         sl_rss_probe probe;
         sl_err run_err = {0};
 

@@ -23,6 +23,8 @@ static const char usage[] =
     "  --warmup N                 batches run before measuring (default: profile's)\n"
     "  --batches N                measured batches per repetition (default: profile's)\n"
     "  --workers N                prefetch workers for adapters that use them (default 0)\n"
+    "  --threads N                threads that split each batch in fused (default: the CPUs\n"
+    "                             this process may use, from its affinity mask and cgroup quota)\n"
     "  --output-dir DIR           where records go (default records)\n"
     "  --seed N                   fixture and pipeline seed (default 42)\n"
     "  --quiet                    no progress output\n"
@@ -40,6 +42,7 @@ typedef struct bench_args {
     int64_t warmup;
     int64_t batches;
     int workers;
+    int threads;
     const char *output_dir;
     uint64_t seed;
     bool quiet;
@@ -70,6 +73,8 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->batches = sl__cli_int(&cli, "--batches", value, 1, 10000000);
         } else if (sl__cli_option(&cli, "--workers", &value)) {
             args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+        } else if (sl__cli_option(&cli, "--threads", &value)) {
+            args->threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--output-dir", &value)) {
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
@@ -394,6 +399,7 @@ static void bench_variant(bench_run *run, int s, int v)
     options.warmup_batches = run->args->warmup;
     options.measured_batches = run->args->batches;
     options.workers = run->args->workers;
+    options.threads = run->args->threads > 0 ? run->args->threads : sl_available_cpus();
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     options.memcpy_probe_bytes_per_s =

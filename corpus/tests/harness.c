@@ -72,14 +72,22 @@ static int collect(const sl_batch *b, void *user)
 void harness_run(const sl_scenario_instance *instance, const char *adapter_name, int workers, int prefetch_depth,
                  sl_position start, int64_t nbatches, run_output *out)
 {
+    sl_run_request request = {start, nbatches, workers, prefetch_depth, 1};
+    harness_run_request(instance, adapter_name, &request, out);
+}
+
+void harness_run_request(const sl_scenario_instance *instance, const char *adapter_name,
+                         const sl_run_request *given, run_output *out)
+{
     memset(out, 0, sizeof *out);
+    sl_run_request request = *given;
+    int64_t nbatches = request.nbatches;
     const sl_adapter *adapter = sl_adapter_find(adapter_name);
     cr_assert_not_null(adapter, "no adapter %s", adapter_name);
     if (nbatches <= 0)
-        nbatches = sl_pipeline_batches_per_epoch(instance->pipeline);
+        nbatches = request.nbatches = sl_pipeline_batches_per_epoch(instance->pipeline);
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
     collector c = {.out = out, .digest = sl_digest_new()};
-    sl_run_request request = {start, nbatches, workers, prefetch_depth};
     sl_err err = {0};
     sl_status st = adapter->run(adapter, instance->pipeline, &request, collect, &c, latency, &err);
     cr_assert_eq(st, SL_OK, "%s on %s/%s: %s", adapter_name, instance->scenario->id, instance->variant->name,
@@ -160,15 +168,21 @@ void harness_check_determinism(const char *id, const char *variant)
     /* Worker counts, prefetch depths and execution modes. */
     static const struct {
         const char *adapter;
-        int workers, depth;
+        int workers, depth, threads;
         const char *what;
     } runs[] = {
-        {"iter", 0, 0, "iter with 0 workers"},     {"iter", 1, 0, "iter with 1 worker"},
-        {"iter", 2, 2, "iter with 2 workers, depth 2"}, {"iter", 2, 8, "iter with 2 workers, depth 8"},
-        {"fused", 0, 0, "fused"},
+        {"iter", 0, 0, 1, "iter with 0 workers"},
+        {"iter", 1, 0, 1, "iter with 1 worker"},
+        {"iter", 2, 2, 1, "iter with 2 workers, depth 2"},
+        {"iter", 2, 8, 1, "iter with 2 workers, depth 8"},
+        {"fused", 0, 0, 1, "fused, 1 thread"},
+        {"fused", 0, 0, 2, "fused, 2 threads"},
+        /* Three threads split a batch into unequal slices. */
+        {"fused", 0, 0, 3, "fused, 3 threads"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        harness_run(second, runs[i].adapter, runs[i].workers, runs[i].depth, (sl_position){0, 0}, 0, &b);
+        sl_run_request request = {{0, 0}, 0, runs[i].workers, runs[i].depth, runs[i].threads};
+        harness_run_request(second, runs[i].adapter, &request, &b);
         expect_same_output(&a, &b, runs[i].what);
         harness_release(&b);
     }

@@ -28,6 +28,10 @@ sl_scenario_instance *harness_build_with(const char *scenario, const char *varia
  * nbatches is 0) and collects the output. */
 void harness_run(const sl_scenario_instance *instance, const char *adapter, int workers, int prefetch_depth,
                  sl_position start, int64_t nbatches, run_output *out);
+/* The same with a whole request (threads for fused, say); nbatches <= 0
+ * runs one epoch. */
+void harness_run_request(const sl_scenario_instance *instance, const char *adapter, const sl_run_request *request,
+                         run_output *out);
 void harness_release(run_output *out);
 
 /* Row r of field f of a run, and the row in [from, to) that holds element

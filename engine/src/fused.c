@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "op_desc.h"
 #include "pipeline_internal.h"
+#include "pool.h"
 
 /* One step of a field's row program: a run of chainable ops applied per
  * tile by one ew_chain call, or one op's own rows function. */
@@ -31,17 +32,31 @@ typedef struct field_program {
     row_step steps[SL_MAX_OPS];
 } field_program;
 
+/* What one thread needs to carry elements through their ops: every buffer
+ * a row touches besides the source and the batch, so threads share nothing
+ * they write. */
+typedef struct lane {
+    void *read_scratch;         /* an element read from a source with no mapped view */
+    void *op_scratch;           /* what an op's rows function asks for */
+    void *stage_a, *stage_b;    /* an element between ops that change its layout */
+    sl_ew_step chain_steps[SL_MAX_OPS];
+    /* The first failure in this lane's slice of a batch. */
+    int64_t failed_row;
+    sl_status status;
+    sl_err err;
+} lane;
+
 struct sl_fused {
     const sl_pipeline *pipeline;
     const sl_kernel_table *kernels;
     sl_batch *batch;
-    void *read_scratch;         /* an element read from a source with no mapped view */
-    void *op_scratch;           /* what an op's rows function asks for */
-    void *stage_a, *stage_b;    /* an element between ops that change its layout */
     const sl__compiled_op *chain_ops[SL_MAX_OPS];
-    sl_ew_step chain_steps[SL_MAX_OPS];
     int nfields;
     field_program programs[SL_MAX_FIELDS];
+    sl__pool *pool;             /* NULL with one thread */
+    int threads;
+    lane *lanes;                /* one per thread */
+    int64_t epoch;              /* of the batch the lanes are computing */
 };
 
 /* Whether an op can be a step of the tile chain: one f32 value in, one out,
@@ -88,15 +103,41 @@ static void compile_program(sl_fused *fz, int field, int *chain_used)
     }
 }
 
+static void free_lane(lane *l)
+{
+    free(l->read_scratch);
+    free(l->op_scratch);
+    free(l->stage_a);
+    free(l->stage_b);
+}
+
+static bool alloc_lane(lane *l, size_t read_bytes, size_t scratch_bytes, size_t stage_bytes)
+{
+    l->read_scratch = sl__aligned_alloc(SL_ALIGN, read_bytes);
+    l->op_scratch = sl__aligned_alloc(SL_ALIGN, scratch_bytes);
+    l->stage_a = sl__aligned_alloc(SL_ALIGN, stage_bytes);
+    l->stage_b = sl__aligned_alloc(SL_ALIGN, stage_bytes);
+    return l->read_scratch && l->op_scratch && l->stage_a && l->stage_b;
+}
+
 sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_fused **out, sl_err *err)
 {
+    return sl_fused_create_threads(pipeline, kernels, 1, out, err);
+}
+
+sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice kernels, int threads, sl_fused **out,
+                                  sl_err *err)
+{
     *out = NULL;
+    if (threads < 1 || threads > SL_FUSED_MAX_THREADS)
+        return sl_fail(err, SL_EINVAL, "fused threads must be in [1, %d], got %d", SL_FUSED_MAX_THREADS, threads);
     sl_fused *fz = calloc(1, sizeof *fz);
     if (!fz)
         return sl_fail(err, SL_ENOMEM, "cannot allocate the fused executor");
     fz->pipeline = pipeline;
     fz->kernels = sl_kernel_table_for(kernels);
     fz->nfields = pipeline->output_schema.nfields;
+    fz->threads = threads;
     int chain_used = 0;
     size_t read_bytes = 1, stage_bytes = 1, scratch_bytes = 1;
     for (int f = 0; f < fz->nfields; f++) {
@@ -116,32 +157,48 @@ sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels,
         free(fz);
         return st;
     }
-    fz->read_scratch = sl__aligned_alloc(SL_ALIGN, read_bytes);
-    fz->op_scratch = sl__aligned_alloc(SL_ALIGN, scratch_bytes);
-    fz->stage_a = sl__aligned_alloc(SL_ALIGN, stage_bytes);
-    fz->stage_b = sl__aligned_alloc(SL_ALIGN, stage_bytes);
-    if (!fz->read_scratch || !fz->op_scratch || !fz->stage_a || !fz->stage_b) {
+    fz->lanes = calloc((size_t)threads, sizeof *fz->lanes);
+    if (!fz->lanes) {
         sl_fused_free(fz);
-        return sl_fail(err, SL_ENOMEM, "cannot allocate fused scratch of %zu bytes", stage_bytes);
+        return sl_fail(err, SL_ENOMEM, "cannot allocate %d fused lanes", threads);
+    }
+    for (int t = 0; t < threads; t++) {
+        if (!alloc_lane(&fz->lanes[t], read_bytes, scratch_bytes, stage_bytes)) {
+            sl_fused_free(fz);
+            return sl_fail(err, SL_ENOMEM, "cannot allocate fused scratch of %zu bytes for thread %d", stage_bytes, t);
+        }
+    }
+    if (threads > 1) {
+        st = sl__pool_create(threads, &fz->pool, err);
+        if (st) {
+            sl_fused_free(fz);
+            return st;
+        }
     }
     *out = fz;
     return SL_OK;
+}
+
+int sl_fused_threads(const sl_fused *fz)
+{
+    return fz->threads;
 }
 
 void sl_fused_free(sl_fused *fz)
 {
     if (!fz)
         return;
+    sl__pool_free(fz->pool);
     sl_batch_free(fz->batch);
-    free(fz->read_scratch);
-    free(fz->op_scratch);
-    free(fz->stage_a);
-    free(fz->stage_b);
+    for (int t = 0; fz->lanes && t < fz->threads; t++)
+        free_lane(&fz->lanes[t]);
+    free(fz->lanes);
     free(fz);
 }
 
 /* Runs one element of one field from the source to its output row. */
-static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element, void *out, sl_err *err)
+static sl_status run_row(const sl_fused *fz, lane *l, int field, int64_t epoch, int64_t element, void *out,
+                         sl_err *err)
 {
     const sl_pipeline *p = fz->pipeline;
     const sl_kernel_table *k = fz->kernels;
@@ -151,10 +208,10 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
 
     const void *in = sl_source_map(p->source, field, (size_t)element * prog->item_bytes, prog->item_bytes);
     if (!in) {
-        sl_status st = sl__gather_element(p, k, field, element, fz->read_scratch, err);
+        sl_status st = sl__gather_element(p, k, field, element, l->read_scratch, err);
         if (st)
             return st;
-        in = fz->read_scratch;
+        in = l->read_scratch;
     }
     /* cur is where the element's current value lives: the source view (read
      * only) at first, then a staging buffer or the output row. */
@@ -163,7 +220,7 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
     sl__op_ctx ctx = {p, k, epoch};
     for (int s = 0; s < prog->nsteps; s++) {
         const row_step *step = &prog->steps[s];
-        void *other = cur == fz->stage_a ? fz->stage_b : fz->stage_a;
+        void *other = cur == l->stage_a ? l->stage_b : l->stage_a;
         bool writable = cur != in;
         void *target;
         if (step->chain) {
@@ -172,16 +229,16 @@ static sl_status run_row(sl_fused *fz, int field, int64_t epoch, int64_t element
                 memcpy(target, cur, cur_bytes);
             for (int j = 0; j < step->nops; j++) {
                 const sl__compiled_op *c = fz->chain_ops[step->first_op + j];
-                c->desc->ew_step(&ctx, c, element, &fz->chain_steps[step->first_op + j]);
+                c->desc->ew_step(&ctx, c, element, &l->chain_steps[step->first_op + j]);
             }
-            k->ew_chain(target, (int64_t)(cur_bytes / sizeof(float)), &fz->chain_steps[step->first_op], step->nops);
+            k->ew_chain(target, (int64_t)(cur_bytes / sizeof(float)), &l->chain_steps[step->first_op], step->nops);
         } else {
             const sl__compiled_op *c = step->op;
             bool in_place = c->desc->in_place && c->in_bytes == c->out_bytes && writable;
             target = step->to_out ? out : (in_place ? (void *)cur : other);
             if (target == cur && !c->desc->in_place)
                 target = other;
-            c->desc->rows(&ctx, c, &element, 1, cur, target, fz->op_scratch);
+            c->desc->rows(&ctx, c, &element, 1, cur, target, l->op_scratch);
         }
         cur = target;
         cur_bytes = step->out_bytes;
@@ -215,6 +272,55 @@ static void prefetch_element(const sl_fused *fz, int64_t element)
     }
 }
 
+/* A batch is split across threads only when each thread's share is worth
+ * a wakeup: below this many output bytes (NLP-1's 16 KiB batch, say) the
+ * handoff would cost more than the rows, so one thread runs it. */
+#define SPLIT_MIN_BYTES ((size_t)64 * 1024)
+
+/* Runs rows [first, end) of the current batch on one thread. A failure is
+ * kept with its row, so the error reported is the first row's whatever the
+ * thread count. */
+static void run_rows(void *arg, int thread, int64_t first, int64_t end)
+{
+    sl_fused *fz = arg;
+    const sl_pipeline *p = fz->pipeline;
+    sl_batch *b = fz->batch;
+    lane *l = &fz->lanes[thread];
+    for (int64_t r = first; r < end; r++) {
+        if (r + PREFETCH_DISTANCE < end)
+            prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
+        for (int f = 0; f < p->source_schema.nfields; f++) {
+            void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
+            sl_status st = run_row(fz, l, f, fz->epoch, b->element_ids[r], out, &l->err);
+            if (st) {
+                l->status = st;
+                l->failed_row = r;
+                return;
+            }
+        }
+    }
+}
+
+static sl_status run_batch_rows(sl_fused *fz, sl_err *err)
+{
+    sl_batch *b = fz->batch;
+    for (int t = 0; t < fz->threads; t++)
+        fz->lanes[t].status = SL_OK;
+    if (fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES)
+        sl__pool_run(fz->pool, run_rows, fz, b->count);
+    else
+        run_rows(fz, 0, 0, b->count);
+    const lane *failed = NULL;
+    for (int t = 0; t < fz->threads; t++)
+        if (fz->lanes[t].status && (!failed || fz->lanes[t].failed_row < failed->failed_row))
+            failed = &fz->lanes[t];
+    if (!failed)
+        return SL_OK;
+    if (err)
+        *err = failed->err;
+    return failed->status;
+}
+
 sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,
                        sl_err *err)
 {
@@ -228,17 +334,11 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
     sl_position pos = start;
     for (int64_t i = 0; i < nbatches; i++) {
         sl__batch_begin(p, pos, b);
-        for (int64_t r = 0; r < b->count; r++) {
-            if (r + PREFETCH_DISTANCE < b->count)
-                prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
-            for (int f = 0; f < p->source_schema.nfields; f++) {
-                void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
-                sl_status st = run_row(fz, f, pos.epoch, b->element_ids[r], out, err);
-                if (st)
-                    return st;
-            }
-        }
-        sl_status st = sl__run_batch_ops(p, fz->kernels, b, err);
+        fz->epoch = pos.epoch;
+        sl_status st = run_batch_rows(fz, err);
+        if (st)
+            return st;
+        st = sl__run_batch_ops(p, fz->kernels, b, err);
         if (st)
             return st;
         if (sink && sink(b, user))

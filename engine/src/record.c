@@ -124,6 +124,8 @@ static const i64_field record_i64s[] = {
     {"bytes", offsetof(sl_record, bytes)},
     {"first_batch_ns", offsetof(sl_record, first_batch_ns)},
     {"peak_rss_bytes", offsetof(sl_record, peak_rss_bytes)},
+    {"workers", offsetof(sl_record, workers)},
+    {"threads", offsetof(sl_record, threads)},
 };
 
 /* Figures derived from the latencies. They are written for readers of the

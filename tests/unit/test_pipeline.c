@@ -141,6 +141,60 @@ Test(pipeline, executors_agree_across_workers_and_epochs)
     sl_source_free(src);
 }
 
+static void run_fused_threads(const sl_pipeline *p, int threads, int64_t n, collected *out)
+{
+    sl_fused *fz;
+    sl_err err = {0};
+    cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_threads(fz), threads);
+    cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, collect_sink, out, &err), SL_OK, "%s", err.msg);
+    sl_fused_free(fz);
+}
+
+/* Batches of 32 images of 32x32x3 f32 (384 KiB) are large enough to be split
+ * across threads; 3 threads split 32 rows unevenly and the last batch of 8
+ * rows leaves some threads fewer rows than others. */
+Test(pipeline, fused_is_bit_identical_for_any_thread_count)
+{
+    sl_source *src = images(200, 32);
+    sl_pipeline *p = mixed_pipeline(src, 32, true);
+    int64_t n = 2 * sl_pipeline_batches_per_epoch(p);
+    collected ref = {0};
+    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, n, &ref);
+    for (int threads = 1; threads <= 4; threads++) {
+        collected fz = {0};
+        run_fused_threads(p, threads, n, &fz);
+        char what[32];
+        snprintf(what, sizeof what, "fused, %d threads", threads);
+        expect_same(&ref, &fz, what);
+        release(&fz);
+    }
+    release(&ref);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
+Test(pipeline, fused_thread_count_is_validated)
+{
+    sl_source *src = images(10, 16);
+    sl_pipeline *p = mixed_pipeline(src, 4, true);
+    sl_fused *fz = NULL;
+    sl_err err = {0};
+    cr_expect_neq(sl_fused_create_threads(p, SL_KERNELS_BEST, 0, &fz, &err), SL_OK);
+    cr_expect_not_null(strstr(err.msg, "threads"), "%s", err.msg);
+    cr_expect_neq(sl_fused_create_threads(p, SL_KERNELS_BEST, SL_FUSED_MAX_THREADS + 1, &fz, &err), SL_OK);
+    cr_expect_null(fz);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
+Test(pipeline, available_cpus_is_within_the_online_count)
+{
+    int cpus = sl_available_cpus();
+    cr_expect_geq(cpus, 1);
+    cr_expect_leq(cpus, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 Test(pipeline, epoch_is_a_permutation_and_epochs_differ)
 {
     sl_source *src = images(100, 16);

@@ -20,6 +20,7 @@ typedef struct sl_run_request {
     int64_t nbatches;
     int workers;           /* honoured by adapters that prefetch */
     int prefetch_depth;
+    int threads;           /* threads splitting each batch, for adapters that do (fused); 0 means 1 */
 } sl_run_request;
 
 /* Latency of batch i is the time from the request for it to all its fields
@@ -34,6 +35,7 @@ typedef struct sl_adapter {
     const char *backend;            /* "cpu" or "cuda" */
     sl_kernel_choice kernels;
     sl_transform_set transforms;    /* what it implements */
+    bool threaded;                  /* splits each batch across sl_run_request.threads threads */
     /* NULL when always available; else says why not (e.g. no GPU). */
     bool (*available)(char *reason, size_t size);
     sl_status (*run)(const struct sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,

@@ -20,6 +20,7 @@ typedef struct sl_bench_options {
     int64_t warmup_batches;    /* < 0: the profile's */
     int64_t measured_batches;  /* <= 0: the profile's */
     int workers;
+    int threads;               /* for threaded adapters (fused); 0 means 1 */
     /* The memcpy yardstick for this instance's batch size, in bytes/s; 0
      * measures it inside sl_bench_run. A caller running several adapters on
      * one instance measures it once (sl_probe_memcpy_bandwidth with

@@ -107,6 +107,18 @@ typedef struct sl_fused sl_fused;
 
 /* Preallocates everything a run needs, so runs allocate nothing per batch. */
 sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_fused **out, sl_err *err);
+
+#define SL_FUSED_MAX_THREADS 256
+/* The same with a persistent pool of `threads` threads (the caller's among
+ * them) that split each batch's rows in fixed contiguous slices. A batch's
+ * bytes do not depend on the thread count: rows are independent, and the
+ * batch-phase ops run once the rows are done, on the caller's thread. */
+sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice kernels, int threads,
+                                  sl_fused **out, sl_err *err);
+int sl_fused_threads(const sl_fused *fused);
+/* The CPUs this process may use (affinity mask, cgroup quota): the default
+ * thread count of `sluice bench --threads`. */
+int sl_available_cpus(void);
 /* Runs nbatches batches from start (crossing epochs as needed), each op chain
  * fused per row and per tile, calling sink after each batch. */
 sl_status sl_fused_run(sl_fused *fused, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,

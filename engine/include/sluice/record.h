@@ -68,6 +68,8 @@ typedef struct sl_record {
     char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ... */
     uint64_t seed;
     int64_t batch_size;
+    int64_t workers;           /* prefetch workers the adapter was asked to use */
+    int64_t threads;           /* threads that computed each batch (fused); 1 otherwise */
     int64_t warmup_batches;
     int64_t measured_batches;
     int repetitions;
