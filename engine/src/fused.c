@@ -12,6 +12,7 @@
 #include "op_desc.h"
 #include "pipeline_internal.h"
 #include "pool.h"
+#include "sluice/timing.h"
 
 /* One step of a field's row program: a run of chainable ops applied per
  * tile by one ew_chain call, or one op's own rows function. */
@@ -346,4 +347,32 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
         pos = sl_position_advance(p, pos, 1);
     }
     return SL_OK;
+}
+
+/* The probe's batch stays the same, so after the first pass its elements
+ * and the output are in cache, and what is timed is the op chain itself:
+ * no shuffle (the ids are computed once), no allocation, no sink. */
+sl_status sl_fused_probe(sl_fused *fz, int repetitions, double *ns_per_batch, sl_err *err)
+{
+    const sl_pipeline *p = fz->pipeline;
+    if (repetitions < 1)
+        return sl_fail(err, SL_EINVAL, "the probe needs at least 1 repetition, got %d", repetitions);
+    int64_t *samples = malloc((size_t)repetitions * sizeof *samples);
+    if (!samples)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate %d probe samples", repetitions);
+    sl_batch *b = fz->batch;
+    sl__batch_begin(p, (sl_position){0, 0}, b);
+    fz->epoch = 0;
+    sl_status st = run_batch_rows(fz, err);
+    for (int r = 0; r < repetitions && !st; r++) {
+        int64_t start = sl_now_ns();
+        st = run_batch_rows(fz, err);
+        if (!st)
+            st = sl__run_batch_ops(p, fz->kernels, b, err);
+        samples[r] = sl_now_ns() - start;
+    }
+    if (!st)
+        *ns_per_batch = sl_percentile_i64(samples, (size_t)repetitions, 50.0);
+    free(samples);
+    return st;
 }

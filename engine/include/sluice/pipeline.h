@@ -116,6 +116,13 @@ sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels,
 sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice kernels, int threads,
                                   sl_fused **out, sl_err *err);
 int sl_fused_threads(const sl_fused *fused);
+/* The roofline probe: the median time of this executor's work on the first
+ * batch of epoch 0, repeated `repetitions` times once it is in cache. It
+ * runs the pipeline's own op chain through the executor's kernels and
+ * threads, without the gather misses, the shuffle, any allocation or a sink,
+ * so it is what a batch costs when only the arithmetic and the cache-resident
+ * copies remain: the yardstick an adapter's time is a fraction of. */
+sl_status sl_fused_probe(sl_fused *fused, int repetitions, double *ns_per_batch, sl_err *err);
 /* The CPUs this process may use (affinity mask, cgroup quota): the default
  * thread count of `sluice bench --threads`. */
 int sl_available_cpus(void);
