@@ -8,10 +8,10 @@
  * its slice keeps polling for the next loop for SPIN_NS before it sleeps, and
  * the caller polls for the workers' completion the same way. Past that bound
  * they block, so an idle pool costs nothing and an oversubscribed machine is
- * not starved by spinning. The spin has no PAUSE instruction: on the virtual
- * machines these benchmarks run on, a run of PAUSEs makes the hypervisor
- * deschedule the spinning vCPU (pause-loop exiting), which made a 2-thread
- * fused run twice as slow as one thread in our measurements. */
+ * not starved by spinning. The spin has no PAUSE instruction: these
+ * benchmarks run on virtual machines, where a run of PAUSEs can make the
+ * hypervisor deschedule the spinning vCPU (KVM's pause-loop exiting), and
+ * the machines have one thread per core, so there is no sibling to yield to. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
