@@ -20,6 +20,9 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SL_HAVE_AVX2_CLONES 1
 #define SL_TARGET_AVX2 __attribute__((target("avx2")))
+/* AVX-512 with the byte/word and vector-length extensions, which the u8
+ * widening loads of normalize use; every AVX-512 server CPU has all three. */
+#define SL_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #else
 #define SL_HAVE_AVX2_CLONES 0
 #endif
@@ -34,8 +37,10 @@ typedef struct sl_cpu_variant {
  * own entries of the variant. */
 void sl__cpu_normalize_generic(sl_cpu_variant *out);
 void sl__cpu_normalize_avx2(sl_cpu_variant *out);
+void sl__cpu_normalize_avx512(sl_cpu_variant *out);
 void sl__cpu_elementwise_generic(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx2(sl_cpu_variant *out);
+void sl__cpu_elementwise_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

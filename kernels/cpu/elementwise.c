@@ -62,8 +62,23 @@ void sl__cpu_elementwise_avx2(sl_cpu_variant *out)
 {
     out->ew_chain = ew_chain_avx2;
 }
+
+SL_TARGET_AVX512 static void ew_chain_avx512(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
+{
+    ew_chain_body(x, n, steps, nsteps);
+}
+
+void sl__cpu_elementwise_avx512(sl_cpu_variant *out)
+{
+    out->ew_chain = ew_chain_avx512;
+}
 #else
 void sl__cpu_elementwise_avx2(sl_cpu_variant *out)
+{
+    sl__cpu_elementwise_generic(out);
+}
+
+void sl__cpu_elementwise_avx512(sl_cpu_variant *out)
 {
     sl__cpu_elementwise_generic(out);
 }

@@ -65,8 +65,31 @@ void sl__cpu_normalize_avx2(sl_cpu_variant *out)
     out->normalize_u8 = normalize_u8_avx2;
     out->normalize_f32 = normalize_f32_avx2;
 }
+
+SL_TARGET_AVX512 static void normalize_u8_avx512(const uint8_t *src, float *dst, int64_t pixels,
+                                                 const sl_normalize_consts *k)
+{
+    normalize_u8_body(src, dst, pixels, k);
+}
+
+SL_TARGET_AVX512 static void normalize_f32_avx512(const float *src, float *dst, int64_t pixels,
+                                                  const sl_normalize_consts *k)
+{
+    normalize_f32_body(src, dst, pixels, k);
+}
+
+void sl__cpu_normalize_avx512(sl_cpu_variant *out)
+{
+    out->normalize_u8 = normalize_u8_avx512;
+    out->normalize_f32 = normalize_f32_avx512;
+}
 #else
 void sl__cpu_normalize_avx2(sl_cpu_variant *out)
+{
+    sl__cpu_normalize_generic(out);
+}
+
+void sl__cpu_normalize_avx512(sl_cpu_variant *out)
 {
     sl__cpu_normalize_generic(out);
 }
