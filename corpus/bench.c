@@ -42,6 +42,7 @@ typedef struct repetition {
     double elements_per_s;
     int64_t peak_rss_bytes;
     const char *peak_rss_method;
+    int64_t growth_bytes;
 } repetition;
 
 static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
@@ -217,6 +218,7 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
             .elements_per_s = span_elements_per_s(record, latency + warmup, measured, sink.elements, sink.bytes),
         };
         reps[r].peak_rss_bytes = sl_rss_peak_bytes(&probe, &reps[r].peak_rss_method);
+        reps[r].growth_bytes = sl_rss_growth_bytes(&probe);
         sl_digest_free(digest);
         digest = NULL;
 
@@ -252,6 +254,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     record->first_batch_ns = latencies[0];
     for (int r = 0; r < repetitions; r++) {
         record->repetition_elements_per_s[r] = reps[r].elements_per_s;
+        if (r == 0 || reps[r].growth_bytes > record->adapter_memory_bytes)
+            record->adapter_memory_bytes = reps[r].growth_bytes;
         if (r == 0 || reps[r].peak_rss_bytes > record->peak_rss_bytes) {
             record->peak_rss_bytes = reps[r].peak_rss_bytes;
             sl__copy_string(record->peak_rss_method, sizeof record->peak_rss_method,

@@ -126,6 +126,7 @@ static const i64_field record_i64s[] = {
     {"peak_rss_bytes", offsetof(sl_record, peak_rss_bytes)},
     {"workers", offsetof(sl_record, workers)},
     {"threads", offsetof(sl_record, threads)},
+    {"adapter_memory_bytes", offsetof(sl_record, adapter_memory_bytes)},
 };
 
 /* Figures derived from the latencies. They are written for readers of the

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +107,14 @@ void sl_latency_summarize(const int64_t *latency_ns, size_t n, sl_latency_summar
     free(sorted);
 }
 
+static int64_t read_status_kib_field(const char *field);
+
 void sl_rss_reset(sl_rss_probe *probe)
 {
+    /* Free heap pages go back to the system first, so that pages a previous
+     * run freed but glibc kept do not hide this run's growth by being reused
+     * without ever counting as new resident memory. */
+    malloc_trim(0);
     /* Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
      * Sandboxes and older kernels refuse it; then only the lifetime peak is
      * available, and sl_rss_peak_bytes says so. */
@@ -116,22 +123,39 @@ void sl_rss_reset(sl_rss_probe *probe)
     if (f && fclose(f) != 0)
         ok = 0;
     probe->resettable = ok;
+    probe->baseline_bytes = read_status_kib_field("VmRSS:");
 }
 
-/* VmHWM from /proc/self/status, in bytes, or -1 when it cannot be read. */
-static int64_t read_vmhwm_bytes(void)
+/* A "Name: N kB" line of /proc/self/status, in bytes, or -1 when it cannot
+ * be read. */
+static int64_t read_status_kib_field(const char *field)
 {
     char *status = NULL;
     size_t size = 0;
     if (sl_read_file("/proc/self/status", &status, &size, NULL) != SL_OK)
         return -1;
     int64_t bytes = -1;
-    const char *line = strstr(status, "VmHWM:");
+    const char *line = strstr(status, field);
     long long kib;
-    if (line && sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+    if (line && sscanf(line + strlen(field), " %lld kB", &kib) == 1)
         bytes = (int64_t)kib * 1024;
     free(status);
     return bytes;
+}
+
+static int64_t read_vmhwm_bytes(void)
+{
+    return read_status_kib_field("VmHWM:");
+}
+
+int64_t sl_rss_growth_bytes(const sl_rss_probe *probe)
+{
+    if (!probe->resettable || probe->baseline_bytes < 0)
+        return -1;
+    int64_t peak = read_vmhwm_bytes();
+    if (peak < 0)
+        return -1;
+    return peak > probe->baseline_bytes ? peak - probe->baseline_bytes : 0;
 }
 
 int64_t sl_rss_peak_bytes(const sl_rss_probe *probe, const char **method)

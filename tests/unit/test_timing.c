@@ -135,3 +135,22 @@ Test(timing, peak_rss_reset_forgets_an_earlier_peak)
     cr_assert_str_eq(method, "vmhwm-reset");
     cr_assert_lt(after, high - 64 * MIB, "peak %lld after reset, %lld before", (long long)after, (long long)high);
 }
+
+/* Growth counts what a run touched on top of what was resident at the
+ * reset: 48 MiB here, over a 32 MiB block that was resident before it and
+ * must not count. */
+Test(timing, rss_growth_counts_only_memory_touched_after_the_reset)
+{
+    char *resident = touch(32 * MIB);
+    sl_rss_probe probe;
+    sl_rss_reset(&probe);
+    if (!probe.resettable)
+        cr_skip_test("this kernel refuses /proc/self/clear_refs; no honest growth without a reset");
+    char *p = touch(48 * MIB);
+    int64_t growth = sl_rss_growth_bytes(&probe);
+    cr_assert_geq(growth, 46 * MIB, "growth %lld after touching 48 MiB", (long long)growth);
+    cr_assert_lt(growth, 48 * MIB + 24 * MIB, "growth %lld counts the 32 MiB resident before the reset",
+                 (long long)growth);
+    munmap(p, 48 * MIB);
+    munmap(resident, 32 * MIB);
+}

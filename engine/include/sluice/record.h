@@ -84,6 +84,10 @@ typedef struct sl_record {
     int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
     int64_t peak_rss_bytes;
     char peak_rss_method[32];
+    /* What the adapter itself made resident during a repetition, beyond the
+     * fixture and program already resident (sl_rss_growth_bytes), the
+     * largest over repetitions; -1 when the peak could not be reset. */
+    int64_t adapter_memory_bytes;
     uint64_t output_digest;    /* XXH3-64 of the measured batches' canonical bytes */
     int nmetrics;
     sl_record_metric metrics[SL_RECORD_MAX_METRICS];

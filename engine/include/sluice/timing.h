@@ -29,9 +29,15 @@ void sl_latency_summarize(const int64_t *latency_ns, size_t n, sl_latency_summar
  * the process's lifetime peak, and method says which was measured. */
 typedef struct sl_rss_probe {
     int resettable;
+    int64_t baseline_bytes;    /* VmRSS right after the reset, or -1 */
 } sl_rss_probe;
 void sl_rss_reset(sl_rss_probe *probe);
 int64_t sl_rss_peak_bytes(const sl_rss_probe *probe, const char **method);
+/* How far the peak rose above the resident size at the reset: the memory a
+ * run touched beyond what was already resident (the fixture, the program),
+ * which is what tells executors' own memory apart. -1 when the peak cannot
+ * be reset (then only a lifetime peak exists, and no honest delta). */
+int64_t sl_rss_growth_bytes(const sl_rss_probe *probe);
 
 #ifdef __cplusplus
 }
