@@ -1,12 +1,26 @@
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "prefetch.h"
+#include "sluice/timing.h"
+
+/* How long the consumer polls for its next item before it sleeps on the
+ * condition variable. A worker that finishes a batch while the consumer
+ * sleeps must wake it through the scheduler, which on a virtual machine
+ * takes tens of microseconds: longer than a small batch (NLP-1's) takes to
+ * compute. Polling a little first takes an item that is about to be ready
+ * without that wakeup; past the bound the consumer blocks as before. */
+#define CONSUMER_SPIN_NS 20000
+#define SPIN_CHECK_EVERY 64
 
 typedef struct slot {
     int64_t seq;            /* which item the slot holds or awaits; -1 when free */
     bool ready;
+    /* seq once the item is ready, published after the slot is filled, so the
+     * consumer can poll it without the lock. */
+    _Atomic int64_t ready_seq;
     sl_batch *batch;
     sl_status status;
     sl_err err;
@@ -23,6 +37,8 @@ struct sl__prefetch {
     int64_t next_to_claim;       /* the next seq a worker will compute */
     int64_t next_to_take;        /* the next seq the consumer will return */
     bool stopping;
+    bool consumer_waiting;       /* the consumer sleeps on item_ready */
+    int workers_waiting;         /* workers sleeping on slot_free */
     int nworkers;
     pthread_t *threads;
 };
@@ -34,8 +50,11 @@ static void *worker_main(void *arg)
     for (;;) {
         /* Claim the next seq only when its slot is free: this is the bound
          * that keeps at most depth items computed ahead of the consumer. */
-        while (!pool->stopping && pool->next_to_claim >= pool->next_to_take + pool->depth)
+        while (!pool->stopping && pool->next_to_claim >= pool->next_to_take + pool->depth) {
+            pool->workers_waiting++;
             pthread_cond_wait(&pool->slot_free, &pool->lock);
+            pool->workers_waiting--;
+        }
         if (pool->stopping)
             break;
         int64_t seq = pool->next_to_claim++;
@@ -53,7 +72,10 @@ static void *worker_main(void *arg)
         s->status = status;
         s->err = err;
         s->ready = true;
-        pthread_cond_broadcast(&pool->item_ready);
+        atomic_store_explicit(&s->ready_seq, seq, memory_order_release);
+        /* Only a sleeping consumer needs the system call of a wakeup. */
+        if (pool->consumer_waiting)
+            pthread_cond_signal(&pool->item_ready);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -80,8 +102,10 @@ sl_status sl__prefetch_create(int workers, int depth, sl__produce_fn produce, vo
         free(pool);
         return sl_fail(err, SL_ENOMEM, "cannot allocate a prefetch pool of depth %d", depth);
     }
-    for (int i = 0; i < depth; i++)
+    for (int i = 0; i < depth; i++) {
         pool->slots[i].seq = -1;
+        atomic_init(&pool->slots[i].ready_seq, -1);
+    }
     pool->produce = produce;
     pool->ctx = ctx;
     pool->depth = depth;
@@ -102,19 +126,30 @@ sl_status sl__prefetch_create(int workers, int depth, sl__produce_fn produce, vo
 sl_status sl__prefetch_next(sl__prefetch *pool, sl_batch **out, sl_err *err)
 {
     *out = NULL;
-    pthread_mutex_lock(&pool->lock);
+    /* Only the consumer advances next_to_take, so it may read it unlocked. */
     int64_t seq = pool->next_to_take;
     slot *s = &pool->slots[seq % pool->depth];
-    while (!(s->seq == seq && s->ready))
+    int64_t deadline = sl_now_ns() + CONSUMER_SPIN_NS;
+    for (unsigned spins = 1; atomic_load_explicit(&s->ready_seq, memory_order_acquire) != seq; spins++)
+        if (spins % SPIN_CHECK_EVERY == 0 && sl_now_ns() > deadline)
+            break;
+    pthread_mutex_lock(&pool->lock);
+    while (!(s->seq == seq && s->ready)) {
+        pool->consumer_waiting = true;
         pthread_cond_wait(&pool->item_ready, &pool->lock);
+        pool->consumer_waiting = false;
+    }
     sl_status status = s->status;
     if (status == SL_OK) {
         *out = s->batch;
         pool->next_to_take++;
         s->seq = -1;
         s->ready = false;
+        atomic_store_explicit(&s->ready_seq, -1, memory_order_relaxed);
         s->batch = NULL;
-        pthread_cond_broadcast(&pool->slot_free);
+        /* One slot freed: one sleeping worker can claim it. */
+        if (pool->workers_waiting > 0)
+            pthread_cond_signal(&pool->slot_free);
     } else if (err) {
         /* The failed item stays put, so asking again reports it again
          * instead of skipping a batch. */
