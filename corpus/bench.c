@@ -131,6 +131,29 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
     sl_record_add_metric(record, "memcpy_probe_bytes_per_s", memcpy_bytes_per_s, "bytes/s");
     sl_record_add_metric(record, "fraction_of_memcpy", sl_record_bytes_per_s(record) / memcpy_bytes_per_s, "ratio");
     sl_record_add_metric(record, "overhead_beyond_copy_ns", p50_ns - copy_ns, "ns");
+
+    double roofline_ns = options->roofline_ns_per_batch > 0.0 ? options->roofline_ns_per_batch
+                                                              : sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+    if (roofline_ns > 0.0) {
+        /* Elements/s of the probe: a full batch per roofline_ns. */
+        double roofline_elements_per_s = (double)sl_pipeline_get_spec(instance->pipeline)->batch_size / roofline_ns * 1e9;
+        sl_record_add_metric(record, "roofline_ns_per_batch", roofline_ns, "ns");
+        sl_record_add_metric(record, "fraction_of_roofline", sl_record_elements_per_s(record) / roofline_elements_per_s,
+                             "ratio");
+    }
+}
+
+double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, int repetitions)
+{
+    sl_fused *fused;
+    sl_err err = {0};
+    if (sl_fused_create(pipeline, SL_KERNELS_BEST, &fused, &err) != SL_OK)
+        return 0.0;
+    double ns = 0.0;
+    if (sl_fused_probe(fused, repetitions, &ns, &err) != SL_OK)
+        ns = 0.0;
+    sl_fused_free(fused);
+    return ns;
 }
 
 sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,

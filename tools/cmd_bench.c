@@ -404,6 +404,7 @@ static void bench_variant(bench_run *run, int s, int v)
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     options.memcpy_probe_bytes_per_s =
         sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
+    options.roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
     for (int a = 0; a < run->selection->nadapters; a++) {
         if (!run->selection->adapters[a]) {
             continue;

@@ -26,6 +26,9 @@ typedef struct sl_bench_options {
      * one instance measures it once (sl_probe_memcpy_bandwidth with
      * sl_pipeline_batch_bytes) so every record of the instance shares it. */
     double memcpy_probe_bytes_per_s;
+    /* The roofline probe for this instance, in ns per batch; 0 measures it
+     * inside sl_bench_run (sl_probe_roofline_ns_per_batch). */
+    double roofline_ns_per_batch;
 } sl_bench_options;
 
 void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
@@ -45,6 +48,13 @@ void sl_record_file_name(const sl_record *record, char *buf, size_t size);
  * 64 MiB source into one reused destination (the access pattern of a fused
  * executor writing batches), median of `repetitions`. */
 double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions);
+
+/* The roofline probe of a pipeline: the median time, over `repetitions`,
+ * of its own op chain run by one fused thread with the best kernels over
+ * the first batch of epoch 0 once it is in cache (sl_fused_probe): no
+ * gather misses, no shuffle, no allocation. An adapter's throughput over
+ * this probe's is its "fraction of roofline". 0 when it cannot run. */
+double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, int repetitions);
 
 #ifdef __cplusplus
 }
