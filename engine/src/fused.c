@@ -58,6 +58,8 @@ struct sl_fused {
     int threads;
     lane *lanes;                /* one per thread */
     int64_t epoch;              /* of the batch the lanes are computing */
+    sl_position position;       /* of that batch */
+    bool ids_in_slices;         /* each thread computes its own rows' ids */
 };
 
 /* Whether an op can be a step of the tile chain: one f32 value in, one out,
@@ -287,6 +289,8 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     const sl_pipeline *p = fz->pipeline;
     sl_batch *b = fz->batch;
     lane *l = &fz->lanes[thread];
+    if (fz->ids_in_slices)
+        sl__batch_ids(p, fz->position, first, end - first, b->element_ids + first);
     for (int64_t r = first; r < end; r++) {
         if (r + PREFETCH_DISTANCE < end)
             prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
@@ -302,12 +306,23 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     }
 }
 
-static sl_status run_batch_rows(sl_fused *fz, sl_err *err)
+/* Computes the rows of the batch at position (its ids too, unless
+ * ids_known: the probe reuses one batch's). A split batch's ids are
+ * computed by each thread for its own slice, since the keyed shuffle costs
+ * about as much as a small row's arithmetic. */
+static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_known, sl_err *err)
 {
     sl_batch *b = fz->batch;
+    const sl_pipeline *p = fz->pipeline;
     for (int t = 0; t < fz->threads; t++)
         fz->lanes[t].status = SL_OK;
-    if (fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES)
+    fz->position = position;
+    fz->epoch = position.epoch;
+    if (!ids_known)
+        sl__batch_begin_without_ids(p, position, b);
+    bool split = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
+    fz->ids_in_slices = !ids_known;
+    if (split)
         sl__pool_run(fz->pool, run_rows, fz, b->count);
     else
         run_rows(fz, 0, 0, b->count);
@@ -334,9 +349,7 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
     sl_batch *b = fz->batch;
     sl_position pos = start;
     for (int64_t i = 0; i < nbatches; i++) {
-        sl__batch_begin(p, pos, b);
-        fz->epoch = pos.epoch;
-        sl_status st = run_batch_rows(fz, err);
+        sl_status st = run_batch_rows(fz, pos, false, err);
         if (st)
             return st;
         st = sl__run_batch_ops(p, fz->kernels, b, err);
@@ -361,12 +374,10 @@ sl_status sl_fused_probe(sl_fused *fz, int repetitions, double *ns_per_batch, sl
     if (!samples)
         return sl_fail(err, SL_ENOMEM, "cannot allocate %d probe samples", repetitions);
     sl_batch *b = fz->batch;
-    sl__batch_begin(p, (sl_position){0, 0}, b);
-    fz->epoch = 0;
-    sl_status st = run_batch_rows(fz, err);
+    sl_status st = run_batch_rows(fz, (sl_position){0, 0}, false, err);
     for (int r = 0; r < repetitions && !st; r++) {
         int64_t start = sl_now_ns();
-        st = run_batch_rows(fz, err);
+        st = run_batch_rows(fz, (sl_position){0, 0}, true, err);
         if (!st)
             st = sl__run_batch_ops(p, fz->kernels, b, err);
         samples[r] = sl_now_ns() - start;

@@ -243,14 +243,24 @@ sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernel
     return sl_source_read(p->source, field, (size_t)element * bytes, bytes, dst, err);
 }
 
-void sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch)
+void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row, int64_t rows, int64_t *ids)
 {
-    int64_t rows = sl_pipeline_batch_rows(p, position.batch);
     sl_permutation perm;
     sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)position.epoch, p->spec.shuffle);
-    int64_t first = position.batch * p->spec.batch_size;
+    int64_t first = position.batch * p->spec.batch_size + first_row;
     sl_permutation_apply_strided(&perm, sl_shard_global_position(p->spec.shard, (uint64_t)first),
-                                 (uint64_t)p->spec.shard.world, rows, batch->element_ids);
+                                 (uint64_t)p->spec.shard.world, rows, ids);
+}
+
+void sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch)
+{
+    sl__batch_begin_without_ids(p, position, batch);
+    sl__batch_ids(p, position, 0, batch->count, batch->element_ids);
+}
+
+void sl__batch_begin_without_ids(const sl_pipeline *p, sl_position position, sl_batch *batch)
+{
+    int64_t rows = sl_pipeline_batch_rows(p, position.batch);
     batch->epoch = position.epoch;
     batch->index = position.batch;
     for (int f = 0; f < batch->schema.nfields; f++) {

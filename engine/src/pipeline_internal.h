@@ -57,6 +57,13 @@ sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table 
 /* Fills ids, epoch, index and count of a batch at position, and resets every
  * field's per-batch shape to its schema (a batch op may have narrowed it). */
 void sl__batch_begin(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
+/* The same without the element ids, for an executor that computes them in
+ * slices on several threads (the keyed shuffle is a large part of a small
+ * row's cost). */
+void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
+/* Element ids of rows [first_row, first_row + rows) of the batch at position. */
+void sl__batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t first_row, int64_t rows,
+                   int64_t *ids);
 
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */

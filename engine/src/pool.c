@@ -5,8 +5,8 @@
  * on the posting side and a scheduler wakeup (tens of microseconds on a
  * virtual machine) on the other, which is more than a small batch's rows
  * take. So both sides spin for a bounded time first: a worker that finished
- * its slice keeps polling for the next loop for SPIN_NS before it sleeps, and
- * the caller polls for the workers' completion the same way. Past that bound
+ * its slice keeps polling for the next loop before it sleeps, and the caller
+ * polls for the workers' completion the same way. Past that bound
  * they block, so an idle pool costs nothing and an oversubscribed machine is
  * not starved by spinning. The spin has no PAUSE instruction: these
  * benchmarks run on virtual machines, where a run of PAUSEs can make the
@@ -20,7 +20,14 @@
 #include "pool.h"
 #include "sluice/timing.h"
 
-#define SPIN_NS 20000
+/* A worker waits for the next loop while the caller hands the batch to its
+ * consumer (in `sluice bench`, a digest of the whole batch: tens of
+ * microseconds), so it polls longer than the caller, which only waits for
+ * slices that started together with its own. OpenMP runtimes poll for far
+ * longer (KMP_BLOCKTIME defaults to 200 ms); 200 µs covers a consumer's
+ * work between batches without keeping an idle pool awake. */
+#define WORKER_SPIN_NS 200000
+#define CALLER_SPIN_NS 20000
 /* Polls between clock reads while spinning. */
 #define SPIN_CHECK_EVERY 64
 
@@ -56,7 +63,7 @@ static void slice_bounds(int64_t ntasks, int threads, int thread, int64_t *first
 /* Spins until generation moves past seen (or the pool stops), then blocks. */
 static uint64_t wait_for_loop(sl__pool *pool, uint64_t seen)
 {
-    int64_t deadline = sl_now_ns() + SPIN_NS;
+    int64_t deadline = sl_now_ns() + WORKER_SPIN_NS;
     for (unsigned spins = 1;; spins++) {
         uint64_t g = atomic_load_explicit(&pool->generation, memory_order_acquire);
         if (g != seen || atomic_load_explicit(&pool->stopping, memory_order_acquire))
@@ -154,7 +161,7 @@ void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks)
     if (first < end)
         fn(ctx, 0, first, end);
 
-    int64_t deadline = sl_now_ns() + SPIN_NS;
+    int64_t deadline = sl_now_ns() + CALLER_SPIN_NS;
     for (unsigned spins = 1; atomic_load_explicit(&pool->pending, memory_order_acquire) > 0; spins++) {
         if (spins % SPIN_CHECK_EVERY == 0 && sl_now_ns() > deadline) {
             pthread_mutex_lock(&pool->lock);
