@@ -23,8 +23,9 @@ static const char usage[] =
     "  --warmup N                 batches run before measuring (default: profile's)\n"
     "  --batches N                measured batches per repetition (default: profile's)\n"
     "  --workers N                prefetch workers for adapters that use them (default 0)\n"
-    "  --threads N                threads that split each batch in fused (default: the CPUs\n"
-    "                             this process may use, from its affinity mask and cgroup quota)\n"
+    "  --threads N|auto           threads that split each batch in fused (default 1; auto: the\n"
+    "                             CPUs this process may use, from its affinity mask and cgroup\n"
+    "                             quota)\n"
     "  --output-dir DIR           where records go (default records)\n"
     "  --seed N                   fixture and pipeline seed (default 42)\n"
     "  --quiet                    no progress output\n"
@@ -74,7 +75,9 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
         } else if (sl__cli_option(&cli, "--workers", &value)) {
             args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
         } else if (sl__cli_option(&cli, "--threads", &value)) {
-            args->threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
+            args->threads = strcmp(value, "auto") == 0
+                                ? sl_available_cpus()
+                                : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--output-dir", &value)) {
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
@@ -158,6 +161,8 @@ typedef struct summary_row {
     double p50_ns;
     double p99_ns;
     double fraction_of_memcpy;
+    double fraction_of_roofline;
+    int64_t threads;
 } summary_row;
 
 typedef struct summary {
@@ -190,7 +195,7 @@ static void summary_add(summary *s, const sl_record *record)
     }
     summary_row *row = &s->rows[s->count++];
     *row = (summary_row){.outcome = record->outcome, .elements_per_s = NAN, .p50_ns = NAN, .p99_ns = NAN,
-                         .fraction_of_memcpy = NAN};
+                         .fraction_of_memcpy = NAN, .fraction_of_roofline = NAN, .threads = record->threads};
     memcpy(row->scenario, record->scenario, sizeof row->scenario);
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
@@ -210,6 +215,8 @@ static void summary_add(summary *s, const sl_record *record)
         row->p99_ns = latency.p99_ns;
         const double *fraction = find_metric(record, "fraction_of_memcpy");
         row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
+        const double *roofline = find_metric(record, "fraction_of_roofline");
+        row->fraction_of_roofline = roofline != NULL ? *roofline : NAN;
     }
     s->failed += record->outcome == SL_RECORD_FAILED;
 }
@@ -259,21 +266,24 @@ static double reference_rate(const summary *s, const summary_row *row)
 
 static sl__table *summary_table(const summary *s)
 {
-    static const char *const headers[] = {"scenario", "variant",  "adapter", "outcome", "elements/s",
-                                          "p50 (µs)", "p99 (µs)", "vs ref",  "of memcpy", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(10, headers, align);
+    static const char *const headers[] = {"scenario", "variant",   "adapter",   "outcome", "threads",
+                                          "elements/s", "p50 (µs)", "p99 (µs)", "vs ref", "of memcpy",
+                                          "of roofline", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(12, headers, align);
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        char rate[32], p50[32], p99[32], ratio[32], fraction[32];
+        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[16];
+        snprintf(threads, sizeof threads, "%lld", (long long)row->threads);
+        format_fixed(roofline, sizeof roofline, row->fraction_of_roofline, 1.0, 2, "");
         format_rate(rate, sizeof rate, row->elements_per_s);
         format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");
         format_fixed(p99, sizeof p99, row->p99_ns, 1e-3, 1, "");
         format_fixed(ratio, sizeof ratio, row->elements_per_s / reference_rate(s, row), 1.0, 2, "x");
         format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
         const char *cells[] = {row->scenario, row->variant, row->adapter, sl_record_outcome_name(row->outcome),
-                               rate, p50, p99, ratio, fraction, row->reason};
+                               threads, rate, p50, p99, ratio, fraction, roofline, row->reason};
         sl__table_add_row(table, cells);
     }
     return table;
@@ -305,7 +315,9 @@ static bool write_markdown(const sl__table *table, const sl_environment *env, co
     sl__table_print_markdown(table, out);
     fputs("\nelements/s and latencies are those of the median repetition; 'vs ref' is elements/s over\n"
           "the reference adapter's on the same variant; 'of memcpy' is output bytes/s over plain\n"
-          "memcpy bandwidth for blocks of one batch's size.\n",
+          "memcpy bandwidth for blocks of one batch's size; 'of roofline' is elements/s over the\n"
+          "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread);\n"
+          "'threads' is how many threads split each batch.\n",
           out);
     fclose(out);
 
@@ -399,7 +411,7 @@ static void bench_variant(bench_run *run, int s, int v)
     options.warmup_batches = run->args->warmup;
     options.measured_batches = run->args->batches;
     options.workers = run->args->workers;
-    options.threads = run->args->threads > 0 ? run->args->threads : sl_available_cpus();
+    options.threads = run->args->threads > 0 ? run->args->threads : 1;
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     options.memcpy_probe_bytes_per_s =
