@@ -156,6 +156,47 @@ double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, int repetitio
     return ns;
 }
 
+/* The batches a run measures: warmup batches from the start of epoch 0,
+ * then measured ones, from the options or else the profile. */
+static void measured_window(const sl_bench_options *options, const sl_profile_settings *profile, int64_t *warmup,
+                            int64_t *measured)
+{
+    *warmup = options->warmup_batches >= 0 ? options->warmup_batches : profile->warmup_batches;
+    *measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
+}
+
+sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,
+                                    uint64_t *digest, sl_err *err)
+{
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL)
+        return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->profile);
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    const sl_pipeline *pipeline = instance->pipeline;
+    sl_batch *batch = NULL;
+    sl_status status = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
+                                       &batch, err);
+    if (status != SL_OK)
+        return status;
+    measure_sink sink = {.warmup = warmup, .digest = sl_digest_new()};
+    if (sink.digest == NULL) {
+        sl_batch_free(batch);
+        return sl_fail(err, SL_ENOMEM, "out of memory for the reference digest");
+    }
+    sl_position position = {0, 0};
+    for (int64_t i = 0; i < warmup + measured && status == SL_OK; i++) {
+        status = sl_pipeline_produce(pipeline, SL_KERNELS_REFERENCE, position, batch, err);
+        if (status == SL_OK)
+            measure_batch(batch, &sink);
+        position = sl_position_advance(pipeline, position, 1);
+    }
+    *digest = sl_digest_value(sink.digest);
+    sl_digest_free(sink.digest);
+    sl_batch_free(batch);
+    return status;
+}
+
 sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
                        const sl_bench_options *options, sl_record *record, sl_err *err)
 {
@@ -169,8 +210,9 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     }
     fill_identity(instance, adapter, profile, record);
 
+    sl__copy_string(record->equivalence, sizeof record->equivalence, "not checked");
     if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
-        record->outcome = SL_RECORD_SKIPPED;
+        record->outcome = SL_RECORD_UNAVAILABLE;
         return SL_OK;
     }
     if (!sl_adapter_supports(adapter, sl_pipeline_transforms(instance->pipeline), record->reason,
@@ -180,8 +222,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     }
 
     int repetitions = options->repetitions > 0 ? options->repetitions : profile->repetitions;
-    int64_t warmup = options->warmup_batches >= 0 ? options->warmup_batches : profile->warmup_batches;
-    int64_t measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
     if (repetitions > SL_RECORD_MAX_REPETITIONS) {
         char message[128];
         snprintf(message, sizeof message, "%d repetitions requested; a record holds at most %d", repetitions,
@@ -286,7 +328,20 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         }
     }
     add_metrics(instance, options, record);
-    if (instance->scenario->metrics) {
+    if (options->check_against_reference) {
+        if (record->output_digest == options->reference_digest) {
+            sl__copy_string(record->equivalence, sizeof record->equivalence, "bitwise");
+        } else {
+            /* Its time is kept in the record for diagnosis, but a mismatch is
+             * never ranked: it did other work than the reference. */
+            record->outcome = SL_RECORD_MISMATCH;
+            sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+            snprintf(record->reason, sizeof record->reason,
+                     "output digest %016" PRIx64 " of the measured batches differs from the reference's %016" PRIx64,
+                     record->output_digest, options->reference_digest);
+        }
+    }
+    if (record->outcome == SL_RECORD_OK && instance->scenario->metrics) {
         sl_err metrics_err = {0};
         sl_status metrics_status = instance->scenario->metrics(instance, adapter, record, &metrics_err);
         if (metrics_status != SL_OK)

@@ -31,8 +31,11 @@ static const char usage[] =
     "  --quiet                    no progress output\n"
     "  -h, --help                 show this help\n"
     "\n"
-    "exit status: 0 when every run was ok, excluded or skipped; 1 when any failed;\n"
-    "2 for a bad command line.\n";
+    "Every adapter's output over the measured batches is compared with the reference's\n"
+    "before its speed is reported: a difference is outcome 'mismatch', never ranked.\n"
+    "\n"
+    "exit status: 0 when every run was ok, excluded, skipped or unavailable; 1 when any\n"
+    "failed or mismatched; 2 for a bad command line.\n";
 
 typedef struct bench_args {
     sl_profile profile;
@@ -170,6 +173,7 @@ typedef struct summary {
     int count;
     int capacity;
     int failed;
+    int mismatched;
 } summary;
 
 static const double *find_metric(const sl_record *record, const char *name)
@@ -219,6 +223,7 @@ static void summary_add(summary *s, const sl_record *record)
         row->fraction_of_roofline = roofline != NULL ? *roofline : NAN;
     }
     s->failed += record->outcome == SL_RECORD_FAILED;
+    s->mismatched += record->outcome == SL_RECORD_MISMATCH;
 }
 
 /* Rates span nine orders of magnitude across scenarios; three significant
@@ -417,6 +422,22 @@ static void bench_variant(bench_run *run, int s, int v)
     options.memcpy_probe_bytes_per_s =
         sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
     options.roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+    /* No time without a check: the reference's digest of the measured
+     * batches, computed once, is what every adapter is held to. */
+    options.check_against_reference = true;
+    status = sl_bench_reference_digest(instance, &options, &options.reference_digest, &err);
+    if (status != SL_OK) {
+        progress_note(&run->progress, true, "%s/%s: cannot compute the reference output: %s", scenario->id,
+                      variant->name, err.msg);
+        for (int a = 0; a < run->selection->nadapters; a++) {
+            if (run->selection->adapters[a]) {
+                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
+                save_unbuilt(run, scenario, variant, sl_adapter_at(a), SL_RECORD_FAILED, err.msg);
+            }
+        }
+        sl_scenario_instance_free(instance);
+        return;
+    }
     for (int a = 0; a < run->selection->nadapters; a++) {
         if (!run->selection->adapters[a]) {
             continue;
@@ -494,15 +515,15 @@ int sl__cmd_bench(int argc, char **argv)
     snprintf(summary_path, sizeof summary_path, "%s/summary.md", run.dir);
     bool wrote_summary = write_markdown(table, &run.env, run.profile->name, argc, argv, summary_path);
     sl__table_print(table, stdout, 0);
-    printf("\n%d run%s, %d failed; records in %s/", run.summary.count, run.summary.count == 1 ? "" : "s",
-           run.summary.failed, run.dir);
+    printf("\n%d run%s, %d failed, %d mismatched; records in %s/", run.summary.count,
+           run.summary.count == 1 ? "" : "s", run.summary.failed, run.summary.mismatched, run.dir);
     if (wrote_summary) {
         printf(", summary in %s", summary_path);
     }
     putchar('\n');
     sl__table_free(table);
 
-    bool failed = run.summary.failed > 0 || run.write_errors > 0 || !wrote_summary;
+    bool failed = run.summary.failed > 0 || run.summary.mismatched > 0 || run.write_errors > 0 || !wrote_summary;
     free(run.summary.rows);
     sl__selection_free(&selection);
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "internal.h"
@@ -57,6 +58,32 @@ sl_status sl__json_save(cJSON *root, const char *path, sl_err *err)
     return status;
 }
 
+/* Whether a text that failed to parse stops inside a string or with an
+ * object or array still open: what a file cut short looks like, wherever
+ * the cut fell. cJSON reports the position of the token it gave up on,
+ * which for a cut inside a string or number is before the end. */
+static bool ends_inside_a_value(const char *text, size_t size)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < size; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return in_string || depth > 0;
+}
+
 sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
 {
     *root = NULL;
@@ -75,9 +102,10 @@ sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(data, size + 1, &end, 1);
     size_t at = end ? (size_t)(end - data) : 0;
+    bool cut_short = !doc && (at >= size || ends_inside_a_value(data, size));
     free(data);
     if (!doc) {
-        if (at >= size)
+        if (cut_short)
             return sl_fail(err, SL_EFORMAT, "%s: the JSON ends early at byte %zu; the file is truncated", path, size);
         return sl_fail(err, SL_EFORMAT, "%s: not valid JSON at byte %zu of %zu", path, at, size);
     }

@@ -17,6 +17,8 @@ static const char *const outcome_names[] = {
     [SL_RECORD_EXCLUDED] = "excluded",
     [SL_RECORD_SKIPPED] = "skipped",
     [SL_RECORD_FAILED] = "failed",
+    [SL_RECORD_MISMATCH] = "mismatch",
+    [SL_RECORD_UNAVAILABLE] = "unavailable",
 };
 #define OUTCOME_COUNT ((int)(sizeof outcome_names / sizeof outcome_names[0]))
 
@@ -99,6 +101,7 @@ static const text_field record_texts[] = {
     TEXT(sl_record, "profile", profile),
     TEXT(sl_record, "reason", reason),
     TEXT(sl_record, "kernels", kernels),
+    TEXT(sl_record, "equivalence", equivalence),
 };
 
 static const text_field backend_texts[] = {
@@ -323,8 +326,10 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
     if (status != SL_OK)
         return status;
     if (version != SL_RECORD_SCHEMA_VERSION)
-        return sl_fail(err, SL_EFORMAT, "%s: field 'schema_version' is %lld, but this build reads version %d", path,
-                       (long long)version, SL_RECORD_SCHEMA_VERSION);
+        return sl_fail(err, SL_EFORMAT,
+                       "%s: field 'schema_version' is %lld, but this build reads version %d (records of another "
+                       "version come from another sluice; run `sluice bench` again to compare them)",
+                       path, (long long)version, SL_RECORD_SCHEMA_VERSION);
     status = read_texts(root, "", record_texts, COUNT(record_texts), r, path, err);
     const cJSON *backend = sl__json_member(root, "backend");
     if (status == SL_OK)
@@ -358,8 +363,11 @@ static sl_status read_outcome(const cJSON *root, sl_record *r, const char *path,
             return SL_OK;
         }
     }
-    return sl_fail(err, SL_EFORMAT, "%s: field 'outcome' must be ok, excluded, skipped or failed, found \"%.40s\"",
-                   path, item->valuestring);
+    char names[160] = "";
+    for (int i = 0; i < OUTCOME_COUNT; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", outcome_names[i]);
+    return sl_fail(err, SL_EFORMAT, "%s: field 'outcome' must be one of %s, found \"%.40s\"", path, names,
+                   item->valuestring);
 }
 
 static sl_status read_transforms(const cJSON *root, sl_record *r, const char *path, sl_err *err)

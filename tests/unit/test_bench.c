@@ -162,7 +162,7 @@ Test(bench, missing_transforms_and_devices_are_recorded_not_run)
     absent.name = "absent";
     absent.available = no_gpu;
     cr_assert_eq(sl_bench_run(instance, &absent, &options, &record, &err), SL_OK);
-    cr_expect_eq(record.outcome, SL_RECORD_SKIPPED);
+    cr_expect_eq(record.outcome, SL_RECORD_UNAVAILABLE);
     cr_expect_str_eq(record.reason, "no CUDA device");
     cr_expect_eq(calls, 0, "neither adapter may run");
     sl_record_release(&record);
@@ -175,4 +175,59 @@ Test(bench, the_memcpy_probe_measures_something)
     /* Any machine that runs this copies faster than 100 MB/s and slower than
      * 10 TB/s; outside that the probe is broken, not the machine. */
     cr_expect(bandwidth > 1e8 && bandwidth < 1e13, "probe says %g bytes/s", bandwidth);
+}
+
+/* No time without a check. The reference digest is what the reference
+ * adapter itself reports for the same measured batches; an adapter that
+ * reproduces them is "bitwise", one that changes a single bit is a
+ * mismatch whose speed is not ranked. */
+Test(bench, reference_digest_is_the_reference_adapters_own)
+{
+    reset_script();
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    uint64_t expected;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &expected, &err), SL_OK, "%s", err.msg);
+    sl_record record;
+    cr_assert_eq(sl_bench_run(instance, sl_adapter_find("reference"), &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(record.output_digest, expected);
+    cr_expect_str_eq(record.equivalence, "not checked", "a bench told not to check must say so");
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+static sl_record checked_run(void)
+{
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_err err = {0};
+    options.check_against_reference = true;
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
+                 err.msg);
+    sl_record record;
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    sl_scenario_instance_free(instance);
+    return record;
+}
+
+Test(bench, an_adapter_equal_to_the_reference_is_bitwise)
+{
+    reset_script();
+    sl_record record = checked_run();
+    cr_expect_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+}
+
+Test(bench, an_adapter_that_differs_from_the_reference_is_a_mismatch)
+{
+    reset_script();
+    corrupt_from = 0; /* every repetition flips one bit of each batch */
+    sl_record record = checked_run();
+    cr_expect_eq(record.outcome, SL_RECORD_MISMATCH, "outcome %s: %s", sl_record_outcome_name(record.outcome),
+                 record.reason);
+    cr_expect_str_eq(record.equivalence, "mismatch");
+    cr_expect(strstr(record.reason, "differs from the reference") != NULL, "%s", record.reason);
+    sl_record_release(&record);
 }

@@ -424,18 +424,25 @@ static void drop_metric_scopes(cJSON *root, const void *arg)
         cJSON_DeleteItemFromObjectCaseSensitive(metric, "scope");
 }
 
-static void set_number(cJSON *root, const void *arg)
+
+/* A record of version 1 (before outcomes mismatch and unavailable and the
+ * equivalence field) is refused with a message that says what to do. */
+static void set_version_one(cJSON *root, const void *arg)
 {
-    const char *key = arg;
-    cJSON_ReplaceItemInObjectCaseSensitive(root, key, cJSON_CreateNumber(2));
+    (void)arg;
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "schema_version", cJSON_CreateNumber(1));
 }
 
 Test(records, wrong_schema_version_is_refused)
 {
     char path[128];
     scratch_path(path, sizeof path, "r.json");
-    write_edited(path, set_number, "schema_version");
+    write_edited(path, set_version_one, NULL);
     expect_refused(path, "schema_version");
+    sl_record r;
+    sl_err err = {0};
+    sl_record_read(path, &r, NULL, &err);
+    cr_assert_not_null(strstr(err.msg, "run `sluice bench` again"), "%s", err.msg);
 }
 
 /* "a.b" names member b of object a. */

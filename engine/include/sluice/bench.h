@@ -29,6 +29,12 @@ typedef struct sl_bench_options {
     /* The roofline probe for this instance, in ns per batch; 0 measures it
      * inside sl_bench_run (sl_probe_roofline_ns_per_batch). */
     double roofline_ns_per_batch;
+    /* No time without a check: when set, an adapter's digest of the
+     * measured batches is compared with reference_digest (the reference
+     * adapter's digest of the same batches, sl_bench_reference_digest) before
+     * its speed counts, and a difference makes the record a mismatch. */
+    bool check_against_reference;
+    uint64_t reference_digest;
 } sl_bench_options;
 
 void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
@@ -40,6 +46,13 @@ void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64
  * allocated; release with sl_record_release. */
 sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
                        const sl_bench_options *options, sl_record *record, sl_err *err);
+
+/* The digest the reference adapter gives for the measured batches of a
+ * run under options (warmup and measured counts of the profile or the
+ * options), computed once with the reference kernels and no timing, so
+ * that every adapter of an instance is held to the same value. */
+sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,
+                                    uint64_t *digest, sl_err *err);
 
 /* File name of a record: <scenario>__<variant>__<adapter>.json. */
 void sl_record_file_name(const sl_record *record, char *buf, size_t size);

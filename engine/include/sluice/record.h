@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SL_RECORD_SCHEMA_VERSION 1
+#define SL_RECORD_SCHEMA_VERSION 2
 #define SL_RECORD_MAX_METRICS 32
 #define SL_RECORD_MAX_REPETITIONS 32
 
@@ -32,11 +32,16 @@ typedef struct sl_environment {
 
 void sl_environment_collect(sl_environment *env);
 
+/* Only `ok` records carry a speed that may be ranked. Later outcomes
+ * (peers: crashed, timeout) are appended, never renumbered. */
 typedef enum sl_record_outcome {
     SL_RECORD_OK = 0,
-    SL_RECORD_EXCLUDED,   /* the adapter lacks a transform of the scenario */
-    SL_RECORD_SKIPPED,    /* the variant does not fit, or the back end is absent */
-    SL_RECORD_FAILED      /* the run failed; reason says how */
+    SL_RECORD_EXCLUDED,     /* the adapter lacks a transform of the scenario */
+    SL_RECORD_SKIPPED,      /* the variant does not run at this size or would not fit */
+    SL_RECORD_FAILED,       /* the run failed; reason says how */
+    SL_RECORD_MISMATCH,     /* it ran, but its output differs from the reference's */
+    SL_RECORD_UNAVAILABLE,  /* the adapter cannot run here (no GPU, peer not installed) */
+    SL_RECORD_OUTCOME_COUNT
 } sl_record_outcome;
 
 const char *sl_record_outcome_name(sl_record_outcome outcome);
@@ -66,6 +71,10 @@ typedef struct sl_record {
     char reason[256];          /* why excluded, skipped or failed; empty when ok */
     char transforms[256];      /* comma-separated transform names executed */
     char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ... */
+    /* How the output was held to the reference's before the speed counted:
+     * "bitwise", "within N ulp", "mismatch", or "not checked" (a record that
+     * did not run, or a bench told not to check). */
+    char equivalence[32];
     uint64_t seed;
     int64_t batch_size;
     int64_t workers;           /* prefetch workers the adapter was asked to use */
