@@ -23,6 +23,9 @@ static const char usage[] =
     "  --warmup N                 batches run before measuring (default: profile's)\n"
     "  --batches N                measured batches per repetition (default: profile's)\n"
     "  --workers N                prefetch workers for adapters that use them (default 0)\n"
+    "  --kernels NAME             the kernel table behind iter and fused: cpu-generic, cpu-avx2,\n"
+    "                             cpu-avx512 (default: the fastest this CPU runs; also the\n"
+    "                             environment variable SLUICE_KERNELS)\n"
     "  --threads N|auto           threads that split each batch in fused (default 1; auto: the\n"
     "                             CPUs this process may use, from its affinity mask and cgroup\n"
     "                             quota)\n"
@@ -77,6 +80,11 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->batches = sl__cli_int(&cli, "--batches", value, 1, 10000000);
         } else if (sl__cli_option(&cli, "--workers", &value)) {
             args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+        } else if (sl__cli_option(&cli, "--kernels", &value)) {
+            sl_err err = {0};
+            if (sl_kernels_select(value, &err) != SL_OK) {
+                sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
+            }
         } else if (sl__cli_option(&cli, "--threads", &value)) {
             args->threads = strcmp(value, "auto") == 0
                                 ? sl_available_cpus()

@@ -1,9 +1,11 @@
 /* The `sluice` command: runs the scenario corpus as benchmarks and manages
  * what it produces. This file only dispatches to the subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "sluice/kernels.h"
 #include "sluice_config.h"
 
 typedef struct command {
@@ -102,6 +104,14 @@ int main(int argc, char **argv)
     const command *cmd = find_command(name);
     if (cmd == NULL) {
         unknown_command(&cli, name);
+    }
+    /* The library ignores a SLUICE_KERNELS that names no usable table; the
+     * command refuses it, so a typo cannot silently measure the default. */
+    const char *kernels = getenv("SLUICE_KERNELS");
+    sl_err err = {0};
+    if (kernels != NULL && kernels[0] != '\0' && sl_kernels_select(kernels, &err) != SL_OK) {
+        sl__cli_error(cmd->name, "environment variable SLUICE_KERNELS: %s", err.msg);
+        return SL__EXIT_USAGE;
     }
     return cmd->run(argc - 1, argv + 1);
 }

@@ -39,6 +39,14 @@ expect 2 "--bogus" "an unknown option is named, exit 2" -- bench --bogus
 expect 2 "--repetitions" "a bad number names its option, exit 2" -- bench --repetitions abc
 expect 2 "--output-dir" "a missing value names its option, exit 2" -- bench --output-dir
 expect 2 "turbo" "an unknown profile is named, exit 2" -- bench --profile turbo
+expect 2 "cpu-generic" "an unknown kernel table lists the tables, exit 2" -- bench --kernels cpu-sse
+if out=$(SLUICE_KERNELS=cpu-sse "$sluice" list 2>&1); then
+  not_ok "a SLUICE_KERNELS naming no table is refused" "exit 0"
+elif printf '%s' "$out" | grep -qF "SLUICE_KERNELS"; then
+  ok "a SLUICE_KERNELS naming no table is refused"
+else
+  not_ok "a SLUICE_KERNELS naming no table is refused" "$out"
+fi
 expect 0 "PR-2" "list shows every scenario" -- list
 expect 0 "fused" "list shows the adapters" -- list
 
@@ -52,6 +60,15 @@ if grep -q '"measured_batches":[[:space:]]*2' "$work/records/ci/NLP-1__128__fuse
   ok "the record holds the measured batch count asked for"
 else
   not_ok "the record holds the measured batch count asked for"
+fi
+
+# --kernels puts the named table behind iter and fused, and the records say so.
+expect 0 "" "bench runs the generic kernels when asked" -- bench --scenarios NLP-1 --adapters fused \
+  --kernels cpu-generic --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/generic" --quiet
+if grep -q '"kernels":[[:space:]]*"cpu-generic"' "$work/generic/ci/NLP-1__128__fused.json"; then
+  ok "the record names the kernel table that ran"
+else
+  not_ok "the record names the kernel table that ran"
 fi
 
 # Asking for the GPU profile on CPU adapters records both back ends.

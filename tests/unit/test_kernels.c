@@ -26,6 +26,27 @@ static void fill_random_u8(uint8_t *x, int64_t n, uint32_t seed)
         x[i] = (uint8_t)sl_philox4x32_10(sl_philox_ctr_for((uint64_t)i, 0, 0), key).v[0];
 }
 
+/* The optimized table under test is the one behind SL_KERNELS_BEST, which
+ * meson points at each registered table in turn through SLUICE_KERNELS, so
+ * that a bug in the generic kernels cannot hide behind the AVX2 ones. A
+ * table this CPU cannot run is skipped with the reason, never replaced by
+ * another one and counted as passed. */
+static void require_requested_table(void)
+{
+    const char *requested = getenv("SLUICE_KERNELS");
+    if (!requested || !*requested)
+        return;
+    const sl_kernel_table *table = sl_kernels_find(requested);
+    cr_assert_not_null(table, "SLUICE_KERNELS names no kernel table: %s", requested);
+    char reason[128] = "";
+    if (!sl_kernel_table_supported(table, reason, sizeof reason))
+        cr_skip_test("kernel table %s: %s", requested, reason);
+    cr_assert_eq(sl_kernels_best(), table, "SLUICE_KERNELS=%s but the best table is %s", requested,
+                 sl_kernels_best()->name);
+}
+
+TestSuite(kernels, .init = require_requested_table);
+
 Test(kernels, reference_normalize_matches_hand_values)
 {
     const uint8_t src[6] = {0, 128, 255, 10, 20, 30};
@@ -233,6 +254,38 @@ Test(kernels, best_table_overrides_reference)
     cr_expect_str_eq(sl_kernels_reference()->name, "reference");
     cr_expect_str_neq(sl_kernels_best()->name, "reference");
     cr_expect_neq((void *)sl_kernels_best()->normalize_u8, (void *)sl_kernels_reference()->normalize_u8);
+}
+
+Test(kernels, tables_are_named_and_found)
+{
+    const char *names[] = {"reference", "cpu-generic", "cpu-avx2", "cpu-avx512"};
+    cr_assert_eq(sl_kernel_table_count(), 4);
+    for (int i = 0; i < 4; i++) {
+        cr_expect_str_eq(sl_kernel_table_at(i)->name, names[i]);
+        cr_expect_eq(sl_kernels_find(names[i]), sl_kernel_table_at(i));
+    }
+    cr_expect_eq(sl_kernels_find("CPU-GENERIC"), sl_kernel_table_at(1), "names are case-insensitive");
+    cr_expect_null(sl_kernels_find("cpu-sse"));
+    cr_expect(sl_kernel_table_supported(sl_kernels_find("cpu-generic"), NULL, 0), "generic runs everywhere");
+}
+
+Test(kernels, select_refuses_unknown_and_unsupported_tables)
+{
+    sl_err err = {0};
+    cr_expect_eq(sl_kernels_select("cpu-sse", &err), SL_ENOTFOUND);
+    cr_expect(strstr(err.msg, "cpu-sse") && strstr(err.msg, "cpu-generic"), "names the request and the tables: %s",
+              err.msg);
+    for (int i = 0; i < sl_kernel_table_count(); i++) {
+        const sl_kernel_table *table = sl_kernel_table_at(i);
+        char reason[128] = "";
+        if (sl_kernel_table_supported(table, reason, sizeof reason))
+            continue;
+        cr_expect_neq(reason[0], '\0', "%s is unsupported without a reason", table->name);
+        cr_expect_eq(sl_kernels_select(table->name, &err), SL_EUNSUPPORTED);
+        cr_expect(strstr(err.msg, reason) != NULL, "%s", err.msg);
+    }
+    cr_assert_eq(sl_kernels_select("cpu-generic", &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(sl_kernels_best()->name, "cpu-generic");
 }
 
 Test(kernels, op_names_round_trip)

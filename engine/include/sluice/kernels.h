@@ -8,6 +8,7 @@
 #ifndef SLUICE_KERNELS_H
 #define SLUICE_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,8 +78,23 @@ typedef struct sl_kernel_table {
 
 /* The reference kernels alone. */
 const sl_kernel_table *sl_kernels_reference(void);
-/* The fastest kernels this CPU supports, filled once (thread-safe). */
+/* The table behind SL_KERNELS_BEST: the fastest this CPU supports, unless
+ * the environment variable SLUICE_KERNELS (read once) or sl_kernels_select
+ * chose another. Filled once, thread-safe. */
 const sl_kernel_table *sl_kernels_best(void);
+
+/* Every registered table, supported here or not, slowest first:
+ * "reference", "cpu-generic", "cpu-avx2", "cpu-avx512". */
+int sl_kernel_table_count(void);
+const sl_kernel_table *sl_kernel_table_at(int index);
+/* By name, case-insensitive, or NULL. */
+const sl_kernel_table *sl_kernels_find(const char *name);
+/* Whether this CPU can run the table; otherwise says why in reason. */
+bool sl_kernel_table_supported(const sl_kernel_table *table, char *reason, size_t size);
+/* Puts the named table behind SL_KERNELS_BEST for the rest of the process
+ * (`sluice bench --kernels`, the tests that run every table). Refuses an
+ * unknown name, listing the tables, and a table this CPU cannot run. */
+sl_status sl_kernels_select(const char *name, sl_err *err);
 
 #ifdef __cplusplus
 }
