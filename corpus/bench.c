@@ -308,6 +308,17 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     }
     memcpy(record->latency_ns, latencies + (size_t)kept * (size_t)total + warmup,
            (size_t)measured * sizeof *record->latency_ns);
+    /* Every repetition's measured batches, for the interval of the median
+     * and the gate: the kept repetition alone would hide how much the
+     * repetitions disagree. */
+    record->samples_ns = malloc((size_t)repetitions * (size_t)measured * sizeof *record->samples_ns);
+    if (record->samples_ns == NULL) {
+        status = fail_record(record, SL_ENOMEM, "out of memory for the samples", err);
+        goto done;
+    }
+    for (int r = 0; r < repetitions; r++)
+        memcpy(record->samples_ns + (size_t)r * (size_t)measured, latencies + (size_t)r * (size_t)total + warmup,
+               (size_t)measured * sizeof *record->samples_ns);
     record->outcome = SL_RECORD_OK;
     record->warmup_batches = warmup;
     record->measured_batches = measured;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sluice/stats.h"
 
 static const char usage[] =
     "usage: sluice bench [options]\n"
@@ -174,6 +175,8 @@ typedef struct summary_row {
     double fraction_of_memcpy;
     double fraction_of_roofline;
     int64_t threads;
+    double ci_half_width;      /* of the pooled median, as a fraction of it */
+    bool noisy;
 } summary_row;
 
 typedef struct summary {
@@ -207,7 +210,8 @@ static void summary_add(summary *s, const sl_record *record)
     }
     summary_row *row = &s->rows[s->count++];
     *row = (summary_row){.outcome = record->outcome, .elements_per_s = NAN, .p50_ns = NAN, .p99_ns = NAN,
-                         .fraction_of_memcpy = NAN, .fraction_of_roofline = NAN, .threads = record->threads};
+                         .fraction_of_memcpy = NAN, .fraction_of_roofline = NAN, .threads = record->threads,
+                         .ci_half_width = NAN};
     memcpy(row->scenario, record->scenario, sizeof row->scenario);
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
@@ -224,6 +228,17 @@ static void summary_add(summary *s, const sl_record *record)
         sl_latency_summarize(record->latency_ns, (size_t)record->measured_batches, &latency);
         row->elements_per_s = sl_record_elements_per_s(record);
         row->p50_ns = latency.p50_ns;
+        sl_median_ci ci;
+        if (sl_record_latency_ci(record, &ci)) {
+            /* The pooled median over every repetition, with its interval. */
+            row->p50_ns = ci.median;
+            row->ci_half_width = (ci.hi - ci.lo) / 2.0 / ci.median;
+            row->noisy = sl_median_ci_is_noisy(&ci);
+            if (row->noisy && row->reason[0] == '\0')
+                snprintf(row->reason, sizeof row->reason,
+                         "noisy: the 95%% interval of the median is %.1f to %.1f µs, too wide to rank",
+                         ci.lo / 1e3, ci.hi / 1e3);
+        }
         row->p99_ns = latency.p99_ns;
         const double *fraction = find_metric(record, "fraction_of_memcpy");
         row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
@@ -279,24 +294,31 @@ static double reference_rate(const summary *s, const summary_row *row)
 
 static sl__table *summary_table(const summary *s)
 {
-    static const char *const headers[] = {"scenario", "variant",   "adapter",   "outcome", "threads",
-                                          "elements/s", "p50 (µs)", "p99 (µs)", "vs ref", "of memcpy",
-                                          "of roofline", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT,
+    static const char *const headers[] = {"scenario",   "variant",  "adapter", "outcome", "threads",
+                                          "elements/s", "p50 (µs)", "±95%",    "p99 (µs)", "vs ref",
+                                          "of memcpy",  "of roofline", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT,
                                       SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(12, headers, align);
+    sl__table *table = sl__table_new(13, headers, align);
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[16];
+        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[16], ci[16];
+        format_fixed(ci, sizeof ci, row->ci_half_width, 100.0, 1, "%");
         snprintf(threads, sizeof threads, "%lld", (long long)row->threads);
         format_fixed(roofline, sizeof roofline, row->fraction_of_roofline, 1.0, 2, "");
         format_rate(rate, sizeof rate, row->elements_per_s);
         format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");
         format_fixed(p99, sizeof p99, row->p99_ns, 1e-3, 1, "");
         format_fixed(ratio, sizeof ratio, row->elements_per_s / reference_rate(s, row), 1.0, 2, "x");
+        if (row->noisy && ratio[0] != '-') {
+            /* Shown for diagnosis, in parentheses: too noisy to rank. */
+            char shown[sizeof ratio + 2];
+            snprintf(shown, sizeof shown, "(%s)", ratio);
+            sl__cli_copy(ratio, sizeof ratio, shown);
+        }
         format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
         const char *cells[] = {row->scenario, row->variant, row->adapter, sl_record_outcome_name(row->outcome),
-                               threads, rate, p50, p99, ratio, fraction, roofline, row->reason};
+                               threads, rate, p50, ci, p99, ratio, fraction, roofline, row->reason};
         sl__table_add_row(table, cells);
     }
     return table;
@@ -330,7 +352,10 @@ static bool write_markdown(const sl__table *table, const sl_environment *env, co
           "the reference adapter's on the same variant; 'of memcpy' is output bytes/s over plain\n"
           "memcpy bandwidth for blocks of one batch's size; 'of roofline' is elements/s over the\n"
           "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread);\n"
-          "'threads' is how many threads split each batch.\n",
+          "'threads' is how many threads split each batch; p50 is the median batch latency over\n"
+          "every repetition's measured batches and '±95%' half the width of its 95% interval (order\n"
+          "statistics, docs/records.md), as a fraction of it. A row whose interval is wider than 10%\n"
+          "of its median is noisy: its ratio is shown in parentheses and not ranked.\n",
           out);
     fclose(out);
 

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "json.h"
 #include "sluice/record.h"
+#include "sluice/stats.h"
 
 /* The record proper. */
 
@@ -137,6 +138,7 @@ static const i64_field record_i64s[] = {
  * latencies they come from are. */
 static const char *const derived_keys[] = {
     "elements_per_s", "bytes_per_s", "p50_ns", "p95_ns", "p99_ns", "mean_ns", "min_ns", "max_ns",
+    "median_all_ns", "median_ci_low_ns", "median_ci_high_ns",
 };
 
 static void put_texts(cJSON *object, const text_field *fields, size_t n, const void *base, bool *ok)
@@ -173,12 +175,26 @@ static size_t latency_count(const sl_record *r)
     return r->latency_ns && r->measured_batches > 0 ? (size_t)r->measured_batches : 0;
 }
 
-static cJSON *latencies_json(const sl_record *r, bool *ok)
+static size_t sample_count(const sl_record *r)
+{
+    return r->samples_ns && r->measured_batches > 0 && r->repetitions > 0
+               ? (size_t)r->measured_batches * (size_t)r->repetitions
+               : 0;
+}
+
+static cJSON *i64_array_json(const int64_t *values, size_t n, bool *ok)
 {
     cJSON *array = cJSON_CreateArray();
-    for (size_t i = 0; array && i < latency_count(r); i++)
-        sl__json_append(array, cJSON_CreateNumber((double)r->latency_ns[i]), ok);
+    for (size_t i = 0; array && i < n; i++)
+        sl__json_append(array, cJSON_CreateNumber((double)values[i]), ok);
     return array;
+}
+
+bool sl_record_latency_ci(const sl_record *r, sl_median_ci *out)
+{
+    if (sample_count(r) > 0)
+        return sl_median_ci_i64(r->samples_ns, sample_count(r), SL_CI_LEVEL, out);
+    return sl_median_ci_i64(r->latency_ns, latency_count(r), SL_CI_LEVEL, out);
 }
 
 static cJSON *metrics_json(const sl_record *r, bool *ok)
@@ -233,13 +249,17 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
 
     sl_latency_summary s;
     sl_latency_summarize(r->latency_ns, latency_count(r), &s);
+    sl_median_ci ci;
+    bool has_ci = sl_record_latency_ci(r, &ci);
     const double derived[COUNT(derived_keys)] = {
         sl_record_elements_per_s(r), sl_record_bytes_per_s(r), s.p50_ns, s.p95_ns, s.p99_ns,
-        s.mean_ns, s.min_ns, s.max_ns,
+        s.mean_ns, s.min_ns, s.max_ns, has_ci ? ci.median : 0.0, has_ci ? ci.lo : 0.0, has_ci ? ci.hi : 0.0,
     };
     for (size_t i = 0; i < COUNT(derived_keys); i++)
         sl__json_put(root, derived_keys[i], cJSON_CreateNumber(derived[i]), &ok);
-    sl__json_put(root, "latency_ns", latencies_json(r, &ok), &ok);
+    sl__json_put(root, "noisy", cJSON_CreateBool(has_ci && sl_median_ci_is_noisy(&ci)), &ok);
+    sl__json_put(root, "latency_ns", i64_array_json(r->latency_ns, latency_count(r), &ok), &ok);
+    sl__json_put(root, "samples_ns", i64_array_json(r->samples_ns, sample_count(r), &ok), &ok);
     sl__json_put(root, "metrics", metrics_json(r, &ok), &ok);
     sl__json_put(root, "environment", environment_json(env, &ok), &ok);
     if (!ok) {
@@ -421,33 +441,50 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
     return SL_OK;
 }
 
-static sl_status read_latencies(const cJSON *root, sl_record *r, const char *path, sl_err *err)
+/* Reads an array of non-negative nanosecond counts that must have `expected`
+ * entries, or none in a record that did not run. */
+static sl_status read_ns_array(const cJSON *root, const char *key, int64_t expected, const sl_record *r,
+                               int64_t **out, const char *path, sl_err *err)
 {
-    const cJSON *array = sl__json_member(root, "latency_ns");
-    sl_status status = sl__json_expect(array, cJSON_Array, path, "latency_ns", err);
+    const cJSON *array = sl__json_member(root, key);
+    sl_status status = sl__json_expect(array, cJSON_Array, path, key, err);
     if (status != SL_OK)
         return status;
     int64_t n = cJSON_GetArraySize(array);
     /* An excluded, skipped or failed run may have measured nothing. */
-    if (n != r->measured_batches && !(n == 0 && r->outcome != SL_RECORD_OK))
-        return sl_fail(err, SL_EFORMAT, "%s: field 'latency_ns' has %lld entries, but measured_batches is %lld", path,
-                       (long long)n, (long long)r->measured_batches);
+    bool ran = r->outcome == SL_RECORD_OK || r->outcome == SL_RECORD_MISMATCH;
+    if (n != expected && !(n == 0 && !ran))
+        return sl_fail(err, SL_EFORMAT, "%s: field '%s' has %lld entries, but the record measured %lld", path, key,
+                       (long long)n, (long long)expected);
     if (n == 0)
         return SL_OK;
-    r->latency_ns = malloc((size_t)n * sizeof *r->latency_ns);
-    if (!r->latency_ns)
-        return sl_fail(err, SL_ENOMEM, "%s: no memory for %lld latencies", path, (long long)n);
+    *out = malloc((size_t)n * sizeof **out);
+    if (!*out)
+        return sl_fail(err, SL_ENOMEM, "%s: no memory for %lld entries of '%s'", path, (long long)n, key);
     int64_t i = 0;
     const cJSON *item;
     cJSON_ArrayForEach(item, array) {
         char name[48];
-        snprintf(name, sizeof name, "latency_ns[%lld]", (long long)i);
-        if ((status = sl__json_int64(item, path, name, &r->latency_ns[i], err)) != SL_OK)
+        snprintf(name, sizeof name, "%s[%lld]", key, (long long)i);
+        if ((status = sl__json_int64(item, path, name, &(*out)[i], err)) != SL_OK)
             return status;
-        if (r->latency_ns[i++] < 0)
+        if ((*out)[i++] < 0)
             return sl_fail(err, SL_EFORMAT, "%s: field '%s' is negative", path, name);
     }
     return SL_OK;
+}
+
+static sl_status read_latencies(const cJSON *root, sl_record *r, const char *path, sl_err *err)
+{
+    sl_status status = read_ns_array(root, "latency_ns", r->measured_batches, r, &r->latency_ns, path, err);
+    if (status == SL_OK)
+        status = read_ns_array(root, "samples_ns", r->measured_batches * r->repetitions, r, &r->samples_ns, path,
+                               err);
+    const cJSON *noisy = sl__json_member(root, "noisy");
+    if (status == SL_OK && !cJSON_IsBool(noisy))
+        status = sl_fail(err, SL_EFORMAT, "%s: field 'noisy' must be true or false%s", path,
+                         noisy ? "" : ", and is missing");
+    return status;
 }
 
 static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path, sl_err *err)
@@ -541,4 +578,6 @@ void sl_record_release(sl_record *record)
 {
     free(record->latency_ns);
     record->latency_ns = NULL;
+    free(record->samples_ns);
+    record->samples_ns = NULL;
 }

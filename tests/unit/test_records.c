@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sluice/record.h"
+#include "sluice/stats.h"
 
 #include "support.h"
 
@@ -65,6 +66,9 @@ static char *slurp(const char *path)
 
 /* Latencies summing to 10 ms: 320 elements over 0.01 s is 32000 elements/s. */
 static int64_t sample_latency[5] = {1000000, 2000000, 1500000, 2500000, 3000000};
+/* Three repetitions of five batches; the second is the kept one. */
+static int64_t sample_all[15] = {1100000, 2100000, 1600000, 2600000, 3100000, 1000000, 2000000, 1500000,
+                                 2500000, 3000000, 900000,  1900000, 1400000, 2400000, 2900000};
 #define SAMPLE_SEED 0xFEDCBA9876543210ULL
 #define SAMPLE_SEED_TEXT "18364758544493064720"
 
@@ -90,6 +94,7 @@ static void sample_record(sl_record *r)
     r->repetition_elements_per_s[1] = 2000.25;
     r->repetition_elements_per_s[2] = 3000.125;
     r->latency_ns = sample_latency;
+    r->samples_ns = sample_all;
     r->elements = 320;
     r->bytes = 320 * 3072 * 4;
     r->first_batch_ns = 123456;
@@ -235,6 +240,8 @@ Test(records, round_trip_keeps_every_field)
     cr_assert_arr_eq(got.repetition_elements_per_s, want.repetition_elements_per_s, 3 * sizeof(double));
     cr_assert_not_null(got.latency_ns);
     cr_assert_arr_eq(got.latency_ns, sample_latency, sizeof sample_latency);
+    cr_assert_not_null(got.samples_ns);
+    cr_assert_arr_eq(got.samples_ns, sample_all, sizeof sample_all);
     cr_assert_eq(got.elements, 320);
     cr_assert_eq(got.bytes, 320 * 3072 * 4);
     cr_assert_eq(got.first_batch_ns, 123456);
@@ -323,7 +330,9 @@ Test(records, json_holds_every_documented_field)
         "transforms", "kernels", "seed", "batch_size", "warmup_batches", "measured_batches", "repetitions",
         "repetition_kept", "repetition_elements_per_s", "latency_ns", "elements", "bytes", "elements_per_s",
         "bytes_per_s", "p50_ns", "p95_ns", "p99_ns", "mean_ns", "min_ns", "max_ns", "first_batch_ns",
-        "peak_rss_bytes", "peak_rss_method", "output_digest", "metrics", "environment",
+        "peak_rss_bytes", "peak_rss_method", "output_digest", "metrics", "environment", "equivalence",
+        "samples_ns", "median_all_ns", "median_ci_low_ns", "median_ci_high_ns", "noisy", "workers", "threads",
+        "adapter_memory_bytes",
     };
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         cr_expect(cJSON_HasObjectItem(root, top[i]), "missing %s", top[i]);
@@ -472,7 +481,8 @@ Test(records, each_missing_field_is_named)
         "kernels", "seed", "batch_size", "warmup_batches", "measured_batches", "repetitions", "repetition_kept",
         "repetition_elements_per_s", "latency_ns", "elements", "bytes", "elements_per_s", "p99_ns", "first_batch_ns",
         "peak_rss_bytes", "peak_rss_method", "output_digest", "metrics", "environment", "environment.cpu_cores",
-        "environment.kernel", "environment.time_utc",
+        "environment.kernel", "environment.time_utc", "equivalence", "samples_ns", "noisy", "median_ci_low_ns",
+        "workers", "threads", "adapter_memory_bytes",
     };
     char path[128];
     scratch_path(path, sizeof path, "r.json");
@@ -514,6 +524,8 @@ Test(records, each_wrong_type_or_value_is_named)
         {"measured_batches", "2.5", "measured_batches"},
         {"latency_ns", "[1000000, 2000000, \"x\", 2500000, 3000000]", "latency_ns[2]"},
         {"latency_ns", "[1000000, 2000000, 1500000, 2500000]", "latency_ns"},
+        {"samples_ns", "[1000000, 2000000]", "samples_ns"},
+        {"noisy", "\"no\"", "noisy"},
         {"repetition_kept", "3", "repetition_kept"},
         {"repetition_elements_per_s", "[1, 2]", "repetition_elements_per_s"},
         {"metrics", "[{\"name\": \"speedup\", \"value\": \"fast\", \"unit\": \"x\"}]", "metrics[0].value"},
@@ -719,4 +731,19 @@ Test(fileio, make_dirs_creates_every_level_and_names_the_failing_one)
     cr_assert_neq(sl_make_dirs(path, &err), SL_OK);
     cr_assert_not_null(strstr(err.msg, file), "the message must name %s: %s", file, err.msg);
     cr_assert_eq(sl_make_dirs("", &err), SL_EINVAL);
+}
+
+/* The interval is over all repetitions' samples: the kept repetition's
+ * 1.0 to 3.0 ms batches widened by the other two. With 15 samples the 95%
+ * interval of the median is [x(4), x(12)] (P(Bin(15, 1/2) <= 3) = 0.0176). */
+Test(records, median_interval_pools_every_repetition)
+{
+    sl_record r;
+    sample_record(&r);
+    sl_median_ci ci;
+    cr_assert(sl_record_latency_ci(&r, &ci));
+    cr_expect_eq(ci.n, 15);
+    cr_expect_eq(ci.median, 2000000.0);
+    cr_expect_eq(ci.lo, 1400000.0); /* x(4) of the 15 sorted samples */
+    cr_expect_eq(ci.hi, 2600000.0); /* x(12) */
 }

@@ -88,6 +88,11 @@ typedef struct sl_record {
      * sl_bench_run allocate it and sl_record_release frees it; a caller that
      * points it at its own array must not call sl_record_release. */
     int64_t *latency_ns;
+    /* repetitions x measured_batches entries, repetition-major: every
+     * measured batch of every repetition, the pool that the median's
+     * interval and the gate's tests use. Allocated and freed like
+     * latency_ns; NULL in a record that measured nothing. */
+    int64_t *samples_ns;
     int64_t elements;          /* elements in the measured batches */
     int64_t bytes;             /* output bytes of the measured batches */
     int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
@@ -101,6 +106,11 @@ typedef struct sl_record {
     int nmetrics;
     sl_record_metric metrics[SL_RECORD_MAX_METRICS];
 } sl_record;
+
+struct sl_median_ci;
+/* The median batch latency over every repetition's measured batches and its
+ * 95% interval (sluice/stats.h); false when the record has no samples. */
+bool sl_record_latency_ci(const sl_record *record, struct sl_median_ci *out);
 
 /* Derived figures, the same for every writer and reader. */
 double sl_record_elements_per_s(const sl_record *record);
