@@ -19,6 +19,8 @@ static const char usage[] =
     "  --variants LIST      keep only these variants of the selected scenarios\n"
     "  --golden-dir DIR     where goldens go (default: the source tree's golden/)\n"
     "  --seed N             fixture and pipeline seed (default 42, the one the tests use)\n"
+    "  --fixtures           bless the fixture generators' goldens (fixture__<kind>.json)\n"
+    "                       instead of the scenarios'\n"
     "  -h, --help           show this help\n"
     "\n"
     "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\n"
@@ -29,6 +31,7 @@ typedef struct bless_args {
     const char *variants;
     const char *golden_dir;
     uint64_t seed;
+    bool fixtures;
 } bless_args;
 
 static void parse_args(int argc, char **argv, bless_args *args, sl__selection *selection)
@@ -48,6 +51,8 @@ static void parse_args(int argc, char **argv, bless_args *args, sl__selection *s
             args->golden_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
             args->seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_flag(&cli, "--fixtures")) {
+            args->fixtures = true;
         } else {
             sl__cli_unknown(&cli);
         }
@@ -89,6 +94,38 @@ static void describe_change(const char *label, const char *path, const sl_golden
     sl_golden_free(old);
 }
 
+/* Saves a captured golden at path, saying how it differs from the one
+ * there; status and err describe the capture. */
+static void save_golden(const char *label, const char *path, sl_golden *golden, sl_status status, sl_err *err,
+                        bless_counts *counts)
+{
+    if (status == SL_OK) {
+        describe_change(label, path, golden, counts);
+        status = sl_golden_save(golden, path, err);
+    }
+    if (status != SL_OK) {
+        fflush(stdout);
+        sl__cli_error("bless", "%s: %s", label, err->msg);
+        counts->failed++;
+    }
+    if (golden != NULL) {
+        sl_golden_free(golden);
+    }
+}
+
+static void bless_fixtures(const bless_args *args, bless_counts *counts)
+{
+    for (int kind = 0; kind < SL_FIXTURE_KIND_COUNT; kind++) {
+        char label[64], path[4096];
+        snprintf(label, sizeof label, "fixture %s", sl_fixture_kind_name((sl_fixture_kind)kind));
+        sl_fixture_golden_path(args->golden_dir, (sl_fixture_kind)kind, path, sizeof path);
+        sl_golden *golden = NULL;
+        sl_err err = {0};
+        sl_status status = sl_fixture_capture_golden((sl_fixture_kind)kind, args->seed, &golden, &err);
+        save_golden(label, path, golden, status, &err, counts);
+    }
+}
+
 static void bless_variant(const bless_args *args, const sl_scenario *scenario, const sl_variant *variant,
                           bless_counts *counts)
 {
@@ -118,18 +155,7 @@ static void bless_variant(const bless_args *args, const sl_scenario *scenario, c
     if (status == SL_OK) {
         status = sl_scenario_capture_golden(instance, &golden, &err);
     }
-    if (status == SL_OK) {
-        describe_change(label, path, golden, counts);
-        status = sl_golden_save(golden, path, &err);
-    }
-    if (status != SL_OK) {
-        fflush(stdout);
-        sl__cli_error("bless", "%s: %s", label, err.msg);
-        counts->failed++;
-    }
-    if (golden != NULL) {
-        sl_golden_free(golden);
-    }
+    save_golden(label, path, golden, status, &err, counts);
     if (instance != NULL) {
         sl_scenario_instance_free(instance);
     }
@@ -148,7 +174,10 @@ int sl__cmd_bless(int argc, char **argv)
         return SL__EXIT_FAILED;
     }
     bless_counts counts = {0};
-    for (int s = 0; s < selection.nscenarios; s++) {
+    if (args.fixtures) {
+        bless_fixtures(&args, &counts);
+    }
+    for (int s = 0; !args.fixtures && s < selection.nscenarios; s++) {
         const sl_scenario *scenario = sl_scenario_at(s);
         for (int v = 0; v < scenario->nvariants; v++) {
             if (sl__selection_has_variant(&selection, s, v)) {

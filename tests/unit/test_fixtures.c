@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sluice/digest.h"
 #include "sluice/fixtures.h"
+#include "sluice/scenario.h"
 
 static sl_source *build(const sl_fixture_spec *spec, uint64_t seed)
 {
@@ -352,4 +354,25 @@ Test(fixtures, fields_unused_by_a_kind_are_ignored)
     cr_assert_eq(memcmp(field(a, 0), field(b, 0), sl_source_field_bytes(a, 0)), 0);
     sl_source_free(a);
     sl_source_free(b);
+}
+
+/* Every generator's bytes against its committed golden. The golden is
+ * pinned by the fixtures' contract (same spec and seed, same bytes on every
+ * machine and compiler), so any byte that moves is a broken promise, and
+ * the message names the field, row and element where it moved. */
+Test(fixtures, every_generator_matches_its_pinned_golden)
+{
+    for (int kind = 0; kind < SL_FIXTURE_KIND_COUNT; kind++) {
+        char path[4096];
+        sl_fixture_golden_path(sl_golden_default_dir(), (sl_fixture_kind)kind, path, sizeof path);
+        sl_golden *expected = NULL, *actual = NULL;
+        sl_err err = {0};
+        cr_assert_eq(sl_golden_load(path, &expected, &err), SL_OK, "%s (bless it with sluice bless --fixtures)",
+                     err.msg);
+        cr_assert_eq(sl_fixture_capture_golden((sl_fixture_kind)kind, 42, &actual, &err), SL_OK, "%s", err.msg);
+        sl_status status = sl_golden_compare(expected, actual, &err);
+        cr_expect_eq(status, SL_OK, "fixture %s changed: %s", sl_fixture_kind_name((sl_fixture_kind)kind), err.msg);
+        sl_golden_free(expected);
+        sl_golden_free(actual);
+    }
 }

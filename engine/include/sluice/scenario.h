@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
 #include "sluice/source.h"
 #include "sluice/status.h"
@@ -113,6 +114,13 @@ struct sl_golden;
  * from the start of epoch 0 and captures them. The one way goldens are made:
  * `sluice bless` saves the result, the corpus tests compare against it. */
 sl_status sl_scenario_capture_golden(const sl_scenario_instance *instance, struct sl_golden **out, sl_err *err);
+
+/* The golden of a fixture generator: every row of a small fixture of that
+ * kind (a fixed spec) in order. Pinned because a fixture promises the same
+ * bytes on every machine: `sluice bless --fixtures` writes
+ * <dir>/fixture__<kind>.json and test_fixtures compares against it. */
+void sl_fixture_golden_path(const char *dir, sl_fixture_kind kind, char *buf, size_t size);
+sl_status sl_fixture_capture_golden(sl_fixture_kind kind, uint64_t seed, struct sl_golden **out, sl_err *err);
 
 #ifdef __cplusplus
 }
