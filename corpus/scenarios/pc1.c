@@ -11,13 +11,23 @@ static const sl_variant variants[] = {
     PC1_VARIANT(100, 0, false),
 };
 
-/* Stage i of the chain is stage i mod 5 of the cycle. */
+/* Stage i of the chain is stage i mod 5 of the cycle. The constants make
+ * the cycle map [0.09, 0.99] into itself without clipping and without
+ * collapsing: normalize by mean 0.09 and std 1.8 lands in [0, 0.5], the
+ * scale by 1.9 in [0, 0.95], then +0.1 and x0.9 bring it back to [0.09,
+ * 0.945]. One cycle is x -> 0.09 + 0.95 (x - 0.09), a contraction by 0.95
+ * that keeps distinct values distinct at every depth (20 cycles at depth
+ * 100 still spread the batch over a third of the range). The clip only acts
+ * in the first cycle, on the inputs below 0.09. The cycle used before
+ * (mean 0.5, std 0.25, scale 2) pushed every value to 0 or 1 within a few
+ * cycles, so the output at depth 50 and beyond had two values and its
+ * digest caught almost no kernel error. */
 static sl_op stage(int i)
 {
-    static const float mean = 0.5f, stddev = 0.25f;
+    static const float mean = 0.09f, stddev = 1.8f;
     switch (i % 5) {
     case 0: return sl_op_normalize("x", 1, &mean, &stddev);
-    case 1: return sl_op_scale("x", 2.0f);
+    case 1: return sl_op_scale("x", 1.9f);
     case 2: return sl_op_clip("x", 0.0f, 1.0f);
     case 3: return sl_op_add("x", 0.1f);
     default: return sl_op_multiply("x", 0.9f);
