@@ -18,6 +18,7 @@ static const command commands[] = {
     {"bench", "run scenarios on adapters and write timing records", sl__cmd_bench},
     {"list", "show the scenarios, their variants and sizes, and the adapters", sl__cmd_list},
     {"bless", "regenerate the golden outputs from the reference adapter", sl__cmd_bless},
+    {"audit", "write a determinism manifest, or compare two and name the first difference", sl__cmd_audit},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -1,0 +1,177 @@
+/* `sluice audit`: a determinism audit. Runs every selected scenario,
+ * variant and available adapter for several seeds and epochs and writes a
+ * manifest of per-batch, per-field and per-row digests; `--compare A B`
+ * names the first difference between two manifests. Two builds, machines
+ * or kernel tables agree when their manifests compare equal. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sluice/audit.h"
+#include "sluice/kernels.h"
+
+static const char usage[] =
+    "usage: sluice audit [options] --output FILE\n"
+    "       sluice audit --compare A.json B.json\n"
+    "\n"
+    "Runs every selected scenario variant (ci size) on every available adapter that\n"
+    "implements its transforms, for each seed and epoch, and writes the digest of\n"
+    "every batch, field and row to a manifest. --compare reads two manifests and\n"
+    "names the first difference: scenario, variant, adapter, seed, epoch, batch,\n"
+    "field and row.\n"
+    "\n"
+    "options:\n"
+    "  --scenarios LIST     scenario ids, 'gate' or 'all' (default all)\n"
+    "  --variants LIST      keep only these variants\n"
+    "  --adapters LIST      adapters (default all)\n"
+    "  --seeds LIST         seeds, comma-separated (default 42,7)\n"
+    "  --epochs N           epochs per run (default 2)\n"
+    "  --batches N          batches from the start of each epoch, 0 for all (default 4)\n"
+    "  --workers N          prefetch workers for iter (default 0)\n"
+    "  --threads N          threads for fused (default 1)\n"
+    "  --kernels NAME       kernel table behind iter and fused (see sluice bench --help)\n"
+    "  --output FILE        where the manifest goes\n"
+    "  --compare A B        compare two manifests instead of running\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
+    "failed or the manifests differ; 2 for a bad command line.\n";
+
+typedef struct audit_args {
+    const char *scenarios, *variants, *adapters, *seeds, *output;
+    const char *compare_a, *compare_b;
+    int epochs, workers, threads;
+    int64_t batches;
+} audit_args;
+
+static int compare_manifests(const char *a_path, const char *b_path)
+{
+    sl_audit *a = NULL, *b = NULL;
+    sl_err err = {0};
+    if (sl_audit_load(a_path, &a, &err) != SL_OK || sl_audit_load(b_path, &b, &err) != SL_OK) {
+        sl__cli_error("audit", "%s", err.msg);
+        sl_audit_free(a);
+        return SL__EXIT_FAILED;
+    }
+    int64_t compared = 0;
+    sl_status status = sl_audit_compare(a, b, &compared, &err);
+    if (status == SL_OK) {
+        printf("%d runs, %" PRId64 " batches: identical\n", sl_audit_runs(a), compared);
+    } else {
+        printf("first difference: %s\n", err.msg);
+    }
+    sl_audit_free(a);
+    sl_audit_free(b);
+    return status == SL_OK ? SL__EXIT_OK : SL__EXIT_FAILED;
+}
+
+int sl__cmd_audit(int argc, char **argv)
+{
+    audit_args args = {.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
+    sl__cli cli = sl__cli_start("audit", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            return SL__EXIT_OK;
+        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
+            args.scenarios = value;
+        } else if (sl__cli_option(&cli, "--variants", &value)) {
+            args.variants = value;
+        } else if (sl__cli_option(&cli, "--adapters", &value)) {
+            args.adapters = value;
+        } else if (sl__cli_option(&cli, "--seeds", &value)) {
+            args.seeds = value;
+        } else if (sl__cli_option(&cli, "--epochs", &value)) {
+            args.epochs = (int)sl__cli_int(&cli, "--epochs", value, 1, 1000);
+        } else if (sl__cli_option(&cli, "--batches", &value)) {
+            args.batches = sl__cli_int(&cli, "--batches", value, 0, 10000000);
+        } else if (sl__cli_option(&cli, "--workers", &value)) {
+            args.workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+        } else if (sl__cli_option(&cli, "--threads", &value)) {
+            args.threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
+        } else if (sl__cli_option(&cli, "--kernels", &value)) {
+            sl_err err = {0};
+            if (sl_kernels_select(value, &err) != SL_OK)
+                sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
+        } else if (sl__cli_option(&cli, "--output", &value)) {
+            args.output = value;
+        } else if (sl__cli_option(&cli, "--compare", &value)) {
+            args.compare_a = value;
+            if (!sl__cli_next(&cli))
+                sl__cli_usage_error(&cli, "option --compare needs two manifests");
+            args.compare_b = sl__cli_arg(&cli);
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    if (args.compare_a)
+        return compare_manifests(args.compare_a, args.compare_b);
+    if (!args.output)
+        sl__cli_usage_error(&cli, "say where the manifest goes with --output FILE (or compare two with --compare)");
+
+    sl__cli_list seeds = sl__cli_split(&cli, "--seeds", args.seeds);
+    uint64_t *seed_values = sl__cli_alloc((size_t)seeds.count * sizeof *seed_values);
+    for (int i = 0; i < seeds.count; i++)
+        seed_values[i] = sl__cli_u64(&cli, "--seeds", seeds.items[i]);
+    sl__selection selection;
+    sl__cli_select(&cli, args.scenarios, args.variants, args.adapters, &selection);
+
+    sl_audit_settings settings = {.epochs = args.epochs, .batches_per_epoch = args.batches,
+                                  .workers = args.workers, .threads = args.threads};
+    sl__cli_copy(settings.kernels, sizeof settings.kernels, sl_kernels_best()->name);
+    sl_audit *audit = sl_audit_new(&settings);
+    int failed = 0;
+    for (int s = 0; s < selection.nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++) {
+            if (!sl__selection_has_variant(&selection, s, v))
+                continue;
+            for (int k = 0; k < seeds.count; k++) {
+                sl_build_options build;
+                sl_build_options_init(&build, SL_PROFILE_CI, seed_values[k]);
+                if (sl_variant_n(&scenario->variants[v], &build) <= 0)
+                    continue;
+                sl_scenario_instance *instance = NULL;
+                sl_err err = {0};
+                sl_status status = sl_scenario_instantiate(scenario, &scenario->variants[v], &build, &instance, &err);
+                if (status == SL_ESKIPPED)
+                    continue;
+                if (status != SL_OK) {
+                    sl__cli_error("audit", "%s/%s: %s", scenario->id, scenario->variants[v].name, err.msg);
+                    failed++;
+                    continue;
+                }
+                sl_transform_set needed = sl_pipeline_transforms(instance->pipeline);
+                for (int a = 0; a < selection.nadapters; a++) {
+                    const sl_adapter *adapter = sl_adapter_at(a);
+                    if (!selection.adapters[a] || !sl_adapter_is_available(adapter, NULL, 0) ||
+                        !sl_adapter_supports(adapter, needed, NULL, 0))
+                        continue;
+                    if (sl_audit_add_run(audit, instance, adapter, seed_values[k], &err) != SL_OK) {
+                        sl__cli_error("audit", "%s/%s on %s, seed %" PRIu64 ": %s", scenario->id,
+                                      scenario->variants[v].name, adapter->name, seed_values[k], err.msg);
+                        failed++;
+                    }
+                }
+                sl_scenario_instance_free(instance);
+            }
+        }
+    }
+    sl_environment env;
+    sl_environment_collect(&env);
+    sl_err err = {0};
+    if (sl_audit_save(audit, &env, args.output, &err) != SL_OK) {
+        sl__cli_error("audit", "%s", err.msg);
+        failed++;
+    } else {
+        printf("%d runs audited (%s kernels, %d workers, %d threads); manifest in %s\n", sl_audit_runs(audit),
+               settings.kernels, args.workers, args.threads, args.output);
+    }
+    sl_audit_free(audit);
+    sl__selection_free(&selection);
+    sl__cli_list_free(&seeds);
+    free(seed_values);
+    return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
+}
