@@ -20,4 +20,9 @@ extern const sl_adapter sl__adapter_fused;
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                             bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
 
+/* The gate's test-only slowdown (adapters/slowdown.c): with -Dgate_knob=true
+ * and SLUICE_TEST_SLOWDOWN_PCT set, stretches a batch that started at
+ * started_ns by that percentage of its time so far; otherwise nothing. */
+void sl__test_slowdown(int64_t started_ns);
+
 #endif

@@ -15,6 +15,7 @@ typedef struct fused_timing {
 static int timed_sink(const sl_batch *batch, void *arg)
 {
     fused_timing *t = arg;
+    sl__test_slowdown(t->requested);
     t->latency_ns[t->delivered++] = sl_now_ns() - t->requested;
     int stop = t->sink ? t->sink(batch, t->user) : 0;
     t->requested = sl_now_ns();

@@ -19,6 +19,7 @@ sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeli
         st = sl_iter_next(it, &batch, err);
         if (st)
             break;
+        sl__test_slowdown(requested);
         latency_ns[i] = sl_now_ns() - requested;
         int stop = sink ? sink(batch, user) : 0;
         sl_batch_free(batch);

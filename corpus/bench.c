@@ -121,6 +121,8 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
         sl_record_add_metric(record, "p50_ns_per_stage", p50_ns / nops, "ns");
     }
 
+    if (options->skip_probes)
+        return;
     size_t batch_bytes = sl_pipeline_batch_bytes(instance->pipeline);
     double memcpy_bytes_per_s = options->memcpy_probe_bytes_per_s > 0.0 ? options->memcpy_probe_bytes_per_s
                                                                         : sl_probe_memcpy_bandwidth(batch_bytes, 5);

@@ -20,6 +20,8 @@ int sl__cmd_bench(int argc, char **argv);
 int sl__cmd_list(int argc, char **argv);
 int sl__cmd_bless(int argc, char **argv);
 int sl__cmd_audit(int argc, char **argv);
+int sl__cmd_baseline(int argc, char **argv);
+int sl__cmd_check(int argc, char **argv);
 
 /* --- scanning arguments ------------------------------------------------------ */
 

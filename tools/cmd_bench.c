@@ -33,6 +33,8 @@ static const char usage[] =
     "  --output-dir DIR           where records go (default records)\n"
     "  --seed N                   fixture and pipeline seed (default 42)\n"
     "  --quiet                    no progress output\n"
+    "  --no-probes                skip the memcpy and roofline probes (for instruction counts\n"
+    "                             under valgrind, where they would only cost time)\n"
     "  -h, --help                 show this help\n"
     "\n"
     "Every adapter's output over the measured batches is compared with the reference's\n"
@@ -51,6 +53,7 @@ typedef struct bench_args {
     int64_t batches;
     int workers;
     int threads;
+    bool no_probes;
     const char *output_dir;
     uint64_t seed;
     bool quiet;
@@ -94,6 +97,8 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
             args->seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_flag(&cli, "--no-probes")) {
+            args->no_probes = true;
         } else if (sl__cli_flag(&cli, "--quiet")) {
             args->quiet = true;
         } else {
@@ -452,9 +457,13 @@ static void bench_variant(bench_run *run, int s, int v)
     options.threads = run->args->threads > 0 ? run->args->threads : 1;
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
-    options.memcpy_probe_bytes_per_s =
-        sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
-    options.roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+    if (!run->args->no_probes) {
+        options.memcpy_probe_bytes_per_s =
+            sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
+        options.roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+    } else {
+        options.skip_probes = true;
+    }
     /* No time without a check: the reference's digest of the measured
      * batches, computed once, is what every adapter is held to. */
     options.check_against_reference = true;

@@ -19,6 +19,8 @@ static const command commands[] = {
     {"list", "show the scenarios, their variants and sizes, and the adapters", sl__cmd_list},
     {"bless", "regenerate the golden outputs from the reference adapter", sl__cmd_bless},
     {"audit", "write a determinism manifest, or compare two and name the first difference", sl__cmd_audit},
+    {"baseline", "save a run's records as a baseline for the performance gate", sl__cmd_baseline},
+    {"check", "compare a run with a baseline; exit 1 on a regression (the gate)", sl__cmd_check},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -34,6 +34,8 @@ typedef struct sl_bench_options {
      * adapter's digest of the same batches, sl_bench_reference_digest) before
      * its speed counts, and a difference makes the record a mismatch. */
     bool check_against_reference;
+    /* Leaves out the memcpy and roofline metrics instead of measuring them. */
+    bool skip_probes;
     uint64_t reference_digest;
 } sl_bench_options;
 

@@ -133,6 +133,30 @@ char *sl_record_to_json(const sl_record *record, const sl_environment *env);
 sl_status sl_record_read(const char *path, sl_record *record, sl_environment *env, sl_err *err);
 void sl_record_release(sl_record *record);
 
+/* Every record of a folder (files named <scenario>__<variant>__<adapter>.json),
+ * in name order. A file that cannot be read is left out and its message,
+ * which names the file and the problem, goes to on_error (may be NULL);
+ * nerrors counts them. Fails only when the folder cannot be read. */
+typedef void (*sl_record_error_fn)(const char *message, void *user);
+typedef struct sl_record_set {
+    int count;
+    sl_record *records;
+    sl_environment *environments;
+    char **paths;
+    int nerrors;
+} sl_record_set;
+
+sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_error_fn on_error, void *user,
+                             sl_err *err);
+void sl_record_set_free(sl_record_set *set);
+/* Pools the repetitions of another run of the same records into `into`
+ * (samples and per-repetition throughputs appended, repetitions added), for
+ * a gate that alternates runs of two builds (ABAB) and compares all of
+ * each side's repetitions. Records only one side has are left as they are. */
+sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *from, sl_err *err);
+/* Index of the record of that scenario, variant and adapter, or -1. */
+int sl_record_set_find(const sl_record_set *set, const char *scenario, const char *variant, const char *adapter);
+
 /* Writes path atomically: a temporary file in the same directory, fsync,
  * rename. Shared by records, goldens, checkpoints and npy exports. */
 sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, sl_err *err);

@@ -1,0 +1,114 @@
+/* `sluice baseline save NAME`: keeps a run's records, with every batch's
+ * time, as the baseline a later `sluice check --baseline NAME` compares
+ * with. A baseline is a folder of records plus a manifest naming where they
+ * came from; each file is written atomically. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sluice baseline save NAME [options]\n"
+    "\n"
+    "Saves the records of a bench run (every repetition's batch times, the\n"
+    "environment) as baseline NAME, for `sluice check --baseline NAME`.\n"
+    "\n"
+    "options:\n"
+    "  --from DIR           the run's records (default records/ci, where\n"
+    "                       `sluice bench` writes the ci profile); repeat it to pool\n"
+    "                       the repetitions of several runs\n"
+    "  --baseline-dir DIR   where baselines live (default baselines)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "exit status: 0 when saved; 1 when the records could not be read or written;\n"
+    "2 for a bad command line.\n";
+
+static void report_bad_file(const char *message, void *user)
+{
+    (void)user;
+    sl__cli_error("baseline", "%s", message);
+}
+
+/* A baseline's name becomes a folder name: letters, digits, '-', '_', '.'. */
+static bool valid_name(const char *name)
+{
+    return name[0] != '\0' && name[0] != '.' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_.") == strlen(name);
+}
+
+int sl__cmd_baseline(int argc, char **argv)
+{
+    const char *from[8] = {"records/ci"};
+    int nfrom = 0;
+    const char *baseline_dir = "baselines", *name = NULL;
+    sl__cli cli = sl__cli_start("baseline", argc, argv);
+    const char *value;
+    bool saw_save = false;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            return SL__EXIT_OK;
+        } else if (sl__cli_option(&cli, "--from", &value)) {
+            if (nfrom == 8)
+                sl__cli_usage_error(&cli, "option --from: at most 8 runs");
+            from[nfrom++] = value;
+        } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
+            baseline_dir = value;
+        } else if (!saw_save && strcmp(sl__cli_arg(&cli), "save") == 0) {
+            saw_save = true;
+        } else if (saw_save && !name && sl__cli_arg(&cli)[0] != '-') {
+            name = sl__cli_arg(&cli);
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    if (!saw_save || !name)
+        sl__cli_usage_error(&cli, "say `sluice baseline save NAME`");
+    if (!valid_name(name))
+        sl__cli_usage_error(&cli, "baseline name '%s' must be letters, digits, '-', '_' or '.'", name);
+
+    if (nfrom == 0)
+        nfrom = 1;
+    sl_record_set set;
+    sl_err err = {0};
+    if (sl_record_set_load(from[0], &set, report_bad_file, NULL, &err) != SL_OK) {
+        sl__cli_error("baseline", "%s", err.msg);
+        return SL__EXIT_FAILED;
+    }
+    int failed = set.nerrors, saved = 0;
+    for (int k = 1; k < nfrom && !failed; k++) {
+        sl_record_set more;
+        if (sl_record_set_load(from[k], &more, report_bad_file, NULL, &err) != SL_OK ||
+            sl_record_set_append_runs(&set, &more, &err) != SL_OK) {
+            sl__cli_error("baseline", "%s", err.msg);
+            failed++;
+        }
+        failed += more.nerrors;
+        sl_record_set_free(&more);
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", baseline_dir, name);
+    if (set.count == 0) {
+        sl__cli_error("baseline", "%s: no records to save (run `sluice bench` first)", from[0]);
+        failed++;
+    } else if (sl_make_dirs(dir, &err) != SL_OK) {
+        sl__cli_error("baseline", "%s", err.msg);
+        failed++;
+    }
+    for (int i = 0; !failed && i < set.count; i++) {
+        char file[256], path[4400];
+        sl_record_file_name(&set.records[i], file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (sl_record_write(&set.records[i], &set.environments[i], path, &err) != SL_OK) {
+            sl__cli_error("baseline", "%s", err.msg);
+            failed++;
+        } else {
+            saved++;
+        }
+    }
+    if (!failed)
+        printf("saved %d records of %s%s as baseline %s (%s)\n", saved, from[0], nfrom > 1 ? " and more" : "", name,
+               dir);
+    sl_record_set_free(&set);
+    return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
+}

@@ -1,0 +1,175 @@
+/* `sluice check --baseline NAME`: the pull-request gate. Compares a new
+ * run's batch times with a saved baseline's, scenario by scenario, and
+ * exits 1 when any moved slower by enough and with enough confidence
+ * (sluice/gate.h), printing what moved, by how much and with what p value. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sluice/gate.h"
+
+static const char usage[] =
+    "usage: sluice check --baseline NAME [options]\n"
+    "\n"
+    "Compares the batch times of a run (every repetition's samples) with baseline\n"
+    "NAME's, for every scenario, variant and adapter both have, with a one-sided\n"
+    "Mann-Whitney U test and a minimum effect size: a row is 'slower' when its\n"
+    "median moved up by at least --min-effect and p < --alpha. Exits 1 when any\n"
+    "row is slower. docs/gate.md gives the measured error rates.\n"
+    "\n"
+    "options:\n"
+    "  --baseline NAME        the baseline (see sluice baseline save)\n"
+    "  --records DIR          the run to check (default records/ci); repeat it to pool\n"
+    "                         the repetitions of several runs (ABAB, ci/gate.sh)\n"
+    "  --baseline-dir DIR     where baselines live (default baselines)\n"
+    "  --alpha P              significance level (default 0.01)\n"
+    "  --min-effect F         smallest slowdown that counts, as a fraction (default 0.05)\n"
+    "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
+    "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "exit status: 0 when nothing is slower; 1 when something is, or a file could not\n"
+    "be read, or the baseline comes from another machine; 2 for a bad command line.\n";
+
+static void report_bad_file(const char *message, void *user)
+{
+    (void)user;
+    sl__cli_error("check", "%s", message);
+}
+
+static double parse_fraction(const sl__cli *cli, const char *option, const char *text, double lo, double hi)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= lo && v <= hi))
+        sl__cli_usage_error(cli, "option %s: '%s' is not a number in [%g, %g]", option, text, lo, hi);
+    return v;
+}
+
+static size_t sample_count(const sl_record *r)
+{
+    return r->samples_ns ? (size_t)r->repetitions * (size_t)r->measured_batches : 0;
+}
+
+int sl__cmd_check(int argc, char **argv)
+{
+    const char *records[8] = {"records/ci"};
+    int nrecords = 0;
+    const char *baseline_dir = "baselines", *name = NULL;
+    bool allow_other_machine = false;
+    sl_gate_options gate;
+    sl_gate_options_init(&gate);
+    sl__cli cli = sl__cli_start("check", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            return SL__EXIT_OK;
+        } else if (sl__cli_option(&cli, "--baseline", &value)) {
+            name = value;
+        } else if (sl__cli_option(&cli, "--records", &value)) {
+            if (nrecords == 8)
+                sl__cli_usage_error(&cli, "option --records: at most 8 runs");
+            records[nrecords++] = value;
+        } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
+            baseline_dir = value;
+        } else if (sl__cli_option(&cli, "--alpha", &value)) {
+            gate.alpha = parse_fraction(&cli, "--alpha", value, 1e-12, 0.5);
+        } else if (sl__cli_option(&cli, "--min-effect", &value)) {
+            gate.min_effect = parse_fraction(&cli, "--min-effect", value, 0.0, 10.0);
+        } else if (sl__cli_option(&cli, "--inflate", &value)) {
+            gate.inflate = parse_fraction(&cli, "--inflate", value, -0.9, 10.0);
+        } else if (sl__cli_flag(&cli, "--allow-other-machine")) {
+            allow_other_machine = true;
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    if (!name)
+        sl__cli_usage_error(&cli, "say which baseline with --baseline NAME");
+
+    char base_dir[4096];
+    snprintf(base_dir, sizeof base_dir, "%s/%s", baseline_dir, name);
+    sl_record_set base, fresh;
+    sl_err err = {0};
+    if (sl_record_set_load(base_dir, &base, report_bad_file, NULL, &err) != SL_OK) {
+        sl__cli_error("check", "baseline '%s' not found: %s (save one with `sluice baseline save %s`)", name,
+                      err.msg, name);
+        return SL__EXIT_FAILED;
+    }
+    if (nrecords == 0)
+        nrecords = 1;
+    if (sl_record_set_load(records[0], &fresh, report_bad_file, NULL, &err) != SL_OK) {
+        sl__cli_error("check", "%s", err.msg);
+        sl_record_set_free(&base);
+        return SL__EXIT_FAILED;
+    }
+    int problems = base.nerrors + fresh.nerrors, slower = 0, compared = 0;
+    for (int k = 1; k < nrecords && !problems; k++) {
+        sl_record_set more;
+        if (sl_record_set_load(records[k], &more, report_bad_file, NULL, &err) != SL_OK ||
+            sl_record_set_append_runs(&fresh, &more, &err) != SL_OK) {
+            sl__cli_error("check", "%s", err.msg);
+            problems++;
+        }
+        problems += more.nerrors;
+        sl_record_set_free(&more);
+    }
+    if (base.count == 0) {
+        sl__cli_error("check", "baseline '%s' (%s) holds no records", name, base_dir);
+        problems++;
+    }
+    /* Wall times from two CPU models are not comparable: say so, by file. */
+    if (base.count > 0 && fresh.count > 0 && !allow_other_machine &&
+        strcmp(base.environments[0].cpu_model, fresh.environments[0].cpu_model) != 0) {
+        sl__cli_error("check",
+                      "%s was measured on '%s' but %s on '%s': wall times from different machines are not "
+                      "comparable (--allow-other-machine to compare anyway)",
+                      base.paths[0], base.environments[0].cpu_model, fresh.paths[0], fresh.environments[0].cpu_model);
+        problems++;
+    }
+    static const char *const headers[] = {"scenario", "variant", "adapter", "base p50 (µs)", "new p50 (µs)",
+                                          "change",   "p slower", "verdict"};
+    static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__LEFT};
+    sl__table *table = sl__table_new(8, headers, align);
+    for (int i = 0; !problems && i < fresh.count; i++) {
+        const sl_record *r = &fresh.records[i];
+        int j = sl_record_set_find(&base, r->scenario, r->variant, r->adapter);
+        const char *verdict = NULL;
+        char b50[32] = "-", n50[32] = "-", change[32] = "-", p[32] = "-";
+        sl_gate_result result;
+        if (r->outcome != SL_RECORD_OK) {
+            verdict = "not ok in this run";
+        } else if (j < 0) {
+            verdict = "new (no baseline)";
+        } else if (base.records[j].outcome != SL_RECORD_OK) {
+            verdict = "not ok in the baseline";
+        } else {
+            if (!sl_gate_compare(base.records[j].samples_ns, sample_count(&base.records[j]), r->samples_ns,
+                                 sample_count(r), (size_t)r->measured_batches, &gate, &result)) {
+                verdict = "no samples";
+            } else {
+                compared++;
+                snprintf(b50, sizeof b50, "%.1f", result.base_median / 1e3);
+                snprintf(n50, sizeof n50, "%.1f", result.new_median / 1e3);
+                snprintf(change, sizeof change, "%+.1f%%", (result.ratio - 1.0) * 100.0);
+                snprintf(p, sizeof p, "%.2g", result.p_slower);
+                verdict = result.verdict == SL_GATE_SLOWER ? "SLOWER" : sl_gate_verdict_name(result.verdict);
+                slower += result.verdict == SL_GATE_SLOWER;
+            }
+        }
+        const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, p, verdict};
+        sl__table_add_row(table, cells);
+    }
+    if (!problems) {
+        sl__table_print(table, stdout, 0);
+        printf("\n%d compared, %d slower (threshold: +%.0f%% and p < %g); baseline %s\n", compared, slower,
+               gate.min_effect * 100.0, gate.alpha, base_dir);
+    }
+    sl__table_free(table);
+    sl_record_set_free(&base);
+    sl_record_set_free(&fresh);
+    return problems || slower ? SL__EXIT_FAILED : SL__EXIT_OK;
+}
