@@ -12,7 +12,9 @@
 #     scenario and adapter, deterministic on a noisy machine, threshold 1%.
 # Environment: GATE_ROUNDS (default 2), GATE_DIR (default build-gate),
 # GATE_MESON_ARGS (extra `meson setup` arguments for both sides, e.g.
-# -Dgate_knob=true), GATE_INSTRUCTIONS=0 to skip the valgrind signal.
+# -Dgate_knob=true), GATE_HEAD_ENV (environment for the head side only, e.g.
+# SLUICE_TEST_SLOWDOWN_PCT=10 with the knob, to check that the gate fails),
+# GATE_INSTRUCTIONS=0 to skip the valgrind signal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 1 ]; then
@@ -38,12 +40,13 @@ ninja -C "$dir/base" >&2
 ninja -C "$dir/head" >&2
 A=$dir/base/tools/sluice
 B=$dir/head/tools/sluice
+head_env=(${GATE_HEAD_ENV:-})
 
 # Wall time, ABAB.
 for r in $(seq 1 "$rounds"); do
   echo "== round $r: base, then head" >&2
   "$A" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/A$r" >/dev/null
-  "$B" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/B$r" >/dev/null
+  env "${head_env[@]}" "$B" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/B$r" >/dev/null
 done
 from=()
 records=()
@@ -61,10 +64,11 @@ echo "== wall time: head against base"
 if [ "${GATE_INSTRUCTIONS:-1}" != 0 ]; then
   echo "== instructions (callgrind, inside sl_bench_run): head against base"
   count() {
-    local sluice=$1 scenario=$2 adapter=$3 out
+    local sluice=$1 scenario=$2 adapter=$3 variant=$4 out
+    shift 4
     out=$(mktemp)
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sl_bench_run --callgrind-out-file="$out" \
-      "$sluice" bench --scenarios "$scenario" --variants "$4" --adapters "$adapter" --kernels cpu-avx2 \
+    env "$@" valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sl_bench_run --callgrind-out-file="$out" \
+      "$sluice" bench --scenarios "$scenario" --variants "$variant" --adapters "$adapter" --kernels cpu-avx2 \
       --repetitions 1 --warmup 1 --batches 3 --no-probes --quiet --output-dir "$dir/runs/valgrind" \
       >/dev/null 2>&1 || true
     awk '/^summary:/ {print $2}' "$out"
@@ -76,13 +80,13 @@ if [ "${GATE_INSTRUCTIONS:-1}" != 0 ]; then
     variant=${sv#*:}
     for adapter in reference iter fused; do
       a=$(count "$A" "$scenario" "$adapter" "$variant")
-      b=$(count "$B" "$scenario" "$adapter" "$variant")
+      b=$(count "$B" "$scenario" "$adapter" "$variant" "${head_env[@]}")
       if [ -z "$a" ] || [ -z "$b" ]; then
         echo "$scenario/$variant $adapter: no instruction count (valgrind failed)"
         status=1
         continue
       fi
-      verdict=$(awk -v a="$a" -v b="$b" 'BEGIN { c = (b - a) / a; printf "%+.2f%% %s", 100 * c, c > 0.01 ? "SLOWER" : "same" }')
+      verdict=$(awk -v a="$a" -v b="$b" 'BEGIN { c = (b - a) / a; v = (c > 0.01) ? "SLOWER" : "same"; printf "%+.3f%% %s", 100 * c, v }')
       printf '%-8s %-8s %-10s %14s %14s %s\n' "$scenario" "$variant" "$adapter" "$a" "$b" "$verdict"
       case $verdict in *SLOWER) status=1 ;; esac
     done
