@@ -71,6 +71,30 @@ else
   not_ok "the record names the kernel table that ran"
 fi
 
+# The gate: a run checked against itself passes; the same run stretched by
+# 50% is slower, exit 1; a missing baseline is named.
+expect 0 "" "a run for the gate" -- bench --scenarios NLP-1 --adapters fused --warmup 1 --batches 12 \
+  --repetitions 2 --output-dir "$work/gate" --quiet
+expect 0 "saved" "baseline save keeps a run" -- baseline save small --from "$work/gate/ci" \
+  --baseline-dir "$work/baselines"
+expect 0 "0 slower" "a run checked against its own baseline passes" -- check --baseline small \
+  --baseline-dir "$work/baselines" --records "$work/gate/ci"
+expect 1 "SLOWER" "a slower run fails the gate, exit 1" -- check --baseline small \
+  --baseline-dir "$work/baselines" --records "$work/gate/ci" --inflate 0.5
+expect 1 "nope" "a missing baseline is named, exit 1" -- check --baseline nope --baseline-dir "$work/baselines" \
+  --records "$work/records/ci"
+expect 2 "must be letters" "a baseline name that is not a folder name is refused" -- baseline save ../x \
+  --from "$work/records/ci" --baseline-dir "$work/baselines"
+
+# audit --compare: a manifest agrees with itself; another seed does not.
+expect 0 "manifest in" "audit writes a manifest" -- audit --scenarios NLP-1 --seeds 42 --epochs 1 --batches 2 \
+  --output "$work/a.json"
+expect 0 "identical" "a manifest compares equal to itself" -- audit --compare "$work/a.json" "$work/a.json"
+expect 0 "" "audit with another seed" -- audit --scenarios NLP-1 --seeds 43 --epochs 1 --batches 2 \
+  --output "$work/b.json"
+expect 1 "first difference" "manifests of different runs are named as different, exit 1" -- \
+  audit --compare "$work/a.json" "$work/b.json"
+
 # Asking for the GPU profile on CPU adapters records both back ends.
 expect 0 "" "bench under the gpu profile runs" -- bench --profile gpu --scenarios NLP-1 --adapters fused \
   --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/records" --quiet
