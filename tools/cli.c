@@ -500,6 +500,42 @@ void sl__table_print_markdown(const sl__table *table, FILE *out)
     }
 }
 
+void sl__html_escape(FILE *out, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        switch (*c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(*c, out); break;
+        }
+    }
+}
+
+void sl__table_print_html(const sl__table *table, FILE *out, int class_column)
+{
+    fputs("<table>\n", out);
+    for (int r = 0; r <= table->nrows; r++) {
+        const char *cls = r > 0 && class_column >= 0 ? table->cells[r * table->ncols + class_column] : NULL;
+        fputs(cls ? "<tr class=\"" : "<tr", out);
+        if (cls) {
+            sl__html_escape(out, cls);
+            fputc('"', out);
+        }
+        fputc('>', out);
+        for (int c = 0; c < table->ncols; c++) {
+            const char *tag = r == 0 ? "th" : "td";
+            fprintf(out, "<%s%s>", tag, r > 0 && table->align[c] == SL__RIGHT ? " class=\"r\"" : "");
+            sl__html_escape(out, table->cells[r * table->ncols + c]);
+            fprintf(out, "</%s>", tag);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
 void sl__table_free(sl__table *table)
 {
     if (table == NULL) {

@@ -22,6 +22,7 @@ int sl__cmd_bless(int argc, char **argv);
 int sl__cmd_audit(int argc, char **argv);
 int sl__cmd_baseline(int argc, char **argv);
 int sl__cmd_check(int argc, char **argv);
+int sl__cmd_report(int argc, char **argv);
 
 /* --- scanning arguments ------------------------------------------------------ */
 
@@ -115,6 +116,11 @@ void sl__table_add_row(sl__table *table, const char *const *cells);
  * indented by indent spaces. */
 void sl__table_print(const sl__table *table, FILE *out, int indent);
 void sl__table_print_markdown(const sl__table *table, FILE *out);
+/* As an HTML <table>; the cell in column class_column (or -1) also becomes
+ * the row's CSS class, so a report can colour strengths and gaps. */
+void sl__table_print_html(const sl__table *table, FILE *out, int class_column);
+/* Writes text with &, <, >, " and ' escaped for HTML. */
+void sl__html_escape(FILE *out, const char *text);
 void sl__table_free(sl__table *table);
 
 /* --- memory ------------------------------------------------------------------- */

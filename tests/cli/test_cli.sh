@@ -71,6 +71,31 @@ else
   not_ok "the record names the kernel table that ran"
 fi
 
+# The report: Markdown and one self-contained HTML page, from the records;
+# a damaged record is named and left out, and the rest is still reported.
+expect 0 "report.html" "report writes the HTML report" -- report "$work/records/ci" --step-ms 5
+html="$work/records/ci/report.html"
+if [ -s "$work/records/ci/report.md" ] && grep -q "<table>" "$html" && grep -q "</html>" "$html"; then
+  ok "report writes Markdown and a complete HTML page"
+else
+  not_ok "report writes Markdown and a complete HTML page"
+fi
+if grep -qiE '(src|href)=["'"'"']?(https?:|//|file:)' "$html"; then
+  not_ok "the HTML page loads nothing from elsewhere" "$(grep -oiE '(src|href)=[^ >]*' "$html" | head -3)"
+else
+  ok "the HTML page loads nothing from elsewhere"
+fi
+if grep -q "keeps up" "$work/records/ci/report.md"; then ok "--step-ms adds the step verdict"; else not_ok "--step-ms adds the step verdict"; fi
+cp -r "$work/records/ci" "$work/damaged"
+printf '{"schema_version": 2, "scenario": ' > "$work/damaged/NLP-1__128__broken.json"
+expect 1 "NLP-1__128__broken.json" "a truncated record is named, exit 1" -- report "$work/damaged"
+if [ -s "$work/damaged/report.html" ]; then ok "the report is still written from the other records"; else not_ok "the report is still written from the other records"; fi
+cp -r "$work/records/ci" "$work/mixed"
+sed -i 's/"cpu_model":[^,]*/"cpu_model":\t"Another CPU"/' "$work/mixed/NLP-1__128__iter.json"
+expect 0 "different machines" "records from two machines are reported as such" -- report "$work/mixed"
+if grep -q "different machines" "$work/mixed/report.md"; then ok "the report itself says so"; else not_ok "the report itself says so"; fi
+expect 2 "--step-ms" "a bad --step-ms is named, exit 2" -- report "$work/records/ci" --step-ms fast
+
 # The gate: a run checked against itself passes; the same run stretched by
 # 50% is slower, exit 1; a missing baseline is named.
 expect 0 "" "a run for the gate" -- bench --scenarios NLP-1 --adapters fused --warmup 1 --batches 12 \
