@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "exports.h"
 #include "sluice/stats.h"
 
 static const char usage[] =
@@ -33,6 +34,10 @@ static const char usage[] =
     "  --output-dir DIR           where records go (default records)\n"
     "  --seed N                   fixture and pipeline seed (default 42)\n"
     "  --quiet                    no progress output\n"
+    "  --junit FILE               also write the runs as JUnit XML (a mismatch is a failure,\n"
+    "                             a failed run an error)\n"
+    "  --format table|gbench      what goes to stdout: the summary table (default) or Google\n"
+    "                             Benchmark's JSON, which its compare.py and benchmark trackers read\n"
     "  --no-probes                skip the memcpy and roofline probes (for instruction counts\n"
     "                             under valgrind, where they would only cost time)\n"
     "  -h, --help                 show this help\n"
@@ -54,6 +59,8 @@ typedef struct bench_args {
     int workers;
     int threads;
     bool no_probes;
+    const char *junit;
+    bool gbench;
     const char *output_dir;
     uint64_t seed;
     bool quiet;
@@ -97,6 +104,12 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
             args->seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_option(&cli, "--junit", &value)) {
+            args->junit = value;
+        } else if (sl__cli_option(&cli, "--format", &value)) {
+            if (strcmp(value, "gbench") != 0 && strcmp(value, "table") != 0)
+                sl__cli_usage_error(&cli, "option --format: '%s' is not table or gbench", value);
+            args->gbench = strcmp(value, "gbench") == 0;
         } else if (sl__cli_flag(&cli, "--no-probes")) {
             args->no_probes = true;
         } else if (sl__cli_flag(&cli, "--quiet")) {
@@ -384,6 +397,10 @@ typedef struct bench_run {
     progress progress;
     summary summary;
     int write_errors;
+    /* The records this invocation wrote, for the exports: the folder may
+     * also hold records of earlier runs. */
+    sl_record *written;
+    int nwritten, written_capacity;
 } bench_run;
 
 static void save_record(bench_run *run, const sl_record *record)
@@ -397,6 +414,19 @@ static void save_record(bench_run *run, const sl_record *record)
         progress_clear(&run->progress);
         sl__cli_error("bench", "%s", err.msg);
         run->write_errors++;
+    } else if (run->args->junit || run->args->gbench) {
+        if (run->nwritten == run->written_capacity) {
+            run->written_capacity = run->written_capacity ? 2 * run->written_capacity : 32;
+            sl_record *grown = realloc(run->written, (size_t)run->written_capacity * sizeof *grown);
+            if (!grown) {
+                fputs("sluice: out of memory\n", stderr);
+                exit(SL__EXIT_FAILED);
+            }
+            run->written = grown;
+        }
+        /* Read back, so the exports see exactly what the record file says. */
+        if (sl_record_read(path, &run->written[run->nwritten], NULL, &err) == SL_OK)
+            run->nwritten++;
     }
     summary_add(&run->summary, record);
 }
@@ -556,13 +586,37 @@ int sl__cmd_bench(int argc, char **argv)
     char summary_path[sizeof run.dir + 16];
     snprintf(summary_path, sizeof summary_path, "%s/summary.md", run.dir);
     bool wrote_summary = write_markdown(table, &run.env, run.profile->name, argc, argv, summary_path);
-    sl__table_print(table, stdout, 0);
-    printf("\n%d run%s, %d failed, %d mismatched; records in %s/", run.summary.count,
-           run.summary.count == 1 ? "" : "s", run.summary.failed, run.summary.mismatched, run.dir);
+    /* With --format gbench, stdout carries only the JSON, so that it can be
+     * redirected into a file compare.py reads; the table goes to stderr. */
+    FILE *human = args.gbench ? stderr : stdout;
+    sl__table_print(table, human, 0);
+    fprintf(human, "\n%d run%s, %d failed, %d mismatched; records in %s/", run.summary.count,
+            run.summary.count == 1 ? "" : "s", run.summary.failed, run.summary.mismatched, run.dir);
     if (wrote_summary) {
-        printf(", summary in %s", summary_path);
+        fprintf(human, ", summary in %s", summary_path);
     }
-    putchar('\n');
+    fputc('\n', human);
+    if (args.gbench) {
+        sl__export_gbench(run.written, run.nwritten, &run.env, stdout);
+    }
+    if (args.junit) {
+        char *xml = NULL;
+        size_t xml_size = 0;
+        FILE *out = open_memstream(&xml, &xml_size);
+        if (out) {
+            sl__export_junit(run.written, run.nwritten, out);
+            fclose(out);
+        }
+        if (!out || sl_write_file_atomic(args.junit, xml, xml_size, &err) != SL_OK) {
+            sl__cli_error("bench", "cannot write %s: %s", args.junit, out ? err.msg : "out of memory");
+            run.write_errors++;
+        }
+        free(xml);
+    }
+    for (int i = 0; i < run.nwritten; i++) {
+        sl_record_release(&run.written[i]);
+    }
+    free(run.written);
     sl__table_free(table);
 
     bool failed = run.summary.failed > 0 || run.summary.mismatched > 0 || run.write_errors > 0 || !wrote_summary;

@@ -120,6 +120,26 @@ expect 0 "" "audit with another seed" -- audit --scenarios NLP-1 --seeds 43 --ep
 expect 1 "first difference" "manifests of different runs are named as different, exit 1" -- \
   audit --compare "$work/a.json" "$work/b.json"
 
+# Exports: JUnit XML with one testcase per run, Google Benchmark JSON on stdout.
+if "$sluice" bench --scenarios NLP-1 --warmup 1 --batches 3 --repetitions 2 --quiet --output-dir "$work/exports" \
+  --junit "$work/junit.xml" --format gbench >"$work/gbench.json" 2>/dev/null; then
+  ok "bench writes the exports"
+else
+  not_ok "bench writes the exports"
+fi
+if [ "$(grep -c '<testcase ' "$work/junit.xml")" -eq 3 ] && grep -q 'tests="3" failures="0"' "$work/junit.xml"; then
+  ok "JUnit XML has one testcase per adapter"
+else
+  not_ok "JUnit XML has one testcase per adapter" "$(head -4 "$work/junit.xml")"
+fi
+if [ "$(grep -c '"run_type":[[:space:]]*"iteration"' "$work/gbench.json")" -eq 6 ] && grep -q '"benchmarks"' "$work/gbench.json" \
+  && ! grep -q "scenario  variant" "$work/gbench.json"; then
+  ok "gbench JSON holds one iteration per repetition and nothing else on stdout"
+else
+  not_ok "gbench JSON holds one iteration per repetition and nothing else on stdout" "$(head -3 "$work/gbench.json")"
+fi
+expect 2 "--format" "an unknown format is named, exit 2" -- bench --format csv
+
 # Asking for the GPU profile on CPU adapters records both back ends.
 expect 0 "" "bench under the gpu profile runs" -- bench --profile gpu --scenarios NLP-1 --adapters fused \
   --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/records" --quiet
