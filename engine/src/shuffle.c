@@ -1,6 +1,8 @@
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "shuffle_internal.h"
 #include "sluice/philox.h"
 #include "sluice/shuffle.h"
 
@@ -66,17 +68,20 @@ static uint64_t feistel(const sl_permutation *perm, uint64_t x)
     return left * side + right;
 }
 
+/* Cycle walking: following the grid's permutation from a position inside
+ * [0, n) until it lands inside again is a bijection on [0, n). */
+uint64_t sl__feistel_walk(const sl_permutation *perm, uint64_t x)
+{
+    while (x >= perm->n)
+        x = feistel(perm, x);
+    return x;
+}
+
 uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position)
 {
     if (perm->identity)
         return position;
-    /* Cycle walking: following the grid's permutation from a position inside
-     * [0, n) until it lands inside again is a bijection on [0, n). */
-    uint64_t x = position;
-    do {
-        x = feistel(perm, x);
-    } while (x >= perm->n);
-    return x;
+    return sl__feistel_walk(perm, feistel(perm, position));
 }
 
 /* Lanes evaluated side by side: the rounds of one position form a chain of
@@ -84,8 +89,8 @@ uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position)
  * overlap those chains instead of waiting on each in turn. */
 #define LANES 8
 
-void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                                  int64_t *out)
+void sl__permutation_apply_strided_scalar(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                          int64_t *out)
 {
     const uint64_t side = perm->side;
     for (int64_t base = 0; base < count; base += LANES) {
@@ -106,12 +111,30 @@ void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, ui
             }
         for (int l = 0; l < lanes; l++) {
             /* The rare lane that left [0, n) walks on alone. */
-            uint64_t x = left[l] * side + right[l];
-            while (x >= perm->n)
-                x = feistel(perm, x);
-            out[base + l] = (int64_t)x;
+            out[base + l] = (int64_t)sl__feistel_walk(perm, left[l] * side + right[l]);
         }
     }
+}
+
+void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                  int64_t *out)
+{
+#if SL__SHUFFLE_HAVE_AVX2
+    /* The vector path needs positions below 2^62 (exact enough in double)
+     * and the grid side below 2^31 (32-bit products), true of every data
+     * set the pipeline accepts. */
+    static _Atomic int has_avx2 = -1;
+    if (has_avx2 < 0) {
+        __builtin_cpu_init();
+        has_avx2 = __builtin_cpu_supports("avx2") != 0;
+    }
+    uint64_t last = first + (uint64_t)(count > 0 ? count - 1 : 0) * stride;
+    if (has_avx2 && !perm->identity && perm->side < ((uint64_t)1 << 31) && last < ((uint64_t)1 << 62)) {
+        sl__permutation_apply_strided_avx2(perm, first, stride, count, out);
+        return;
+    }
+#endif
+    sl__permutation_apply_strided_scalar(perm, first, stride, count, out);
 }
 
 uint64_t sl_shard_size(sl_shard shard, uint64_t n)

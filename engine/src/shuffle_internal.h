@@ -1,0 +1,24 @@
+/* What the shuffle's scalar and vector paths share (shuffle.c,
+ * shuffle_avx2.c). */
+#ifndef SLUICE_SHUFFLE_INTERNAL_H
+#define SLUICE_SHUFFLE_INTERNAL_H
+
+#include "sluice/shuffle.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SL__SHUFFLE_HAVE_AVX2 1
+#else
+#define SL__SHUFFLE_HAVE_AVX2 0
+#endif
+
+/* Follows the grid permutation from x (at or above n) until it lands inside
+ * [0, n): cycle walking. */
+uint64_t sl__feistel_walk(const sl_permutation *perm, uint64_t x);
+void sl__permutation_apply_strided_scalar(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                          int64_t *out);
+#if SL__SHUFFLE_HAVE_AVX2
+void sl__permutation_apply_strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                        int64_t *out);
+#endif
+
+#endif
