@@ -14,6 +14,7 @@ status=0
 meson test -C "$build_dir" --print-errorlogs --num-processes 2 2>&1 | tee "$log" || status=$?
 # One closing line with the totals, whatever meson's own summary looks like.
 passed=$(awk '/^Ok:/ {print $2}' "$log")
+skipped=$(awk '/^Skipped:/ {print $2}' "$log")
 failed=$(awk '/^(Fail|Timeout):/ {s += $2} END {print s + 0}' "$log")
 if [ "$status" -ne 0 ]; then
   # Meson reads Criterion's TAP from stdout and shows only the failing test's
@@ -21,5 +22,5 @@ if [ "$status" -ne 0 ]; then
   echo "== failed assertions (from $build_dir/meson-logs/testlog.txt)"
   sed -n '/^not ok/,/^  \.\.\.$/p' "$build_dir/meson-logs/testlog.txt"
 fi
-echo "sluice tests: ${passed:-0} passed, ${failed} failed"
+echo "tests: ${passed:-0} passed, ${failed} failed, ${skipped:-0} skipped"
 exit "$status"

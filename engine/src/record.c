@@ -35,10 +35,13 @@ static double per_second(const sl_record *record, int64_t amount)
 {
     if (!record->latency_ns || record->measured_batches <= 0)
         return 0.0;
-    int64_t total = 0;
+    /* Summed in double: a sum of int64 latencies can pass INT64_MAX in a
+     * crafted record (the reader refuses such a record, and this stays
+     * defined for one built in memory). */
+    double total = 0.0;
     for (int64_t i = 0; i < record->measured_batches; i++)
-        total += record->latency_ns[i];
-    return total > 0 ? (double)amount * 1e9 / (double)total : 0.0;
+        total += (double)record->latency_ns[i];
+    return total > 0.0 ? (double)amount * 1e9 / total : 0.0;
 }
 
 double sl_record_elements_per_s(const sl_record *record)
@@ -474,9 +477,23 @@ static sl_status read_ns_array(const cJSON *root, const char *key, int64_t expec
     return SL_OK;
 }
 
+/* A run's batches sum to its wall time, which is far below 2^63 ns (292
+ * years); a sum past that is a damaged or crafted file. */
+static sl_status check_sum(const int64_t *values, int64_t n, const char *key, const char *path, sl_err *err)
+{
+    int64_t total = 0;
+    for (int64_t i = 0; values && i < n; i++)
+        if (__builtin_add_overflow(total, values[i], &total))
+            return sl_fail(err, SL_EFORMAT, "%s: field '%s' sums past 2^63 ns at entry %lld; not a run's latencies",
+                           path, key, (long long)i);
+    return SL_OK;
+}
+
 static sl_status read_latencies(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
     sl_status status = read_ns_array(root, "latency_ns", r->measured_batches, r, &r->latency_ns, path, err);
+    if (status == SL_OK)
+        status = check_sum(r->latency_ns, r->latency_ns ? r->measured_batches : 0, "latency_ns", path, err);
     if (status == SL_OK)
         status = read_ns_array(root, "samples_ns", r->measured_batches * r->repetitions, r, &r->samples_ns, path,
                                err);

@@ -563,6 +563,33 @@ Test(records, metrics_without_a_scope_are_bench_metrics)
     sl_record_release(&got);
 }
 
+/* 1100 batches of 2^53 - 1 ns each: every one a valid JSON integer, their
+ * sum past 2^63. Such a record was once accepted and reported 0 elements/s. */
+static void overflowing_latencies(cJSON *root, const void *arg)
+{
+    (void)arg;
+    cJSON *latency = cJSON_CreateArray(), *samples = cJSON_CreateArray();
+    for (int i = 0; i < 1100; i++)
+        cJSON_AddItemToArray(latency, cJSON_CreateNumber(9007199254740991.0));
+    for (int i = 0; i < 3 * 1100; i++)
+        cJSON_AddItemToArray(samples, cJSON_CreateNumber(1000.0));
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "measured_batches", cJSON_CreateNumber(1100));
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "latency_ns", latency);
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "samples_ns", samples);
+}
+
+Test(records, latencies_summing_past_int64_are_refused)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    write_edited(path, overflowing_latencies, NULL);
+    expect_refused(path, "latency_ns");
+    sl_record r;
+    sl_err err = {0};
+    sl_record_read(path, &r, NULL, &err);
+    cr_assert_not_null(strstr(err.msg, "sums past"), "%s", err.msg);
+}
+
 /* The environment fingerprint. */
 
 Test(records, environment_is_filled)
