@@ -33,6 +33,9 @@ typedef struct field_program {
     row_step steps[SL_MAX_OPS];
 } field_program;
 
+/* Batches each way, in two blocks, before the executor decides to split. */
+#define SPLIT_TRIALS 4
+
 /* What one thread needs to carry elements through their ops: every buffer
  * a row touches besides the source and the batch, so threads share nothing
  * they write. */
@@ -60,6 +63,11 @@ struct sl_fused {
     int64_t epoch;              /* of the batch the lanes are computing */
     sl_position position;       /* of that batch */
     bool ids_in_slices;         /* each thread computes its own rows' ids */
+    /* Whether splitting pays on this machine, learned on the first batches
+     * (see choose_split). */
+    int trial_batches;
+    int64_t trial_ns[2][SPLIT_TRIALS];
+    int split_choice;           /* -1 undecided, 0 one thread, 1 split */
 };
 
 /* Whether an op can be a step of the tile chain: one f32 value in, one out,
@@ -141,6 +149,7 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice 
     fz->kernels = sl_kernel_table_for(kernels);
     fz->nfields = pipeline->output_schema.nfields;
     fz->threads = threads;
+    fz->split_choice = -1;
     int chain_used = 0;
     size_t read_bytes = 1, stage_bytes = 1, scratch_bytes = 1;
     for (int f = 0; f < fz->nfields; f++) {
@@ -306,6 +315,49 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     }
 }
 
+/* Whether splitting a batch across the pool pays is a property of the
+ * machine, not of the code: on the 2-vCPU virtual machines these numbers
+ * come from, two threads ran a batch anywhere from 1.7x faster to 2x slower
+ * than one, depending on where the hypervisor placed the vCPUs (a consumer
+ * reading rows another core wrote pays for every cache line). So the
+ * executor times its first batches both ways, split first, then on one
+ * thread (a block each, so that workers still polling after the last split
+ * batch disturb one unsplit batch, which the median ignores), and keeps the
+ * faster for the rest of its life. Which way a batch runs never changes its
+ * bytes, only its time. */
+static bool choose_split(sl_fused *fz)
+{
+    if (fz->split_choice >= 0)
+        return fz->split_choice == 1;
+    bool split = fz->trial_batches < SPLIT_TRIALS;
+    /* While one thread runs the batches, idle workers must not poll: on a
+     * vCPU that shares a core they would slow the very thread being timed. */
+    sl__pool_set_polling(fz->pool, split);
+    return split;
+}
+
+static int compare_ns(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void record_trial(sl_fused *fz, bool split, int64_t ns)
+{
+    if (fz->split_choice >= 0)
+        return;
+    int slot = fz->trial_batches % SPLIT_TRIALS;
+    fz->trial_ns[split ? 1 : 0][slot] = ns;
+    if (++fz->trial_batches < 2 * SPLIT_TRIALS)
+        return;
+    qsort(fz->trial_ns[0], SPLIT_TRIALS, sizeof(int64_t), compare_ns);
+    qsort(fz->trial_ns[1], SPLIT_TRIALS, sizeof(int64_t), compare_ns);
+    /* Medians of the two ways; splitting must win by 5% to be kept. */
+    int64_t one = fz->trial_ns[0][SPLIT_TRIALS / 2], many = fz->trial_ns[1][SPLIT_TRIALS / 2];
+    fz->split_choice = (double)many < 0.95 * (double)one ? 1 : 0;
+    sl__pool_set_polling(fz->pool, fz->split_choice == 1);
+}
+
 /* Computes the rows of the batch at position (its ids too, unless
  * ids_known: the probe reuses one batch's). A split batch's ids are
  * computed by each thread for its own slice, since the keyed shuffle costs
@@ -320,12 +372,16 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
     fz->epoch = position.epoch;
     if (!ids_known)
         sl__batch_begin_without_ids(p, position, b);
-    bool split = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
+    bool splittable = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
+    bool split = splittable && choose_split(fz);
     fz->ids_in_slices = !ids_known;
+    int64_t started = sl_now_ns();
     if (split)
         sl__pool_run(fz->pool, run_rows, fz, b->count);
     else
         run_rows(fz, 0, 0, b->count);
+    if (splittable)
+        record_trial(fz, split, sl_now_ns() - started);
     const lane *failed = NULL;
     for (int t = 0; t < fz->threads; t++)
         if (fz->lanes[t].status && (!failed || fz->lanes[t].failed_row < failed->failed_row))

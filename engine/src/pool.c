@@ -45,6 +45,7 @@ struct sl__pool {
     _Atomic uint64_t generation;   /* incremented per loop; workers run each once */
     _Atomic int pending;           /* worker slices of the current loop not yet done */
     _Atomic bool stopping;
+    _Atomic bool polling;          /* workers poll before sleeping (sl__pool_set_polling) */
     int sleepers;                  /* workers blocked on start (under lock) */
     bool caller_waiting;           /* the caller is blocked on done (under lock) */
     /* The current loop, written before generation is released. */
@@ -68,7 +69,8 @@ static uint64_t wait_for_loop(sl__pool *pool, uint64_t seen)
         uint64_t g = atomic_load_explicit(&pool->generation, memory_order_acquire);
         if (g != seen || atomic_load_explicit(&pool->stopping, memory_order_acquire))
             return g;
-        if (spins % SPIN_CHECK_EVERY == 0 && sl_now_ns() > deadline)
+        if (spins % SPIN_CHECK_EVERY == 0 &&
+            (sl_now_ns() > deadline || !atomic_load_explicit(&pool->polling, memory_order_relaxed)))
             break;
     }
     pthread_mutex_lock(&pool->lock);
@@ -112,6 +114,7 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err)
     if (!pool)
         return sl_fail(err, SL_ENOMEM, "cannot allocate a thread pool");
     pool->threads = threads;
+    atomic_init(&pool->polling, true);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->start, NULL);
     pthread_cond_init(&pool->done, NULL);
@@ -130,6 +133,11 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err)
     }
     *out = pool;
     return SL_OK;
+}
+
+void sl__pool_set_polling(sl__pool *pool, bool polling)
+{
+    atomic_store_explicit(&pool->polling, polling, memory_order_relaxed);
 }
 
 int sl__pool_threads(const sl__pool *pool)

@@ -8,6 +8,7 @@
 #ifndef SLUICE_POOL_H
 #define SLUICE_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sluice/status.h"
@@ -24,5 +25,9 @@ int sl__pool_threads(const sl__pool *pool);
  * parallel and returns when every slice is done. Not reentrant. */
 void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks);
 void sl__pool_free(sl__pool *pool);
+/* Whether idle workers poll for the next loop before they sleep (the
+ * default) or sleep at once: a caller that stops handing out loops turns it
+ * off, so that polling workers do not take CPU time from its own work. */
+void sl__pool_set_polling(sl__pool *pool, bool polling);
 
 #endif
