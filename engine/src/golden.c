@@ -323,6 +323,12 @@ static sl_status load_spec(const cJSON *field, sl_field_spec *spec, const char *
             return sl_fail(err, SL_EFORMAT, "%s: field '%s' is negative", path, name);
         spec->shape.rank = d + 1;
     }
+    /* An element's values are counted as int64 and multiplied by rows
+     * later; a shape whose product passes 2^40 values describes no element
+     * a golden holds, and one past 2^63 once wrapped and was accepted. */
+    snprintf(name, sizeof name, "%s.shape", where);
+    if (status == SL_OK && !sl_shape_numel_checked(&spec->shape, 1, (int64_t)1 << 40, NULL))
+        return sl_fail(err, SL_EFORMAT, "%s: field '%s' has more than 2^40 values per element", path, name);
     return status;
 }
 
@@ -389,7 +395,10 @@ static sl_status load_row_digests(const cJSON *field, sl_golden *golden, int f, 
 static sl_status load_values(const cJSON *field, sl_golden *golden, int f, const char *path, sl_err *err)
 {
     const sl_field_spec *spec = &golden->schema.fields[f];
-    int64_t numel = golden->nbatches ? golden->batches[0].rows * sl_shape_numel(&spec->shape) : 0;
+    int64_t numel = 0;
+    if (golden->nbatches && !sl_shape_numel_checked(&spec->shape, golden->batches[0].rows, INT64_MAX, &numel))
+        return sl_fail(err, SL_EFORMAT, "%s: field '%s' of batch 0 has more values than fit in 64 bits", path,
+                       spec->name);
     int n = numel < STORED_VALUES ? (int)numel : STORED_VALUES;
     int digits = (int)(2 * sl_dtype_size(spec->dtype));
     char name[64];

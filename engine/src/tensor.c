@@ -44,6 +44,21 @@ int64_t sl_shape_numel(const sl_shape *shape)
     return n;
 }
 
+bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, int64_t *out)
+{
+    int64_t n = rows;
+    if (n < 0)
+        return false;
+    for (int i = 0; i < shape->rank; i++)
+        if (shape->dims[i] < 0 || __builtin_mul_overflow(n, shape->dims[i], &n))
+            return false;
+    if (n > limit)
+        return false;
+    if (out)
+        *out = n;
+    return true;
+}
+
 bool sl_shape_equal(const sl_shape *a, const sl_shape *b)
 {
     if (a->rank != b->rank)

@@ -592,6 +592,16 @@ Test(golden, each_damaged_field_is_named)
             cJSON_DeleteItemFromObject(root, "fields");
             field = "fields";
             break;
+        case 16: {
+            /* 8589934593 x 2147483648 wraps a 64-bit product to 2^31; such
+             * a golden was once accepted (UBSan saw the overflow). */
+            cJSON *shape = cJSON_CreateArray();
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber(8589934593.0));
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber(2147483648.0));
+            cJSON_ReplaceItemInObject(f0, "shape", shape);
+            field = "fields[0].shape";
+            break;
+        }
         default:
             cJSON_Delete(root);
             return;

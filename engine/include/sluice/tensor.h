@@ -33,6 +33,10 @@ typedef struct sl_shape {
 } sl_shape;
 
 int64_t sl_shape_numel(const sl_shape *shape);
+/* rows x the product of the dims, when no step overflows and the result is
+ * at most limit; false otherwise. Every size read from a file goes through
+ * this before it is used. */
+bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, int64_t *out);
 bool sl_shape_equal(const sl_shape *a, const sl_shape *b);
 /* Writes "[2, 32, 32, 3]" into buf. */
 void sl_shape_format(const sl_shape *shape, char *buf, size_t size);
