@@ -25,7 +25,8 @@ static uint64_t checkpoint_checksum(uint64_t fingerprint, int64_t epoch, int64_t
 
 sl_status sl_checkpoint_save(const sl_pipeline *p, sl_position position, const char *path, sl_err *err)
 {
-    if (position.epoch < 0 || position.batch < 0 || position.batch >= p->batches_per_epoch)
+    if (position.epoch < 0 || position.epoch > SL_MAX_EPOCH || position.batch < 0 ||
+        position.batch >= p->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "cannot checkpoint position epoch %lld batch %lld", (long long)position.epoch,
                        (long long)position.batch);
     uint64_t checksum = checkpoint_checksum(p->fingerprint, position.epoch, position.batch, p->batches_per_epoch);
@@ -90,6 +91,11 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     if (per_epoch != p->batches_per_epoch || batch >= per_epoch)
         return sl_fail(err, SL_ESTATE, "%s: field 'batch' %lld does not fit %lld batches per epoch", path,
                        (long long)batch, (long long)p->batches_per_epoch);
+    /* The epoch keys the shuffle and every random draw through 32 bits of
+     * the Philox counter: epoch 2^32 would silently replay epoch 0. */
+    if (epoch > SL_MAX_EPOCH)
+        return sl_fail(err, SL_EFORMAT, "%s: field 'epoch' %lld is past the last epoch a pipeline can run (%lld)",
+                       path, (long long)epoch, (long long)SL_MAX_EPOCH);
     out->epoch = epoch;
     out->batch = batch;
     return SL_OK;

@@ -397,7 +397,7 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
                        sl_err *err)
 {
     const sl_pipeline *p = fz->pipeline;
-    if (start.epoch < 0 || start.batch < 0 || start.batch >= p->batches_per_epoch)
+    if (start.epoch < 0 || start.epoch > SL_MAX_EPOCH || start.batch < 0 || start.batch >= p->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "fused start epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)start.epoch, (long long)start.batch, (long long)p->batches_per_epoch);
     if (nbatches <= 0)

@@ -42,7 +42,8 @@ sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *opt
         options = &defaults;
     if (options->workers < 0)
         return sl_fail(err, SL_EINVAL, "workers must be 0 or more, got %d", options->workers);
-    if (options->start.epoch < 0 || options->start.batch < 0 || options->start.batch >= pipeline->batches_per_epoch)
+    if (options->start.epoch < 0 || options->start.epoch > SL_MAX_EPOCH || options->start.batch < 0 ||
+        options->start.batch >= pipeline->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "start epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)options->start.epoch, (long long)options->start.batch,
                        (long long)pipeline->batches_per_epoch);

@@ -206,9 +206,17 @@ int64_t sl_pipeline_element_at(const sl_pipeline *p, int64_t epoch, int64_t loca
 
 sl_position sl_position_advance(const sl_pipeline *p, sl_position position, int64_t batches)
 {
-    int64_t absolute = position.epoch * p->batches_per_epoch + position.batch + batches;
-    sl_position next = {absolute / p->batches_per_epoch, absolute % p->batches_per_epoch};
-    return next;
+    /* No product of epoch and batches per epoch, which could overflow. */
+    int64_t per_epoch = p->batches_per_epoch;
+    int64_t epoch = position.epoch + batches / per_epoch;
+    int64_t batch = position.batch + batches % per_epoch;
+    if (batch >= per_epoch) {
+        batch -= per_epoch;
+        epoch++;
+    }
+    if (epoch > SL_MAX_EPOCH || epoch < position.epoch)
+        return (sl_position){SL_MAX_EPOCH + 1, 0};
+    return (sl_position){epoch, batch};
 }
 
 const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice)

@@ -60,7 +60,8 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
     if (dst->capacity < p->spec.batch_size)
         return sl_fail(err, SL_EINVAL, "batch capacity %lld is below the batch size %lld", (long long)dst->capacity,
                        (long long)p->spec.batch_size);
-    if (position.batch < 0 || position.batch >= p->batches_per_epoch || position.epoch < 0)
+    if (position.batch < 0 || position.batch >= p->batches_per_epoch || position.epoch < 0 ||
+        position.epoch > SL_MAX_EPOCH)
         return sl_fail(err, SL_EINVAL, "position epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)position.epoch, (long long)position.batch, (long long)p->batches_per_epoch);
     sl__batch_begin(p, position, dst);

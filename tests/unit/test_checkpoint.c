@@ -1,12 +1,14 @@
 /* Checkpoints: resuming from a saved position continues bit-identically,
  * across an epoch boundary too, and damaged or foreign files are refused
  * with a message that names the file and the field. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <xxhash.h>
 
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
@@ -172,5 +174,60 @@ Test(checkpoint, damaged_or_foreign_files_are_refused)
     cr_expect(strstr(err.msg, "missing.json") != NULL, "%s", err.msg);
 
     free(text);
+    sl_pipeline_free(p);
+}
+
+/* A checkpoint forged with a matching checksum (the checksum guards
+ * against damage, not forgery, and is computed here the way the format
+ * defines it) must still be refused when its epoch is past the last one:
+ * epoch 2^32 once replayed epoch 0, and 2^53 overflowed position
+ * arithmetic. */
+static void write_forged(const char *path, const sl_pipeline *p, int64_t epoch)
+{
+    char text[160];
+    int n = snprintf(text, sizeof text, "sluice-checkpoint/1/%016" PRIx64 "/%lld/0/%lld", sl_pipeline_fingerprint(p),
+                     (long long)epoch, (long long)sl_pipeline_batches_per_epoch(p));
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"format\": \"sluice-checkpoint\", \"version\": 1, \"pipeline_fingerprint\": \"%016" PRIx64 "\", "
+             "\"epoch\": %lld, \"batch\": 0, \"batches_per_epoch\": %lld, \"checksum\": \"%016" PRIx64 "\"}",
+             sl_pipeline_fingerprint(p), (long long)epoch, (long long)sl_pipeline_batches_per_epoch(p),
+             (uint64_t)XXH3_64bits(text, (size_t)n));
+    write_text(path, json);
+}
+
+Test(checkpoint, epochs_past_the_last_are_refused)
+{
+    sl_pipeline *p = make(5);
+    char path[128];
+    snprintf(path, sizeof path, "%s/forged.json", dir);
+    sl_position pos;
+    sl_err err = {0};
+    write_forged(path, p, SL_MAX_EPOCH);
+    cr_expect_eq(sl_checkpoint_load(p, path, &pos, &err), SL_OK, "the last epoch is valid: %s", err.msg);
+    write_forged(path, p, (int64_t)1 << 32);
+    expect_refused(p, path, SL_EFORMAT, "'epoch'");
+    write_forged(path, p, (int64_t)1 << 53);
+    expect_refused(p, path, SL_EFORMAT, "'epoch'");
+    sl_pipeline_free(p);
+}
+
+Test(checkpoint, position_arithmetic_cannot_overflow)
+{
+    sl_pipeline *p = make(5);
+    int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
+    sl_position last = {SL_MAX_EPOCH, per_epoch - 1};
+    sl_position next = sl_position_advance(p, last, 1);
+    cr_expect_eq(next.epoch, SL_MAX_EPOCH + 1, "past the last epoch is a position every executor refuses");
+    next = sl_position_advance(p, (sl_position){3, 1}, INT64_MAX);
+    cr_expect_eq(next.epoch, SL_MAX_EPOCH + 1);
+    next = sl_position_advance(p, (sl_position){3, per_epoch - 1}, per_epoch + 2);
+    cr_expect_eq(next.epoch, 5);
+    cr_expect_eq(next.batch, 1);
+    sl_iter *it = NULL;
+    sl_iter_options options = {SL_KERNELS_BEST, 0, 0, {SL_MAX_EPOCH + 1, 0}};
+    sl_err err = {0};
+    cr_expect_neq(sl_iter_create(p, &options, &it, &err), SL_OK);
+    cr_expect_null(it);
     sl_pipeline_free(p);
 }

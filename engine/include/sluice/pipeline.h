@@ -68,6 +68,13 @@ typedef struct sl_position {
     int64_t batch;
 } sl_position;
 
+/* The last epoch: epochs enter the Philox counter as 32 bits, so epoch 2^32
+ * would replay epoch 0. Checkpoints and iterators refuse positions past it. */
+#define SL_MAX_EPOCH ((int64_t)UINT32_MAX)
+
+/* The position `batches` (>= 0) batches after position, without overflow:
+ * past SL_MAX_EPOCH it stays at the first batch of SL_MAX_EPOCH + 1, which
+ * every executor refuses. */
 sl_position sl_position_advance(const sl_pipeline *pipeline, sl_position position, int64_t batches);
 
 typedef enum sl_kernel_choice { SL_KERNELS_REFERENCE = 0, SL_KERNELS_BEST } sl_kernel_choice;
