@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "sluice/record.h"
 
 static sl_status write_all(int fd, const char *data, size_t size)
@@ -45,10 +48,33 @@ static void sync_parent_dir(const char *path)
     free(dir);
 }
 
+/* The process's umask, read without changing it: umask(2) can only be read
+ * by setting it, which would race with threads creating files. */
+static mode_t current_umask(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    unsigned int mask = 022;
+    char line[128];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Umask: %o", &mask) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (mode_t)(mask & 0777);
+}
+
 sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, sl_err *err)
 {
     /* The temporary file sits beside the target so that rename stays within
      * one file system, which is what makes it atomic. */
+    /* Only a regular file is replaced. A symbolic link (to /dev/null, or to
+     * a file elsewhere) or a device, FIFO or directory at the path is
+     * refused rather than followed or clobbered. */
+    struct stat target;
+    if (lstat(path, &target) == 0 && !S_ISREG(target.st_mode))
+        return sl_fail(err, SL_EIO, "cannot write %s: it is %s, not a regular file; remove it or choose another path",
+                       path, S_ISLNK(target.st_mode) ? "a symbolic link" : S_ISDIR(target.st_mode) ? "a directory"
+                                                                                                   : "a special file");
     size_t len = strlen(path);
     char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
     if (!tmp)
@@ -62,10 +88,11 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
         free(tmp);
         return sl_fail(err, SL_EIO, "cannot create a temporary file beside %s: %s", path, strerror(e));
     }
-    /* mkstemp creates the file 0600; a replaced file keeps its mode and a new
-     * one gets the usual 0644, so records and goldens stay readable. */
-    struct stat st;
-    mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+    /* mkstemp creates the file 0600; the result gets what a new file gets
+     * from open(2), 0666 less the umask (0644 as a rule). The mode of a file
+     * being replaced is never copied: a setuid or world-writable file there
+     * must not make a setuid or world-writable record. */
+    mode_t mode = 0666 & ~current_umask();
 
     const char *step = NULL;
     if (fchmod(fd, mode) != 0)
@@ -96,9 +123,17 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
 
 sl_status sl_read_file(const char *path, char **data, size_t *size, sl_err *err)
 {
+    return sl__read_file_limited(path, SIZE_MAX - 1, false, data, size, err);
+}
+
+sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
+                                sl_err *err)
+{
     *data = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer that may never come. Reads from a regular file ignore it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0) {
         int e = errno;
         return sl_fail(err, e == ENOENT ? SL_ENOTFOUND : SL_EIO, "cannot open %s: %s", path, strerror(e));
@@ -106,13 +141,29 @@ sl_status sl_read_file(const char *path, char **data, size_t *size, sl_err *err)
     /* st_size is only a first guess: files in /proc report 0 and a file may
      * grow while we read, so read until end of file. */
     struct stat st;
-    size_t cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    bool have_stat = fstat(fd, &st) == 0;
+    if (regular_only && (!have_stat || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return sl_fail(err, SL_EFORMAT, "%s is not a regular file (a device, FIFO or directory); refusing to read it",
+                       path);
+    }
+    if (have_stat && st.st_size > 0 && (uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        return sl_fail(err, SL_EFORMAT, "%s is %lld bytes, more than the %zu this reader accepts", path,
+                       (long long)st.st_size, max_bytes);
+    }
+    size_t cap = have_stat && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
     char *buf = malloc(cap);
     size_t used = 0;
     for (;;) {
         if (!buf) {
             close(fd);
             return sl_fail(err, SL_ENOMEM, "cannot read %s: out of memory", path);
+        }
+        if (used > max_bytes) {
+            free(buf);
+            close(fd);
+            return sl_fail(err, SL_EFORMAT, "%s grew past the %zu bytes this reader accepts", path, max_bytes);
         }
         if (used + 1 >= cap) {
             char *grown = realloc(buf, cap * 2);

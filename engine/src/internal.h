@@ -2,7 +2,10 @@
 #ifndef SLUICE_INTERNAL_H
 #define SLUICE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "sluice/status.h"
 
 /* The commit the library was built from ("unknown" outside a git checkout). */
 const char *sl__build_git_commit(void);
@@ -12,5 +15,11 @@ void *sl__aligned_alloc(size_t alignment, size_t size);
 
 /* Bounded copy that always terminates dst. */
 void sl__copy_string(char *dst, size_t size, const char *src);
+
+/* Reads a whole file as sl_read_file does, refusing one larger than
+ * max_bytes and, with regular_only, anything but a regular file (a FIFO
+ * would block, /dev/zero would never end). */
+sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
+                                sl_err *err);
 
 #endif

@@ -89,7 +89,9 @@ sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
     *root = NULL;
     char *data = NULL;
     size_t size = 0;
-    sl_status status = sl_read_file(path, &data, &size, err);
+    /* Goldens, records, checkpoints, baselines and manifests are all far
+     * below this; a larger file is not one of them. */
+    sl_status status = sl__read_file_limited(path, SL__JSON_MAX_BYTES, true, &data, &size, err);
     if (status != SL_OK)
         return status;
     if (strlen(data) != size) {

@@ -19,7 +19,11 @@ cJSON *sl__json_u64_text(uint64_t value);
  * it), writes it to path atomically and frees it. */
 sl_status sl__json_save(cJSON *root, const char *path, sl_err *err);
 
-/* Readers: each names the file (path) and the field (name) on failure. */
+/* The largest JSON document sluice reads: 256 MiB. */
+#define SL__JSON_MAX_BYTES ((size_t)256 << 20)
+
+/* Readers: each names the file (path) and the field (name) on failure. The
+ * file must be a regular file of at most SL__JSON_MAX_BYTES. */
 sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err);
 static inline const cJSON *sl__json_member(const cJSON *object, const char *key)
 {

@@ -655,14 +655,60 @@ Test(fileio, atomic_write_creates_and_replaces)
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0644, "a new file is 0644, found %o", st.st_mode & 0777);
 
-    cr_assert_eq(chmod(path, 0600), 0);
+    /* The mode of a replaced file is not copied: a setuid, world-writable
+     * file there once made a setuid, world-writable record. */
+    cr_assert_eq(chmod(path, 06777), 0);
     cr_assert_eq(sl_write_file_atomic(path, "second", 6, &err), SL_OK, "%s", err.msg);
     data = slurp(path);
     cr_assert_str_eq(data, "second");
     free(data);
     cr_assert_eq(stat(path, &st), 0);
-    cr_assert_eq(st.st_mode & 0777, 0600, "a replaced file keeps its mode, found %o", st.st_mode & 0777);
+    cr_assert_eq(st.st_mode & 07777, 0644, "a replaced file is 0644 like a new one, found %o", st.st_mode & 07777);
     cr_assert_eq(count_entries(dir), 1, "no temporary file may remain");
+}
+
+/* A symbolic link at the path (to /dev/null, or to a file elsewhere) is
+ * refused, never followed: /dev/null once became a 0666 regular file. */
+Test(fileio, atomic_write_refuses_links_and_special_files)
+{
+    char path[128], target[128];
+    scratch_path(path, sizeof path, "link.json");
+    scratch_path(target, sizeof target, "elsewhere.json");
+    FILE *f = fopen(target, "w");
+    fputs("keep me", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, path), 0);
+    sl_err err = {0};
+    cr_expect_neq(sl_write_file_atomic(path, "x", 1, &err), SL_OK);
+    cr_expect(strstr(err.msg, path) && strstr(err.msg, "symbolic link"), "%s", err.msg);
+    char *kept = slurp(target);
+    cr_expect_str_eq(kept, "keep me");
+    free(kept);
+    struct stat st;
+    cr_expect_eq(lstat(path, &st), 0);
+    cr_expect(S_ISLNK(st.st_mode), "the link itself is left alone");
+    char fifo[128];
+    scratch_path(fifo, sizeof fifo, "fifo.json");
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    cr_expect_neq(sl_write_file_atomic(fifo, "x", 1, &err), SL_OK);
+    cr_expect(strstr(err.msg, "special file"), "%s", err.msg);
+}
+
+/* JSON readers take regular files only: a FIFO once blocked forever and
+ * /dev/zero made a reader allocate until memory ran out. */
+Test(fileio, json_readers_refuse_fifos_and_devices)
+{
+    char fifo[128], link[128];
+    scratch_path(fifo, sizeof fifo, "CV-1__32x32__fused.json");
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    sl_record r;
+    sl_err err = {0};
+    cr_expect_neq(sl_record_read(fifo, &r, NULL, &err), SL_OK);
+    cr_expect(strstr(err.msg, "not a regular file"), "%s", err.msg);
+    scratch_path(link, sizeof link, "zero.json");
+    cr_assert_eq(symlink("/dev/zero", link), 0);
+    cr_expect_neq(sl_record_read(link, &r, NULL, &err), SL_OK);
+    cr_expect(strstr(err.msg, "not a regular file"), "%s", err.msg);
 }
 
 Test(fileio, failed_write_leaves_the_old_file)
