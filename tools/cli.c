@@ -19,12 +19,27 @@ static void print_prefix(const char *command)
     }
 }
 
+/* Messages quote what the user typed; a control character in it (an
+ * escape sequence, a carriage return) would otherwise act on the terminal,
+ * so every one is written as \xNN. */
+static void print_message(const char *fmt, va_list ap)
+{
+    char text[8192];
+    vsnprintf(text, sizeof text, fmt, ap);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+}
+
 _Noreturn void sl__cli_usage_error(const sl__cli *cli, const char *fmt, ...)
 {
     va_list ap;
     print_prefix(cli->command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    print_message(fmt, ap);
     va_end(ap);
     if (cli->command != NULL) {
         fprintf(stderr, "\nsee 'sluice %s --help'\n", cli->command);
@@ -39,7 +54,7 @@ void sl__cli_error(const char *command, const char *fmt, ...)
     va_list ap;
     print_prefix(command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    print_message(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
 }
@@ -140,8 +155,11 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
 {
     char *end = NULL;
     errno = 0;
-    long long value = strtoll(text, &end, 10);
-    if (end == text || *end != '\0') {
+    /* strtoll skips leading space and takes a '+'; --seed never did, and
+     * every number on the command line is read the same way. */
+    bool digits = (text[0] >= '0' && text[0] <= '9') || (text[0] == '-' && text[1] >= '0' && text[1] <= '9');
+    long long value = digits ? strtoll(text, &end, 10) : 0;
+    if (!digits || end == text || *end != '\0') {
         sl__cli_usage_error(cli, "option %s: '%s' is not an integer", option, text);
     }
     if (errno == ERANGE || value < min || value > max) {

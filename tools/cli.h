@@ -15,6 +15,10 @@
 #define SL__EXIT_FAILED 1  /* a run, a file or a comparison failed */
 #define SL__EXIT_USAGE 2   /* the command line was wrong */
 
+/* The longest output folder a command accepts: a record's path adds the
+ * profile and a file name of up to 255 bytes, and all must fit PATH_MAX. */
+#define SL__MAX_OUTPUT_DIR 3800
+
 /* The subcommands; argv[0] is the command's name. */
 int sl__cmd_bench(int argc, char **argv);
 int sl__cmd_list(int argc, char **argv);

@@ -101,6 +101,12 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
                                 ? sl_available_cpus()
                                 : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--output-dir", &value)) {
+            /* Records go to DIR/<profile>/<name of up to 255 bytes>, which
+             * must fit a path; a longer DIR was once cut short silently. */
+            if (strlen(value) > SL__MAX_OUTPUT_DIR)
+                sl__cli_usage_error(&cli, "option --output-dir: the path is %zu characters; at most %d fit a record's "
+                                          "path",
+                                    strlen(value), SL__MAX_OUTPUT_DIR);
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
             args->seed = sl__cli_u64(&cli, "--seed", value);
@@ -590,8 +596,14 @@ int sl__cmd_bench(int argc, char **argv)
      * redirected into a file compare.py reads; the table goes to stderr. */
     FILE *human = args.gbench ? stderr : stdout;
     sl__table_print(table, human, 0);
-    fprintf(human, "\n%d run%s, %d failed, %d mismatched; records in %s/", run.summary.count,
-            run.summary.count == 1 ? "" : "s", run.summary.failed, run.summary.mismatched, run.dir);
+    /* A record that could not be written is a failure too: its run is not
+     * on disk for anyone to check. */
+    fprintf(human, "\n%d run%s, %d failed, %d mismatched", run.summary.count, run.summary.count == 1 ? "" : "s",
+            run.summary.failed + run.write_errors, run.summary.mismatched);
+    if (run.write_errors > 0) {
+        fprintf(human, " (%d record%s could not be written)", run.write_errors, run.write_errors == 1 ? "" : "s");
+    }
+    fprintf(human, "; records in %s/", run.dir);
     if (wrote_summary) {
         fprintf(human, ", summary in %s", summary_path);
     }

@@ -69,29 +69,28 @@ typedef struct bless_counts {
     int failed;
 } bless_counts;
 
-/* Says how the new golden differs from the one on disk, if there is one. */
-static void describe_change(const char *label, const char *path, const sl_golden *golden, bless_counts *counts)
+typedef enum change { CHANGE_NEW, CHANGE_NONE, CHANGE_CHANGED } change;
+
+/* How the new golden differs from the one on disk, if there is one; the
+ * detail goes to how (empty when there is none). */
+static change describe_change(const char *path, const sl_golden *golden, char *how, size_t size)
 {
-    if (access(path, F_OK) != 0) {
-        printf("%s: new\n", label);
-        counts->fresh++;
-        return;
-    }
+    how[0] = '\0';
+    if (access(path, F_OK) != 0)
+        return CHANGE_NEW;
     sl_golden *old = NULL;
     sl_err err = {0};
     if (sl_golden_load(path, &old, &err) != SL_OK) {
-        printf("%s: CHANGED\n    the existing golden could not be read: %s\n", label, err.msg);
-        counts->changed++;
-        return;
+        snprintf(how, size, "the existing golden could not be read: %s", err.msg);
+        return CHANGE_CHANGED;
     }
-    if (sl_golden_compare(old, golden, &err) == SL_OK) {
-        printf("%s: unchanged\n", label);
-        counts->unchanged++;
-    } else {
-        printf("%s: CHANGED\n    %s\n", label, err.msg);
-        counts->changed++;
+    change c = CHANGE_NONE;
+    if (sl_golden_compare(old, golden, &err) != SL_OK) {
+        snprintf(how, size, "%s", err.msg);
+        c = CHANGE_CHANGED;
     }
     sl_golden_free(old);
+    return c;
 }
 
 /* Saves a captured golden at path, saying how it differs from the one
@@ -99,11 +98,23 @@ static void describe_change(const char *label, const char *path, const sl_golden
 static void save_golden(const char *label, const char *path, sl_golden *golden, sl_status status, sl_err *err,
                         bless_counts *counts)
 {
+    char how[SL_ERR_MAX + 64];
+    change c = CHANGE_NONE;
     if (status == SL_OK) {
-        describe_change(label, path, golden, counts);
+        /* Compared before saving, counted after: a golden that could not be
+         * saved is a failure, never also new or changed. */
+        c = describe_change(path, golden, how, sizeof how);
         status = sl_golden_save(golden, path, err);
     }
-    if (status != SL_OK) {
+    if (status == SL_OK) {
+        static const char *const words[] = {"new", "unchanged", "CHANGED"};
+        printf("%s: %s\n", label, words[c]);
+        if (how[0])
+            printf("    %s\n", how);
+        counts->fresh += c == CHANGE_NEW;
+        counts->unchanged += c == CHANGE_NONE;
+        counts->changed += c == CHANGE_CHANGED;
+    } else {
         fflush(stdout);
         sl__cli_error("bless", "%s: %s", label, err->msg);
         counts->failed++;

@@ -47,6 +47,17 @@ elif printf '%s' "$out" | grep -qF "SLUICE_KERNELS"; then
 else
   not_ok "a SLUICE_KERNELS naming no table is refused" "$out"
 fi
+expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"
+expect 2 "--batches" "a number with a plus sign is refused" -- bench --batches +5
+expect 2 "--seed" "--seed refuses the same" -- bench --seed +5
+long_dir=$(printf 'd%.0s' $(seq 1 4000))
+expect 2 "--output-dir" "an output folder too long for a record's path is refused up front" -- bench --output-dir "$long_dir"
+out=$("$sluice" bench --scenarios "$(printf 'CV\033[31mX')" 2>&1)
+if printf '%s' "$out" | grep -qF '\x1b' && ! printf '%s' "$out" | grep -q "$(printf '\033')"; then
+  ok "control characters in arguments are escaped, never echoed raw"
+else
+  not_ok "control characters in arguments are escaped, never echoed raw" "$out"
+fi
 expect 0 "PR-2" "list shows every scenario" -- list
 expect 0 "fused" "list shows the adapters" -- list
 
@@ -153,6 +164,21 @@ fi
 # An output directory that cannot be created fails the run, exit 1.
 expect 1 "" "an unwritable output directory fails with exit 1" -- bench --scenarios NLP-1 --adapters fused \
   --warmup 0 --batches 1 --repetitions 1 --output-dir /dev/null/records --quiet
+
+# A record that cannot be written (a folder stands at its path) fails the
+# run, and the summary counts it.
+mkdir -p "$work/blocked/ci/NLP-1__128__fused.json"
+expect 1 "1 failed" "a record that cannot be written is counted as failed" -- bench --scenarios NLP-1 \
+  --adapters fused --warmup 0 --batches 1 --repetitions 1 --output-dir "$work/blocked" --quiet
+
+# A golden that cannot be saved is a failure, not also a new golden.
+mkdir -p "$work/gblocked/NLP-1__128.json"
+out=$("$sluice" bless --scenarios NLP-1 --golden-dir "$work/gblocked" 2>&1)
+if printf "%s" "$out" | grep -q "0 new, 0 changed, 0 unchanged, [0-9]* skipped, 1 failed"; then
+  ok "a golden that cannot be saved counts only as failed"
+else
+  not_ok "a golden that cannot be saved counts only as failed" "$(printf '%s' "$out" | tail -2)"
+fi
 
 # bless writes a golden, and a second bless finds it unchanged.
 expect 0 "new" "bless writes a new golden" -- bless --scenarios NLP-1 --golden-dir "$work/golden"
