@@ -42,6 +42,10 @@ sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *opt
         options = &defaults;
     if (options->workers < 0)
         return sl_fail(err, SL_EINVAL, "workers must be 0 or more, got %d", options->workers);
+    sl_status bounded = sl__prefetch_check_bounds(options->workers, options->prefetch_depth,
+                                                  sl_pipeline_batch_bytes(pipeline), err);
+    if (bounded)
+        return bounded;
     if (options->start.epoch < 0 || options->start.epoch > SL_MAX_EPOCH || options->start.batch < 0 ||
         options->start.batch >= pipeline->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "start epoch %lld batch %lld is outside [0, %lld) batches",

@@ -1,9 +1,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "prefetch.h"
+#include "sluice/pipeline.h"
 #include "sluice/timing.h"
 
 /* How long the consumer polls for its next item before it sleeps on the
@@ -79,6 +81,42 @@ static void *worker_main(void *arg)
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
+}
+
+/* MemAvailable from /proc/meminfo in bytes, or -1 where there is none. */
+static int64_t mem_available_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    long long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib < 0 ? -1 : (int64_t)kib * 1024;
+}
+
+sl_status sl__prefetch_check_bounds(int workers, int depth, size_t batch_bytes, sl_err *err)
+{
+    if (workers <= 0)
+        return SL_OK;
+    int cpus = sl_available_cpus();
+    if (workers > SL__PREFETCH_WORKERS_PER_CPU * cpus)
+        return sl_fail(err, SL_EINVAL, "%d prefetch workers is more than %d per CPU this process may use (%d CPUs)",
+                       workers, SL__PREFETCH_WORKERS_PER_CPU, cpus);
+    int effective = depth > 0 ? depth : 2 * workers;
+    if (effective > SL__PREFETCH_DEPTH_PER_WORKER * workers)
+        return sl_fail(err, SL_EINVAL, "prefetch depth %d is more than %d batches per worker", effective,
+                       SL__PREFETCH_DEPTH_PER_WORKER);
+    int64_t available = mem_available_bytes();
+    double queue = (double)effective * (double)batch_bytes;
+    if (available > 0 && queue > (double)available / 2)
+        return sl_fail(err, SL_ENOMEM,
+                       "a prefetch queue of %d batches of %zu bytes (%.0f MB) would take more than half the %.0f MB "
+                       "available",
+                       effective, batch_bytes, queue / 1e6, (double)available / 1e6);
+    return SL_OK;
 }
 
 sl_status sl__prefetch_create(int workers, int depth, sl__produce_fn produce, void *ctx, sl__prefetch **out,

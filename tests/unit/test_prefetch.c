@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "prefetch.h"
+#include "sluice/pipeline.h"
 
 typedef struct ctx {
     atomic_int in_flight;
@@ -97,4 +98,22 @@ Test(prefetch, bad_arguments_are_refused)
     cr_expect_eq(sl__prefetch_create(0, 2, produce, &c, &pool, &err), SL_EINVAL);
     cr_expect_eq(sl__prefetch_create(4, 2, produce, &c, &pool, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "depth") != NULL, "%s", err.msg);
+}
+
+/* Bounds by the machine: --workers 1024 once made a 41 MB run use 2.1 GB.
+ * The limits follow from the CPUs this process may use and the memory
+ * available, read here independently of the code under test. */
+Test(prefetch, workers_depth_and_queue_memory_are_bounded)
+{
+    sl_err err = {0};
+    int cpus = sl_available_cpus();
+    cr_expect_eq(sl__prefetch_check_bounds(2, 0, 4096, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(sl__prefetch_check_bounds(1024, 0, 4096, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "1024 prefetch workers") && strstr(err.msg, "per CPU"), "%s", err.msg);
+    cr_expect_eq(sl__prefetch_check_bounds(SL__PREFETCH_WORKERS_PER_CPU * cpus + 1, 0, 4096, &err), SL_EINVAL);
+    cr_expect_eq(sl__prefetch_check_bounds(1, 9, 4096, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "depth 9"), "%s", err.msg);
+    /* 8 batches of 1 TiB: more than any machine this runs on has. */
+    cr_expect_eq(sl__prefetch_check_bounds(1, 8, (size_t)1 << 40, &err), SL_ENOMEM);
+    cr_expect(strstr(err.msg, "available"), "%s", err.msg);
 }
