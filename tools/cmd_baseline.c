@@ -71,21 +71,12 @@ int sl__cmd_baseline(int argc, char **argv)
         nfrom = 1;
     sl_record_set set;
     sl_err err = {0};
-    if (sl_record_set_load(from[0], &set, report_bad_file, NULL, &err) != SL_OK) {
+    if (sl_record_set_load_runs(from, nfrom, &set, report_bad_file, NULL, &err) != SL_OK) {
         sl__cli_error("baseline", "%s", err.msg);
+        sl_record_set_free(&set);
         return SL__EXIT_FAILED;
     }
     int failed = set.nerrors, saved = 0;
-    for (int k = 1; k < nfrom && !failed; k++) {
-        sl_record_set more;
-        if (sl_record_set_load(from[k], &more, report_bad_file, NULL, &err) != SL_OK ||
-            sl_record_set_append_runs(&set, &more, &err) != SL_OK) {
-            sl__cli_error("baseline", "%s", err.msg);
-            failed++;
-        }
-        failed += more.nerrors;
-        sl_record_set_free(&more);
-    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", baseline_dir, name);
     if (set.count == 0) {

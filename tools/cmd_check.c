@@ -100,22 +100,13 @@ int sl__cmd_check(int argc, char **argv)
     }
     if (nrecords == 0)
         nrecords = 1;
-    if (sl_record_set_load(records[0], &fresh, report_bad_file, NULL, &err) != SL_OK) {
+    if (sl_record_set_load_runs(records, nrecords, &fresh, report_bad_file, NULL, &err) != SL_OK) {
         sl__cli_error("check", "%s", err.msg);
         sl_record_set_free(&base);
+        sl_record_set_free(&fresh);
         return SL__EXIT_FAILED;
     }
     int problems = base.nerrors + fresh.nerrors, slower = 0, compared = 0;
-    for (int k = 1; k < nrecords && !problems; k++) {
-        sl_record_set more;
-        if (sl_record_set_load(records[k], &more, report_bad_file, NULL, &err) != SL_OK ||
-            sl_record_set_append_runs(&fresh, &more, &err) != SL_OK) {
-            sl__cli_error("check", "%s", err.msg);
-            problems++;
-        }
-        problems += more.nerrors;
-        sl_record_set_free(&more);
-    }
     if (base.count == 0) {
         sl__cli_error("check", "baseline '%s' (%s) holds no records", name, base_dir);
         problems++;

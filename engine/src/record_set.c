@@ -141,3 +141,19 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
     }
     return SL_OK;
 }
+
+sl_status sl_record_set_load_runs(const char *const *dirs, int ndirs, sl_record_set *set, sl_record_error_fn on_error,
+                                  void *user, sl_err *err)
+{
+    sl_status status = sl_record_set_load(dirs[0], set, on_error, user, err);
+    for (int k = 1; k < ndirs && status == SL_OK; k++) {
+        sl_record_set more;
+        status = sl_record_set_load(dirs[k], &more, on_error, user, err);
+        if (status == SL_OK) {
+            set->nerrors += more.nerrors;
+            status = sl_record_set_append_runs(set, &more, err);
+            sl_record_set_free(&more);
+        }
+    }
+    return status;
+}

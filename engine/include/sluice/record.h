@@ -154,6 +154,11 @@ void sl_record_set_free(sl_record_set *set);
  * a gate that alternates runs of two builds (ABAB) and compares all of
  * each side's repetitions. Records only one side has are left as they are. */
 sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *from, sl_err *err);
+/* Loads the first folder and pools the repetitions of the others into it
+ * (the runs of one side of an ABAB gate). nerrors counts the unreadable
+ * files of every folder. */
+sl_status sl_record_set_load_runs(const char *const *dirs, int ndirs, sl_record_set *set, sl_record_error_fn on_error,
+                                  void *user, sl_err *err);
 /* Index of the record of that scenario, variant and adapter, or -1. */
 int sl_record_set_find(const sl_record_set *set, const char *scenario, const char *variant, const char *adapter);
 
