@@ -1,4 +1,4 @@
-/* The grid Feistel of shuffle.c, four positions per AVX2 vector and two
+/* The grid Feistel of shuffle.c, four positions per AVX2 vector and four
  * vectors interleaved. Every step is the scalar one on integers, so the
  * result is the same bit for bit (test_shuffle compares them on many sizes,
  * seeds and strides); only the arithmetic is spread across lanes. A batch's
@@ -60,46 +60,46 @@ TARGET static inline void split4(__m256i x, __m256d side_pd, __m256i side, __m25
     *right = r;
 }
 
-TARGET static inline void rounds(const sl_permutation *perm, __m256i side, __m256i *left, __m256i *right)
-{
-    const __m256i side_minus_one = _mm256_sub_epi64(side, _mm256_set1_epi64x(1));
-    for (int round = 0; round < SL_FEISTEL_ROUNDS; round++) {
-        __m256i key = _mm256_set1_epi64x((long long)perm->round_keys[round]);
-        /* ((mix64(right ^ key) >> 32) * side) >> 32 */
-        __m256i f = _mm256_srli_epi64(mix64(_mm256_xor_si256(*right, key)), 32);
-        f = _mm256_srli_epi64(_mm256_mul_epu32(f, side), 32);
-        __m256i sum = _mm256_add_epi64(*left, f);
-        __m256i over = _mm256_cmpgt_epi64(sum, side_minus_one);
-        *left = *right;
-        *right = _mm256_sub_epi64(sum, _mm256_and_si256(over, side));
-    }
-}
+/* Four vectors in flight: a round is a chain of dependent multiplies, and
+ * four independent chains keep the multiplier busy while each waits. */
+#define VECTORS 4
 
 TARGET void sl__permutation_apply_strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride,
                                                int64_t count, int64_t *out)
 {
     const __m256i side = _mm256_set1_epi64x((long long)perm->side);
     const __m256d side_pd = _mm256_set1_pd((double)perm->side);
-    const __m256i lane_offsets = _mm256_setr_epi64x(0, 1, 2, 3);
+    const __m256i step = _mm256_set1_epi64x((long long)stride);
+    const __m256i step_hi = _mm256_srli_epi64(step, 32);
+    const __m256i lane_offsets = mul64(_mm256_setr_epi64x(0, 1, 2, 3), step, step_hi);
+    const __m256i vector_step = mul64(_mm256_set1_epi64x(4), step, step_hi);
+    const __m256i side_minus_one = _mm256_sub_epi64(side, _mm256_set1_epi64x(1));
     int64_t base = 0;
-    for (; base + 8 <= count; base += 8) {
-        __m256i step = _mm256_set1_epi64x((long long)stride);
-        __m256i pos0 = _mm256_add_epi64(_mm256_set1_epi64x((long long)(first + (uint64_t)base * stride)),
-                                        mul64(lane_offsets, step, _mm256_srli_epi64(step, 32)));
-        __m256i pos1 = _mm256_add_epi64(pos0, mul64(_mm256_set1_epi64x(4), step, _mm256_srli_epi64(step, 32)));
-        __m256i l0, r0, l1, r1;
-        split4(pos0, side_pd, side, &l0, &r0);
-        split4(pos1, side_pd, side, &l1, &r1);
-        rounds(perm, side, &l0, &r0);
-        rounds(perm, side, &l1, &r1);
-        __m256i x0 = _mm256_add_epi64(_mm256_mul_epu32(l0, side), r0);
-        __m256i x1 = _mm256_add_epi64(_mm256_mul_epu32(l1, side), r1);
-        _mm256_storeu_si256((__m256i *)(out + base), x0);
-        _mm256_storeu_si256((__m256i *)(out + base + 4), x1);
+    for (; base + 4 * VECTORS <= count; base += 4 * VECTORS) {
+        __m256i l[VECTORS], r[VECTORS];
+        __m256i pos = _mm256_add_epi64(_mm256_set1_epi64x((long long)(first + (uint64_t)base * stride)), lane_offsets);
+        for (int v = 0; v < VECTORS; v++) {
+            split4(pos, side_pd, side, &l[v], &r[v]);
+            pos = _mm256_add_epi64(pos, vector_step);
+        }
+        for (int round = 0; round < SL_FEISTEL_ROUNDS; round++) {
+            __m256i key = _mm256_set1_epi64x((long long)perm->round_keys[round]);
+            for (int v = 0; v < VECTORS; v++) {
+                /* ((mix64(right ^ key) >> 32) * side) >> 32 */
+                __m256i f = _mm256_srli_epi64(mix64(_mm256_xor_si256(r[v], key)), 32);
+                f = _mm256_srli_epi64(_mm256_mul_epu32(f, side), 32);
+                __m256i sum = _mm256_add_epi64(l[v], f);
+                __m256i over = _mm256_cmpgt_epi64(sum, side_minus_one);
+                l[v] = r[v];
+                r[v] = _mm256_sub_epi64(sum, _mm256_and_si256(over, side));
+            }
+        }
+        for (int v = 0; v < VECTORS; v++)
+            _mm256_storeu_si256((__m256i *)(out + base + 4 * v), _mm256_add_epi64(_mm256_mul_epu32(l[v], side), r[v]));
         /* The rare lane that left [0, n) walks on alone. */
-        for (int l = 0; l < 8; l++)
-            if ((uint64_t)out[base + l] >= perm->n)
-                out[base + l] = (int64_t)sl__feistel_walk(perm, (uint64_t)out[base + l]);
+        for (int k = 0; k < 4 * VECTORS; k++)
+            if ((uint64_t)out[base + k] >= perm->n)
+                out[base + k] = (int64_t)sl__feistel_walk(perm, (uint64_t)out[base + k]);
     }
     if (base < count)
         sl__permutation_apply_strided_scalar(perm, first + (uint64_t)base * stride, stride, count - base, out + base);
