@@ -387,7 +387,7 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
         if (fz->lanes[t].status && (!failed || fz->lanes[t].failed_row < failed->failed_row))
             failed = &fz->lanes[t];
     if (!failed)
-        return SL_OK;
+        return sl__source_check(p->source, err);
     if (err)
         *err = failed->err;
     return failed->status;

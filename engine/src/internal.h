@@ -22,4 +22,10 @@ void sl__copy_string(char *dst, size_t size, const char *src);
 sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
                                 sl_err *err);
 
+struct sl_source;
+/* SL_OK, or the error of a source whose bytes can no longer be trusted.
+ * Executors call it once per batch, after the batch's reads, so a file that
+ * shrank under a mapping fails the run instead of feeding it zeros. */
+sl_status sl__source_check(const struct sl_source *source, sl_err *err);
+
 #endif

@@ -98,6 +98,8 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
     for (int i = 0; i < p->ncompiled && !st; i++)
         if (p->compiled[i].desc->phase == SL__PHASE_ELEMENT)
             st = apply_element_op(&ctx, &p->compiled[i], dst, fs, scratch, err);
+    if (!st)
+        st = sl__source_check(p->source, err);
     if (st)
         goto done;
     /* Every field must end in the batch itself. */

@@ -93,8 +93,8 @@ static void release_taken(sl_source *source)
         free((void *)source->data[f]);
 }
 
-static const sl__source_ops borrowed_ops = {NULL, NULL};
-static const sl__source_ops taken_ops = {NULL, release_taken};
+static const sl__source_ops borrowed_ops = {NULL, NULL, NULL};
+static const sl__source_ops taken_ops = {NULL, release_taken, NULL};
 
 /* On failure nothing is taken, even with SL_TAKE: the caller still owns the
  * buffers, so an error path never has to guess whether they were freed. */
@@ -171,9 +171,14 @@ sl_status sl_source_read(const sl_source *source, int field, size_t offset, size
         return SL_OK;
     if (source->data[field]) {
         memcpy(dst, source->data[field] + offset, nbytes);
-        return SL_OK;
+        return sl__source_check(source, err);
     }
     return source->ops->read(source, field, offset, nbytes, dst, err);
+}
+
+sl_status sl__source_check(const sl_source *source, sl_err *err)
+{
+    return source->ops->check ? source->ops->check(source, err) : SL_OK;
 }
 
 const void *sl_source_map(const sl_source *source, int field, size_t offset, size_t nbytes)

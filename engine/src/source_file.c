@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "mapguard.h"
 #include "source_impl.h"
 #include "sluice/npy.h"
 #include "sluice/source.h"
@@ -18,6 +20,7 @@ typedef struct file_state {
     int fd[SL_MAX_FIELDS];          /* open for pread, -1 once mapped */
     void *map[SL_MAX_FIELDS];       /* whole file, header included */
     size_t map_len[SL_MAX_FIELDS];
+    int guard[SL_MAX_FIELDS];       /* the mapping's SIGBUS guard slot */
     size_t data_offset[SL_MAX_FIELDS];
     char *path[SL_MAX_FIELDS];      /* for messages from later reads */
 } file_state;
@@ -27,8 +30,10 @@ static void free_state(file_state *fs)
     if (!fs)
         return;
     for (int f = 0; f < fs->nfields; f++) {
-        if (fs->map[f])
+        if (fs->map[f]) {
+            sl__mapguard_unregister(fs->guard[f]);
             munmap(fs->map[f], fs->map_len[f]);
+        }
         if (fs->fd[f] >= 0)
             close(fs->fd[f]);
         free(fs->path[f]);
@@ -49,8 +54,28 @@ static sl_status pread_field(const sl_source *source, int field, size_t offset, 
                           err);
 }
 
-static const sl__source_ops mmap_ops = {NULL, release_files};
-static const sl__source_ops pread_ops = {pread_field, release_files};
+/* A mapped file that shrank: the guard turned the reads past its new end
+ * into zeros, so everything read since is suspect and the run must fail. */
+static sl_status check_mappings(const sl_source *source, sl_err *err)
+{
+    const file_state *fs = source->state;
+    for (int f = 0; f < fs->nfields; f++) {
+        if (!sl__mapguard_damaged(fs->guard[f]))
+            continue;
+        struct stat st;
+        if (stat(fs->path[f], &st) == 0)
+            return sl_fail(err, SL_EIO,
+                           "%s: the file shrank to %lld bytes while mapped (it had %zu); reads past its end were "
+                           "void",
+                           fs->path[f], (long long)st.st_size, fs->map_len[f]);
+        return sl_fail(err, SL_EIO, "%s: the file shrank or went away while mapped (%s); reads past its end were void",
+                       fs->path[f], strerror(errno));
+    }
+    return SL_OK;
+}
+
+static const sl__source_ops mmap_ops = {NULL, release_files, check_mappings};
+static const sl__source_ops pread_ops = {pread_field, release_files, NULL};
 
 static sl_status check_arguments(sl_source_kind kind, int nfields, const char *const *field_names,
                                  const char *const *paths, sl_err *err)
@@ -106,6 +131,7 @@ static sl_status open_field(sl_source_kind kind, file_state *fs, int f, const ch
         return sl_fail(err, SL_EIO, "%s: cannot map %zu bytes: %s", path, len, strerror(errno));
     fs->map[f] = map;
     fs->map_len[f] = len;
+    fs->guard[f] = sl__mapguard_register(map, len);
     close(fs->fd[f]);
     fs->fd[f] = -1;
     return SL_OK;
@@ -122,8 +148,10 @@ sl_status sl_source_file_create(sl_source_kind kind, int nfields, const char *co
     if (!fs)
         return sl_fail(err, SL_ENOMEM, "cannot allocate a file source");
     fs->nfields = nfields;
-    for (int f = 0; f < nfields; f++)
+    for (int f = 0; f < nfields; f++) {
         fs->fd[f] = -1;
+        fs->guard[f] = -1;
+    }
     sl_schema schema = {.nfields = nfields};
     int64_t rows = 0;
     for (int f = 0; f < nfields && st == SL_OK; f++) {

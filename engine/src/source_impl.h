@@ -18,6 +18,9 @@ typedef struct sl__source_ops {
     sl_status (*read)(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err);
     /* Releases what the back end holds: owned buffers, mappings, descriptors. */
     void (*release)(sl_source *source);
+    /* Optional: fails, naming the file, when bytes already handed out may
+     * be wrong (a mapped file that shrank under its mapping). */
+    sl_status (*check)(const sl_source *source, sl_err *err);
 } sl__source_ops;
 
 struct sl_source {

@@ -11,6 +11,8 @@
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
 
+#include "support.h"
+
 static sl_source *images(int64_t n, int side)
 {
     sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
@@ -388,4 +390,60 @@ Test(pipeline, token_packing_is_the_same_through_every_source)
     unlink(path);
     rmdir(dir);
     sl_source_free(memory);
+}
+
+/* Every executor fails, naming the file, when the mapped file under its
+ * source shrinks: before, the first read past the new end was a SIGBUS that
+ * killed the process with nothing recorded. */
+Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
+{
+    char dir[128];
+    test_tmpdir_create(dir, sizeof dir, "shrink");
+    sl_source *fixture = images(512, 32);
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
+    char image_path[256], label_path[256];
+    snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
+    snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
+    const char *names[2] = {"image", "label"};
+    const char *paths[2] = {image_path, label_path};
+    sl_source *mapped;
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_MMAP, 2, names, paths, &mapped, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, mapped, 64, 7);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean3, std3), &err), SL_OK);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(truncate(image_path, 4096), 0);
+
+    /* Every batch of a shuffled epoch holds elements far past 4 KiB. */
+    sl_batch *b;
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 64, &b, &err), SL_OK);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){0, 1}, b, &err), SL_EIO);
+    cr_assert(strstr(err.msg, image_path), "reference: %s", err.msg);
+    sl_batch_free(b);
+
+    for (int workers = 0; workers <= 2; workers += 2) {
+        sl_iter_options o = {SL_KERNELS_BEST, workers, 0, {0, 0}};
+        sl_iter *it;
+        cr_assert_eq(sl_iter_create(p, &o, &it, &err), SL_OK, "%s", err.msg);
+        memset(&err, 0, sizeof err);
+        cr_assert_eq(sl_iter_next(it, &b, &err), SL_EIO, "iter with %d workers", workers);
+        cr_assert(strstr(err.msg, image_path), "iter with %d workers: %s", workers, err.msg);
+        sl_iter_free(it);
+    }
+    for (int threads = 1; threads <= 2; threads++) {
+        sl_fused *fz;
+        cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+        memset(&err, 0, sizeof err);
+        cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 2, NULL, NULL, &err), SL_EIO, "fused, %d threads",
+                     threads);
+        cr_assert(strstr(err.msg, image_path), "fused with %d threads: %s", threads, err.msg);
+        sl_fused_free(fz);
+    }
+    sl_pipeline_free(p);
+    sl_source_free(mapped);
+    sl_source_free(fixture);
+    test_tmpdir_remove(dir);
 }

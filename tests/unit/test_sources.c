@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sluice/npy.h"
 #include "sluice/source.h"
@@ -430,4 +431,52 @@ Test(sources, pread_source_is_safe_from_many_threads)
     }
     sl_source_free(src);
     free_fixture(&fx);
+}
+
+/* A file that shrinks under the mmap source used to kill the process with
+ * SIGBUS. Now the read that went past the new end fails, naming the file,
+ * and so does every read after it (the mapping's tail is void). */
+Test(sources, a_mapped_file_that_shrinks_is_an_error_naming_it)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/shrinks.npy", tmpdir);
+    write_array(path, SL_U8, 2, 64, 4096);
+    const char *name = "x";
+    const char *paths[1] = {path};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_MMAP, 1, &name, paths, &src, &err), SL_OK, "%s", err.msg);
+    unsigned char row[4096];
+    cr_assert_eq(sl_source_read(src, 0, 0, sizeof row, row, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(truncate(path, 4096), 0);
+    /* Row 40 starts 160 KiB into a file that now has 4 KiB. */
+    sl_status st = sl_source_read(src, 0, 40 * sizeof row, sizeof row, row, &err);
+    cr_assert_eq(st, SL_EIO, "a read past the new end returned %d", st);
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, "shrank to 4096 bytes"), "message: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(sl_source_read(src, 0, 0, sizeof row, row, &err), SL_EIO, "later reads must fail too");
+    sl_source_free(src);
+}
+
+/* A mapping that was never touched past the end stays valid: the guard
+ * fails only sources whose reads actually hit the missing pages. */
+Test(sources, another_mapped_source_is_unaffected_by_a_shrunk_one)
+{
+    char shrinking[256], intact[256];
+    snprintf(shrinking, sizeof shrinking, "%s/a.npy", tmpdir);
+    snprintf(intact, sizeof intact, "%s/b.npy", tmpdir);
+    write_array(shrinking, SL_U8, 2, 64, 4096);
+    write_array(intact, SL_U8, 2, 64, 4096);
+    const char *name = "x";
+    const char *pa[1] = {shrinking}, *pb[1] = {intact};
+    sl_source *a, *b;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_MMAP, 1, &name, pa, &a, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_MMAP, 1, &name, pb, &b, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(truncate(shrinking, 0), 0);
+    unsigned char row[4096];
+    cr_assert_eq(sl_source_read(a, 0, 63 * sizeof row, sizeof row, row, &err), SL_EIO);
+    cr_assert_eq(sl_source_read(b, 0, 63 * sizeof row, sizeof row, row, &err), SL_OK, "%s", err.msg);
+    sl_source_free(a);
+    sl_source_free(b);
 }
