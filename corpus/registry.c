@@ -4,10 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include "scenarios/common.h"
+#include "sluice/cleanup.h"
 
 static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
@@ -121,25 +121,6 @@ sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant 
     return SL_OK;
 }
 
-/* Builds put only flat files (the npy exports of file sources) in their work
- * directory, so removing its entries and then itself is enough. */
-static void remove_workdir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *entry;
-        char path[512];
-        while ((entry = readdir(d)) != NULL) {
-            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-                continue;
-            snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 void sl_scenario_instance_free(sl_scenario_instance *instance)
 {
     if (!instance)
@@ -149,6 +130,6 @@ void sl_scenario_instance_free(sl_scenario_instance *instance)
         sl_source_free(instance->source);
     sl_source_free(instance->fixture);
     if (instance->owns_workdir)
-        remove_workdir(instance->workdir);
+        sl_workdir_remove(instance->workdir);
     free(instance);
 }

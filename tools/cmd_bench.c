@@ -557,6 +557,8 @@ int sl__cmd_bench(int argc, char **argv)
         sl__selection_free(&selection);
         return SL__EXIT_FAILED;
     }
+    /* Records half-written by a run that was killed. */
+    sl_sweep_stale_temporaries(run.dir);
     sl_environment_collect(&run.env);
 
     int nadapters = 0;

@@ -196,8 +196,12 @@ static void write_reports(const report_args *args, const sl__report *report, FIL
     write_environment(md, report, false);
     write_environment(html, report, true);
 
-    char workdir[] = "/tmp/sluice-report-XXXXXX";
-    bool charts = mkdtemp(workdir) != NULL;
+    /* Charts are drawn through files that gnuplot reads and writes; a
+     * report without charts is still a report, so a failure here only
+     * drops them. */
+    char workdir[4096];
+    sl_err workdir_err = {0};
+    bool charts = sl_workdir_create(sl_temp_base(), "report", workdir, sizeof workdir, &workdir_err) == SL_OK;
     char category[16] = "";
     for (int first = 0; first < report->nrows;) {
         int end = variant_end(report, first);
@@ -236,15 +240,8 @@ static void write_reports(const report_args *args, const sl__report *report, FIL
         }
         first = end;
     }
-    if (workdir[0] && strcmp(workdir, "/tmp/sluice-report-XXXXXX") != 0) {
-        char path[sizeof workdir + 16];
-        for (const char *const *name = (const char *const[]){"chart.dat", "chart.gp", "chart.svg", NULL}; *name;
-             name++) {
-            snprintf(path, sizeof path, "%s/%s", workdir, *name);
-            unlink(path);
-        }
-        rmdir(workdir);
-    }
+    if (charts)
+        sl_workdir_remove(workdir);
     fputs("</body>\n</html>\n", html);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sluice/cleanup.h"
 #include "sluice/kernels.h"
 #include "sluice_config.h"
 
@@ -117,5 +118,9 @@ int main(int argc, char **argv)
         sl__cli_error(cmd->name, "environment variable SLUICE_KERNELS: %s", err.msg);
         return SL__EXIT_USAGE;
     }
+    /* An interrupted run removes its temporaries (IO-1's exports, a record
+     * being written); a killed one leaves them for the next run to sweep. */
+    sl_cleanup_on_signals();
+    sl_sweep_stale_temporaries(sl_temp_base());
     return cmd->run(argc - 1, argv + 1);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "sluice/cleanup.h"
 
 static const float imagenet_mean[3] = {123.675f, 116.28f, 103.53f};
 static const float imagenet_std[3] = {58.395f, 57.12f, 57.375f};
@@ -21,12 +22,12 @@ static const sl_variant variants[] = {
 static sl_status open_file_source(sl_scenario_instance *instance, const sl_build_options *options,
                                   sl_source_kind kind, sl_err *err)
 {
-    const char *base = options->workdir ? options->workdir : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    snprintf(instance->workdir, sizeof instance->workdir, "%s/sluice-io1-XXXXXX", base);
-    if (!mkdtemp(instance->workdir))
-        return sl_fail(err, SL_EIO, "cannot create a work directory under %s", base);
+    const char *base = options->workdir ? options->workdir : sl_temp_base();
+    sl_status st = sl_workdir_create(base, "io1", instance->workdir, sizeof instance->workdir, err);
+    if (st)
+        return st;
     instance->owns_workdir = true;
-    sl_status st = sl_source_export_npy(instance->fixture, instance->workdir, err);
+    st = sl_source_export_npy(instance->fixture, instance->workdir, err);
     if (st)
         return st;
     const sl_schema *schema = sl_source_schema(instance->fixture);

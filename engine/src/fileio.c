@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "internal.h"
 #include "sluice/record.h"
 
@@ -75,12 +76,13 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
         return sl_fail(err, SL_EIO, "cannot write %s: it is %s, not a regular file; remove it or choose another path",
                        path, S_ISLNK(target.st_mode) ? "a symbolic link" : S_ISDIR(target.st_mode) ? "a directory"
                                                                                                    : "a special file");
-    size_t len = strlen(path);
-    char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
+    /* "<path>.tmp.<pid>.XXXXXX": recognizably ours, and whose, so that a
+     * later run can remove it once this process is gone (SIGKILL). */
+    size_t size_needed = strlen(path) + 64;
+    char *tmp = malloc(size_needed);
     if (!tmp)
         return sl_fail(err, SL_ENOMEM, "cannot write %s: out of memory", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    snprintf(tmp, size_needed, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
 
     int fd = mkstemp(tmp);
     if (fd < 0) {
@@ -88,6 +90,7 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
         free(tmp);
         return sl_fail(err, SL_EIO, "cannot create a temporary file beside %s: %s", path, strerror(e));
     }
+    int cleanup_slot = sl__cleanup_register(tmp, false);
     /* mkstemp creates the file 0600; the result gets what a new file gets
      * from open(2), 0666 less the umask (0644 as a rule). The mode of a file
      * being replaced is never copied: a setuid or world-writable file there
@@ -110,8 +113,10 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
         step = "rename into place";
         e = errno;
     }
-    if (step) {
+    if (step)
         unlink(tmp);
+    sl__cleanup_unregister(cleanup_slot);
+    if (step) {
         free(tmp);
         return sl_fail(err, SL_EIO, "cannot %s %s (via temporary file): %s; the previous file, if any, is unchanged",
                        step, path, strerror(e));

@@ -184,5 +184,48 @@ fi
 expect 0 "new" "bless writes a new golden" -- bless --scenarios NLP-1 --golden-dir "$work/golden"
 expect 0 "unchanged" "blessing again finds it unchanged" -- bless --scenarios NLP-1 --golden-dir "$work/golden"
 
+# Stopped runs leave nothing: SIGINT and SIGTERM remove IO-1's export folder
+# before the process dies of the signal; a SIGKILLed run's folder is swept
+# by the next command, since its process is gone.
+interrupted_run() {
+  local signo=$1 tmp="$work/tmp-$1"
+  mkdir -p "$tmp"
+  # A background job starts with SIGINT ignored, which sluice respects;
+  # env gives it back its default, as an interactive shell's job would have.
+  TMPDIR="$tmp" env --default-signal=INT "$sluice" bench --scenarios IO-1 --variants mmap --repetitions 32 --batches 200 \
+    --output-dir "$work/interrupted" --quiet >/dev/null 2>&1 &
+  local pid=$! waited=0
+  until compgen -G "$tmp/sluice-io1-$pid-*/image.npy" >/dev/null || [ $waited -ge 600 ]; do
+    sleep 0.05
+    waited=$((waited + 1))
+  done
+  kill -s "$signo" "$pid"
+  wait "$pid"
+  local rc=$?
+  left=$(find "$tmp" -mindepth 1 | head -3)
+  echo "$rc"
+}
+for signo in INT TERM; do
+  rc=$(interrupted_run "$signo")
+  expected=$((128 + $(kill -l "$signo")))
+  if [ "$rc" -eq "$expected" ] && [ -z "$(find "$work/tmp-$signo" -mindepth 1)" ]; then
+    ok "SIG$signo removes IO-1's export folder and the run dies of the signal"
+  else
+    not_ok "SIG$signo removes IO-1's export folder and the run dies of the signal" "exit $rc, expected $expected" \
+      "left: $(find "$work/tmp-$signo" -mindepth 1 | head -3)"
+  fi
+done
+rc=$(interrupted_run KILL)
+if [ -n "$(find "$work/tmp-KILL" -mindepth 1 -name 'sluice-io1-*')" ]; then
+  TMPDIR="$work/tmp-KILL" "$sluice" list >/dev/null 2>&1
+  if [ -z "$(find "$work/tmp-KILL" -mindepth 1)" ]; then
+    ok "the next run sweeps what a SIGKILLed run left"
+  else
+    not_ok "the next run sweeps what a SIGKILLed run left" "left: $(find "$work/tmp-KILL" -mindepth 1 | head -3)"
+  fi
+else
+  not_ok "the next run sweeps what a SIGKILLed run left" "the killed run left no folder to sweep (exit $rc)"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,16 @@
+/* The registry of temporaries the signal handlers remove (see
+ * sluice/cleanup.h). */
+#ifndef SLUICE_CLEANUP_INTERNAL_H
+#define SLUICE_CLEANUP_INTERNAL_H
+
+#include <stdbool.h>
+
+/* Registers a file (removed with unlink) or a directory (its flat entries,
+ * then itself) and returns its slot, or -1 when the path is too long or
+ * every slot is taken: the temporary then is only swept by a later run. */
+int sl__cleanup_register(const char *path, bool directory);
+void sl__cleanup_unregister(int slot);
+/* Unregisters the directory registered under path, if any. */
+void sl__cleanup_unregister_path(const char *path);
+
+#endif
