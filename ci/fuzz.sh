@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fuzzes every file reader with libFuzzer (clang), under ASan and UBSan, from
+# the committed inputs in tests/fuzz/inputs. Any crash, sanitizer report,
+# leak or failed property (a refusal that does not name the file) fails the
+# run and leaves the input in build-fuzz/crashes/; add it to
+# tests/fuzz/inputs/<target>/ with the fix, so the ordinary suite replays it.
+#   FUZZ_SECONDS  time per target (default 30)
+#   BUILD_DIR     build directory (default build-fuzz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ci/install-deps.sh
+build_dir=${BUILD_DIR:-build-fuzz}
+seconds=${FUZZ_SECONDS:-30}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  # The library is instrumented for coverage (fuzzer-no-link) so that the
+  # fuzzer learns from the readers' branches, not only the targets'.
+  CC=clang meson setup "$build_dir" -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
+fi
+ninja -C "$build_dir" >/dev/null
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
+mkdir -p "$build_dir/crashes"
+status=0
+for target in npy golden record checkpoint audit; do
+  # New inputs go to a scratch corpus so the committed ones stay as they are.
+  work="$build_dir/corpus/$target"
+  mkdir -p "$work"
+  log="$build_dir/fuzz-$target.log"
+  if "$build_dir/tests/fuzz/fuzz_$target" "$work" "tests/fuzz/inputs/$target" \
+      -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+      -artifact_prefix="$build_dir/crashes/$target-" -print_final_stats=1 >"$log" 2>&1; then
+    runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
+    echo "fuzz $target: ${runs:-?} inputs in ${seconds}s, no finding"
+  else
+    status=1
+    echo "fuzz $target: FAILED; the input is in $build_dir/crashes/, the report in $log"
+    grep -E "ERROR|SUMMARY|does not name|an accepted" "$log" | head -5
+  fi
+done
+exit "$status"
