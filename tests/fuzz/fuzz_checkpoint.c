@@ -1,6 +1,7 @@
 /* The checkpoint reader: JSON, the pipeline fingerprint, the checksum and
  * the position's range, against one small fixed pipeline. An accepted
- * position must be one the pipeline can run from. */
+ * position must be one the pipeline can resume from: an iterator starts
+ * there and yields a batch. */
 #include <stdlib.h>
 
 #include "fuzz_check.h"
@@ -40,6 +41,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "an accepted checkpoint is at epoch %lld batch %lld\n", (long long)position.epoch,
                 (long long)position.batch);
         abort();
+    }
+    if (st == SL_OK) {
+        sl_iter_options options = {SL_KERNELS_BEST, 0, 0, position};
+        sl_iter *it = NULL;
+        sl_batch *batch = NULL;
+        if (sl_iter_create(pipeline, &options, &it, &err) != SL_OK || sl_iter_next(it, &batch, &err) != SL_OK) {
+            fprintf(stderr, "resuming from an accepted checkpoint failed: %s\n", err.msg);
+            abort();
+        }
+        sl_batch_free(batch);
+        sl_iter_free(it);
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -444,6 +445,52 @@ Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
     }
     sl_pipeline_free(p);
     sl_source_free(mapped);
+    sl_source_free(fixture);
+    test_tmpdir_remove(dir);
+}
+
+/* A file deleted or made unreadable after its source opened it is not an
+ * error: the source holds the mapping or descriptor, so the run reads the
+ * same bytes it would have. Every executor's output equals the memory
+ * source's. */
+Test(pipeline, files_deleted_or_made_unreadable_mid_run_still_read_whole)
+{
+    char dir[128];
+    test_tmpdir_create(dir, sizeof dir, "vanish");
+    sl_source *fixture = images(256, 16);
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
+    sl_pipeline *expected_p = mixed_pipeline(fixture, 32, true);
+    collected expected = {0};
+    run_fused(expected_p, (sl_position){0, 0}, 0, &expected);
+
+    for (sl_source_kind kind = SL_SOURCE_MMAP; kind <= SL_SOURCE_PREAD; kind++) {
+        char image_path[256], label_path[256];
+        snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
+        snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
+        const char *names[2] = {"image", "label"};
+        const char *paths[2] = {image_path, label_path};
+        sl_source *files;
+        cr_assert_eq(sl_source_file_create(kind, 2, names, paths, &files, &err), SL_OK, "%s", err.msg);
+        /* One file made unreadable, the other deleted. */
+        cr_assert_eq(chmod(image_path, 0), 0);
+        cr_assert_eq(unlink(label_path), 0);
+        sl_pipeline *p = mixed_pipeline(files, 32, true);
+        collected fused = {0}, iter = {0};
+        run_fused(p, (sl_position){0, 0}, 0, &fused);
+        run_iter(p, SL_KERNELS_BEST, 2, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &iter);
+        expect_same(&expected, &fused, sl_source_kind_name(kind));
+        expect_same(&expected, &iter, sl_source_kind_name(kind));
+        release(&fused);
+        release(&iter);
+        sl_pipeline_free(p);
+        sl_source_free(files);
+        /* Put the files back for the next kind. */
+        cr_assert_eq(chmod(image_path, 0644), 0);
+        cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
+    }
+    release(&expected);
+    sl_pipeline_free(expected_p);
     sl_source_free(fixture);
     test_tmpdir_remove(dir);
 }
