@@ -55,32 +55,18 @@ int64_t sl_variant_batch_size(const sl_variant *variant, const sl_build_options 
     return options->batch_override > 0 ? options->batch_override : variant->batch_size[size_profile(options)];
 }
 
-/* MemAvailable from /proc/meminfo in bytes, or 0 when unknown. */
-static uint64_t available_memory(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    unsigned long long kib = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
-            break;
-    fclose(f);
-    return (uint64_t)kib * 1024;
-}
-
 sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
                                     sl_err *err)
 {
     /* The fixture, a file copy of it for file sources, and batch buffers:
      * asking for twice the fixture keeps the machine out of swap. */
     uint64_t need = 2 * sl_fixture_bytes(spec);
-    uint64_t have = available_memory();
-    if (have && need > have)
-        return sl_fail(err, SL_ESKIPPED, "%s/%s needs about %.1f GiB and %.1f GiB is available",
+    const char *limit = NULL;
+    int64_t have = sl_memory_available(&limit);
+    if (have >= 0 && need > (uint64_t)have)
+        return sl_fail(err, SL_ESKIPPED, "%s/%s needs about %.2f GiB and %.2f GiB is available (the least is %s)",
                        instance->scenario->id, instance->variant->name, (double)need / (1 << 30),
-                       (double)have / (1 << 30));
+                       (double)have / (1 << 30), limit);
     sl_status st = sl_fixture_build(spec, seed, &instance->fixture, err);
     if (st)
         return st;

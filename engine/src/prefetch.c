@@ -83,20 +83,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* MemAvailable from /proc/meminfo in bytes, or -1 where there is none. */
-static int64_t mem_available_bytes(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[128];
-    long long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib < 0 ? -1 : (int64_t)kib * 1024;
-}
-
 sl_status sl__prefetch_check_bounds(int workers, int depth, size_t batch_bytes, sl_err *err)
 {
     if (workers <= 0)
@@ -109,13 +95,14 @@ sl_status sl__prefetch_check_bounds(int workers, int depth, size_t batch_bytes, 
     if (effective > SL__PREFETCH_DEPTH_PER_WORKER * workers)
         return sl_fail(err, SL_EINVAL, "prefetch depth %d is more than %d batches per worker", effective,
                        SL__PREFETCH_DEPTH_PER_WORKER);
-    int64_t available = mem_available_bytes();
+    const char *limit = NULL;
+    int64_t available = sl_memory_available(&limit);
     double queue = (double)effective * (double)batch_bytes;
     if (available > 0 && queue > (double)available / 2)
         return sl_fail(err, SL_ENOMEM,
                        "a prefetch queue of %d batches of %zu bytes (%.0f MB) would take more than half the %.0f MB "
-                       "available",
-                       effective, batch_bytes, queue / 1e6, (double)available / 1e6);
+                       "available (%s)",
+                       effective, batch_bytes, queue / 1e6, (double)available / 1e6, limit);
     return SL_OK;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,6 +197,33 @@ Test(pipeline, available_cpus_is_within_the_online_count)
     int cpus = sl_available_cpus();
     cr_expect_geq(cpus, 1);
     cr_expect_leq(cpus, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* Under `ulimit -v`, what is left of the address space binds before the
+ * machine's free memory does, and is named as the limit. Criterion runs
+ * each test in its own process, so the limit ends with the test. */
+Test(pipeline, memory_available_honours_the_address_space_limit)
+{
+    const char *limit = NULL;
+    int64_t unlimited = sl_memory_available(&limit);
+    cr_assert_gt(unlimited, 0, "no memory figure at all (limit '%s')", limit);
+    FILE *status = fopen("/proc/self/status", "r");
+    cr_assert_not_null(status);
+    char line[256];
+    long long vm_kib = -1;
+    while (fgets(line, sizeof line, status))
+        if (sscanf(line, "VmSize: %lld kB", &vm_kib) == 1)
+            break;
+    fclose(status);
+    cr_assert_gt(vm_kib, 0);
+    const int64_t headroom = 64 << 20;
+    struct rlimit rl = {.rlim_cur = (rlim_t)vm_kib * 1024 + (rlim_t)headroom, .rlim_max = RLIM_INFINITY};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    int64_t limited = sl_memory_available(&limit);
+    cr_assert_leq(limited, headroom, "%lld bytes under a %lld-byte headroom", (long long)limited,
+                  (long long)headroom);
+    cr_assert_gt(limited, headroom / 2, "%lld bytes: the mapped size was counted twice?", (long long)limited);
+    cr_assert_str_eq(limit, "RLIMIT_AS (ulimit -v)");
 }
 
 Test(pipeline, epoch_is_a_permutation_and_epochs_differ)

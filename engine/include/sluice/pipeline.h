@@ -133,6 +133,11 @@ sl_status sl_fused_probe(sl_fused *fused, int repetitions, double *ns_per_batch,
 /* The CPUs this process may use (affinity mask, cgroup quota): the default
  * thread count of `sluice bench --threads`. */
 int sl_available_cpus(void);
+/* The bytes this process may still allocate: the least of MemAvailable,
+ * the cgroup memory limit less its usage, and RLIMIT_AS less the address
+ * space already mapped. Names the binding limit in *limit_name (when not
+ * NULL). -1 when none is known. */
+int64_t sl_memory_available(const char **limit_name);
 /* Runs nbatches batches from start (crossing epochs as needed), each op chain
  * fused per row and per tile, calling sink after each batch. */
 sl_status sl_fused_run(sl_fused *fused, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,
