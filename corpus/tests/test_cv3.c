@@ -350,3 +350,23 @@ Test(cv3_cutmix, label_weight_is_the_box_area_and_partners_form_a_permutation)
     cr_expect_geq(boxes, batches - 2, "only %lld of %lld batches pasted a box", (long long)boxes, (long long)batches);
     release_both(&m);
 }
+
+Test(cv3_mixup, a_resumed_run_mixes_its_batches_as_the_whole_run_does)
+{
+    /* Batch ops are keyed by (epoch, batch index), so starting at batch 5
+     * with two prefetch workers and crossing into epoch 1 must give the
+     * very bytes the run from the start gave for those batches. */
+    sl_scenario_instance *instance = harness_build("CV-3", "mixup");
+    int64_t per_epoch = sl_pipeline_batches_per_epoch(instance->pipeline);
+    run_output whole, resumed;
+    harness_run(instance, "fused", 0, 0, (sl_position){0, 0}, 2 * per_epoch, &whole);
+    harness_run(instance, "iter", 2, 3, (sl_position){0, 5}, per_epoch, &resumed);
+    int64_t skipped = 5 * 128;
+    cr_assert_eq(resumed.rows, whole.rows / 2);
+    for (int f = 0; f < 2; f++)
+        cr_assert(memcmp(resumed.bytes[f], whole.bytes[f] + (size_t)skipped * whole.row_bytes[f], resumed.size[f]) == 0,
+                  "field %d differs after resuming at batch 5", f);
+    harness_release(&whole);
+    harness_release(&resumed);
+    sl_scenario_instance_free(instance);
+}
