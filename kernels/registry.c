@@ -24,39 +24,59 @@ static void fill_reference(sl_kernel_table *table)
     table->crop_pad = sl__ref_crop_pad;
     table->hflip = sl__ref_hflip;
     table->pack = sl__ref_pack;
+    table->moments = sl__ref_moments;
+    table->crop3d = sl__ref_crop3d;
+    table->flip3d = sl__ref_flip3d;
+    table->one_hot = sl__ref_one_hot;
+    table->blend = sl__ref_blend;
+    table->paste_box = sl__ref_paste_box;
 }
+
+/* The arithmetic kernels of one instruction set: each file's fill for it. */
+#define ISA_FILLS(isa)                                                                                                \
+    {                                                                                                                 \
+        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa                \
+    }
+#define NFILLS 4
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
-static void fill_cpu(sl_kernel_table *table, const char *name, void (*normalize)(sl_cpu_variant *),
-                     void (*elementwise)(sl_cpu_variant *))
+static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_variant_fill fills[NFILLS])
 {
-    sl_cpu_variant arith;
+    sl_cpu_variant arith = {0};
     fill_reference(table);
     table->name = name;
-    normalize(&arith);
-    elementwise(&arith);
+    for (int i = 0; i < NFILLS; i++)
+        fills[i](&arith);
     table->normalize_u8 = arith.normalize_u8;
     table->normalize_f32 = arith.normalize_f32;
     table->ew_chain = arith.ew_chain;
+    table->moments = arith.moments;
+    table->blend = arith.blend;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;
     table->pack = sl__cpu_pack;
+    table->crop3d = sl__cpu_crop3d;
+    table->flip3d = sl__cpu_flip3d;
+    table->paste_box = sl__cpu_paste_box;
 }
 
 static void fill_generic(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-generic", sl__cpu_normalize_generic, sl__cpu_elementwise_generic);
+    static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(generic);
+    fill_cpu(table, "cpu-generic", fills);
 }
 
 static void fill_avx2(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-avx2", sl__cpu_normalize_avx2, sl__cpu_elementwise_avx2);
+    static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx2);
+    fill_cpu(table, "cpu-avx2", fills);
 }
 
 static void fill_avx512(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-avx512", sl__cpu_normalize_avx512, sl__cpu_elementwise_avx512);
+    static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx512);
+    fill_cpu(table, "cpu-avx512", fills);
 }
 
 static bool cpu_has(const char *feature, char *reason, size_t size)

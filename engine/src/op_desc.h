@@ -77,6 +77,10 @@ const sl__op_desc *sl__op_desc_of(sl_op_kind kind);
  * c->pixel_bytes; `what` names the op in the error. */
 sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
                              sl_err *err);
+/* Volume geometry of a field, [d, h, w] or [d, h, w, c], into c->d, c->h,
+ * c->w and c->pixel_bytes (bytes per voxel). */
+sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
+                              sl_err *err);
 /* Philox block for one element of one op: counter (element, epoch, draw),
  * key (pipeline seed, op id). */
 sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw);
@@ -91,6 +95,10 @@ void sl__fingerprint_string(XXH3_state_t *state, const char *text);
  * by anything that hands the decisions to another loader. */
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x);
 bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+/* random_crop3d's patch offset (depth, height, width) and random_flip3d's
+ * axes (SL_AXIS_* bits) for one element. */
+void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3]);
+unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
 
 /* The descriptors, one per file in engine/src/ops/. */
 extern const sl__op_desc sl__op_pack_tokens_desc;
@@ -101,5 +109,11 @@ extern const sl__op_desc sl__op_add_desc;
 extern const sl__op_desc sl__op_multiply_desc;
 extern const sl__op_desc sl__op_random_crop_desc;
 extern const sl__op_desc sl__op_random_hflip_desc;
+extern const sl__op_desc sl__op_zscore_desc;
+extern const sl__op_desc sl__op_random_crop3d_desc;
+extern const sl__op_desc sl__op_random_flip3d_desc;
+extern const sl__op_desc sl__op_one_hot_desc;
+extern const sl__op_desc sl__op_mixup_desc;
+extern const sl__op_desc sl__op_cutmix_desc;
 
 #endif

@@ -15,6 +15,12 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_MULTIPLY] = &sl__op_multiply_desc,
     [SL_OP_RANDOM_CROP] = &sl__op_random_crop_desc,
     [SL_OP_RANDOM_HFLIP] = &sl__op_random_hflip_desc,
+    [SL_OP_ZSCORE] = &sl__op_zscore_desc,
+    [SL_OP_RANDOM_CROP3D] = &sl__op_random_crop3d_desc,
+    [SL_OP_RANDOM_FLIP3D] = &sl__op_random_flip3d_desc,
+    [SL_OP_ONE_HOT] = &sl__op_one_hot_desc,
+    [SL_OP_MIXUP] = &sl__op_mixup_desc,
+    [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -117,4 +123,50 @@ sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p)
     sl_op op = op_on(SL_OP_RANDOM_HFLIP, field, op_id);
     op.u.flip.p = p;
     return op;
+}
+
+sl_op sl_op_zscore(const char *field)
+{
+    return op_on(SL_OP_ZSCORE, field, 0);
+}
+
+sl_op sl_op_random_crop3d(const char *field, uint32_t op_id, int32_t patch_d, int32_t patch_h, int32_t patch_w)
+{
+    sl_op op = op_on(SL_OP_RANDOM_CROP3D, field, op_id);
+    op.u.patch.d = patch_d;
+    op.u.patch.h = patch_h;
+    op.u.patch.w = patch_w;
+    return op;
+}
+
+sl_op sl_op_random_flip3d(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = op_on(SL_OP_RANDOM_FLIP3D, field, op_id);
+    op.u.flip.p = p;
+    return op;
+}
+
+sl_op sl_op_one_hot(const char *field, int32_t classes)
+{
+    sl_op op = op_on(SL_OP_ONE_HOT, field, 0);
+    op.u.one_hot.classes = classes;
+    return op;
+}
+
+static sl_op mix_op(sl_op_kind kind, const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    sl_op op = op_on(kind, image_field, op_id);
+    sl__copy_string(op.u.mix.label, sizeof op.u.mix.label, label_field);
+    op.u.mix.alpha = alpha;
+    return op;
+}
+
+sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    return mix_op(SL_OP_MIXUP, image_field, label_field, op_id, alpha);
+}
+
+sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    return mix_op(SL_OP_CUTMIX, image_field, label_field, op_id, alpha);
 }

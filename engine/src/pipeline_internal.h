@@ -19,7 +19,8 @@ typedef struct sl__compiled_op {
     size_t out_bytes;          /* and after it */
     size_t scratch_bytes;      /* scratch the op needs per call of its rows function */
     int h, w;                  /* image geometry for ops on [h, w] or [h, w, c] fields */
-    size_t pixel_bytes;        /* bytes per pixel (channels x dtype size) */
+    int d;                     /* and the depth of volumes, [d, h, w] or [d, h, w, c] */
+    size_t pixel_bytes;        /* bytes per pixel or voxel (channels x dtype size) */
     sl_normalize_consts norm;  /* normalize; released with the pipeline */
     void *state;               /* anything else an op prepares; freed by its release */
 } sl__compiled_op;

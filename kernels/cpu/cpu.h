@@ -31,7 +31,13 @@ typedef struct sl_cpu_variant {
     sl_normalize_u8_fn normalize_u8;
     sl_normalize_f32_fn normalize_f32;
     sl_ew_chain_fn ew_chain;
+    sl_moments_fn moments;
+    sl_blend_fn blend;
 } sl_cpu_variant;
+
+/* Fills a variant's entries for one instruction set; each arithmetic file
+ * provides one per ISA. */
+typedef void (*sl_cpu_variant_fill)(sl_cpu_variant *out);
 
 /* The arithmetic kernels for the baseline ISA and for AVX2, each filling its
  * own entries of the variant. */
@@ -41,11 +47,21 @@ void sl__cpu_normalize_avx512(sl_cpu_variant *out);
 void sl__cpu_elementwise_generic(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx2(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx512(sl_cpu_variant *out);
+void sl__cpu_moments_generic(sl_cpu_variant *out);
+void sl__cpu_moments_avx2(sl_cpu_variant *out);
+void sl__cpu_moments_avx512(sl_cpu_variant *out);
+void sl__cpu_blend_generic(sl_cpu_variant *out);
+void sl__cpu_blend_avx2(sl_cpu_variant *out);
+void sl__cpu_blend_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x);
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
+                    int oy, int ox);
+void sl__cpu_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
+void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 
 #endif

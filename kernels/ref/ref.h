@@ -12,6 +12,21 @@ void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
                       int off_y, int off_x);
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+void sl__ref_moments(const float *x, int64_t n, double *mean, double *var);
+void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
+                    int oy, int ox);
+void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
+void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes);
+void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
+void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
+
+/* The number of partial sums of sl_moments_fn, and the one order in which
+ * they are combined: a balanced tree, the same for every back end. */
+#define SL_MOMENT_LANES 8
+static inline double sl__moment_lanes_sum(const double p[SL_MOMENT_LANES])
+{
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
 
 /* One step applied to one value. Clip is written as comparisons rather than
  * fminf/fmaxf so that NaN handling is the same in every back end. */

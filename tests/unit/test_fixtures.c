@@ -33,8 +33,9 @@ static const sl_fixture_spec images_spec = {.kind = SL_FIXTURE_IMAGES, .n = 40, 
 static const sl_fixture_spec tokens_spec = {.kind = SL_FIXTURE_TOKENS, .n = 1001, .vocab = 50, .mean_doc_len = 8};
 static const sl_fixture_spec tabular_spec = {.kind = SL_FIXTURE_TABULAR, .n = 40, .features = 5};
 static const sl_fixture_spec floats_spec = {.kind = SL_FIXTURE_FLOATS, .n = 40, .h = 3, .w = 3, .c = 1};
+static const sl_fixture_spec volumes_spec = {.kind = SL_FIXTURE_VOLUMES, .n = 12, .d = 3, .h = 5, .w = 7};
 
-static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec, &tabular_spec, &floats_spec};
+static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec, &tabular_spec, &floats_spec, &volumes_spec};
 #define NSPECS (sizeof all_specs / sizeof all_specs[0])
 
 Test(fixtures, kind_names)
@@ -43,6 +44,7 @@ Test(fixtures, kind_names)
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TOKENS), "tokens");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TABULAR), "tabular");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_FLOATS), "floats");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_VOLUMES), "volumes");
 }
 
 static void expect_field(const sl_source *src, int f, const char *name, sl_dtype dtype, sl_shape shape)
@@ -80,6 +82,12 @@ Test(fixtures, schemas_and_sizes_are_as_documented)
     s = build(&floats_spec, 1);
     expect_field(s, 0, "x", SL_F32, (sl_shape){.rank = 3, .dims = {3, 3, 1}});
     cr_assert_eq(sl_fixture_bytes(&floats_spec), 40 * 9 * 4);
+    sl_source_free(s);
+
+    s = build(&volumes_spec, 1);
+    cr_assert_eq(sl_source_schema(s)->nfields, 1);
+    expect_field(s, 0, "volume", SL_F32, (sl_shape){.rank = 3, .dims = {3, 5, 7}});
+    cr_assert_eq(sl_fixture_bytes(&volumes_spec), 12 * 105 * 4);
     sl_source_free(s);
 
     /* 10k 32x32x3 images: 30,720,000 pixel bytes plus 40,000 label bytes. */
@@ -307,6 +315,54 @@ Test(fixtures, floats_are_uniform_in_unit_interval)
     sl_source_free(s);
 }
 
+/* Each voxel is level + scale * (noise + 3 inside the sphere), so
+ * subtracting the known level, dividing by the scale and removing the
+ * sphere's 3 leaves the noise, which must be close to standard normal in
+ * every volume, and bounded by the Irwin-Hall support. */
+Test(fixtures, volumes_follow_their_parameters)
+{
+    enum { N = 20, D = 24, H = 20, W = 28 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_VOLUMES, .n = N, .d = D, .h = H, .w = W};
+    sl_source *s = build(&spec, 17);
+    const float *v = field(s, 0);
+    double min_level = 1e9, max_level = -1e9;
+    for (int i = 0; i < N; i++) {
+        sl_fixture_volume_params p;
+        sl_fixture_volume_params_of(&spec, 17, i, &p);
+        cr_assert(p.level >= 0.0f && p.level < 1000.0f, "volume %d level %g", i, p.level);
+        cr_assert(p.scale >= 50.0f && p.scale < 250.0f, "volume %d scale %g", i, p.scale);
+        cr_assert(p.radius >= 20 / 8 && p.radius <= 20 / 4, "volume %d radius %d", i, p.radius);
+        cr_assert(p.centre[0] >= 0 && p.centre[0] < D && p.centre[1] >= 0 && p.centre[1] < H && p.centre[2] >= 0 &&
+                  p.centre[2] < W);
+        min_level = p.level < min_level ? p.level : min_level;
+        max_level = p.level > max_level ? p.level : max_level;
+        double sum = 0, sq = 0;
+        long inside = 0;
+        for (int z = 0; z < D; z++)
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++) {
+                    int dz = z - p.centre[0], dy = y - p.centre[1], dx = x - p.centre[2];
+                    bool in = dz * dz + dy * dy + dx * dx <= p.radius * p.radius;
+                    inside += in;
+                    double noise = ((double)v[((size_t)i * D * H + (size_t)z * H + y) * W + x] - p.level) / p.scale -
+                                   (in ? 3.0 : 0.0);
+                    cr_assert(fabs(noise) <= 2 * 1.7320508 + 1e-3, "volume %d voxel (%d, %d, %d): noise %g", i, z,
+                              y, x, noise);
+                    sum += noise;
+                    sq += noise * noise;
+                }
+        cr_assert_gt(inside, 0, "volume %d has no sphere voxel", i);
+        /* 13440 voxels: the mean's sd is 1 / sqrt(13440) = 0.0086, six sd
+         * 0.052; the variance's sd is about sqrt(1.7 / 13440) = 0.011 (excess
+         * kurtosis -0.3), six sd 0.07. */
+        double n = (double)D * H * W, mean = sum / n, var = sq / n - mean * mean;
+        cr_assert(fabs(mean) < 0.052, "volume %d: noise mean %g", i, mean);
+        cr_assert(fabs(var - 1) < 0.07, "volume %d: noise variance %g", i, var);
+    }
+    cr_assert_gt(max_level - min_level, 200.0, "levels span only %g", max_level - min_level);
+    sl_source_free(s);
+}
+
 static void expect_invalid(sl_fixture_spec spec, const char *needle)
 {
     sl_source *src = (sl_source *)&spec;
@@ -340,6 +396,10 @@ Test(fixtures, invalid_specs_are_refused_naming_the_field)
     expect_invalid(s, "field 'features'");
     s = floats_spec, s.n = -5;
     expect_invalid(s, "field 'n'");
+    s = volumes_spec, s.d = 0;
+    expect_invalid(s, "fixture spec field 'd' must be positive, got 0");
+    s = volumes_spec, s.d = 1 << 11, s.h = 1 << 11, s.w = 1 << 11;
+    expect_invalid(s, "'d', 'h', 'w'");
     s = floats_spec, s.kind = (sl_fixture_kind)99;
     expect_invalid(s, "field 'kind'");
 }

@@ -221,6 +221,164 @@ Test(kernels, pack_copies_then_pads)
     }
 }
 
+Test(kernels, moments_match_hand_values_and_the_stated_order)
+{
+    const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    double mean, var;
+    sl_kernels_reference()->moments(x, 4, &mean, &var);
+    cr_expect_eq(mean, 2.5);
+    cr_expect_eq(var, 1.25);
+    /* The order sl_moments_fn states, written out here: value i into partial
+     * i mod 8, partials combined as a balanced tree. Both tables must give
+     * exactly its bits on sizes around the eight-value step. */
+    const int64_t sizes[] = {1, 7, 8, 9, 15, 17, 1000, 32768 + 3};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        float *v = malloc((size_t)n * sizeof *v);
+        fill_random_f32(v, n, 21, 990.0f, 1010.0f);
+        double p[8] = {0}, q[8] = {0};
+        for (int64_t i = 0; i < n; i++)
+            p[i % 8] += (double)v[i];
+        double m = (((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))) / (double)n;
+        for (int64_t i = 0; i < n; i++)
+            q[i % 8] += ((double)v[i] - m) * ((double)v[i] - m);
+        double expected_var = (((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))) / (double)n;
+        const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+        for (int t = 0; t < 2; t++) {
+            tables[t]->moments(v, n, &mean, &var);
+            cr_assert(mean == m && var == expected_var, "%s moments of %lld values: %.17g %.17g vs %.17g %.17g",
+                      tables[t]->name, (long long)n, mean, var, m, expected_var);
+        }
+        /* Uniform on [990, 1010): variance 400 / 12. */
+        if (n > 10000)
+            cr_expect(fabs(var - 400.0 / 12) < 0.5 && fabs(mean - 1000) < 0.2, "mean %g var %g", mean, var);
+        free(v);
+    }
+}
+
+Test(kernels, crop3d_takes_the_patch_at_its_offset)
+{
+    /* A 3x4x5 one-byte volume holding its own index: the 2x2x3 patch at
+     * (1, 2, 1) starts at index (1 * 4 + 2) * 5 + 1 = 31. */
+    uint8_t vol[60], out[12];
+    for (int i = 0; i < 60; i++)
+        vol[i] = (uint8_t)i;
+    const uint8_t expected[12] = {31, 32, 33, 36, 37, 38, 51, 52, 53, 56, 57, 58};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++) {
+        memset(out, 0xAB, sizeof out);
+        tables[t]->crop3d(vol, out, 3, 4, 5, 1, 2, 2, 3, 1, 2, 1);
+        cr_assert(memcmp(out, expected, sizeof out) == 0, "table %s", tables[t]->name);
+    }
+    enum { D = 16, H = 12, W = 20, C = 3 };
+    static uint8_t big[D * H * W * 4 * C], a[D * H * W * 4 * C], b[D * H * W * 4 * C];
+    fill_random_u8(big, sizeof big, 31);
+    const size_t voxel_sizes[] = {1, 4, 12};
+    for (size_t vs = 0; vs < 3; vs++)
+        for (int o = 0; o < 4; o++) {
+            size_t bytes = 12 * 9 * 15 * voxel_sizes[vs];
+            sl_kernels_reference()->crop3d(big, a, D, H, W, voxel_sizes[vs], 12, 9, 15, o, 3 - o, o + 1);
+            sl_kernels_best()->crop3d(big, b, D, H, W, voxel_sizes[vs], 12, 9, 15, o, 3 - o, o + 1);
+            cr_assert(memcmp(a, b, bytes) == 0, "crop3d differs for %zu-byte voxels at offset %d", voxel_sizes[vs], o);
+        }
+}
+
+Test(kernels, flip3d_mirrors_exactly_the_chosen_axes)
+{
+    /* Even and odd sides; 4-byte voxels take the row path, 5-byte ones the
+     * reference fallback. Every one of the eight axis sets. */
+    const int dims[][3] = {{4, 6, 8}, {3, 5, 7}, {1, 1, 9}};
+    const size_t voxel_sizes[] = {1, 4, 5};
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++)
+        for (size_t vs = 0; vs < 3; vs++)
+            for (unsigned axes = 0; axes < 8; axes++) {
+                int d = dims[di][0], h = dims[di][1], w = dims[di][2];
+                size_t vb = voxel_sizes[vs], bytes = (size_t)d * h * w * vb;
+                uint8_t *vol = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+                fill_random_u8(vol, (int64_t)bytes, (uint32_t)(di * 100 + vs * 10 + axes));
+                memcpy(a, vol, bytes);
+                memcpy(b, vol, bytes);
+                sl_kernels_reference()->flip3d(a, d, h, w, vb, axes);
+                sl_kernels_best()->flip3d(b, d, h, w, vb, axes);
+                cr_assert(memcmp(a, b, bytes) == 0, "flip3d differs: %dx%dx%d, %zu-byte voxels, axes %u", d, h, w, vb,
+                          axes);
+                for (int z = 0; z < d; z++)
+                    for (int y = 0; y < h; y++)
+                        for (int x = 0; x < w; x++) {
+                            int sz = axes & SL_AXIS_D ? d - 1 - z : z, sy = axes & SL_AXIS_H ? h - 1 - y : y;
+                            int sx = axes & SL_AXIS_W ? w - 1 - x : x;
+                            cr_assert(memcmp(a + (((size_t)z * h + y) * w + x) * vb,
+                                             vol + (((size_t)sz * h + sy) * w + sx) * vb, vb) == 0,
+                                      "axes %u: voxel (%d, %d, %d) is not its mirror's", axes, z, y, x);
+                        }
+                free(vol);
+                free(a);
+                free(b);
+            }
+}
+
+Test(kernels, one_hot_marks_the_label)
+{
+    const int32_t labels[4] = {0, 2, 3, -1};
+    const float expected[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++) {
+        float out[12];
+        tables[t]->one_hot(labels, out, 4, 3);
+        cr_assert(memcmp(out, expected, sizeof out) == 0, "table %s: labels outside [0, 3) give zeros",
+                  tables[t]->name);
+    }
+}
+
+Test(kernels, blend_rounds_each_step_like_the_reference)
+{
+    const int64_t sizes[] = {1, 7, 8, 33, 12288 + 5};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4), *a = malloc((size_t)n * 4),
+              *b = malloc((size_t)n * 4);
+        fill_random_f32(x, n, 41, -3.0f, 3.0f);
+        fill_random_f32(y, n, 42, -3.0f, 3.0f);
+        const float wa = 0.3f, wb = 0.7f;
+        sl_kernels_reference()->blend(a, x, y, n, wa, wb);
+        for (int64_t i = 0; i < n; i++) {
+            float pa = x[i] * wa, pb = y[i] * wb;
+            cr_assert_eq(a[i], pa + pb, "reference blend at %lld", (long long)i);
+        }
+        /* In place over the first operand, as the mixing ops call it. */
+        memcpy(b, x, (size_t)n * 4);
+        sl_kernels_best()->blend(b, b, y, n, wa, wb);
+        cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "optimized blend differs for n=%lld", (long long)n);
+        free(x);
+        free(y);
+        free(a);
+        free(b);
+    }
+}
+
+Test(kernels, paste_box_copies_only_the_box)
+{
+    enum { H = 6, W = 7, C = 3 };
+    uint8_t src[H * W * C], dst[H * W * C], a[H * W * C], b[H * W * C];
+    fill_random_u8(src, sizeof src, 51);
+    fill_random_u8(dst, sizeof dst, 52);
+    const int boxes[][4] = {{1, 4, 2, 6}, {0, 6, 0, 7}, {2, 2, 1, 5}, {3, 5, 4, 4}};
+    for (int k = 0; k < 4; k++) {
+        const int *box = boxes[k];
+        memcpy(a, dst, sizeof dst);
+        memcpy(b, dst, sizeof dst);
+        sl_kernels_reference()->paste_box(a, src, H, W, C, box[0], box[1], box[2], box[3]);
+        sl_kernels_best()->paste_box(b, src, H, W, C, box[0], box[1], box[2], box[3]);
+        cr_assert(memcmp(a, b, sizeof a) == 0, "box %d", k);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                bool in = y >= box[0] && y < box[1] && x >= box[2] && x < box[3];
+                size_t at = ((size_t)y * W + x) * C;
+                cr_assert(memcmp(a + at, (in ? src : dst) + at, C) == 0, "box %d pixel (%d, %d)", k, y, x);
+            }
+    }
+}
+
 Test(kernels, normalize_constants_are_tiled_and_checked)
 {
     const float mean[3] = {1, 2, 3}, stddev[3] = {2, 4, 8};
@@ -296,7 +454,7 @@ Test(kernels, op_names_round_trip)
         cr_expect_eq((int)parsed, k);
     }
     sl_op_kind unused;
-    cr_expect_not(sl_op_kind_parse("mixup", &unused));
+    cr_expect_not(sl_op_kind_parse("no_such_op", &unused));
     char names[128];
     sl_transform_set_format(SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_PACK_TOKENS), names, sizeof names);
     cr_expect_str_eq(names, "pack_tokens,clip");

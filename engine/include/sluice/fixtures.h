@@ -20,13 +20,15 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
     SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
+    SL_FIXTURE_VOLUMES,     /* field "volume" f32 [d, h, w]: 3D scans with their own intensity level and scale */
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
 typedef struct sl_fixture_spec {
     sl_fixture_kind kind;
     int64_t n;              /* elements (images, rows) or tokens (stream) */
-    int32_t h, w, c;        /* images and floats */
+    int32_t h, w, c;        /* images and floats; volumes use h and w */
+    int32_t d;              /* volumes: depth */
     int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
     int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document */
     int32_t mean_doc_len;   /* tokens: documents have lengths uniform in [1, 2 * mean_doc_len] */
@@ -46,6 +48,20 @@ sl_status sl_fixture_build(const sl_fixture_spec *spec, uint64_t seed, sl_source
  * standard deviation; exposed so tests and scenarios can state expectations
  * independently of the generated data. */
 void sl_fixture_tabular_column_params(uint64_t seed, int32_t column, float *mean, float *stddev);
+
+/* A volumes fixture's element i is level + scale * (noise + 3 inside a
+ * sphere), noise an approximately standard normal value per voxel; level,
+ * scale and the sphere are the element's own. Exposed so tests can state
+ * expectations (a z-score's conditioning, |mean| / std) independently. */
+typedef struct sl_fixture_volume_params {
+    float level;            /* in [0, 1000) */
+    float scale;            /* in [50, 250) */
+    int32_t centre[3];      /* (z, y, x), anywhere in the volume */
+    int32_t radius;         /* in [min(d, h, w) / 8, min(d, h, w) / 4], at least 1 */
+} sl_fixture_volume_params;
+
+void sl_fixture_volume_params_of(const sl_fixture_spec *spec, uint64_t seed, int64_t element,
+                                 sl_fixture_volume_params *out);
 
 /* Pad and end-of-document token ids of SL_FIXTURE_TOKENS. */
 #define SL_TOKEN_PAD 0

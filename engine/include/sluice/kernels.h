@@ -66,6 +66,34 @@ typedef void (*sl_hflip_fn)(void *image, int h, int w, size_t pixel_bytes);
 /* Writes one sequence: the `available` tokens of src, then pad up to seq_len. */
 typedef void (*sl_pack_fn)(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 
+/* Mean and population variance of n floats, both in double, in one fixed
+ * order that every back end follows so that they agree bit for bit: value i
+ * goes into partial sum i mod 8 (each partial in index order), and the eight
+ * partials are added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)).
+ * mean is that sum over n; var is the same sum of ((double)x - mean)^2 over
+ * n (two passes, so no cancellation). n >= 1. */
+typedef void (*sl_moments_fn)(const float *x, int64_t n, double *mean, double *var);
+/* Copies the pd x ph x pw patch at (oz, oy, ox) of a d x h x w volume of
+ * voxel_bytes-sized voxels into dst, which is the patch (no padding). */
+typedef void (*sl_crop3d_fn)(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph,
+                             int pw, int oz, int oy, int ox);
+/* Mirrors a d x h x w volume in place along the axes set in `axes`:
+ * SL_AXIS_D, SL_AXIS_H, SL_AXIS_W. */
+#define SL_AXIS_D 1u
+#define SL_AXIS_H 2u
+#define SL_AXIS_W 4u
+typedef void (*sl_flip3d_fn)(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
+/* out[i * classes + k] = labels[i] == k ? 1 : 0; a label outside [0, classes)
+ * gives a row of zeros. */
+typedef void (*sl_one_hot_fn)(const int32_t *labels, float *out, int64_t count, int32_t classes);
+/* dst[i] = a[i] * wa + b[i] * wb, two products and one sum, each rounded to
+ * float; dst may equal a or b. */
+typedef void (*sl_blend_fn)(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
+/* Copies rows [y0, y1) x columns [x0, x1) of an h x w image of
+ * pixel_bytes-sized pixels from src into the same place of dst. */
+typedef void (*sl_paste_box_fn)(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0,
+                                int x1);
+
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
     sl_normalize_u8_fn normalize_u8;
@@ -74,6 +102,12 @@ typedef struct sl_kernel_table {
     sl_crop_pad_fn crop_pad;
     sl_hflip_fn hflip;
     sl_pack_fn pack;
+    sl_moments_fn moments;
+    sl_crop3d_fn crop3d;
+    sl_flip3d_fn flip3d;
+    sl_one_hot_fn one_hot;
+    sl_blend_fn blend;
+    sl_paste_box_fn paste_box;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -23,6 +23,12 @@ typedef enum sl_op_kind {
     SL_OP_MULTIPLY,        /* x * value */
     SL_OP_RANDOM_CROP,     /* crop an h' x w' window at a random offset, zero-pad back, centred */
     SL_OP_RANDOM_HFLIP,    /* mirror the width axis with probability p */
+    SL_OP_ZSCORE,          /* per element: (x - mean) * (1 / std) over all its values, f32 */
+    SL_OP_RANDOM_CROP3D,   /* a d' x h' x w' patch of a volume at a random offset; the patch is the output */
+    SL_OP_RANDOM_FLIP3D,   /* mirror each of a volume's three axes independently with probability p */
+    SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
+    SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
+    SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -51,7 +57,12 @@ typedef struct sl_op {
         struct { float value; } scalar;   /* scale, add, multiply */
         struct { float lo, hi; } clip;
         struct { int32_t crop_h, crop_w; } crop;
-        struct { float p; } flip;
+        struct { float p; } flip;           /* random_hflip, random_flip3d */
+        struct { int32_t d, h, w; } patch;  /* random_crop3d */
+        struct { int32_t classes; } one_hot;
+        /* mixup, cutmix: `field` is the image, `label` the one-hot labels
+         * mixed with it. */
+        struct { char label[SL_NAME_MAX]; float alpha; } mix;
     } u;
 } sl_op;
 
@@ -64,6 +75,14 @@ sl_op sl_op_add(const char *field, float value);
 sl_op sl_op_multiply(const char *field, float value);
 sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w);
 sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p);
+sl_op sl_op_zscore(const char *field);
+sl_op sl_op_random_crop3d(const char *field, uint32_t op_id, int32_t patch_d, int32_t patch_h, int32_t patch_w);
+sl_op sl_op_random_flip3d(const char *field, uint32_t op_id, float p);
+sl_op sl_op_one_hot(const char *field, int32_t classes);
+/* alpha must be 2 / m for an integer m in [1, 64] (0.4, 0.5, 1, 2, ...): the
+ * Beta sampler stays free of libm only for those (docs/determinism.md). */
+sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

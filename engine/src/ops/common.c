@@ -16,6 +16,21 @@ sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int i
     return SL_OK;
 }
 
+sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
+                              sl_err *err)
+{
+    if (field->shape.rank != 3 && field->shape.rank != 4)
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: %s needs a volume field [d, h, w] or [d, h, w, c], but field '%s' has rank %d", index,
+                       what, field->name, field->shape.rank);
+    c->d = (int)field->shape.dims[0];
+    c->h = (int)field->shape.dims[1];
+    c->w = (int)field->shape.dims[2];
+    int64_t channels = field->shape.rank == 4 ? field->shape.dims[3] : 1;
+    c->pixel_bytes = (size_t)channels * sl_dtype_size(field->dtype);
+    return SL_OK;
+}
+
 sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw)
 {
     return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)ctx->epoch, draw),
