@@ -266,6 +266,9 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         sl_rss_probe probe;
         sl_err run_err = {0};
 
+        /* Every repetition starts from an empty cache (IO-4), so that each
+         * measures the same mix of filling and replaying epochs. */
+        sl_pipeline_cache_reset(instance->pipeline);
         sl_rss_reset(&probe);
         status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
         if (status != SL_OK) {

@@ -42,6 +42,9 @@ typedef struct sl__op_desc {
      * distinct buffers to an op that cannot, and never pass a read-only
      * source view as out. */
     bool in_place;
+    /* Draws random numbers per element and epoch: a cache may not follow
+     * it, since the cache would replay epoch 0's draws every epoch. */
+    bool random;
     /* Validates the op against `field` (its spec before the op, in the
      * output schema being built), updates that spec to what the op produces,
      * and fills the compiled op's geometry, constants and out layout
@@ -115,5 +118,7 @@ extern const sl__op_desc sl__op_random_flip3d_desc;
 extern const sl__op_desc sl__op_one_hot_desc;
 extern const sl__op_desc sl__op_mixup_desc;
 extern const sl__op_desc sl__op_cutmix_desc;
+
+extern const sl__op_desc sl__op_cache_desc;
 
 #endif

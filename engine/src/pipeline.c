@@ -5,6 +5,7 @@
 
 #include <xxhash.h>
 
+#include "cache_source.h"
 #include "internal.h"
 #include "op_desc.h"
 #include "pipeline_internal.h"
@@ -29,10 +30,12 @@ sl_status sl_pipeline_spec_add(sl_pipeline_spec *spec, sl_op op, sl_err *err)
     return SL_OK;
 }
 
-static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
+/* Compiles spec op `index` into compiled slot `slot` (they differ after a
+ * cache, whose prefix ops live in another pipeline). */
+static sl_status compile_op(sl_pipeline *p, int index, int slot, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
-    sl__compiled_op *c = &p->compiled[index];
+    sl__compiled_op *c = &p->compiled[slot];
     const sl__op_desc *desc = sl__op_desc_of(op->kind);
     if (!desc)
         return sl_fail(err, SL_EINVAL, "op %d has unknown kind %d", index, (int)op->kind);
@@ -84,7 +87,8 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
         int64_t v_ = (int64_t)(value);                                                                                \
         XXH3_64bits_update(state, &v_, sizeof v_);                                                                    \
     } while (0)
-    const sl_schema *s = &p->source_schema;
+    /* The spec's own source, which a cache stands in front of. */
+    const sl_schema *s = sl_source_schema(p->spec.source);
     FEED(s->nfields);
     for (int f = 0; f < s->nfields; f++) {
         XXH3_64bits_update(state, s->fields[f].name, strlen(s->fields[f].name) + 1);
@@ -93,7 +97,7 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
         for (int d = 0; d < s->fields[f].shape.rank; d++)
             FEED(s->fields[f].shape.dims[d]);
     }
-    FEED(sl_source_rows(p->source));
+    FEED(sl_source_rows(p->spec.source));
     FEED(p->spec.batch_size);
     FEED(p->spec.drop_last);
     FEED(p->spec.shuffle);
@@ -116,6 +120,62 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
     return h;
 }
 
+/* The ops before the cache at index `at` become a pipeline of their own,
+ * whose output the cache sources keep; this pipeline then reads a cache
+ * source in place of the spec's. */
+static sl_status split_at_cache(sl_pipeline *p, int at, sl_err *err)
+{
+    const sl_pipeline_spec *spec = &p->spec;
+    for (int i = 0; i < at; i++) {
+        const sl__op_desc *desc = sl__op_desc_of(spec->ops[i].kind);
+        if (!desc)
+            return sl_fail(err, SL_EINVAL, "op %d has unknown kind %d", i, (int)spec->ops[i].kind);
+        if (desc->phase == SL__PHASE_BATCH)
+            return sl_fail(err, SL_EINVAL, "op %d (%s) is a batch op; a cache (op %d) may follow only per-element ops",
+                           i, desc->name, at);
+        if (desc->random)
+            return sl_fail(err, SL_EINVAL,
+                           "op %d (%s) draws new numbers every epoch; a cache after it (op %d) would replay epoch "
+                           "0's draws in every epoch. Put the cache before it",
+                           i, desc->name, at);
+    }
+    sl_pipeline_spec prefix_spec;
+    sl_pipeline_spec_init(&prefix_spec, spec->source, 1, spec->seed);
+    prefix_spec.shuffle = false;
+    for (int i = 0; i < at; i++)
+        prefix_spec.ops[prefix_spec.nops++] = spec->ops[i];
+    sl_status st = sl_pipeline_create(&prefix_spec, &p->prefix, err);
+    if (st)
+        return sl_fail_context(err, "the ops before the cache (op %d)", at);
+    if (sl_schema_find(sl_pipeline_output_schema(p->prefix), spec->ops[at].field) < 0)
+        return sl_fail(err, SL_EINVAL, "op %d (cache) names field '%s', which the element does not have there", at,
+                       spec->ops[at].field);
+    st = sl__cache_source_create(p->prefix, SL_KERNELS_REFERENCE, &p->caches[0], err);
+    if (st == SL_OK)
+        st = sl__cache_source_create(p->prefix, SL_KERNELS_BEST, &p->caches[1], err);
+    if (st)
+        return st;
+    p->source = p->caches[1];
+    p->source_schema = *sl_source_schema(p->source);
+    p->transforms |= p->prefix->transforms | SL_TRANSFORM(SL_OP_CACHE);
+    return SL_OK;
+}
+
+/* The spec index of the cache op, -1 when there is none, or an error for a
+ * second one. */
+static sl_status find_cache(const sl_pipeline_spec *spec, int *at, sl_err *err)
+{
+    *at = -1;
+    for (int i = 0; i < spec->nops; i++) {
+        if (spec->ops[i].kind != SL_OP_CACHE)
+            continue;
+        if (*at >= 0)
+            return sl_fail(err, SL_EINVAL, "ops %d and %d are both caches; a pipeline holds at most one", *at, i);
+        *at = i;
+    }
+    return SL_OK;
+}
+
 sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl_err *err)
 {
     *out = NULL;
@@ -133,19 +193,26 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     p->spec = *spec;
     p->source = spec->source;
     p->source_schema = *sl_source_schema(spec->source);
-    p->output_schema = p->source_schema;
     p->pack_field = -1;
+    sl_status st = find_cache(spec, &p->cache_at, err);
+    if (st == SL_OK && p->cache_at >= 0)
+        st = split_at_cache(p, p->cache_at, err);
+    if (st) {
+        sl_pipeline_free(p);
+        return st;
+    }
+    p->output_schema = p->source_schema;
     for (int f = 0; f < p->source_schema.nfields; f++)
         p->max_element_bytes[f] = sl_field_element_bytes(&p->source_schema.fields[f]);
-    for (int i = 0; i < spec->nops; i++) {
-        p->ncompiled = i + 1;
-        sl_status st = compile_op(p, i, err);
+    for (int i = p->cache_at + 1; i < spec->nops; i++) {
+        int slot = p->ncompiled++;
+        st = compile_op(p, i, slot, err);
         if (st) {
             sl_pipeline_free(p);
             return st;
         }
     }
-    int64_t rows = sl_source_rows(spec->source);
+    int64_t rows = sl_source_rows(p->source);
     p->dataset_size = p->pack_field >= 0 ? (rows + p->seq_len - 1) / p->seq_len : rows;
     if (p->dataset_size >= ((int64_t)1 << 62)) {
         int64_t size = p->dataset_size;
@@ -178,6 +245,9 @@ void sl_pipeline_free(sl_pipeline *pipeline)
         if (c->desc && c->desc->release)
             c->desc->release(c);
     }
+    sl_source_free(pipeline->caches[0]);
+    sl_source_free(pipeline->caches[1]);
+    sl_pipeline_free(pipeline->prefix);
     free(pipeline);
 }
 
@@ -189,6 +259,30 @@ int64_t sl_pipeline_batches_per_epoch(const sl_pipeline *p) { return p->batches_
 size_t sl_pipeline_batch_bytes(const sl_pipeline *p) { return p->batch_bytes; }
 sl_transform_set sl_pipeline_transforms(const sl_pipeline *p) { return p->transforms; }
 uint64_t sl_pipeline_fingerprint(const sl_pipeline *p) { return p->fingerprint; }
+
+size_t sl_pipeline_cache_bytes(const sl_pipeline *p, sl_kernel_choice kernels)
+{
+    if (p->cache_at < 0)
+        return 0;
+    return sl__cache_source_bytes(p->caches[kernels == SL_KERNELS_REFERENCE ? 0 : 1]);
+}
+
+void sl_pipeline_cache_reset(const sl_pipeline *p)
+{
+    if (p->cache_at < 0)
+        return;
+    sl__cache_source_reset(p->caches[0]);
+    sl__cache_source_reset(p->caches[1]);
+}
+
+/* What executors read an element from: the spec's source, or the cache of
+ * the kernel table they run. */
+static const sl_source *element_source(const sl_pipeline *p, const sl_kernel_table *kernels)
+{
+    if (p->cache_at < 0)
+        return p->source;
+    return p->caches[kernels == sl_kernels_reference() ? 0 : 1];
+}
 
 int64_t sl_pipeline_batch_rows(const sl_pipeline *p, int64_t batch)
 {
@@ -248,7 +342,7 @@ sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernel
         return SL_OK;
     }
     size_t bytes = sl_field_element_bytes(&p->source_schema.fields[field]);
-    return sl_source_read(p->source, field, (size_t)element * bytes, bytes, dst, err);
+    return sl_source_read(element_source(p, kernels), field, (size_t)element * bytes, bytes, dst, err);
 }
 
 void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row, int64_t rows, int64_t *ids)

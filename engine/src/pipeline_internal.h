@@ -49,6 +49,15 @@ struct sl_pipeline {
     sl_transform_set transforms;
     uint64_t fingerprint;
     size_t batch_bytes;
+    /* With a cache op at spec index cache_at: the ops before it form
+     * `prefix` (unshuffled, batch size 1, over the spec's source), whose
+     * output the cache sources keep, one per kernel choice ([0] reference,
+     * [1] the best table), so that the reference stays an independent
+     * oracle. This pipeline reads them in place of the spec's source and
+     * compiles only the ops after the cache. cache_at is -1 without one. */
+    int cache_at;
+    sl_pipeline *prefix;
+    sl_source *caches[2];
 };
 
 /* Reads element's bytes of a source field into dst (packing token streams). */

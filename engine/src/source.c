@@ -14,6 +14,7 @@ static const char *const kind_names[SL_SOURCE_KIND_COUNT] = {
     [SL_SOURCE_MEMORY] = "memory",
     [SL_SOURCE_MMAP] = "mmap",
     [SL_SOURCE_PREAD] = "pread",
+    [SL_SOURCE_CACHE] = "cache",
 };
 
 const char *sl_source_kind_name(sl_source_kind kind)

@@ -29,6 +29,7 @@ typedef enum sl_op_kind {
     SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
+    SL_OP_CACHE,           /* keep each element's output of the ops before it; later epochs read it back */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -83,6 +84,12 @@ sl_op sl_op_one_hot(const char *field, int32_t classes);
  * Beta sampler stays free of libm only for those (docs/determinism.md). */
 sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+
+/* A cache point: the ops before it run once per element and their output
+ * is kept for every later epoch (tf.data's cache()). They must be per-element
+ * ops without randomness, whose output an epoch does not change. field is
+ * any field of the element; the whole element is cached. */
+sl_op sl_op_cache(const char *field);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

@@ -138,6 +138,15 @@ int sl_available_cpus(void);
  * space already mapped. Names the binding limit in *limit_name (when not
  * NULL). -1 when none is known. */
 int64_t sl_memory_available(const char **limit_name);
+
+/* A pipeline with a cache op keeps each element's output of the ops before
+ * it, one cache per kernel choice (the reference adapter fills its own, so
+ * it stays an independent oracle). The bytes filled so far in the cache the
+ * given kernels read (0 without a cache): */
+size_t sl_pipeline_cache_bytes(const sl_pipeline *pipeline, sl_kernel_choice kernels);
+/* Empties both caches, so the next epoch computes every element again.
+ * Between runs only, never while an executor reads the pipeline. */
+void sl_pipeline_cache_reset(const sl_pipeline *pipeline);
 /* Runs nbatches batches from start (crossing epochs as needed), each op chain
  * fused per row and per tile, calling sink after each batch. */
 sl_status sl_fused_run(sl_fused *fused, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-typedef enum sl_source_kind { SL_SOURCE_MEMORY = 0, SL_SOURCE_MMAP, SL_SOURCE_PREAD, SL_SOURCE_KIND_COUNT } sl_source_kind;
+typedef enum sl_source_kind { SL_SOURCE_MEMORY = 0, SL_SOURCE_MMAP, SL_SOURCE_PREAD, SL_SOURCE_CACHE, SL_SOURCE_KIND_COUNT } sl_source_kind;
 
 const char *sl_source_kind_name(sl_source_kind kind); /* "memory", "mmap", "pread" */
 bool sl_source_kind_parse(const char *name, sl_source_kind *out);

@@ -43,6 +43,7 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
 const sl__op_desc sl__op_random_crop_desc = {
     .name = "random_crop",
     .phase = SL__PHASE_ELEMENT,
+    .random = true,
     .in_place = false,
     .compile = compile,
     .fingerprint = fingerprint,

@@ -39,6 +39,7 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
 const sl__op_desc sl__op_random_hflip_desc = {
     .name = "random_hflip",
     .phase = SL__PHASE_ELEMENT,
+    .random = true,
     .in_place = true,
     .compile = compile,
     .fingerprint = fingerprint,

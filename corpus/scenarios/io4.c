@@ -1,0 +1,79 @@
+/* IO-4: cache effectiveness. An expensive per-element op (8 rounds of
+ * sin + cos on every value), a cache after it, and a cheap op after that:
+ * the first epoch computes every element and fills the cache, later epochs
+ * read it back. Its test shows they replay the cache exactly; its metrics
+ * say what the cache buys per epoch and what it costs in bytes. */
+#include <stdlib.h>
+
+#include "common.h"
+#include "sluice/adapter.h"
+#include "sluice/record.h"
+#include "sluice/timing.h"
+
+/* Rounds of the expensive op: SCENARIOS.md's "8 x sin+cos". */
+enum { IO4_ROUNDS = 8, IO4_EPOCHS = 3 };
+
+static const sl_variant variants[] = {
+    {"64x64x3", "500 x 64x64x3 f32, bs 64, 3 epochs (5k at full size)", {500, 5000}, {64, 64}, 64, false},
+};
+
+static sl_status build(const sl_scenario *scenario, const sl_variant *variant, const sl_build_options *options,
+                       sl_scenario_instance *instance, sl_err *err)
+{
+    (void)scenario;
+    int32_t side = (int32_t)variant->param;
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = side,
+                               .w = side, .c = 3};
+    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    if (st)
+        return st;
+    sl__scenario_begin_spec(instance, options);
+    st = sl_pipeline_spec_add(&instance->spec, sl_op_trig_rounds("x", IO4_ROUNDS), err);
+    if (st == SL_OK)
+        st = sl_pipeline_spec_add(&instance->spec, sl_op_cache("x"), err);
+    if (st == SL_OK)
+        st = sl_pipeline_spec_add(&instance->spec, sl_op_add("x", 0.1f), err);
+    return st;
+}
+
+/* Times each of three whole epochs from an empty cache through the
+ * adapter: epoch 0 fills the cache, epochs 1 and 2 read it. */
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
+                         sl_err *err)
+{
+    const sl_pipeline *p = instance->pipeline;
+    int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
+    int64_t *latency = malloc((size_t)per_epoch * sizeof *latency);
+    if (!latency)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate %lld latencies", (long long)per_epoch);
+    sl_pipeline_cache_reset(p);
+    double epoch_ns[IO4_EPOCHS];
+    sl_status st = SL_OK;
+    for (int e = 0; e < IO4_EPOCHS && st == SL_OK; e++) {
+        sl_run_request request = {.start = {e, 0}, .nbatches = per_epoch};
+        st = adapter->run(adapter, p, &request, NULL, NULL, latency, err);
+        epoch_ns[e] = 0;
+        for (int64_t b = 0; b < per_epoch; b++)
+            epoch_ns[e] += (double)latency[b];
+    }
+    free(latency);
+    if (st)
+        return st;
+    sl_kernel_choice kernels = adapter->kernels;
+    sl_record_add_scenario_metric(record, "epoch0_ms", epoch_ns[0] / 1e6, "ms");
+    sl_record_add_scenario_metric(record, "epoch1_speedup", epoch_ns[0] / epoch_ns[1], "x");
+    sl_record_add_scenario_metric(record, "epoch2_speedup", epoch_ns[0] / epoch_ns[2], "x");
+    sl_record_add_scenario_metric(record, "cache_bytes", (double)sl_pipeline_cache_bytes(p, kernels), "B");
+    return SL_OK;
+}
+
+const sl_scenario sl__scenario_io4 = {
+    .id = "IO-4",
+    .title = "cache effectiveness",
+    .property = "epochs after the first replay the cache exactly; speedup reported; cache bytes accounted",
+    .variants = variants,
+    .nvariants = sizeof variants / sizeof variants[0],
+    .golden_batches = 2,
+    .build = build,
+    .metrics = metrics,
+};
