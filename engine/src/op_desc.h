@@ -92,6 +92,13 @@ void sl__fingerprint_string(XXH3_state_t *state, const char *text);
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x);
 bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
 
+/* Shared by the resampling ops (resize, random_resized_crop): image geometry
+ * of a u8 or f32 field with sides and an output size the resize plan covers
+ * (channels set), and the field's spec after resampling to out_h x out_w f32. */
+sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h,
+                                int32_t out_w, sl__compiled_op *c, int *channels, sl_err *err);
+void sl__resample_output(sl_field_spec *field, int32_t out_h, int32_t out_w, int channels, sl__compiled_op *c);
+
 /* The descriptors, one per file in engine/src/ops/. */
 extern const sl__op_desc sl__op_pack_tokens_desc;
 extern const sl__op_desc sl__op_normalize_desc;
@@ -101,5 +108,6 @@ extern const sl__op_desc sl__op_add_desc;
 extern const sl__op_desc sl__op_multiply_desc;
 extern const sl__op_desc sl__op_random_crop_desc;
 extern const sl__op_desc sl__op_random_hflip_desc;
+extern const sl__op_desc sl__op_resize_desc;
 
 #endif

@@ -15,6 +15,7 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_MULTIPLY] = &sl__op_multiply_desc,
     [SL_OP_RANDOM_CROP] = &sl__op_random_crop_desc,
     [SL_OP_RANDOM_HFLIP] = &sl__op_random_hflip_desc,
+    [SL_OP_RESIZE] = &sl__op_resize_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -116,5 +117,13 @@ sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p)
 {
     sl_op op = op_on(SL_OP_RANDOM_HFLIP, field, op_id);
     op.u.flip.p = p;
+    return op;
+}
+
+sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w)
+{
+    sl_op op = op_on(SL_OP_RESIZE, field, 0);
+    op.u.resize.out_h = out_h;
+    op.u.resize.out_w = out_w;
     return op;
 }

@@ -31,6 +31,8 @@ typedef struct sl_cpu_variant {
     sl_normalize_u8_fn normalize_u8;
     sl_normalize_f32_fn normalize_f32;
     sl_ew_chain_fn ew_chain;
+    sl_resize_u8_fn resize_u8;
+    sl_resize_f32_fn resize_f32;
 } sl_cpu_variant;
 
 /* The arithmetic kernels for the baseline ISA and for AVX2, each filling its
@@ -41,6 +43,9 @@ void sl__cpu_normalize_avx512(sl_cpu_variant *out);
 void sl__cpu_elementwise_generic(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx2(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx512(sl_cpu_variant *out);
+void sl__cpu_resize_generic(sl_cpu_variant *out);
+void sl__cpu_resize_avx2(sl_cpu_variant *out);
+void sl__cpu_resize_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

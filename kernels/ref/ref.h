@@ -12,6 +12,8 @@ void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
                       int off_y, int off_x);
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+void sl__ref_resize_u8(const uint8_t *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
+void sl__ref_resize_f32(const float *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
 
 /* One step applied to one value. Clip is written as comparisons rather than
  * fminf/fmaxf so that NaN handling is the same in every back end. */

@@ -66,6 +66,55 @@ typedef void (*sl_hflip_fn)(void *image, int h, int w, size_t pixel_bytes);
 /* Writes one sequence: the `available` tokens of src, then pad up to seq_len. */
 typedef void (*sl_pack_fn)(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 
+/* Bilinear resampling of an image of `channels` interleaved channels from
+ * in_h x in_w to out_h x out_w, with half-pixel centres (OpenCV's INTER_LINEAR
+ * and PyTorch's align_corners=False): output pixel d samples the source at
+ * s = (d + 1/2) in / out - 1/2, clamped to [0, in - 1]; i0 = floor(s),
+ * i1 = min(i0 + 1, in - 1), and the weight of i1 is s - i0. The plan holds
+ * those indices and weights, computed once in exact integer arithmetic (s is
+ * the rational ((2d + 1) in - out) / (2 out)) and rounded once to float by a
+ * single correctly rounded division, so every back end reads the same bits.
+ * Every back end evaluates each output value as
+ *     top = p00 + wx * (p01 - p00)
+ *     bot = p10 + wx * (p11 - p10)
+ *     out = top + wy * (bot - top)
+ * in that order, with no contraction: a constant image stays exactly
+ * constant, and the reference and optimized kernels agree bit for bit. */
+#define SL_RESIZE_MAX_SIDE 65536
+
+typedef struct sl_resize_plan {
+    int in_h, in_w, out_h, out_w, channels;
+    int32_t *y0, *y1;       /* out_h source rows */
+    float *wy;              /* out_h weights of y1 */
+    int32_t *x0, *x1;       /* out_w source columns */
+    float *wx;              /* out_w weights of x1 */
+    /* The columns as offsets of values within a source row, one entry per
+     * output value of a row (out_w x channels), for kernels that run along
+     * a row without tracking the channel. */
+    int32_t *v0, *v1;
+    float *wv;
+} sl_resize_plan;
+
+/* Bytes of storage a plan for this output size needs (its arrays). */
+size_t sl_resize_plan_bytes(int out_h, int out_w, int channels);
+/* Fills plan with arrays carved from storage (sl_resize_plan_bytes bytes,
+ * SL_ALIGN-aligned). Sizes must be in [1, SL_RESIZE_MAX_SIDE] and channels
+ * positive; callers validate them. No allocation: the random resized crop
+ * builds one plan per element in its scratch. */
+void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w,
+                         int channels);
+/* Floats of scratch a resize kernel call needs for this plan. */
+size_t sl_resize_scratch_values(const sl_resize_plan *plan);
+
+/* Resizes one image per the plan. src_stride is the number of values from
+ * one source row to the next (in_w x channels for a whole image, more for a
+ * window of a larger one); dst is out_h x out_w x channels, dense. scratch
+ * holds sl_resize_scratch_values(plan) floats. */
+typedef void (*sl_resize_u8_fn)(const uint8_t *src, int64_t src_stride, float *dst, const sl_resize_plan *plan,
+                                float *scratch);
+typedef void (*sl_resize_f32_fn)(const float *src, int64_t src_stride, float *dst, const sl_resize_plan *plan,
+                                 float *scratch);
+
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
     sl_normalize_u8_fn normalize_u8;
@@ -74,6 +123,8 @@ typedef struct sl_kernel_table {
     sl_crop_pad_fn crop_pad;
     sl_hflip_fn hflip;
     sl_pack_fn pack;
+    sl_resize_u8_fn resize_u8;
+    sl_resize_f32_fn resize_f32;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

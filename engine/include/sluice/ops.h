@@ -23,6 +23,7 @@ typedef enum sl_op_kind {
     SL_OP_MULTIPLY,        /* x * value */
     SL_OP_RANDOM_CROP,     /* crop an h' x w' window at a random offset, zero-pad back, centred */
     SL_OP_RANDOM_HFLIP,    /* mirror the width axis with probability p */
+    SL_OP_RESIZE,          /* bilinear resize to out_h x out_w, half-pixel centres; u8 or f32 in, f32 out */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -52,6 +53,7 @@ typedef struct sl_op {
         struct { float lo, hi; } clip;
         struct { int32_t crop_h, crop_w; } crop;
         struct { float p; } flip;
+        struct { int32_t out_h, out_w; } resize;
     } u;
 } sl_op;
 
@@ -64,6 +66,7 @@ sl_op sl_op_add(const char *field, float value);
 sl_op sl_op_multiply(const char *field, float value);
 sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w);
 sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p);
+sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */
