@@ -109,5 +109,7 @@ extern const sl__op_desc sl__op_multiply_desc;
 extern const sl__op_desc sl__op_random_crop_desc;
 extern const sl__op_desc sl__op_random_hflip_desc;
 extern const sl__op_desc sl__op_resize_desc;
+extern const sl__op_desc sl__op_random_resized_crop_desc;
+extern const sl__op_desc sl__op_pad_tokens_desc;
 
 #endif

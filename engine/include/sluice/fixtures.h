@@ -20,6 +20,9 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
     SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
+    /* field "image" u8 [h, w, c] (c >= 3) + field "text" i32 [seq_capacity]:
+     * image-text pairs, each tagged with its element id (see below) */
+    SL_FIXTURE_IMAGE_TEXT,
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
@@ -28,8 +31,9 @@ typedef struct sl_fixture_spec {
     int64_t n;              /* elements (images, rows) or tokens (stream) */
     int32_t h, w, c;        /* images and floats */
     int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
-    int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document */
-    int32_t mean_doc_len;   /* tokens: documents have lengths uniform in [1, 2 * mean_doc_len] */
+    int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
+    int32_t mean_doc_len;   /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
+    int32_t seq_capacity;   /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */
     int32_t features;       /* tabular: columns; column j has its own mean and scale */
 } sl_fixture_spec;
 
@@ -47,9 +51,27 @@ sl_status sl_fixture_build(const sl_fixture_spec *spec, uint64_t seed, sl_source
  * independently of the generated data. */
 void sl_fixture_tabular_column_params(uint64_t seed, int32_t column, float *mean, float *stddev);
 
-/* Pad and end-of-document token ids of SL_FIXTURE_TOKENS. */
+/* Pad and end-of-document token ids of SL_FIXTURE_TOKENS, also the pad and
+ * end-of-text ids of the text fields. */
 #define SL_TOKEN_PAD 0
 #define SL_TOKEN_EOD 1
+/* A text field's start-of-text token and its first content id. */
+#define SL_TOKEN_BOS 2
+#define SL_TOKEN_FIRST_CONTENT 3
+
+/* Texts of image_text (and audio_text) fixtures are
+ *     [SL_TOKEN_BOS, tag, content (length uniform in [1, 2 mean_doc_len],
+ *      ids uniform in [3, vocab)), SL_TOKEN_EOD, SL_TOKEN_PAD ...]
+ * where tag = SL_TOKEN_FIRST_CONTENT + element % (vocab - 3) names the
+ * element. An image_text image is the images generator's image with its
+ * last two channels replaced by constant planes holding the element id's
+ * bytes ((element >> 8) & 255, then element & 255): a tag that survives any
+ * crop and bilinear resize exactly (a constant image stays constant), so a
+ * test can tell which element an augmented image came from. */
+static inline int32_t sl_fixture_text_tag(int64_t element, int32_t vocab)
+{
+    return SL_TOKEN_FIRST_CONTENT + (int32_t)(element % (vocab - SL_TOKEN_FIRST_CONTENT));
+}
 
 #ifdef __cplusplus
 }
