@@ -14,7 +14,7 @@ extern const sl_adapter sl__adapter_fused;
     (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
      SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP) | SL_TRANSFORM(SL_OP_RESIZE) |              \
-     SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP) | SL_TRANSFORM(SL_OP_PAD_TOKENS))
+     SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_LOG_MEL))
 
 /* One batch per call through sl_iter, with the adapter's kernels and the
  * request's workers (workers forced to 0 when single_thread). */

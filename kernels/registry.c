@@ -26,6 +26,7 @@ static void fill_reference(sl_kernel_table *table)
     table->pack = sl__ref_pack;
     table->resize_u8 = sl__ref_resize_u8;
     table->resize_f32 = sl__ref_resize_f32;
+    table->log_mel = sl__ref_log_mel;
 }
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
@@ -47,6 +48,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, void (*normalize)
     table->pack = sl__cpu_pack;
     table->resize_u8 = arith.resize_u8;
     table->resize_f32 = arith.resize_f32;
+    sl__cpu_log_mel(&table->log_mel);
 }
 
 static void fill_generic(sl_kernel_table *table)

@@ -111,5 +111,6 @@ extern const sl__op_desc sl__op_random_hflip_desc;
 extern const sl__op_desc sl__op_resize_desc;
 extern const sl__op_desc sl__op_random_resized_crop_desc;
 extern const sl__op_desc sl__op_pad_tokens_desc;
+extern const sl__op_desc sl__op_log_mel_desc;
 
 #endif

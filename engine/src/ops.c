@@ -18,6 +18,7 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_RESIZE] = &sl__op_resize_desc,
     [SL_OP_RANDOM_RESIZED_CROP] = &sl__op_random_resized_crop_desc,
     [SL_OP_PAD_TOKENS] = &sl__op_pad_tokens_desc,
+    [SL_OP_LOG_MEL] = &sl__op_log_mel_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -148,5 +149,16 @@ sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_
     op.u.pad.length = length;
     op.u.pad.end_id = end_id;
     op.u.pad.pad_id = pad_id;
+    return op;
+}
+
+sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels)
+{
+    sl_op op = op_on(SL_OP_LOG_MEL, field, 0);
+    op.u.mel.sample_rate = sample_rate;
+    op.u.mel.frame = frame;
+    op.u.mel.hop = hop;
+    op.u.mel.n_fft = n_fft;
+    op.u.mel.mels = mels;
     return op;
 }

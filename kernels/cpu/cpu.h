@@ -51,6 +51,9 @@ void sl__cpu_resize_avx512(sl_cpu_variant *out);
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x);
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
+/* Log-mel through a BLAS: the same for every ISA table, since the BLAS
+ * picks its own kernels for the CPU. */
+void sl__cpu_log_mel(sl_log_mel_fn *out);
 void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 
 #endif

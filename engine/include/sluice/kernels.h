@@ -115,6 +115,58 @@ typedef void (*sl_resize_u8_fn)(const uint8_t *src, int64_t src_stride, float *d
 typedef void (*sl_resize_f32_fn)(const float *src, int64_t src_stride, float *dst, const sl_resize_plan *plan,
                                  float *scratch);
 
+/* Log-mel spectrogram of a waveform (Whisper's recipe): frames of `frame`
+ * samples every `hop`, a periodic Hann window, the DFT of n_fft points (the
+ * frame zero-padded), the power |X_k|^2 of bins 0..n_fft/2, a bank of
+ * triangular filters of peak 1 on the HTK mel scale (mel = 2595
+ * log10(1 + f / 700)) from 0 Hz to sample_rate / 2, then
+ * y = log10(max(mel, 1e-10)), y = max(y, max over the element of y - 8),
+ * out = (y + 4) / 4. Output [frames, mels], frames = 1 + (samples - frame) /
+ * hop (no centre padding).
+ *
+ * The DFT and the filters are two matrix products, which is what the
+ * optimized back end hands to a BLAS sgemm: frames x frame times the real
+ * DFT matrix (frame x 2 bins: window x cos, then -window x sin, computed
+ * once with sluice's libm-free sine so they are the same bits everywhere),
+ * and frames x bins times the filter bank (bins x mels). The reference
+ * multiplies in a fixed order (each output summed over k ascending from 0),
+ * so it is bit-reproducible on every machine; a BLAS sums in its own
+ * blocked order, so the optimized output is within the bound of
+ * docs/determinism.md of the reference, not bitwise equal. Framing, power
+ * and the logarithm (sl_det_log10f, no libm) are shared code. */
+typedef struct sl_melspec_consts {
+    int samples, sample_rate, frame, hop, n_fft, mels;
+    int frames;             /* 1 + (samples - frame) / hop */
+    int bins;               /* n_fft / 2 + 1 */
+    float *dft;             /* frame x (2 bins), row-major */
+    float *filters;         /* bins x mels, row-major */
+} sl_melspec_consts;
+
+/* Validates the geometry (errors name the parameter) and computes the
+ * matrices. */
+sl_status sl_melspec_consts_init(sl_melspec_consts *k, int samples, int sample_rate, int frame, int hop, int n_fft,
+                                 int mels, sl_err *err);
+void sl_melspec_consts_release(sl_melspec_consts *k);
+/* Floats of scratch one call needs: the frames, the spectrum, the power. */
+size_t sl_melspec_scratch_values(const sl_melspec_consts *k);
+/* Floating-point operations of one element's two matrix products. */
+double sl_melspec_gemm_flops(const sl_melspec_consts *k);
+
+/* One waveform (k->samples floats) to its log-mel spectrogram (frames x mels). */
+typedef void (*sl_log_mel_fn)(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
+
+/* The BLAS behind the optimized log-mel, for records: OpenBLAS's own
+ * configuration string and its thread count ("OpenBLAS 0.3.21 DYNAMIC_ARCH
+ * ... Haswell MAX_THREADS=64, 1 thread"), or a sentence saying there is
+ * none. Setting the
+ * thread count happens once, before the first product: 1 thread, because
+ * sluice's own workers (prefetch, fused threads) already run one element
+ * per core, and BLAS threads would compete with them for the same cores. */
+void sl_blas_describe(char *buf, size_t size);
+/* Median ns of the BLAS's own sgemm at (m x k) times (k x n), row-major,
+ * over `repetitions` calls on operands in cache; 0 without a BLAS. */
+double sl_blas_sgemm_probe_ns(int m, int n, int k, int repetitions);
+
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
     sl_normalize_u8_fn normalize_u8;
@@ -125,6 +177,7 @@ typedef struct sl_kernel_table {
     sl_pack_fn pack;
     sl_resize_u8_fn resize_u8;
     sl_resize_f32_fn resize_f32;
+    sl_log_mel_fn log_mel;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -26,6 +26,7 @@ typedef enum sl_op_kind {
     SL_OP_RESIZE,          /* bilinear resize to out_h x out_w, half-pixel centres; u8 or f32 in, f32 out */
     SL_OP_RANDOM_RESIZED_CROP, /* a random box (scale, aspect), bilinearly resized to out_h x out_w; f32 out */
     SL_OP_PAD_TOKENS,      /* truncate or pad a fixed-capacity token field to a length, ending with an end token */
+    SL_OP_LOG_MEL,         /* waveform f32 [samples] to a log-mel spectrogram f32 [frames, mels] */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -60,6 +61,7 @@ typedef struct sl_op {
          * w / h in [1 / ratio, ratio] (sl_random_resized_crop_box). */
         struct { int32_t out_h, out_w; float scale_lo, scale_hi, ratio; } rrc;
         struct { int32_t length, end_id, pad_id; } pad;
+        struct { int32_t sample_rate, frame, hop, n_fft, mels; } mel;
     } u;
 } sl_op;
 
@@ -76,6 +78,7 @@ sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w);
 sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,
                                 float scale_hi, float ratio);
 sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_t pad_id);
+sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels);
 
 /* The box a random_resized_crop op takes from an in_h x in_w image: rows
  * [y, y + h), columns [x, x + w). */
