@@ -13,6 +13,7 @@ extern const sl_scenario sl__scenario_io1;
 extern const sl_scenario sl__scenario_pr2;
 extern const sl_scenario sl__scenario_cv4;
 extern const sl_scenario sl__scenario_mm1;
+extern const sl_scenario sl__scenario_mm2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */

@@ -44,6 +44,7 @@ Test(fixtures, kind_names)
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TABULAR), "tabular");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_FLOATS), "floats");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_IMAGE_TEXT), "image_text");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_AUDIO_TEXT), "audio_text");
 }
 
 static void expect_field(const sl_source *src, int f, const char *name, sl_dtype dtype, sl_shape shape)
@@ -383,6 +384,48 @@ Test(fixtures, image_text_pairs_carry_their_tags)
     sl_source_free(other);
 }
 
+static const sl_fixture_spec audio_text_spec = {
+    .kind = SL_FIXTURE_AUDIO_TEXT, .n = 20, .samples = 1601, .vocab = 500, .mean_doc_len = 6, .seq_capacity = 15};
+
+Test(fixtures, audio_text_is_reproducible_bounded_and_tonal)
+{
+    sl_source *a = build(&audio_text_spec, 42), *b = build(&audio_text_spec, 42), *other = build(&audio_text_spec, 43);
+    sl_fixture_spec small = audio_text_spec;
+    small.n = 3;
+    sl_source *c = build(&small, 42);
+    expect_field(a, 0, "wave", SL_F32, (sl_shape){.rank = 1, .dims = {1601}});
+    expect_field(a, 1, "text", SL_I32, (sl_shape){.rank = 1, .dims = {15}});
+    cr_assert_eq(sl_fixture_bytes(&audio_text_spec), 20 * (1601 * 4 + 15 * 4));
+    for (int f = 0; f < 2; f++) {
+        cr_assert_eq(memcmp(field(a, f), field(b, f), sl_source_field_bytes(a, f)), 0, "field %d", f);
+        cr_assert_eq(memcmp(field(a, f), field(c, f), sl_source_field_bytes(c, f)), 0, "prefix, field %d", f);
+    }
+    const float *w = field(a, 0), *w_other = field(other, 0);
+    const int32_t *text = field(a, 1);
+    for (int i = 0; i < 20; i++) {
+        double energy = 0, sum = 0;
+        int same = 0;
+        for (int s = 0; s < 1601; s++) {
+            float v = w[i * 1601 + s];
+            /* Three tones of amplitude below 0.3 and noise below 0.02. */
+            cr_assert(fabsf(v) < 0.92f, "wave %d sample %d is %g", i, s, (double)v);
+            energy += (double)v * v;
+            sum += v;
+            same += v == w_other[i * 1601 + s];
+        }
+        /* Each tone adds a^2 / 2 >= 0.00125 of mean power; the mean of
+         * whole tones over 0.1 s is near 0. */
+        cr_assert_gt(energy / 1601, 3 * 0.00125, "wave %d is too quiet", i);
+        cr_assert_lt(fabs(sum / 1601), 0.05, "wave %d has a mean of %g", i, sum / 1601);
+        cr_assert_lt(same, 16, "wave %d: %d samples agree across seeds", i, same);
+        cr_assert_eq(text[i * 15 + 1], SL_TOKEN_FIRST_CONTENT + i, "text %d tag", i);
+    }
+    sl_source_free(a);
+    sl_source_free(b);
+    sl_source_free(c);
+    sl_source_free(other);
+}
+
 Test(fixtures, invalid_specs_are_refused_naming_the_field)
 {
     sl_fixture_spec s;
@@ -410,6 +453,8 @@ Test(fixtures, invalid_specs_are_refused_naming_the_field)
     expect_invalid(s, "field 'c' must be at least 3");
     s = image_text_spec, s.vocab = 3;
     expect_invalid(s, "field 'vocab'");
+    s = audio_text_spec, s.samples = 0;
+    expect_invalid(s, "field 'samples' must be positive");
     s = image_text_spec, s.seq_capacity = 14;
     expect_invalid(s, "field 'seq_capacity' must be at least 15");
     s = floats_spec, s.kind = (sl_fixture_kind)99;
