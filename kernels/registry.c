@@ -30,14 +30,18 @@ static void fill_reference(sl_kernel_table *table)
     table->one_hot = sl__ref_one_hot;
     table->blend = sl__ref_blend;
     table->paste_box = sl__ref_paste_box;
+    table->resize_u8 = sl__ref_resize_u8;
+    table->resize_f32 = sl__ref_resize_f32;
+    table->log_mel = sl__ref_log_mel;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
-        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa                \
+        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
+            sl__cpu_resize_##isa                                                                                      \
     }
-#define NFILLS 4
+#define NFILLS 5
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -59,6 +63,9 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->crop3d = sl__cpu_crop3d;
     table->flip3d = sl__cpu_flip3d;
     table->paste_box = sl__cpu_paste_box;
+    table->resize_u8 = arith.resize_u8;
+    table->resize_f32 = arith.resize_f32;
+    sl__cpu_log_mel(&table->log_mel);
 }
 
 static void fill_generic(sl_kernel_table *table)

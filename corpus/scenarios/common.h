@@ -14,6 +14,9 @@ extern const sl_scenario sl__scenario_pr1;
 extern const sl_scenario sl__scenario_pr2;
 extern const sl_scenario sl__scenario_cv2;
 extern const sl_scenario sl__scenario_cv3;
+extern const sl_scenario sl__scenario_cv4;
+extern const sl_scenario sl__scenario_mm1;
+extern const sl_scenario sl__scenario_mm2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */

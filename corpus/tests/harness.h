@@ -14,6 +14,7 @@ typedef struct run_output {
     unsigned char *bytes[SL_MAX_FIELDS];
     size_t size[SL_MAX_FIELDS];
     size_t row_bytes[SL_MAX_FIELDS];
+    sl_dtype dtype[SL_MAX_FIELDS];
     int64_t *ids;
     int64_t rows;
     int64_t batches;

@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "sluice/kernels.h"
 #include "sluice/record.h"
 #include "sluice_config.h"
 
@@ -38,8 +39,13 @@ void sl_environment_collect(sl_environment *env)
     sl__copy_string(env->compile_flags, sizeof env->compile_flags, SLUICE_COMPILE_FLAGS);
 
     unsigned xxh = XXH_versionNumber();
-    snprintf(env->library_versions, sizeof env->library_versions, "sluice %s; cJSON %s; xxHash %u.%u.%u; libc %s",
-             SLUICE_VERSION, cJSON_Version(), xxh / 10000, xxh / 100 % 100, xxh % 100, gnu_get_libc_version());
+    /* The BLAS and its thread count belong to the fingerprint: MM-2's
+     * products, their speed and their last bits depend on both. */
+    char blas[128];
+    sl_blas_describe(blas, sizeof blas);
+    snprintf(env->library_versions, sizeof env->library_versions,
+             "sluice %s; cJSON %s; xxHash %u.%u.%u; libc %s; BLAS %s", SLUICE_VERSION, cJSON_Version(), xxh / 10000,
+             xxh / 100 % 100, xxh % 100, gnu_get_libc_version(), blas);
     sl__copy_string(env->git_commit, sizeof env->git_commit, sl__build_git_commit());
 
     struct utsname u;

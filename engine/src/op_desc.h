@@ -103,6 +103,13 @@ bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t 
 void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3]);
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
 
+/* Shared by the resampling ops (resize, random_resized_crop): image geometry
+ * of a u8 or f32 field with sides and an output size the resize plan covers
+ * (channels set), and the field's spec after resampling to out_h x out_w f32. */
+sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h,
+                                int32_t out_w, sl__compiled_op *c, int *channels, sl_err *err);
+void sl__resample_output(sl_field_spec *field, int32_t out_h, int32_t out_w, int channels, sl__compiled_op *c);
+
 /* The descriptors, one per file in engine/src/ops/. */
 extern const sl__op_desc sl__op_pack_tokens_desc;
 extern const sl__op_desc sl__op_normalize_desc;
@@ -120,5 +127,9 @@ extern const sl__op_desc sl__op_mixup_desc;
 extern const sl__op_desc sl__op_cutmix_desc;
 
 extern const sl__op_desc sl__op_cache_desc;
+extern const sl__op_desc sl__op_resize_desc;
+extern const sl__op_desc sl__op_random_resized_crop_desc;
+extern const sl__op_desc sl__op_pad_tokens_desc;
+extern const sl__op_desc sl__op_log_mel_desc;
 
 #endif

@@ -22,6 +22,10 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_MIXUP] = &sl__op_mixup_desc,
     [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
     [SL_OP_CACHE] = &sl__op_cache_desc,
+    [SL_OP_RESIZE] = &sl__op_resize_desc,
+    [SL_OP_RANDOM_RESIZED_CROP] = &sl__op_random_resized_crop_desc,
+    [SL_OP_PAD_TOKENS] = &sl__op_pad_tokens_desc,
+    [SL_OP_LOG_MEL] = &sl__op_log_mel_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -175,4 +179,43 @@ sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op
 sl_op sl_op_cache(const char *field)
 {
     return op_on(SL_OP_CACHE, field, 0);
+}
+sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w)
+{
+    sl_op op = op_on(SL_OP_RESIZE, field, 0);
+    op.u.resize.out_h = out_h;
+    op.u.resize.out_w = out_w;
+    return op;
+}
+
+sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,
+                                float scale_hi, float ratio)
+{
+    sl_op op = op_on(SL_OP_RANDOM_RESIZED_CROP, field, op_id);
+    op.u.rrc.out_h = out_h;
+    op.u.rrc.out_w = out_w;
+    op.u.rrc.scale_lo = scale_lo;
+    op.u.rrc.scale_hi = scale_hi;
+    op.u.rrc.ratio = ratio;
+    return op;
+}
+
+sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_t pad_id)
+{
+    sl_op op = op_on(SL_OP_PAD_TOKENS, field, 0);
+    op.u.pad.length = length;
+    op.u.pad.end_id = end_id;
+    op.u.pad.pad_id = pad_id;
+    return op;
+}
+
+sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels)
+{
+    sl_op op = op_on(SL_OP_LOG_MEL, field, 0);
+    op.u.mel.sample_rate = sample_rate;
+    op.u.mel.frame = frame;
+    op.u.mel.hop = hop;
+    op.u.mel.n_fft = n_fft;
+    op.u.mel.mels = mels;
+    return op;
 }

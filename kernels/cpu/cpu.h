@@ -33,6 +33,8 @@ typedef struct sl_cpu_variant {
     sl_ew_chain_fn ew_chain;
     sl_moments_fn moments;
     sl_blend_fn blend;
+    sl_resize_u8_fn resize_u8;
+    sl_resize_f32_fn resize_f32;
 } sl_cpu_variant;
 
 /* Fills a variant's entries for one instruction set; each arithmetic file
@@ -53,11 +55,17 @@ void sl__cpu_moments_avx512(sl_cpu_variant *out);
 void sl__cpu_blend_generic(sl_cpu_variant *out);
 void sl__cpu_blend_avx2(sl_cpu_variant *out);
 void sl__cpu_blend_avx512(sl_cpu_variant *out);
+void sl__cpu_resize_generic(sl_cpu_variant *out);
+void sl__cpu_resize_avx2(sl_cpu_variant *out);
+void sl__cpu_resize_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x);
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
+/* Log-mel through a BLAS: the same for every ISA table, since the BLAS
+ * picks its own kernels for the CPU. */
+void sl__cpu_log_mel(sl_log_mel_fn *out);
 void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox);

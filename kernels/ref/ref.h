@@ -3,6 +3,9 @@
 #ifndef SLUICE_KERNELS_REF_H
 #define SLUICE_KERNELS_REF_H
 
+#include <string.h>
+
+#include "sluice/detmath.h"
 #include "sluice/kernels.h"
 
 void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
@@ -27,6 +30,9 @@ static inline double sl__moment_lanes_sum(const double p[SL_MOMENT_LANES])
 {
     return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
 }
+void sl__ref_resize_u8(const uint8_t *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
+void sl__ref_resize_f32(const float *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
+void sl__ref_log_mel(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
 
 /* One step applied to one value. Clip is written as comparisons rather than
  * fminf/fmaxf so that NaN handling is the same in every back end. */
@@ -40,6 +46,46 @@ static inline float sl__ew_apply(const sl_ew_step *step, float v)
     case SL_OP_CLIP: return v < step->a ? step->a : (v > step->b ? step->b : v);
     default: return v;
     }
+}
+
+/* The log-mel steps every back end shares; only the two matrix products
+ * differ between back ends. A product is row-major and dense:
+ * c (m x n) = a (m x kk) times b (kk x n). */
+typedef void (*sl__sgemm_fn)(int m, int n, int kk, const float *a, const float *b, float *c);
+
+static inline void sl__log_mel_with(const float *wave, float *out, const sl_melspec_consts *k, float *scratch,
+                                    sl__sgemm_fn gemm)
+{
+    const int frames = k->frames, bins = k->bins;
+    float *framed = scratch;
+    float *spectrum = framed + (size_t)frames * (size_t)k->frame;
+    float *power = spectrum + (size_t)frames * 2 * (size_t)bins;
+    /* Overlapping frames cannot be one strided operand (a BLAS wants a
+     * leading dimension of at least the frame), so they are copied out. */
+    for (int t = 0; t < frames; t++)
+        memcpy(framed + (size_t)t * (size_t)k->frame, wave + (size_t)t * (size_t)k->hop,
+               (size_t)k->frame * sizeof(float));
+    gemm(frames, 2 * bins, k->frame, framed, k->dft, spectrum);
+    for (int t = 0; t < frames; t++) {
+        const float *re = spectrum + (size_t)t * 2 * (size_t)bins, *im = re + bins;
+        float *p = power + (size_t)t * (size_t)bins;
+        for (int j = 0; j < bins; j++)
+            p[j] = re[j] * re[j] + im[j] * im[j];
+    }
+    gemm(frames, k->mels, bins, power, k->filters, out);
+    /* Whisper's log: log10 of the energy floored at 1e-10, at most 8 decades
+     * below the element's loudest value, scaled to about [-1, 1]. The
+     * comparisons send a NaN to the floor, the same way everywhere. */
+    const size_t n = (size_t)frames * (size_t)k->mels;
+    float loudest = -100.0f;
+    for (size_t i = 0; i < n; i++) {
+        float v = out[i] > 1e-10f ? out[i] : 1e-10f;
+        out[i] = sl_det_log10f(v);
+        loudest = out[i] > loudest ? out[i] : loudest;
+    }
+    const float floor = loudest - 8.0f;
+    for (size_t i = 0; i < n; i++)
+        out[i] = ((out[i] > floor ? out[i] : floor) + 4.0f) * 0.25f;
 }
 
 #endif

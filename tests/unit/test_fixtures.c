@@ -45,6 +45,8 @@ Test(fixtures, kind_names)
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_TABULAR), "tabular");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_FLOATS), "floats");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_VOLUMES), "volumes");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_IMAGE_TEXT), "image_text");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_AUDIO_TEXT), "audio_text");
 }
 
 static void expect_field(const sl_source *src, int f, const char *name, sl_dtype dtype, sl_shape shape)
@@ -373,6 +375,113 @@ static void expect_invalid(sl_fixture_spec spec, const char *needle)
     cr_assert_eq(sl_fixture_bytes(&spec), 0);
 }
 
+/* Image-text pairs: odd sizes, texts that fill their capacity at the
+ * longest. */
+static const sl_fixture_spec image_text_spec = {
+    .kind = SL_FIXTURE_IMAGE_TEXT, .n = 600, .h = 5, .w = 3, .c = 3, .vocab = 100, .mean_doc_len = 6, .seq_capacity = 15};
+
+Test(fixtures, image_text_is_reproducible_and_prefix_stable)
+{
+    sl_source *a = build(&image_text_spec, 42), *b = build(&image_text_spec, 42);
+    sl_fixture_spec small = image_text_spec;
+    small.n = 7;
+    sl_source *c = build(&small, 42);
+    cr_assert_eq(sl_source_schema(a)->nfields, 2);
+    expect_field(a, 0, "image", SL_U8, (sl_shape){.rank = 3, .dims = {5, 3, 3}});
+    expect_field(a, 1, "text", SL_I32, (sl_shape){.rank = 1, .dims = {15}});
+    cr_assert_eq(sl_fixture_bytes(&image_text_spec), 600 * (45 + 15 * 4));
+    for (int f = 0; f < 2; f++) {
+        cr_assert_eq(memcmp(field(a, f), field(b, f), sl_source_field_bytes(a, f)), 0, "field %d", f);
+        cr_assert_eq(memcmp(field(a, f), field(c, f), sl_source_field_bytes(c, f)), 0, "prefix, field %d", f);
+    }
+    sl_source_free(a);
+    sl_source_free(b);
+    sl_source_free(c);
+}
+
+Test(fixtures, image_text_pairs_carry_their_tags)
+{
+    enum { N = 600, PIXELS = 15, CAP = 15, MEAN = 6, VOCAB = 100 };
+    sl_source *s = build(&image_text_spec, 3), *other = build(&image_text_spec, 4);
+    const uint8_t *px = field(s, 0), *px_other = field(other, 0);
+    const int32_t *text = field(s, 1);
+    long content = 0, longest = 0, channel0_same = 0;
+    for (int i = 0; i < N; i++) {
+        /* The last two channels are constant planes holding the id's bytes. */
+        for (int p = 0; p < PIXELS; p++) {
+            cr_assert_eq(px[(i * PIXELS + p) * 3 + 1], (i >> 8) & 255, "image %d pixel %d high tag", i, p);
+            cr_assert_eq(px[(i * PIXELS + p) * 3 + 2], i & 255, "image %d pixel %d low tag", i, p);
+            channel0_same += px[(i * PIXELS + p) * 3] == px_other[(i * PIXELS + p) * 3];
+        }
+        const int32_t *t = text + (size_t)i * CAP;
+        cr_assert_eq(t[0], SL_TOKEN_BOS);
+        cr_assert_eq(t[1], SL_TOKEN_FIRST_CONTENT + i % (VOCAB - SL_TOKEN_FIRST_CONTENT), "text %d tag", i);
+        int at = 2;
+        while (at < CAP && t[at] != SL_TOKEN_EOD) {
+            cr_assert(t[at] >= SL_TOKEN_FIRST_CONTENT && t[at] < VOCAB, "text %d token %d is %d", i, at, t[at]);
+            at++;
+        }
+        cr_assert_lt(at, CAP, "text %d has no end token", i);
+        int length = at - 2;
+        cr_assert(length >= 1 && length <= 2 * MEAN, "text %d has %d content tokens", i, length);
+        content += length;
+        longest = length > longest ? length : longest;
+        for (at++; at < CAP; at++)
+            cr_assert_eq(t[at], SL_TOKEN_PAD, "text %d: token %d after the end is not a pad", i, at);
+    }
+    /* Lengths uniform on [1, 12]: mean 6.5, sd 3.45; 600 texts give a
+     * standard error of 0.14, six of them 0.85. */
+    cr_assert(fabs((double)content / N - 6.5) < 0.85, "mean content length %.3f", (double)content / N);
+    cr_assert_eq(longest, 2 * MEAN, "no text reaches the longest length");
+    /* The untagged channel depends on the seed (about 1 in 128 equal). */
+    cr_assert_lt(channel0_same, N * PIXELS / 20, "%ld of the first channel's bytes agree across seeds",
+                 channel0_same);
+    sl_source_free(s);
+    sl_source_free(other);
+}
+
+static const sl_fixture_spec audio_text_spec = {
+    .kind = SL_FIXTURE_AUDIO_TEXT, .n = 20, .samples = 1601, .vocab = 500, .mean_doc_len = 6, .seq_capacity = 15};
+
+Test(fixtures, audio_text_is_reproducible_bounded_and_tonal)
+{
+    sl_source *a = build(&audio_text_spec, 42), *b = build(&audio_text_spec, 42), *other = build(&audio_text_spec, 43);
+    sl_fixture_spec small = audio_text_spec;
+    small.n = 3;
+    sl_source *c = build(&small, 42);
+    expect_field(a, 0, "wave", SL_F32, (sl_shape){.rank = 1, .dims = {1601}});
+    expect_field(a, 1, "text", SL_I32, (sl_shape){.rank = 1, .dims = {15}});
+    cr_assert_eq(sl_fixture_bytes(&audio_text_spec), 20 * (1601 * 4 + 15 * 4));
+    for (int f = 0; f < 2; f++) {
+        cr_assert_eq(memcmp(field(a, f), field(b, f), sl_source_field_bytes(a, f)), 0, "field %d", f);
+        cr_assert_eq(memcmp(field(a, f), field(c, f), sl_source_field_bytes(c, f)), 0, "prefix, field %d", f);
+    }
+    const float *w = field(a, 0), *w_other = field(other, 0);
+    const int32_t *text = field(a, 1);
+    for (int i = 0; i < 20; i++) {
+        double energy = 0, sum = 0;
+        int same = 0;
+        for (int s = 0; s < 1601; s++) {
+            float v = w[i * 1601 + s];
+            /* Three tones of amplitude below 0.3 and noise below 0.02. */
+            cr_assert(fabsf(v) < 0.92f, "wave %d sample %d is %g", i, s, (double)v);
+            energy += (double)v * v;
+            sum += v;
+            same += v == w_other[i * 1601 + s];
+        }
+        /* Each tone adds a^2 / 2 >= 0.00125 of mean power; the mean of
+         * whole tones over 0.1 s is near 0. */
+        cr_assert_gt(energy / 1601, 3 * 0.00125, "wave %d is too quiet", i);
+        cr_assert_lt(fabs(sum / 1601), 0.05, "wave %d has a mean of %g", i, sum / 1601);
+        cr_assert_lt(same, 16, "wave %d: %d samples agree across seeds", i, same);
+        cr_assert_eq(text[i * 15 + 1], SL_TOKEN_FIRST_CONTENT + i, "text %d tag", i);
+    }
+    sl_source_free(a);
+    sl_source_free(b);
+    sl_source_free(c);
+    sl_source_free(other);
+}
+
 Test(fixtures, invalid_specs_are_refused_naming_the_field)
 {
     sl_fixture_spec s;
@@ -400,6 +509,14 @@ Test(fixtures, invalid_specs_are_refused_naming_the_field)
     expect_invalid(s, "fixture spec field 'd' must be positive, got 0");
     s = volumes_spec, s.d = 1 << 11, s.h = 1 << 11, s.w = 1 << 11;
     expect_invalid(s, "'d', 'h', 'w'");
+    s = image_text_spec, s.c = 2;
+    expect_invalid(s, "field 'c' must be at least 3");
+    s = image_text_spec, s.vocab = 3;
+    expect_invalid(s, "field 'vocab'");
+    s = audio_text_spec, s.samples = 0;
+    expect_invalid(s, "field 'samples' must be positive");
+    s = image_text_spec, s.seq_capacity = 14;
+    expect_invalid(s, "field 'seq_capacity' must be at least 15");
     s = floats_spec, s.kind = (sl_fixture_kind)99;
     expect_invalid(s, "field 'kind'");
 }

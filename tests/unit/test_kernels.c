@@ -459,3 +459,103 @@ Test(kernels, op_names_round_trip)
     sl_transform_set_format(SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_PACK_TOKENS), names, sizeof names);
     cr_expect_str_eq(names, "pack_tokens,clip");
 }
+
+/* A resize plan for in -> out on both axes, with its storage. */
+typedef struct test_plan {
+    sl_resize_plan plan;
+    void *storage;
+    float *scratch;
+} test_plan;
+
+static void plan_make(test_plan *t, int in_h, int in_w, int out_h, int out_w, int channels)
+{
+    t->storage = aligned_alloc(64, (sl_resize_plan_bytes(out_h, out_w, channels) + 63) / 64 * 64);
+    cr_assert_not_null(t->storage);
+    sl_resize_plan_init(&t->plan, t->storage, in_h, in_w, out_h, out_w, channels);
+    t->scratch = malloc(sl_resize_scratch_values(&t->plan) * sizeof(float));
+}
+
+static void plan_free(test_plan *t)
+{
+    free(t->storage);
+    free(t->scratch);
+}
+
+Test(kernels, resize_plan_samples_at_half_pixel_centres)
+{
+    /* For every output index the weight is the exact fraction of
+     * (d + 1/2) in / out - 1/2 (clamped to [0, in - 1]), rounded once to
+     * float: recomputed here in double, it must agree to float rounding. */
+    const int sizes[][2] = {{128, 64}, {64, 128}, {128, 96}, {96, 160}, {7, 3}, {3, 7}, {1, 5}, {5, 1}, {1000, 999}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int in = sizes[s][0], out = sizes[s][1];
+        test_plan t;
+        plan_make(&t, in, in, out, out, 2);
+        for (int d = 0; d < out; d++) {
+            double pos = (d + 0.5) * in / out - 0.5;
+            pos = pos < 0 ? 0 : (pos > in - 1 ? in - 1 : pos);
+            int i0 = (int)floor(pos);
+            cr_assert_eq(t.plan.x0[d], i0, "%d -> %d: index %d", in, out, d);
+            cr_assert_eq(t.plan.x1[d], i0 + 1 < in ? i0 + 1 : i0);
+            cr_assert_eq(t.plan.wx[d], (float)(pos - i0), "%d -> %d: weight %d is %.9g", in, out, d,
+                         (double)t.plan.wx[d]);
+            cr_assert_eq(t.plan.y0[d], t.plan.x0[d]);
+            cr_assert_eq(t.plan.wy[d], t.plan.wx[d]);
+            cr_assert_eq(t.plan.v1[2 * d + 1], t.plan.x1[d] * 2 + 1, "per-value offsets interleave the channels");
+        }
+        plan_free(&t);
+    }
+}
+
+Test(kernels, resize_matches_hand_values)
+{
+    /* 2x2 -> 4x4 samples at -1/4 (clamped to 0), 1/4, 3/4 and 5/4 (clamped
+     * to 1) on each axis, so the row [0, 4] becomes [0, 1, 3, 4]. */
+    const uint8_t src[4] = {0, 4, 8, 12};
+    const float expected[16] = {0, 1, 3, 4, 2, 3, 5, 6, 6, 7, 9, 10, 8, 9, 11, 12};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    test_plan t;
+    plan_make(&t, 2, 2, 4, 4, 1);
+    for (int k = 0; k < 2; k++) {
+        float out[16];
+        tables[k]->resize_u8(src, 2, out, &t.plan, t.scratch);
+        for (int i = 0; i < 16; i++)
+            cr_expect_eq(out[i], expected[i], "%s: value %d is %g, not %g", tables[k]->name, i, (double)out[i],
+                         (double)expected[i]);
+    }
+    plan_free(&t);
+}
+
+Test(kernels, optimized_resize_is_bitwise_reference)
+{
+    /* Down, up, by odd ratios, to and from one pixel, with 1, 3 and 4
+     * channels, from a window of a wider image (a stride beyond the row). */
+    const int sizes[][4] = {{128, 128, 64, 64}, {64, 64, 128, 128}, {128, 128, 96, 96}, {96, 96, 160, 160},
+                            {37, 53, 61, 19},   {1, 1, 5, 3},       {5, 3, 1, 1},       {64, 64, 64, 64}};
+    const int channel_counts[] = {1, 3, 4};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t ci = 0; ci < 3; ci++) {
+            int ih = sizes[s][0], iw = sizes[s][1], oh = sizes[s][2], ow = sizes[s][3], c = channel_counts[ci];
+            int64_t stride = (int64_t)(iw + 5) * c, in_values = stride * ih, out_values = (int64_t)oh * ow * c;
+            uint8_t *u8 = malloc((size_t)in_values);
+            float *f = malloc((size_t)in_values * 4), *a = malloc((size_t)out_values * 4),
+                  *b = malloc((size_t)out_values * 4);
+            fill_random_u8(u8, in_values, (uint32_t)(s * 10 + ci));
+            fill_random_f32(f, in_values, (uint32_t)(s * 10 + ci), -3.0f, 300.0f);
+            test_plan t;
+            plan_make(&t, ih, iw, oh, ow, c);
+            sl_kernels_reference()->resize_u8(u8, stride, a, &t.plan, t.scratch);
+            sl_kernels_best()->resize_u8(u8, stride, b, &t.plan, t.scratch);
+            cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "u8 resize %dx%d -> %dx%d, %d channels differs", ih,
+                      iw, oh, ow, c);
+            sl_kernels_reference()->resize_f32(f, stride, a, &t.plan, t.scratch);
+            sl_kernels_best()->resize_f32(f, stride, b, &t.plan, t.scratch);
+            cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "f32 resize %dx%d -> %dx%d, %d channels differs",
+                      ih, iw, oh, ow, c);
+            plan_free(&t);
+            free(u8);
+            free(f);
+            free(a);
+            free(b);
+        }
+}

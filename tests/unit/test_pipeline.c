@@ -522,3 +522,44 @@ Test(pipeline, files_deleted_or_made_unreadable_mid_run_still_read_whole)
     sl_source_free(fixture);
     test_tmpdir_remove(dir);
 }
+
+Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
+{
+    /* Rows of capacity 6 with end token 9: a short row, one whose end token
+     * comes exactly at the cut, one too long, and one with no end token. */
+    static int32_t rows[4][6] = {
+        {5, 6, 9, 0, 0, 0}, {5, 6, 7, 9, 0, 0}, {1, 2, 3, 4, 5, 9}, {1, 2, 3, 4, 5, 6},
+    };
+    const int32_t expected[4][4] = {{5, 6, 9, -1}, {5, 6, 7, 9}, {1, 2, 3, 9}, {1, 2, 3, 9}};
+    sl_schema schema = {.nfields = 1};
+    strcpy(schema.fields[0].name, "text");
+    schema.fields[0].dtype = SL_I32;
+    schema.fields[0].shape = (sl_shape){.rank = 1, .dims = {6}};
+    void *data[1] = {rows};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&schema, 4, data, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 4, 1);
+    spec.shuffle = false;
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_pad_tokens("text", 4, 9, -1), &err), SL_OK);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_output_schema(p)->fields[0].shape.dims[0], 4);
+    sl_batch *b;
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 4, &b, &err), SL_OK);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(sl_pipeline_produce(p, k ? SL_KERNELS_BEST : SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &err),
+                     SL_OK, "%s", err.msg);
+        cr_assert(memcmp(b->fields[0].data, expected, sizeof expected) == 0, "%s kernels",
+                  k ? "best" : "reference");
+    }
+    sl_batch_free(b);
+    sl_pipeline_free(p);
+    /* A field that is not rows of i32 tokens is refused, naming it. */
+    sl_pipeline_spec_init(&spec, src, 4, 1);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_pad_tokens("text", 0, 9, -1), &err), SL_OK);
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "op 0") && strstr(err.msg, "text"), "%s", err.msg);
+    sl_source_free(src);
+}

@@ -608,6 +608,10 @@ Test(records, environment_is_filled)
     cr_assert_not_null(xxh, "%s", env.library_versions);
     cr_assert_eq(sscanf(xxh, "; xxHash %u.%u.%u", &major, &minor, &release), 3, "%s", env.library_versions);
     cr_assert_not_null(strstr(env.library_versions, "; libc 2."), "%s", env.library_versions);
+    /* The BLAS behind MM-2, with the one thread sluice sets, or why none. */
+    const char *blas = strstr(env.library_versions, "; BLAS ");
+    cr_assert_not_null(blas, "%s", env.library_versions);
+    cr_assert(strstr(blas, ", 1 thread") || strstr(blas, "no BLAS"), "%s", env.library_versions);
     cr_assert_gt(strlen(env.git_commit), 0);
     cr_assert_eq(strncmp(env.kernel, "Linux ", 6), 0, "%s", env.kernel);
 

@@ -21,6 +21,12 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
     SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
     SL_FIXTURE_VOLUMES,     /* field "volume" f32 [d, h, w]: 3D scans with their own intensity level and scale */
+    /* field "image" u8 [h, w, c] (c >= 3) + field "text" i32 [seq_capacity]:
+     * image-text pairs, each tagged with its element id (see below) */
+    SL_FIXTURE_IMAGE_TEXT,
+    /* field "wave" f32 [samples] + field "text" i32 [seq_capacity]: speech-like
+     * audio at 16 kHz (three tones and noise) with a transcript */
+    SL_FIXTURE_AUDIO_TEXT,
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
@@ -30,8 +36,10 @@ typedef struct sl_fixture_spec {
     int32_t h, w, c;        /* images and floats; volumes use h and w */
     int32_t d;              /* volumes: depth */
     int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
-    int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document */
-    int32_t mean_doc_len;   /* tokens: documents have lengths uniform in [1, 2 * mean_doc_len] */
+    int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
+    int32_t mean_doc_len;   /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
+    int32_t seq_capacity;   /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */
+    int32_t samples;        /* audio_text: waveform samples per element, at 16 kHz */
     int32_t features;       /* tabular: columns; column j has its own mean and scale */
 } sl_fixture_spec;
 
@@ -63,9 +71,35 @@ typedef struct sl_fixture_volume_params {
 void sl_fixture_volume_params_of(const sl_fixture_spec *spec, uint64_t seed, int64_t element,
                                  sl_fixture_volume_params *out);
 
-/* Pad and end-of-document token ids of SL_FIXTURE_TOKENS. */
+/* Pad and end-of-document token ids of SL_FIXTURE_TOKENS, also the pad and
+ * end-of-text ids of the text fields. */
 #define SL_TOKEN_PAD 0
 #define SL_TOKEN_EOD 1
+/* A text field's start-of-text token and its first content id. */
+#define SL_TOKEN_BOS 2
+#define SL_TOKEN_FIRST_CONTENT 3
+
+/* Texts of image_text (and audio_text) fixtures are
+ *     [SL_TOKEN_BOS, tag, content (length uniform in [1, 2 mean_doc_len],
+ *      ids uniform in [3, vocab)), SL_TOKEN_EOD, SL_TOKEN_PAD ...]
+ * where tag = SL_TOKEN_FIRST_CONTENT + element % (vocab - 3) names the
+ * element. An image_text image is the images generator's image with its
+ * last two channels replaced by constant planes holding the element id's
+ * bytes ((element >> 8) & 255, then element & 255): a tag that survives any
+ * crop and bilinear resize exactly (a constant image stays constant), so a
+ * test can tell which element an augmented image came from. */
+/* An audio_text waveform is the sum of three tones, each of an integer
+ * frequency uniform in [100, 4000) Hz, an amplitude uniform in [0.05, 0.3)
+ * and a phase that is a whole number of 1/16000 turns, plus noise (an
+ * Irwin-Hall sum of four uniforms, centred, times 0.01), sampled at 16 kHz
+ * and computed in double with sluice's libm-free sine (detmath.h), then
+ * rounded to float. */
+#define SL_FIXTURE_AUDIO_RATE 16000
+
+static inline int32_t sl_fixture_text_tag(int64_t element, int32_t vocab)
+{
+    return SL_TOKEN_FIRST_CONTENT + (int32_t)(element % (vocab - SL_TOKEN_FIRST_CONTENT));
+}
 
 #ifdef __cplusplus
 }

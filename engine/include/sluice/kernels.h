@@ -93,6 +93,106 @@ typedef void (*sl_blend_fn)(float *dst, const float *a, const float *b, int64_t 
  * pixel_bytes-sized pixels from src into the same place of dst. */
 typedef void (*sl_paste_box_fn)(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0,
                                 int x1);
+/* Bilinear resampling of an image of `channels` interleaved channels from
+ * in_h x in_w to out_h x out_w, with half-pixel centres (OpenCV's INTER_LINEAR
+ * and PyTorch's align_corners=False): output pixel d samples the source at
+ * s = (d + 1/2) in / out - 1/2, clamped to [0, in - 1]; i0 = floor(s),
+ * i1 = min(i0 + 1, in - 1), and the weight of i1 is s - i0. The plan holds
+ * those indices and weights, computed once in exact integer arithmetic (s is
+ * the rational ((2d + 1) in - out) / (2 out)) and rounded once to float by a
+ * single correctly rounded division, so every back end reads the same bits.
+ * Every back end evaluates each output value as
+ *     top = p00 + wx * (p01 - p00)
+ *     bot = p10 + wx * (p11 - p10)
+ *     out = top + wy * (bot - top)
+ * in that order, with no contraction: a constant image stays exactly
+ * constant, and the reference and optimized kernels agree bit for bit. */
+#define SL_RESIZE_MAX_SIDE 65536
+
+typedef struct sl_resize_plan {
+    int in_h, in_w, out_h, out_w, channels;
+    int32_t *y0, *y1;       /* out_h source rows */
+    float *wy;              /* out_h weights of y1 */
+    int32_t *x0, *x1;       /* out_w source columns */
+    float *wx;              /* out_w weights of x1 */
+    /* The columns as offsets of values within a source row, one entry per
+     * output value of a row (out_w x channels), for kernels that run along
+     * a row without tracking the channel. */
+    int32_t *v0, *v1;
+    float *wv;
+} sl_resize_plan;
+
+/* Bytes of storage a plan for this output size needs (its arrays). */
+size_t sl_resize_plan_bytes(int out_h, int out_w, int channels);
+/* Fills plan with arrays carved from storage (sl_resize_plan_bytes bytes,
+ * SL_ALIGN-aligned). Sizes must be in [1, SL_RESIZE_MAX_SIDE] and channels
+ * positive; callers validate them. No allocation: the random resized crop
+ * builds one plan per element in its scratch. */
+void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w,
+                         int channels);
+/* Floats of scratch a resize kernel call needs for this plan. */
+size_t sl_resize_scratch_values(const sl_resize_plan *plan);
+
+/* Resizes one image per the plan. src_stride is the number of values from
+ * one source row to the next (in_w x channels for a whole image, more for a
+ * window of a larger one); dst is out_h x out_w x channels, dense. scratch
+ * holds sl_resize_scratch_values(plan) floats. */
+typedef void (*sl_resize_u8_fn)(const uint8_t *src, int64_t src_stride, float *dst, const sl_resize_plan *plan,
+                                float *scratch);
+typedef void (*sl_resize_f32_fn)(const float *src, int64_t src_stride, float *dst, const sl_resize_plan *plan,
+                                 float *scratch);
+
+/* Log-mel spectrogram of a waveform (Whisper's recipe): frames of `frame`
+ * samples every `hop`, a periodic Hann window, the DFT of n_fft points (the
+ * frame zero-padded), the power |X_k|^2 of bins 0..n_fft/2, a bank of
+ * triangular filters of peak 1 on the HTK mel scale (mel = 2595
+ * log10(1 + f / 700)) from 0 Hz to sample_rate / 2, then
+ * y = log10(max(mel, 1e-10)), y = max(y, max over the element of y - 8),
+ * out = (y + 4) / 4. Output [frames, mels], frames = 1 + (samples - frame) /
+ * hop (no centre padding).
+ *
+ * The DFT and the filters are two matrix products, which is what the
+ * optimized back end hands to a BLAS sgemm: frames x frame times the real
+ * DFT matrix (frame x 2 bins: window x cos, then -window x sin, computed
+ * once with sluice's libm-free sine so they are the same bits everywhere),
+ * and frames x bins times the filter bank (bins x mels). The reference
+ * multiplies in a fixed order (each output summed over k ascending from 0),
+ * so it is bit-reproducible on every machine; a BLAS sums in its own
+ * blocked order, so the optimized output is within the bound of
+ * docs/determinism.md of the reference, not bitwise equal. Framing, power
+ * and the logarithm (sl_det_log10f, no libm) are shared code. */
+typedef struct sl_melspec_consts {
+    int samples, sample_rate, frame, hop, n_fft, mels;
+    int frames;             /* 1 + (samples - frame) / hop */
+    int bins;               /* n_fft / 2 + 1 */
+    float *dft;             /* frame x (2 bins), row-major */
+    float *filters;         /* bins x mels, row-major */
+} sl_melspec_consts;
+
+/* Validates the geometry (errors name the parameter) and computes the
+ * matrices. */
+sl_status sl_melspec_consts_init(sl_melspec_consts *k, int samples, int sample_rate, int frame, int hop, int n_fft,
+                                 int mels, sl_err *err);
+void sl_melspec_consts_release(sl_melspec_consts *k);
+/* Floats of scratch one call needs: the frames, the spectrum, the power. */
+size_t sl_melspec_scratch_values(const sl_melspec_consts *k);
+/* Floating-point operations of one element's two matrix products. */
+double sl_melspec_gemm_flops(const sl_melspec_consts *k);
+
+/* One waveform (k->samples floats) to its log-mel spectrogram (frames x mels). */
+typedef void (*sl_log_mel_fn)(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
+
+/* The BLAS behind the optimized log-mel, for records: OpenBLAS's own
+ * configuration string and its thread count ("OpenBLAS 0.3.21 DYNAMIC_ARCH
+ * ... Haswell MAX_THREADS=64, 1 thread"), or a sentence saying there is
+ * none. Setting the
+ * thread count happens once, before the first product: 1 thread, because
+ * sluice's own workers (prefetch, fused threads) already run one element
+ * per core, and BLAS threads would compete with them for the same cores. */
+void sl_blas_describe(char *buf, size_t size);
+/* Median ns of the BLAS's own sgemm at (m x k) times (k x n), row-major,
+ * over `repetitions` calls on operands in cache; 0 without a BLAS. */
+double sl_blas_sgemm_probe_ns(int m, int n, int k, int repetitions);
 
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
@@ -108,6 +208,9 @@ typedef struct sl_kernel_table {
     sl_one_hot_fn one_hot;
     sl_blend_fn blend;
     sl_paste_box_fn paste_box;
+    sl_resize_u8_fn resize_u8;
+    sl_resize_f32_fn resize_f32;
+    sl_log_mel_fn log_mel;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -30,6 +30,10 @@ typedef enum sl_op_kind {
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
     SL_OP_CACHE,           /* keep each element's output of the ops before it; later epochs read it back */
+    SL_OP_RESIZE,          /* bilinear resize to out_h x out_w, half-pixel centres; u8 or f32 in, f32 out */
+    SL_OP_RANDOM_RESIZED_CROP, /* a random box (scale, aspect), bilinearly resized to out_h x out_w; f32 out */
+    SL_OP_PAD_TOKENS,      /* truncate or pad a fixed-capacity token field to a length, ending with an end token */
+    SL_OP_LOG_MEL,         /* waveform f32 [samples] to a log-mel spectrogram f32 [frames, mels] */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -64,6 +68,12 @@ typedef struct sl_op {
         /* mixup, cutmix: `field` is the image, `label` the one-hot labels
          * mixed with it. */
         struct { char label[SL_NAME_MAX]; float alpha; } mix;
+        struct { int32_t out_h, out_w; } resize;
+        /* Box area a fraction in [scale_lo, scale_hi] of the image's, aspect
+         * w / h in [1 / ratio, ratio] (sl_random_resized_crop_box). */
+        struct { int32_t out_h, out_w; float scale_lo, scale_hi, ratio; } rrc;
+        struct { int32_t length, end_id, pad_id; } pad;
+        struct { int32_t sample_rate, frame, hop, n_fft, mels; } mel;
     } u;
 } sl_op;
 
@@ -90,6 +100,32 @@ sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op
  * ops without randomness, whose output an epoch does not change. field is
  * any field of the element; the whole element is cached. */
 sl_op sl_op_cache(const char *field);
+sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w);
+sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,
+                                float scale_hi, float ratio);
+sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_t pad_id);
+sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels);
+
+/* The box a random_resized_crop op takes from an in_h x in_w image: rows
+ * [y, y + h), columns [x, x + w). */
+typedef struct sl_crop_box {
+    int32_t y, x, h, w;
+} sl_crop_box;
+
+/* The box of element `element` in `epoch` for a random_resized_crop op under
+ * pipeline seed `seed`: what the op's rows resize, and what a peer loader
+ * is handed so it crops the same box. Drawn from Philox keyed by (seed,
+ * op id) with counter (element, epoch, attempt), without libm: up to ten
+ * attempts each draw a scale s uniform in [scale_lo, scale_hi), t uniform in
+ * [-1, 1) and take the aspect a = (1 + k t) / (1 - k t), k = (ratio - 1) /
+ * (ratio + 1), which spans [1 / ratio, ratio] and gives a and 1 / a the same
+ * distribution (as torchvision's log-uniform aspect does); then
+ * w = round(sqrt(s h w a)), h = round(sqrt(s h w / a)) (correctly rounded
+ * float sqrt), and offsets uniform over the positions where the box fits.
+ * An attempt whose box does not fit is followed by the next; after ten, the
+ * whole image. */
+sl_crop_box sl_random_resized_crop_box(const sl_op *op, uint64_t seed, int64_t epoch, int64_t element, int32_t in_h,
+                                       int32_t in_w);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

@@ -75,6 +75,14 @@ typedef struct sl_scenario {
     const sl_variant *variants;
     int nvariants;
     int golden_batches;        /* K for the golden check */
+    /* How far an optimized kernel table's output may be from the reference
+     * kernels' (sl_values_match). 0, the default, demands bitwise equality
+     * (DESIGN.md invariant 3). A scenario whose ops sum in a back end's own
+     * order (MM-2's BLAS products) states its bound here, with its reasoning
+     * in docs/determinism.md: f32 fields are then compared value by value
+     * within it, every other field still bitwise, and runs on the same
+     * kernel table must still agree bit for bit. */
+    double tolerance;
     /* Fills the instance's fixture spec and pipeline spec. */
     sl_status (*build)(const struct sl_scenario *scenario, const sl_variant *variant,
                        const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);

@@ -5,6 +5,7 @@
 #include "sluice/adapter.h"
 #include "sluice/bench.h"
 #include "sluice/cleanup.h"
+#include "sluice/compare.h"
 #include "sluice/digest.h"
 #include "sluice/fixtures.h"
 #include "sluice/kernels.h"
