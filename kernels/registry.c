@@ -33,15 +33,16 @@ static void fill_reference(sl_kernel_table *table)
     table->resize_u8 = sl__ref_resize_u8;
     table->resize_f32 = sl__ref_resize_f32;
     table->log_mel = sl__ref_log_mel;
+    table->trig_rounds = sl__ref_trig_rounds;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
         sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
-            sl__cpu_resize_##isa                                                                                      \
+            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa                                                          \
     }
-#define NFILLS 5
+#define NFILLS 6
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -65,6 +66,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->paste_box = sl__cpu_paste_box;
     table->resize_u8 = arith.resize_u8;
     table->resize_f32 = arith.resize_f32;
+    table->trig_rounds = arith.trig_rounds;
     sl__cpu_log_mel(&table->log_mel);
 }
 

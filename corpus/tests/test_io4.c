@@ -4,6 +4,7 @@
  * the source after epoch 0 changes nothing); the cache holds exactly one
  * copy of every element; a cache after a random op is refused; and the
  * record carries the per-epoch speedups and the cache's bytes. */
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>

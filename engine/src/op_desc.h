@@ -127,6 +127,7 @@ extern const sl__op_desc sl__op_mixup_desc;
 extern const sl__op_desc sl__op_cutmix_desc;
 
 extern const sl__op_desc sl__op_cache_desc;
+extern const sl__op_desc sl__op_trig_rounds_desc;
 extern const sl__op_desc sl__op_resize_desc;
 extern const sl__op_desc sl__op_random_resized_crop_desc;
 extern const sl__op_desc sl__op_pad_tokens_desc;

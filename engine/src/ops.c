@@ -22,6 +22,7 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_MIXUP] = &sl__op_mixup_desc,
     [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
     [SL_OP_CACHE] = &sl__op_cache_desc,
+    [SL_OP_TRIG_ROUNDS] = &sl__op_trig_rounds_desc,
     [SL_OP_RESIZE] = &sl__op_resize_desc,
     [SL_OP_RANDOM_RESIZED_CROP] = &sl__op_random_resized_crop_desc,
     [SL_OP_PAD_TOKENS] = &sl__op_pad_tokens_desc,
@@ -217,5 +218,12 @@ sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32
     op.u.mel.hop = hop;
     op.u.mel.n_fft = n_fft;
     op.u.mel.mels = mels;
+    return op;
+}
+
+sl_op sl_op_trig_rounds(const char *field, int32_t rounds)
+{
+    sl_op op = op_on(SL_OP_TRIG_ROUNDS, field, 0);
+    op.u.rounds.count = rounds;
     return op;
 }

@@ -35,6 +35,7 @@ typedef struct sl_cpu_variant {
     sl_blend_fn blend;
     sl_resize_u8_fn resize_u8;
     sl_resize_f32_fn resize_f32;
+    sl_trig_rounds_fn trig_rounds;
 } sl_cpu_variant;
 
 /* Fills a variant's entries for one instruction set; each arithmetic file
@@ -58,6 +59,9 @@ void sl__cpu_blend_avx512(sl_cpu_variant *out);
 void sl__cpu_resize_generic(sl_cpu_variant *out);
 void sl__cpu_resize_avx2(sl_cpu_variant *out);
 void sl__cpu_resize_avx512(sl_cpu_variant *out);
+void sl__cpu_trig_rounds_generic(sl_cpu_variant *out);
+void sl__cpu_trig_rounds_avx2(sl_cpu_variant *out);
+void sl__cpu_trig_rounds_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

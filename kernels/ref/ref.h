@@ -33,6 +33,7 @@ static inline double sl__moment_lanes_sum(const double p[SL_MOMENT_LANES])
 void sl__ref_resize_u8(const uint8_t *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
 void sl__ref_resize_f32(const float *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
 void sl__ref_log_mel(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
+void sl__ref_trig_rounds(const float *in, float *out, int64_t n, int rounds);
 
 /* One step applied to one value. Clip is written as comparisons rather than
  * fminf/fmaxf so that NaN handling is the same in every back end. */

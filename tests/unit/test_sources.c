@@ -109,7 +109,8 @@ static sl_source *file_source(fixture *fx, sl_source_kind kind, const char *sub)
 
 Test(sources, kind_names_round_trip)
 {
-    static const char *const names[] = {"memory", "mmap", "pread"};
+    static const char *const names[] = {"memory", "mmap", "pread", "cache"};
+    cr_assert_eq(SL_SOURCE_KIND_COUNT, sizeof names / sizeof names[0], "a source kind without its name here");
     for (int k = 0; k < SL_SOURCE_KIND_COUNT; k++) {
         cr_assert_str_eq(sl_source_kind_name((sl_source_kind)k), names[k]);
         sl_source_kind parsed;

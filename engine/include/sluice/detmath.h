@@ -60,6 +60,47 @@ static inline double sl_det_cos_turns(double turns)
     return sl_det_sin_turns(turns + 0.25);
 }
 
+/* sin and cos of 2 pi turns together, without branches (so a loop of them
+ * vectorizes): the nearest quarter turn q (rint, ties to even, in the
+ * default rounding mode) leaves r = turns - q / 4 in [-1/8, 1/8], whose sine
+ * and cosine are Taylor polynomials on |x| <= pi / 4 (to x^19 and x^18:
+ * remainders below 1e-19); the quadrant q mod 4 then picks and signs them.
+ * Every step is + - * or an exact rint / floor, so the bits are the same on
+ * every machine and in every vector width. */
+static inline void sl_det_sincos_turns(double turns, double *sin_out, double *cos_out)
+{
+    double q = __builtin_rint(turns * 4.0);
+    double r = turns - q * 0.25;
+    double quadrant = q - 4.0 * __builtin_floor(q * 0.25);
+    double x = SL_DET_TWO_PI * r, x2 = x * x;
+    /* 1/3!, 1/5!, ... 1/19! and 1/2!, 1/4!, ... 1/18!, alternating. */
+    double ps = -1.0 / 121645100408832000.0;
+    ps = 1.0 / 355687428096000.0 + x2 * ps;
+    ps = -1.0 / 1307674368000.0 + x2 * ps;
+    ps = 1.0 / 6227020800.0 + x2 * ps;
+    ps = -1.0 / 39916800.0 + x2 * ps;
+    ps = 1.0 / 362880.0 + x2 * ps;
+    ps = -1.0 / 5040.0 + x2 * ps;
+    ps = 1.0 / 120.0 + x2 * ps;
+    ps = -1.0 / 6.0 + x2 * ps;
+    double s = x + x * x2 * ps;
+    double pc = -1.0 / 6402373705728000.0;
+    pc = 1.0 / 20922789888000.0 + x2 * pc;
+    pc = -1.0 / 87178291200.0 + x2 * pc;
+    pc = 1.0 / 479001600.0 + x2 * pc;
+    pc = -1.0 / 3628800.0 + x2 * pc;
+    pc = 1.0 / 40320.0 + x2 * pc;
+    pc = -1.0 / 720.0 + x2 * pc;
+    pc = 1.0 / 24.0 + x2 * pc;
+    pc = -0.5 + x2 * pc;
+    double c = 1.0 + x2 * pc;
+    /* Quadrant k rotates by k quarter turns: (s, c), (c, -s), (-s, -c), (-c, s). */
+    double odd_s = quadrant == 1.0 || quadrant == 3.0 ? c : s;
+    double odd_c = quadrant == 1.0 || quadrant == 3.0 ? s : c;
+    *sin_out = quadrant >= 2.0 ? -odd_s : odd_s;
+    *cos_out = quadrant == 1.0 || quadrant == 2.0 ? -odd_c : odd_c;
+}
+
 /* Natural logarithm of a positive normal double: x = 2^e m with m in
  * [sqrt(1/2), sqrt(2)), ln m = 2 atanh((m - 1) / (m + 1)) by its series to
  * z^29 (|z| <= 0.1716, remainder below 1e-23). */

@@ -182,6 +182,13 @@ double sl_melspec_gemm_flops(const sl_melspec_consts *k);
 /* One waveform (k->samples floats) to its log-mel spectrogram (frames x mels). */
 typedef void (*sl_log_mel_fn)(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
 
+/* IO-4's expensive op: each value becomes, `rounds` times over,
+ * y = sin y + cos y, in double with sluice's libm-free sine
+ * (sluice/detmath.h; y in radians is y / (2 pi) turns), rounded to float
+ * once at the end. It exists to cost something per element, so it has only
+ * this one implementation, which every table shares. */
+typedef void (*sl_trig_rounds_fn)(const float *in, float *out, int64_t n, int rounds);
+
 /* The BLAS behind the optimized log-mel, for records: OpenBLAS's own
  * configuration string and its thread count ("OpenBLAS 0.3.21 DYNAMIC_ARCH
  * ... Haswell MAX_THREADS=64, 1 thread"), or a sentence saying there is
@@ -211,6 +218,7 @@ typedef struct sl_kernel_table {
     sl_resize_u8_fn resize_u8;
     sl_resize_f32_fn resize_f32;
     sl_log_mel_fn log_mel;
+    sl_trig_rounds_fn trig_rounds;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -29,6 +29,7 @@ typedef enum sl_op_kind {
     SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
+    SL_OP_TRIG_ROUNDS,     /* y = sin y + cos y, n times per f32 value: IO-4's expensive op */
     SL_OP_CACHE,           /* keep each element's output of the ops before it; later epochs read it back */
     SL_OP_RESIZE,          /* bilinear resize to out_h x out_w, half-pixel centres; u8 or f32 in, f32 out */
     SL_OP_RANDOM_RESIZED_CROP, /* a random box (scale, aspect), bilinearly resized to out_h x out_w; f32 out */
@@ -65,6 +66,7 @@ typedef struct sl_op {
         struct { float p; } flip;           /* random_hflip, random_flip3d */
         struct { int32_t d, h, w; } patch;  /* random_crop3d */
         struct { int32_t classes; } one_hot;
+        struct { int32_t count; } rounds;   /* trig_rounds */
         /* mixup, cutmix: `field` is the image, `label` the one-hot labels
          * mixed with it. */
         struct { char label[SL_NAME_MAX]; float alpha; } mix;
@@ -100,6 +102,8 @@ sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op
  * ops without randomness, whose output an epoch does not change. field is
  * any field of the element; the whole element is cached. */
 sl_op sl_op_cache(const char *field);
+/* IO-4's expensive op: `rounds` rounds of y = sin y + cos y per value. */
+sl_op sl_op_trig_rounds(const char *field, int32_t rounds);
 sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w);
 sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,
                                 float scale_hi, float ratio);
