@@ -13,7 +13,9 @@ extern const sl_adapter sl__adapter_fused;
 #define SL__CPU_TRANSFORMS                                                                                            \
     (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
      SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
-     SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
+     SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP) | SL_TRANSFORM(SL_OP_LOG1P) |              \
+     SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) |         \
+     SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 
 /* One batch per call through sl_iter, with the adapter's kernels and the
  * request's workers (workers forced to 0 when single_thread). */

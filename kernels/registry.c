@@ -24,39 +24,49 @@ static void fill_reference(sl_kernel_table *table)
     table->crop_pad = sl__ref_crop_pad;
     table->hflip = sl__ref_hflip;
     table->pack = sl__ref_pack;
+    table->log1p = sl__ref_log1p;
+    table->hash_ids = sl__ref_hash_ids;
+    table->bag_offsets = sl__ref_bag_offsets;
+    table->pad_rows = sl__ref_pad_rows;
+    table->length_mask = sl__ref_length_mask;
 }
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
 static void fill_cpu(sl_kernel_table *table, const char *name, void (*normalize)(sl_cpu_variant *),
-                     void (*elementwise)(sl_cpu_variant *))
+                     void (*elementwise)(sl_cpu_variant *), void (*log1p)(sl_cpu_variant *))
 {
     sl_cpu_variant arith;
     fill_reference(table);
     table->name = name;
     normalize(&arith);
     elementwise(&arith);
+    log1p(&arith);
     table->normalize_u8 = arith.normalize_u8;
     table->normalize_f32 = arith.normalize_f32;
     table->ew_chain = arith.ew_chain;
+    table->log1p = arith.log1p;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;
     table->pack = sl__cpu_pack;
+    table->hash_ids = sl__cpu_hash_ids;
+    table->pad_rows = sl__cpu_pad_rows;
+    table->length_mask = sl__cpu_length_mask;
 }
 
 static void fill_generic(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-generic", sl__cpu_normalize_generic, sl__cpu_elementwise_generic);
+    fill_cpu(table, "cpu-generic", sl__cpu_normalize_generic, sl__cpu_elementwise_generic, sl__cpu_log1p_generic);
 }
 
 static void fill_avx2(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-avx2", sl__cpu_normalize_avx2, sl__cpu_elementwise_avx2);
+    fill_cpu(table, "cpu-avx2", sl__cpu_normalize_avx2, sl__cpu_elementwise_avx2, sl__cpu_log1p_avx2);
 }
 
 static void fill_avx512(sl_kernel_table *table)
 {
-    fill_cpu(table, "cpu-avx512", sl__cpu_normalize_avx512, sl__cpu_elementwise_avx512);
+    fill_cpu(table, "cpu-avx512", sl__cpu_normalize_avx512, sl__cpu_elementwise_avx512, sl__cpu_log1p_avx512);
 }
 
 static bool cpu_has(const char *feature, char *reason, size_t size)

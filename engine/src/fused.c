@@ -370,11 +370,19 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
         fz->lanes[t].status = SL_OK;
     fz->position = position;
     fz->epoch = position.epoch;
-    if (!ids_known)
-        sl__batch_begin_without_ids(p, position, b);
+    /* Every batch starts at full shape, the probe's repeated one too: a
+     * batch op may have narrowed a field of the previous pass. */
+    sl__batch_begin_without_ids(p, position, b);
     bool splittable = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
     bool split = splittable && choose_split(fz);
-    fz->ids_in_slices = !ids_known;
+    /* A bucketed order sorts a whole window per batch, so one thread finds
+     * the batch's ids rather than every thread its slice. */
+    fz->ids_in_slices = !ids_known && !p->bucket;
+    if (!ids_known && p->bucket) {
+        sl_status st = sl__batch_all_ids(p, position, b->count, b->element_ids, err);
+        if (st)
+            return st;
+    }
     int64_t started = sl_now_ns();
     if (split)
         sl__pool_run(fz->pool, run_rows, fz, b->count);

@@ -31,6 +31,7 @@ typedef struct sl_cpu_variant {
     sl_normalize_u8_fn normalize_u8;
     sl_normalize_f32_fn normalize_f32;
     sl_ew_chain_fn ew_chain;
+    sl_log1p_fn log1p;
 } sl_cpu_variant;
 
 /* The arithmetic kernels for the baseline ISA and for AVX2, each filling its
@@ -41,11 +42,20 @@ void sl__cpu_normalize_avx512(sl_cpu_variant *out);
 void sl__cpu_elementwise_generic(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx2(sl_cpu_variant *out);
 void sl__cpu_elementwise_avx512(sl_cpu_variant *out);
+void sl__cpu_log1p_generic(sl_cpu_variant *out);
+void sl__cpu_log1p_avx2(sl_cpu_variant *out);
+void sl__cpu_log1p_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x);
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
+void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
+                      int32_t pad);
+void sl__cpu_length_mask(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
+/* Integer hashing has no wide-vector form worth having without AVX-512DQ's
+ * 64-bit multiplies; one scalar version serves all tables. */
+void sl__cpu_hash_ids(const int64_t *src, int64_t *dst, int64_t rows, const sl_hash_consts *k);
 
 #endif
