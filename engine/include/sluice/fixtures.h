@@ -20,6 +20,15 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
     SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
+    /* DLRM-style rows: field "dense" f32 [features] (non-negative quarter
+     * integers with log-uniform magnitudes below 2^22) and field "sparse"
+     * i64 [categorical] (raw ids log-uniform in [0, 2^63); column j is
+     * missing, SL_FIXTURE_ID_MISSING, with probability (j mod 4) / 10). */
+    SL_FIXTURE_SPARSE,
+    /* Variable-length text: field "tokens" i32 [max_len] holding `length`
+     * ids in [2, vocab) then SL_FIXTURE_NO_TOKEN, and field "length" i32 []
+     * uniform in [min_len, max_len]. */
+    SL_FIXTURE_SEQUENCES,
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
@@ -30,7 +39,9 @@ typedef struct sl_fixture_spec {
     int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
     int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document */
     int32_t mean_doc_len;   /* tokens: documents have lengths uniform in [1, 2 * mean_doc_len] */
-    int32_t features;       /* tabular: columns; column j has its own mean and scale */
+    int32_t features;       /* tabular: columns; column j has its own mean and scale. sparse: dense columns */
+    int32_t categorical;    /* sparse: categorical id columns */
+    int32_t min_len, max_len; /* sequences: lengths uniform in [min_len, max_len]; max_len is the capacity */
 } sl_fixture_spec;
 
 const char *sl_fixture_kind_name(sl_fixture_kind kind);
@@ -50,6 +61,12 @@ void sl_fixture_tabular_column_params(uint64_t seed, int32_t column, float *mean
 /* Pad and end-of-document token ids of SL_FIXTURE_TOKENS. */
 #define SL_TOKEN_PAD 0
 #define SL_TOKEN_EOD 1
+/* A missing categorical value of SL_FIXTURE_SPARSE (any negative id is
+ * missing to hash_ids), and what SL_FIXTURE_SEQUENCES stores past a
+ * sequence's length: neither a token nor the pad, so a pipeline that
+ * leaves it in place is caught. */
+#define SL_FIXTURE_ID_MISSING ((int64_t)-1)
+#define SL_FIXTURE_NO_TOKEN (-1)
 
 #ifdef __cplusplus
 }
