@@ -11,6 +11,8 @@ extern const sl_scenario sl__scenario_tab1;
 extern const sl_scenario sl__scenario_pc1;
 extern const sl_scenario sl__scenario_io1;
 extern const sl_scenario sl__scenario_pr2;
+extern const sl_scenario sl__scenario_tab2;
+extern const sl_scenario sl__scenario_nlp2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */
