@@ -10,9 +10,11 @@
  * B. The window's full chunks go to its batches in an order drawn by
  * Fisher-Yates from Philox keyed by (seed, op id), counter (window, epoch);
  * a short last chunk, which only the epoch's last window can have, stays
- * the last batch, where sl_pipeline_batch_rows expects it. The window is
- * sorted again for each of its batches: a few microseconds, and no state
- * shared between threads. */
+ * the last batch, where sl_pipeline_batch_rows expects it. Nothing is
+ * shared between threads: a caller computing consecutive batches on one
+ * thread may keep the last sorted window (sl__bucket_cache, as fused does);
+ * any other sorts the window again for each of its batches, which costs
+ * about the ids of window_batches batches. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,29 +45,20 @@ static int64_t chunk_for(const sl_pipeline *p, const sl__compiled_op *c, int64_t
     return order[k];
 }
 
-sl_status sl__bucket_batch_ids(const sl_pipeline *p, sl_position position, int64_t *ids, sl_err *err)
+/* Sorts window `window` of the epoch into sorted (room for n ids). */
+static sl_status sort_window(const sl_pipeline *p, const sl__bucket_state *state, int64_t epoch, int64_t start,
+                             int64_t n, int64_t *sorted, sl_err *err)
 {
-    const sl__compiled_op *c = p->bucket;
-    const sl__bucket_state *state = c->state;
-    int64_t bs = p->spec.batch_size, per_window = state->window_batches;
-    int64_t window = position.batch / per_window;
-    int64_t start = window * per_window * bs;
-    int64_t limit = p->spec.drop_last ? p->batches_per_epoch * bs : p->epoch_size;
-    int64_t end = start + per_window * bs < limit ? start + per_window * bs : limit;
-    int64_t n = end - start;
     int64_t range = (int64_t)state->max_length - state->min_length + 1;
-
     int64_t *window_ids = malloc((size_t)n * sizeof *window_ids);
-    int64_t *sorted = malloc((size_t)n * sizeof *sorted);
-    int64_t *order = malloc((size_t)per_window * sizeof *order);
     int64_t *counts = calloc((size_t)range + 1, sizeof *counts);
-    sl_status st = SL_OK;
-    if (!window_ids || !sorted || !order || !counts) {
-        st = sl_fail(err, SL_ENOMEM, "bucket_by_length: cannot allocate a window of %lld elements", (long long)n);
-        goto done;
+    if (!window_ids || !counts) {
+        free(window_ids);
+        free(counts);
+        return sl_fail(err, SL_ENOMEM, "bucket_by_length: cannot allocate a window of %lld elements", (long long)n);
     }
     sl_permutation perm;
-    sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)position.epoch, p->spec.shuffle);
+    sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)epoch, p->spec.shuffle);
     sl_permutation_apply_strided(&perm, sl_shard_global_position(p->spec.shard, (uint64_t)start),
                                  (uint64_t)p->spec.shard.world, n, window_ids);
     /* counts[v + 1] counts length min + v; its prefix sums are where each
@@ -76,16 +69,62 @@ sl_status sl__bucket_batch_ids(const sl_pipeline *p, sl_position position, int64
         counts[v] += counts[v - 1];
     for (int64_t i = 0; i < n; i++)
         sorted[counts[state->lengths[window_ids[i]] - state->min_length]++] = window_ids[i];
+    free(window_ids);
+    free(counts);
+    return SL_OK;
+}
 
+sl_status sl__bucket_batch_ids(const sl_pipeline *p, sl_position position, int64_t *ids, sl__bucket_cache *cache,
+                               sl_err *err)
+{
+    const sl__compiled_op *c = p->bucket;
+    const sl__bucket_state *state = c->state;
+    int64_t bs = p->spec.batch_size, per_window = state->window_batches;
+    int64_t window = position.batch / per_window;
+    int64_t start = window * per_window * bs;
+    int64_t limit = p->spec.drop_last ? p->batches_per_epoch * bs : p->epoch_size;
+    int64_t end = start + per_window * bs < limit ? start + per_window * bs : limit;
+    int64_t n = end - start;
+
+    int64_t *order = malloc((size_t)per_window * sizeof *order);
+    int64_t *sorted = NULL, *owned = NULL;
+    sl_status st = SL_OK;
+    if (!order) {
+        st = sl_fail(err, SL_ENOMEM, "bucket_by_length: cannot allocate a window order of %lld batches",
+                     (long long)per_window);
+        goto done;
+    }
+    if (cache && cache->filled && cache->epoch == position.epoch && cache->window == window) {
+        sorted = cache->sorted;
+    } else {
+        if (cache && !cache->sorted)
+            cache->sorted = malloc((size_t)(per_window * bs) * sizeof *cache->sorted);
+        sorted = cache ? cache->sorted : (owned = malloc((size_t)n * sizeof *owned));
+        if (!sorted) {
+            st = sl_fail(err, SL_ENOMEM, "bucket_by_length: cannot allocate a window of %lld elements", (long long)n);
+            goto done;
+        }
+        if (cache)
+            cache->filled = false;
+        st = sort_window(p, state, position.epoch, start, n, sorted, err);
+        if (st)
+            goto done;
+        if (cache)
+            *cache = (sl__bucket_cache){true, position.epoch, window, n, cache->sorted};
+    }
     int64_t k = position.batch - window * per_window;
     int64_t chunk = chunk_for(p, c, window, position.epoch, k, n / bs, order);
     int64_t first = chunk * bs;
     int64_t rows = n - first < bs ? n - first : bs;
     memcpy(ids, sorted + first, (size_t)rows * sizeof *ids);
 done:
-    free(window_ids);
-    free(sorted);
     free(order);
-    free(counts);
+    free(owned);
     return st;
+}
+
+void sl__bucket_cache_release(sl__bucket_cache *cache)
+{
+    free(cache->sorted);
+    *cache = (sl__bucket_cache){0};
 }

@@ -262,10 +262,11 @@ void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row
                                  (uint64_t)p->spec.shard.world, rows, ids);
 }
 
-sl_status sl__batch_all_ids(const sl_pipeline *p, sl_position position, int64_t rows, int64_t *ids, sl_err *err)
+sl_status sl__batch_all_ids(const sl_pipeline *p, sl_position position, int64_t rows, int64_t *ids,
+                            struct sl__bucket_cache *cache, sl_err *err)
 {
     if (p->bucket)
-        return sl__bucket_batch_ids(p, position, ids, err);
+        return sl__bucket_batch_ids(p, position, ids, cache, err);
     sl__batch_ids(p, position, 0, rows, ids);
     return SL_OK;
 }
@@ -273,7 +274,7 @@ sl_status sl__batch_all_ids(const sl_pipeline *p, sl_position position, int64_t 
 sl_status sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch, sl_err *err)
 {
     sl__batch_begin_without_ids(p, position, batch);
-    return sl__batch_all_ids(p, position, batch->count, batch->element_ids, err);
+    return sl__batch_all_ids(p, position, batch->count, batch->element_ids, NULL, err);
 }
 
 void sl__batch_begin_without_ids(const sl_pipeline *p, sl_position position, sl_batch *batch)

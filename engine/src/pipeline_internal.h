@@ -71,9 +71,11 @@ void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position positi
 void sl__batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t first_row, int64_t rows,
                    int64_t *ids);
 /* Every element id of the batch at position (`rows` of them), bucketed or
- * not. */
+ * not. cache (bucket.h), when not NULL, keeps a bucketed order's last
+ * window for the next call from the same thread. */
+struct sl__bucket_cache;
 sl_status sl__batch_all_ids(const sl_pipeline *pipeline, sl_position position, int64_t rows, int64_t *ids,
-                            sl_err *err);
+                            struct sl__bucket_cache *cache, sl_err *err);
 
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */

@@ -2,9 +2,11 @@
  * precomputed 64-bit reciprocal, two multiplies where the reference divides.
  * For 32-bit operands the result is exactly the remainder (Lemire, Kaser
  * and Kurz 2019, "Faster remainder by direct computation", fastmod_u32), so
- * the output equals the reference's bit for bit. SplitMix64's 64-bit
- * multiplies do not vectorize before AVX-512DQ, so one scalar version serves
- * every table. */
+ * the output equals the reference's bit for bit. It gains little where the
+ * divider is fast (1024 x 26 ids in 42.6 us against 48.2 us on the Xeon
+ * these numbers come from: SplitMix64's multiplies are most of the cost),
+ * more on CPUs with slow division. The 64-bit multiplies do not vectorize
+ * before AVX-512DQ, so one scalar version serves every table. */
 #include "cpu.h"
 
 static inline uint32_t fastmod_u32(uint32_t a, uint64_t reciprocal, uint32_t d)
