@@ -304,6 +304,60 @@ Test(batch_ops, bucketing_drops_the_shuffles_rows_and_shards_disjointly)
     sl_source_free(src);
 }
 
+Test(batch_ops, pad_width_is_the_smallest_multiple_holding_the_longest)
+{
+    /* One sequence per batch, at every edge of the rounding: empty, one
+     * token, a multiple of 64 and one either side of it, the capacity, past
+     * the capacity (clamped) and a negative length (clamped to 0). */
+    const int32_t lengths[] = {0, 1, 63, 64, 65, 127, 128, 129, 256, 257, 299, 300, 301, -5};
+    enum { N = sizeof lengths / sizeof lengths[0] };
+    int32_t *tokens = malloc((size_t)N * CAPACITY * sizeof *tokens);
+    int32_t *length_data = malloc(sizeof lengths);
+    cr_assert(tokens && length_data);
+    memcpy(length_data, lengths, sizeof lengths);
+    for (int64_t i = 0; i < (int64_t)N * CAPACITY; i++)
+        tokens[i] = (int32_t)(1000 + i);
+    sl_schema schema = {0};
+    schema.nfields = 2;
+    snprintf(schema.fields[0].name, sizeof schema.fields[0].name, "tokens");
+    schema.fields[0].dtype = SL_I32;
+    schema.fields[0].shape = (sl_shape){.rank = 1, .dims = {CAPACITY}};
+    snprintf(schema.fields[1].name, sizeof schema.fields[1].name, "length");
+    schema.fields[1].dtype = SL_I32;
+    void *data[2] = {tokens, length_data};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&schema, N, data, SL_TAKE, &src, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 1, 1);
+    spec.shuffle = false;
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_pad_to_multiple("tokens", "length", MULTIPLE, PAD), &err), SL_OK);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_attention_mask("tokens", "length", "mask"), &err), SL_OK);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    for (int i = 0; i < N; i++) {
+        int64_t keep = lengths[i] < 0 ? 0 : (lengths[i] > CAPACITY ? CAPACITY : lengths[i]);
+        /* By hand: 0 -> 0, 1 -> 64, 64 -> 64, 65 -> 128, 129 -> 192, ...,
+         * 257 -> 320, cut to the capacity 300. */
+        int64_t want = (keep + MULTIPLE - 1) / MULTIPLE * MULTIPLE;
+        want = want > CAPACITY ? CAPACITY : want;
+        sl_batch *b = produce(p, i % 2 ? SL_KERNELS_BEST : SL_KERNELS_REFERENCE, 0, i);
+        cr_assert_eq(b->fields[0].shape.dims[1], want, "length %d: width %lld, expected %lld", lengths[i],
+                     (long long)b->fields[0].shape.dims[1], (long long)want);
+        cr_assert_eq(b->fields[2].shape.dims[1], want);
+        const int32_t *row = b->fields[0].data;
+        const uint8_t *mask = b->fields[2].data;
+        for (int64_t t = 0; t < want; t++) {
+            cr_assert_eq(row[t], t < keep ? 1000 + i * CAPACITY + (int32_t)t : PAD, "length %d position %lld",
+                         lengths[i], (long long)t);
+            cr_assert_eq(mask[t], t < keep);
+        }
+        sl_batch_free(b);
+    }
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
 static void expect_refused(const sl_source *src, const sl_op *ops, int nops, const char *needle)
 {
     sl_pipeline_spec spec;
