@@ -17,7 +17,9 @@ extern const sl_adapter sl__adapter_fused;
      SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |           \
      SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) | SL_TRANSFORM(SL_OP_CACHE) |                            \
      SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP) | SL_TRANSFORM(SL_OP_PAD_TOKENS) |         \
-     SL_TRANSFORM(SL_OP_LOG_MEL) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS))
+     SL_TRANSFORM(SL_OP_LOG_MEL) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_LOG1P) |                     \
+     SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) |         \
+     SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 
 /* One batch per call through sl_iter, with the adapter's kernels and the
  * request's workers (workers forced to 0 when single_thread). */

@@ -34,15 +34,20 @@ static void fill_reference(sl_kernel_table *table)
     table->resize_f32 = sl__ref_resize_f32;
     table->log_mel = sl__ref_log_mel;
     table->trig_rounds = sl__ref_trig_rounds;
+    table->log1p = sl__ref_log1p;
+    table->hash_ids = sl__ref_hash_ids;
+    table->bag_offsets = sl__ref_bag_offsets;
+    table->pad_rows = sl__ref_pad_rows;
+    table->length_mask = sl__ref_length_mask;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
         sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
-            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa                                                          \
+            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa, sl__cpu_log1p_##isa                                     \
     }
-#define NFILLS 6
+#define NFILLS 7
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -68,6 +73,10 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->resize_f32 = arith.resize_f32;
     table->trig_rounds = arith.trig_rounds;
     sl__cpu_log_mel(&table->log_mel);
+    table->log1p = arith.log1p;
+    table->hash_ids = sl__cpu_hash_ids;
+    table->pad_rows = sl__cpu_pad_rows;
+    table->length_mask = sl__cpu_length_mask;
 }
 
 static void fill_generic(sl_kernel_table *table)

@@ -18,6 +18,8 @@ extern const sl_scenario sl__scenario_cv3;
 extern const sl_scenario sl__scenario_cv4;
 extern const sl_scenario sl__scenario_mm1;
 extern const sl_scenario sl__scenario_mm2;
+extern const sl_scenario sl__scenario_tab2;
+extern const sl_scenario sl__scenario_nlp2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */

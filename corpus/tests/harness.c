@@ -30,6 +30,7 @@ typedef struct collector {
     run_output *out;
     sl_digest *digest;
     size_t capacity[SL_MAX_FIELDS];
+    size_t offsets_capacity[SL_MAX_FIELDS];
     size_t ids_capacity;
 } collector;
 
@@ -56,8 +57,15 @@ static int collect(const sl_batch *b, void *user)
     out->nfields = b->schema.nfields;
     for (int f = 0; f < b->schema.nfields; f++) {
         size_t n = sl_tensor_nbytes(&b->fields[f]);
+        size_t row = b->count ? n / (size_t)b->count : 0;
         out->row_bytes[f] = sl_field_element_bytes(&b->schema.fields[f]);
         out->dtype[f] = b->schema.fields[f].dtype;
+        cr_assert_leq(row, out->row_bytes[f], "field %d: rows of %zu bytes exceed the schema's %zu", f, row,
+                      out->row_bytes[f]);
+        out->row_offset[f] = reserve(out->row_offset[f], &c->offsets_capacity[f],
+                                     (size_t)(out->rows + b->count + 1) * sizeof(size_t));
+        for (int64_t r = 0; r <= b->count; r++)
+            out->row_offset[f][out->rows + r] = out->size[f] + (size_t)r * row;
         out->bytes[f] = reserve(out->bytes[f], &c->capacity[f], out->size[f] + n);
         memcpy(out->bytes[f] + out->size[f], b->fields[f].data, n);
         out->size[f] += n;
@@ -101,15 +109,22 @@ void harness_run_request(const sl_scenario_instance *instance, const char *adapt
 
 void harness_release(run_output *out)
 {
-    for (int f = 0; f < SL_MAX_FIELDS; f++)
+    for (int f = 0; f < SL_MAX_FIELDS; f++) {
         free(out->bytes[f]);
+        free(out->row_offset[f]);
+    }
     free(out->ids);
     memset(out, 0, sizeof *out);
 }
 
 const void *harness_row(const run_output *out, int field, int64_t row)
 {
-    return out->bytes[field] + (size_t)row * out->row_bytes[field];
+    return out->bytes[field] + out->row_offset[field][row];
+}
+
+size_t harness_row_bytes(const run_output *out, int field, int64_t row)
+{
+    return out->row_offset[field][row + 1] - out->row_offset[field][row];
 }
 
 int64_t harness_find_element(const run_output *out, int64_t element, int64_t from, int64_t to)
@@ -129,10 +144,14 @@ static void expect_same_output(const run_output *a, const run_output *b, const c
         cr_assert_eq(a->ids[r], b->ids[r], "%s: row %lld holds element %lld vs %lld", what, (long long)r,
                      (long long)a->ids[r], (long long)b->ids[r]);
     for (int f = 0; f < a->nfields; f++)
-        for (int64_t r = 0; r < a->rows; r++)
-            cr_assert(memcmp(harness_row(a, f, r), harness_row(b, f, r), a->row_bytes[f]) == 0,
+        for (int64_t r = 0; r < a->rows; r++) {
+            cr_assert_eq(harness_row_bytes(a, f, r), harness_row_bytes(b, f, r),
+                         "%s: field %d row %lld (element %lld) is %zu bytes wide vs %zu", what, f, (long long)r,
+                         (long long)a->ids[r], harness_row_bytes(a, f, r), harness_row_bytes(b, f, r));
+            cr_assert(memcmp(harness_row(a, f, r), harness_row(b, f, r), harness_row_bytes(a, f, r)) == 0,
                       "%s: field %d differs first at row %lld (element %lld)", what, f, (long long)r,
                       (long long)a->ids[r]);
+        }
     cr_assert_eq(a->digest, b->digest, "%s: digests differ", what);
 }
 

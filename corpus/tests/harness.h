@@ -8,13 +8,16 @@
 #include "sluice/sluice.h"
 
 /* A run's output: every field's bytes concatenated over its batches, and the
- * element ids in order. */
+ * element ids in order. A batch op may narrow a field per batch (dynamic
+ * padding), so rows are found through their offsets, and row_bytes is the
+ * widest a row can be (the schema's). */
 typedef struct run_output {
     int nfields;
     unsigned char *bytes[SL_MAX_FIELDS];
     size_t size[SL_MAX_FIELDS];
     size_t row_bytes[SL_MAX_FIELDS];
     sl_dtype dtype[SL_MAX_FIELDS];
+    size_t *row_offset[SL_MAX_FIELDS];   /* rows + 1 entries: where row r starts, and the end */
     int64_t *ids;
     int64_t rows;
     int64_t batches;
@@ -35,9 +38,11 @@ void harness_run_request(const sl_scenario_instance *instance, const char *adapt
                          run_output *out);
 void harness_release(run_output *out);
 
-/* Row r of field f of a run, and the row in [from, to) that holds element
- * id (-1 when none does). */
+/* Row r of field f of a run, its size in bytes (the schema's row size
+ * unless a batch op narrowed the field in that row's batch), and the row in
+ * [from, to) that holds element id (-1 when none does). */
 const void *harness_row(const run_output *out, int field, int64_t row);
+size_t harness_row_bytes(const run_output *out, int field, int64_t row);
 int64_t harness_find_element(const run_output *out, int64_t element, int64_t from, int64_t to);
 
 /* The checks of SCENARIOS.md every scenario asserts at ci size. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bucket.h"
 #include "internal.h"
 #include "op_desc.h"
 #include "pipeline_internal.h"
@@ -68,6 +69,8 @@ struct sl_fused {
     int trial_batches;
     int64_t trial_ns[2][SPLIT_TRIALS];
     int split_choice;           /* -1 undecided, 0 one thread, 1 split */
+    /* A bucketed order's last sorted window: its next batches reuse it. */
+    sl__bucket_cache bucket_cache;
 };
 
 /* Whether an op can be a step of the tile chain: one f32 value in, one out,
@@ -201,6 +204,7 @@ void sl_fused_free(sl_fused *fz)
     if (!fz)
         return;
     sl__pool_free(fz->pool);
+    sl__bucket_cache_release(&fz->bucket_cache);
     sl_batch_free(fz->batch);
     for (int t = 0; fz->lanes && t < fz->threads; t++)
         free_lane(&fz->lanes[t]);
@@ -370,11 +374,19 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
         fz->lanes[t].status = SL_OK;
     fz->position = position;
     fz->epoch = position.epoch;
-    if (!ids_known)
-        sl__batch_begin_without_ids(p, position, b);
+    /* Every batch starts at full shape, the probe's repeated one too: a
+     * batch op may have narrowed a field of the previous pass. */
+    sl__batch_begin_without_ids(p, position, b);
     bool splittable = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
     bool split = splittable && choose_split(fz);
-    fz->ids_in_slices = !ids_known;
+    /* A bucketed order sorts a whole window per batch, so one thread finds
+     * the batch's ids rather than every thread its slice. */
+    fz->ids_in_slices = !ids_known && !p->bucket;
+    if (!ids_known && p->bucket) {
+        sl_status st = sl__batch_all_ids(p, position, b->count, b->element_ids, &fz->bucket_cache, err);
+        if (st)
+            return st;
+    }
     int64_t started = sl_now_ns();
     if (split)
         sl__pool_run(fz->pool, run_rows, fz, b->count);

@@ -137,12 +137,16 @@ sl_status sl_golden_add_batch(sl_golden *golden, const sl_batch *batch, sl_err *
                        golden->nbatches);
     memcpy(gb->element_ids, batch->element_ids, (size_t)batch->count * sizeof *gb->element_ids);
     for (int f = 0; f < schema->nfields; f++) {
-        size_t row_bytes = sl_field_element_bytes(&schema->fields[f]);
-        const char *data = batch->fields[f].data;
+        /* Rows are as wide as this batch holds them: a batch op may have
+         * narrowed the field within its schema's capacity (dynamic padding),
+         * and then its rows lie packed at the narrower width. */
+        const sl_tensor *t = &batch->fields[f];
+        size_t row_bytes = batch->count ? sl_tensor_nbytes(t) / (size_t)batch->count : 0;
+        const char *data = t->data;
         for (int64_t r = 0; r < batch->count; r++)
             gb->row_digests[f][r] = sl_digest_bytes(data + (size_t)r * row_bytes, row_bytes);
         if (golden->nbatches == 1) {
-            int64_t numel = batch->count * sl_shape_numel(&schema->fields[f].shape);
+            int64_t numel = sl_shape_numel(&t->shape);
             golden->nvalues[f] = numel < STORED_VALUES ? (int)numel : STORED_VALUES;
             for (int i = 0; i < golden->nvalues[f]; i++)
                 golden->value_bits[f][i] = value_bits(data, schema->fields[f].dtype, i);

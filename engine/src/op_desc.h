@@ -94,6 +94,16 @@ void sl__fingerprint_i64(XXH3_state_t *state, int64_t value);
 void sl__fingerprint_f32(XXH3_state_t *state, float value);
 void sl__fingerprint_string(XXH3_state_t *state, const char *text);
 
+/* For a batch op that adds a field: appends `name` with dtype and element
+ * shape to the output schema and returns its index in *out; errors name the
+ * op index when the name is taken or the schema is full. */
+sl_status sl__add_batch_field(sl_pipeline *pipeline, int index, const char *what, const char *name, sl_dtype dtype,
+                              const sl_shape *shape, int *out, sl_err *err);
+/* The index of the i32 scalar field `name` of the source (a sequence length
+ * field), or an error naming the op. */
+sl_status sl__length_field(const sl_pipeline *pipeline, int index, const char *what, const char *name, int *out,
+                           sl_err *err);
+
 /* Keyed per-element decisions of the movement ops, shared by their rows and
  * by anything that hands the decisions to another loader. */
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x);
@@ -132,5 +142,11 @@ extern const sl__op_desc sl__op_resize_desc;
 extern const sl__op_desc sl__op_random_resized_crop_desc;
 extern const sl__op_desc sl__op_pad_tokens_desc;
 extern const sl__op_desc sl__op_log_mel_desc;
+extern const sl__op_desc sl__op_log1p_desc;
+extern const sl__op_desc sl__op_hash_ids_desc;
+extern const sl__op_desc sl__op_bag_offsets_desc;
+extern const sl__op_desc sl__op_bucket_by_length_desc;
+extern const sl__op_desc sl__op_pad_to_multiple_desc;
+extern const sl__op_desc sl__op_attention_mask_desc;
 
 #endif

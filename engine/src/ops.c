@@ -27,6 +27,12 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_RANDOM_RESIZED_CROP] = &sl__op_random_resized_crop_desc,
     [SL_OP_PAD_TOKENS] = &sl__op_pad_tokens_desc,
     [SL_OP_LOG_MEL] = &sl__op_log_mel_desc,
+    [SL_OP_LOG1P] = &sl__op_log1p_desc,
+    [SL_OP_HASH_IDS] = &sl__op_hash_ids_desc,
+    [SL_OP_BAG_OFFSETS] = &sl__op_bag_offsets_desc,
+    [SL_OP_BUCKET_BY_LENGTH] = &sl__op_bucket_by_length_desc,
+    [SL_OP_PAD_TO_MULTIPLE] = &sl__op_pad_to_multiple_desc,
+    [SL_OP_ATTENTION_MASK] = &sl__op_attention_mask_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -225,5 +231,50 @@ sl_op sl_op_trig_rounds(const char *field, int32_t rounds)
 {
     sl_op op = op_on(SL_OP_TRIG_ROUNDS, field, 0);
     op.u.rounds.count = rounds;
+    return op;
+}
+
+sl_op sl_op_log1p(const char *field)
+{
+    return op_on(SL_OP_LOG1P, field, 0);
+}
+
+sl_op sl_op_hash_ids(const char *field, int32_t columns, const int64_t *sizes)
+{
+    sl_op op = op_on(SL_OP_HASH_IDS, field, 0);
+    op.u.hash.columns = columns;
+    for (int32_t j = 0; j < columns && j < SL_MAX_CHANNELS; j++)
+        op.u.hash.sizes[j] = sizes[j];
+    return op;
+}
+
+sl_op sl_op_bag_offsets(const char *field, const char *out)
+{
+    sl_op op = op_on(SL_OP_BAG_OFFSETS, field, 0);
+    sl__copy_string(op.u.bag.out, sizeof op.u.bag.out, out);
+    return op;
+}
+
+sl_op sl_op_bucket_by_length(const char *field, uint32_t op_id, int32_t window_batches)
+{
+    sl_op op = op_on(SL_OP_BUCKET_BY_LENGTH, field, op_id);
+    op.u.bucket.window_batches = window_batches;
+    return op;
+}
+
+sl_op sl_op_pad_to_multiple(const char *field, const char *lengths, int32_t multiple, int32_t pad_id)
+{
+    sl_op op = op_on(SL_OP_PAD_TO_MULTIPLE, field, 0);
+    sl__copy_string(op.u.pad_multiple.lengths, sizeof op.u.pad_multiple.lengths, lengths);
+    op.u.pad_multiple.multiple = multiple;
+    op.u.pad_multiple.pad_id = pad_id;
+    return op;
+}
+
+sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *out)
+{
+    sl_op op = op_on(SL_OP_ATTENTION_MASK, field, 0);
+    sl__copy_string(op.u.mask.lengths, sizeof op.u.mask.lengths, lengths);
+    sl__copy_string(op.u.mask.out, sizeof op.u.mask.out, out);
     return op;
 }

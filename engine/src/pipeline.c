@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "cache_source.h"
+#include "bucket.h"
 #include "internal.h"
 #include "op_desc.h"
 #include "pipeline_internal.h"
@@ -48,6 +49,7 @@ static sl_status compile_op(sl_pipeline *p, int index, int slot, sl_err *err)
     c->desc = desc;
     c->field = f;
     c->other_field = -1;
+    c->out_field = -1;
     c->in_dtype = c->out_dtype = field->dtype;
     c->values = sl_shape_numel(&field->shape);
     c->in_bytes = c->out_bytes = sl_field_element_bytes(field);
@@ -354,10 +356,19 @@ void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row
                                  (uint64_t)p->spec.shard.world, rows, ids);
 }
 
-void sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch)
+sl_status sl__batch_all_ids(const sl_pipeline *p, sl_position position, int64_t rows, int64_t *ids,
+                            struct sl__bucket_cache *cache, sl_err *err)
+{
+    if (p->bucket)
+        return sl__bucket_batch_ids(p, position, ids, cache, err);
+    sl__batch_ids(p, position, 0, rows, ids);
+    return SL_OK;
+}
+
+sl_status sl__batch_begin(const sl_pipeline *p, sl_position position, sl_batch *batch, sl_err *err)
 {
     sl__batch_begin_without_ids(p, position, batch);
-    sl__batch_ids(p, position, 0, batch->count, batch->element_ids);
+    return sl__batch_all_ids(p, position, batch->count, batch->element_ids, NULL, err);
 }
 
 void sl__batch_begin_without_ids(const sl_pipeline *p, sl_position position, sl_batch *batch)

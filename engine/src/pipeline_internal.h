@@ -12,6 +12,7 @@ typedef struct sl__compiled_op {
     const struct sl__op_desc *desc;
     int field;                 /* index in the output schema */
     int other_field;           /* a second field the op reads or writes, or -1 */
+    int out_field;             /* a field a batch op adds to the output schema, or -1 */
     sl_dtype in_dtype;         /* the field's dtype before this op */
     sl_dtype out_dtype;        /* and after it */
     int64_t values;            /* values per element of the field, before the op */
@@ -34,6 +35,8 @@ struct sl_pipeline {
     int64_t epoch_size;
     int64_t batches_per_epoch;
     int pack_field;            /* field cut into sequences, or -1 */
+    /* The bucket_by_length op that orders batches, or NULL (bucket.c). */
+    const sl__compiled_op *bucket;
     int64_t seq_len;
     int32_t pad_id;
     int64_t stream_tokens;
@@ -65,15 +68,24 @@ sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table 
                              int64_t element, void *dst, sl_err *err);
 
 /* Fills ids, epoch, index and count of a batch at position, and resets every
- * field's per-batch shape to its schema (a batch op may have narrowed it). */
-void sl__batch_begin(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
+ * field's per-batch shape to its schema (a batch op may have narrowed it).
+ * Fails only when a bucketed order cannot allocate its window. */
+sl_status sl__batch_begin(const sl_pipeline *pipeline, sl_position position, sl_batch *batch, sl_err *err);
 /* The same without the element ids, for an executor that computes them in
  * slices on several threads (the keyed shuffle is a large part of a small
  * row's cost). */
 void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
-/* Element ids of rows [first_row, first_row + rows) of the batch at position. */
+/* Element ids of rows [first_row, first_row + rows) of the batch at position
+ * in the shuffled order; a bucketed pipeline (pipeline->bucket) reorders
+ * whole windows, so its ids come only from sl__batch_all_ids. */
 void sl__batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t first_row, int64_t rows,
                    int64_t *ids);
+/* Every element id of the batch at position (`rows` of them), bucketed or
+ * not. cache (bucket.h), when not NULL, keeps a bucketed order's last
+ * window for the next call from the same thread. */
+struct sl__bucket_cache;
+sl_status sl__batch_all_ids(const sl_pipeline *pipeline, sl_position position, int64_t rows, int64_t *ids,
+                            struct sl__bucket_cache *cache, sl_err *err);
 
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */

@@ -64,11 +64,11 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
         position.epoch > SL_MAX_EPOCH)
         return sl_fail(err, SL_EINVAL, "position epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)position.epoch, (long long)position.batch, (long long)p->batches_per_epoch);
-    sl__batch_begin(p, position, dst);
-
     field_state fs[SL_MAX_FIELDS] = {{0}};
     void *scratch = NULL;
-    sl_status st = SL_OK;
+    sl_status st = sl__batch_begin(p, position, dst, err);
+    if (st)
+        return st;
     for (int f = 0; f < p->source_schema.nfields; f++) {
         size_t item = f == p->pack_field ? (size_t)p->seq_len * sizeof(int32_t)
                                          : sl_field_element_bytes(&p->source_schema.fields[f]);

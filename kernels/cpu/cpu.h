@@ -36,6 +36,7 @@ typedef struct sl_cpu_variant {
     sl_resize_u8_fn resize_u8;
     sl_resize_f32_fn resize_f32;
     sl_trig_rounds_fn trig_rounds;
+    sl_log1p_fn log1p;
 } sl_cpu_variant;
 
 /* Fills a variant's entries for one instruction set; each arithmetic file
@@ -62,6 +63,9 @@ void sl__cpu_resize_avx512(sl_cpu_variant *out);
 void sl__cpu_trig_rounds_generic(sl_cpu_variant *out);
 void sl__cpu_trig_rounds_avx2(sl_cpu_variant *out);
 void sl__cpu_trig_rounds_avx512(sl_cpu_variant *out);
+void sl__cpu_log1p_generic(sl_cpu_variant *out);
+void sl__cpu_log1p_avx2(sl_cpu_variant *out);
+void sl__cpu_log1p_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
@@ -75,5 +79,11 @@ void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxe
                     int oy, int ox);
 void sl__cpu_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
 void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
+void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
+                      int32_t pad);
+void sl__cpu_length_mask(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
+/* Integer hashing has no wide-vector form worth having without AVX-512DQ's
+ * 64-bit multiplies; one scalar version serves all tables. */
+void sl__cpu_hash_ids(const int64_t *src, int64_t *dst, int64_t rows, const sl_hash_consts *k);
 
 #endif

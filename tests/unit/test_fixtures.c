@@ -35,7 +35,14 @@ static const sl_fixture_spec tabular_spec = {.kind = SL_FIXTURE_TABULAR, .n = 40
 static const sl_fixture_spec floats_spec = {.kind = SL_FIXTURE_FLOATS, .n = 40, .h = 3, .w = 3, .c = 1};
 static const sl_fixture_spec volumes_spec = {.kind = SL_FIXTURE_VOLUMES, .n = 12, .d = 3, .h = 5, .w = 7};
 
-static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec, &tabular_spec, &floats_spec, &volumes_spec};
+static const sl_fixture_spec sparse_spec = {.kind = SL_FIXTURE_SPARSE, .n = 40, .features = 5, .categorical = 7};
+/* Lengths close to the capacity, so that two seeds' rows rarely share
+ * their unused tail (the seed test compares whole rows). */
+static const sl_fixture_spec sequences_spec = {.kind = SL_FIXTURE_SEQUENCES, .n = 40, .vocab = 50, .min_len = 7,
+                                               .max_len = 9};
+
+static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec,  &tabular_spec,  &floats_spec,
+                                             &volumes_spec, &sparse_spec, &sequences_spec};
 #define NSPECS (sizeof all_specs / sizeof all_specs[0])
 
 Test(fixtures, kind_names)
@@ -47,6 +54,8 @@ Test(fixtures, kind_names)
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_VOLUMES), "volumes");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_IMAGE_TEXT), "image_text");
     cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_AUDIO_TEXT), "audio_text");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_SPARSE), "sparse");
+    cr_assert_str_eq(sl_fixture_kind_name(SL_FIXTURE_SEQUENCES), "sequences");
 }
 
 static void expect_field(const sl_source *src, int f, const char *name, sl_dtype dtype, sl_shape shape)
@@ -90,6 +99,18 @@ Test(fixtures, schemas_and_sizes_are_as_documented)
     cr_assert_eq(sl_source_schema(s)->nfields, 1);
     expect_field(s, 0, "volume", SL_F32, (sl_shape){.rank = 3, .dims = {3, 5, 7}});
     cr_assert_eq(sl_fixture_bytes(&volumes_spec), 12 * 105 * 4);
+    s = build(&sparse_spec, 1);
+    cr_assert_eq(sl_source_schema(s)->nfields, 2);
+    expect_field(s, 0, "dense", SL_F32, (sl_shape){.rank = 1, .dims = {5}});
+    expect_field(s, 1, "sparse", SL_I64, (sl_shape){.rank = 1, .dims = {7}});
+    cr_assert_eq(sl_fixture_bytes(&sparse_spec), 40 * (5 * 4 + 7 * 8));
+    sl_source_free(s);
+
+    s = build(&sequences_spec, 1);
+    cr_assert_eq(sl_source_schema(s)->nfields, 2);
+    expect_field(s, 0, "tokens", SL_I32, (sl_shape){.rank = 1, .dims = {9}});
+    expect_field(s, 1, "length", SL_I32, (sl_shape){.rank = 0});
+    cr_assert_eq(sl_fixture_bytes(&sequences_spec), 40 * (9 * 4 + 4));
     sl_source_free(s);
 
     /* 10k 32x32x3 images: 30,720,000 pixel bytes plus 40,000 label bytes. */
@@ -362,6 +383,111 @@ Test(fixtures, volumes_follow_their_parameters)
         cr_assert(fabs(var - 1) < 0.07, "volume %d: noise variance %g", i, var);
     }
     cr_assert_gt(max_level - min_level, 200.0, "levels span only %g", max_level - min_level);
+}
+
+/* Bit length of a non-negative integer (0 for 0). */
+static int bit_length(uint64_t v)
+{
+    int bits = 0;
+    while (v) {
+        bits++;
+        v >>= 1;
+    }
+    return bits;
+}
+
+Test(fixtures, sparse_dense_values_are_heavy_tailed_quarter_integers)
+{
+    enum { N = 2000, F = 13 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_SPARSE, .n = N, .features = F, .categorical = 1};
+    sl_source *s = build(&spec, 3);
+    const float *x = field(s, 0);
+    /* The documented recipe: b bits, b uniform in [0, 24], then b random
+     * bits, over 4. The count's bit length is l when b >= l and the top l-th
+     * bit is its highest set one: P(l) = 1/25 sum_{b=l}^{24} 2^-(b-l+1) =
+     * (1 - 2^-(25-l)) / 25 for l >= 1, and the rest of the mass at l = 0. */
+    int64_t by_length[26] = {0};
+    for (int64_t i = 0; i < (int64_t)N * F; i++) {
+        cr_assert_geq(x[i], 0.0f, "value %lld is negative: %g", (long long)i, (double)x[i]);
+        float q = x[i] * 4.0f;
+        cr_assert_eq(q, (float)(uint32_t)q, "value %lld (%g) is not a quarter integer", (long long)i, (double)x[i]);
+        int l = bit_length((uint32_t)q);
+        cr_assert_leq(l, 24, "value %lld (%g) is beyond 2^22", (long long)i, (double)x[i]);
+        by_length[l]++;
+    }
+    double total = (double)N * F, rest = 1.0;
+    for (int l = 1; l <= 24; l++) {
+        double p = (1.0 - ldexp(1.0, -(25 - l))) / 25.0;
+        rest -= p;
+        double expected = total * p, sd = sqrt(total * p * (1.0 - p));
+        cr_expect(fabs((double)by_length[l] - expected) < 6.0 * sd, "bit length %d: %lld values, expected %.0f +- %.0f",
+                  l, (long long)by_length[l], expected, 6.0 * sd);
+    }
+    double zero_sd = sqrt(total * rest * (1.0 - rest));
+    cr_expect(fabs((double)by_length[0] - total * rest) < 6.0 * zero_sd, "%lld zeros, expected %.0f",
+              (long long)by_length[0], total * rest);
+    sl_source_free(s);
+}
+
+Test(fixtures, sparse_ids_span_63_bits_and_miss_at_the_stated_rates)
+{
+    enum { N = 4000, C = 26 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_SPARSE, .n = N, .features = 1, .categorical = C};
+    sl_source *s = build(&spec, 5);
+    const int64_t *ids = field(s, 1);
+    int64_t small = 0, huge = 0;
+    for (int j = 0; j < C; j++) {
+        int64_t missing = 0;
+        for (int64_t i = 0; i < N; i++) {
+            int64_t id = ids[i * C + j];
+            if (id == SL_FIXTURE_ID_MISSING) {
+                missing++;
+                continue;
+            }
+            cr_assert_geq(id, 0, "row %lld column %d: id %lld", (long long)i, j, (long long)id);
+            small += id < (1 << 16);
+            huge += id >= (int64_t)1 << 62;
+        }
+        /* Missing with probability (j mod 4) / 10, by the fixture's contract. */
+        double p = (j % 4) / 10.0, sd = sqrt(N * p * (1.0 - p));
+        if (j % 4 == 0)
+            cr_expect_eq(missing, 0, "column %d misses %lld values; it never should", j, (long long)missing);
+        else
+            cr_expect(fabs((double)missing - N * p) < 6.0 * sd, "column %d misses %lld of %d, expected %.0f", j,
+                      (long long)missing, N, N * p);
+    }
+    /* A shift of s in [0, 62] leaves 63 - s bits: ids below 2^16 need
+     * s >= 47 (about 16/63 of them); ids at or above 2^62 need s = 0 and the
+     * top bit (1/126). Both are common, which is the point. */
+    cr_expect_gt(small, (int64_t)N * C / 8, "%lld small ids", (long long)small);
+    cr_expect_gt(huge, (int64_t)N * C / 400, "%lld ids at or above 2^62", (long long)huge);
+    sl_source_free(s);
+}
+
+Test(fixtures, sequences_hold_their_length_of_tokens_then_no_token)
+{
+    enum { N = 3000, MIN = 10, MAX = 64, VOCAB = 100 };
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_SEQUENCES, .n = N, .vocab = VOCAB, .min_len = MIN, .max_len = MAX};
+    sl_source *s = build(&spec, 8);
+    const int32_t *tokens = field(s, 0), *lengths = field(s, 1);
+    int64_t by_length[MAX + 1] = {0};
+    for (int64_t i = 0; i < N; i++) {
+        cr_assert(lengths[i] >= MIN && lengths[i] <= MAX, "element %lld has length %d", (long long)i, lengths[i]);
+        by_length[lengths[i]]++;
+        for (int p = 0; p < MAX; p++) {
+            int32_t t = tokens[i * MAX + p];
+            if (p < lengths[i])
+                cr_assert(t >= 2 && t < VOCAB, "element %lld position %d: token %d", (long long)i, p, t);
+            else
+                cr_assert_eq(t, SL_FIXTURE_NO_TOKEN, "element %lld position %d past its length holds %d",
+                             (long long)i, p, t);
+        }
+    }
+    /* Uniform over 55 lengths: about 54.5 each, sd about 7.3. */
+    double expected = (double)N / (MAX - MIN + 1), sd = sqrt(expected * (1.0 - 1.0 / (MAX - MIN + 1)));
+    for (int l = MIN; l <= MAX; l++)
+        cr_expect(fabs((double)by_length[l] - expected) < 6.0 * sd, "length %d: %lld elements, expected %.1f", l,
+                  (long long)by_length[l], expected);
     sl_source_free(s);
 }
 
@@ -517,6 +643,16 @@ Test(fixtures, invalid_specs_are_refused_naming_the_field)
     expect_invalid(s, "field 'samples' must be positive");
     s = image_text_spec, s.seq_capacity = 14;
     expect_invalid(s, "field 'seq_capacity' must be at least 15");
+    s = sparse_spec, s.categorical = 0;
+    expect_invalid(s, "field 'categorical'");
+    s = sparse_spec, s.features = 0;
+    expect_invalid(s, "field 'features'");
+    s = sequences_spec, s.vocab = 2;
+    expect_invalid(s, "field 'vocab'");
+    s = sequences_spec, s.min_len = -1;
+    expect_invalid(s, "field 'min_len'");
+    s = sequences_spec, s.min_len = 12;
+    expect_invalid(s, "field 'max_len' must be at least 12, got 9");
     s = floats_spec, s.kind = (sl_fixture_kind)99;
     expect_invalid(s, "field 'kind'");
 }

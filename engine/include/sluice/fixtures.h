@@ -27,6 +27,15 @@ typedef enum sl_fixture_kind {
     /* field "wave" f32 [samples] + field "text" i32 [seq_capacity]: speech-like
      * audio at 16 kHz (three tones and noise) with a transcript */
     SL_FIXTURE_AUDIO_TEXT,
+    /* DLRM-style rows: field "dense" f32 [features] (non-negative quarter
+     * integers with log-uniform magnitudes below 2^22) and field "sparse"
+     * i64 [categorical] (raw ids log-uniform in [0, 2^63); column j is
+     * missing, SL_FIXTURE_ID_MISSING, with probability (j mod 4) / 10). */
+    SL_FIXTURE_SPARSE,
+    /* Variable-length text: field "tokens" i32 [max_len] holding `length`
+     * ids in [2, vocab) then SL_FIXTURE_NO_TOKEN, and field "length" i32 []
+     * uniform in [min_len, max_len]. */
+    SL_FIXTURE_SEQUENCES,
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
@@ -36,11 +45,13 @@ typedef struct sl_fixture_spec {
     int32_t h, w, c;        /* images and floats; volumes use h and w */
     int32_t d;              /* volumes: depth */
     int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
-    int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
+    int32_t vocab;          /* tokens, sequences: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
     int32_t mean_doc_len;   /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
     int32_t seq_capacity;   /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */
     int32_t samples;        /* audio_text: waveform samples per element, at 16 kHz */
-    int32_t features;       /* tabular: columns; column j has its own mean and scale */
+    int32_t features;       /* tabular: columns; column j has its own mean and scale. sparse: dense columns */
+    int32_t categorical;    /* sparse: categorical id columns */
+    int32_t min_len, max_len; /* sequences: lengths uniform in [min_len, max_len]; max_len is the capacity */
 } sl_fixture_spec;
 
 const char *sl_fixture_kind_name(sl_fixture_kind kind);
@@ -100,6 +111,12 @@ static inline int32_t sl_fixture_text_tag(int64_t element, int32_t vocab)
 {
     return SL_TOKEN_FIRST_CONTENT + (int32_t)(element % (vocab - SL_TOKEN_FIRST_CONTENT));
 }
+/* A missing categorical value of SL_FIXTURE_SPARSE (any negative id is
+ * missing to hash_ids), and what SL_FIXTURE_SEQUENCES stores past a
+ * sequence's length: neither a token nor the pad, so a pipeline that
+ * leaves it in place is caught. */
+#define SL_FIXTURE_ID_MISSING ((int64_t)-1)
+#define SL_FIXTURE_NO_TOKEN (-1)
 
 #ifdef __cplusplus
 }

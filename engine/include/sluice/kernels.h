@@ -200,6 +200,48 @@ void sl_blas_describe(char *buf, size_t size);
 /* Median ns of the BLAS's own sgemm at (m x k) times (k x n), row-major,
  * over `repetitions` calls on operands in cache; 0 without a BLAS. */
 double sl_blas_sgemm_probe_ns(int m, int n, int k, int repetitions);
+/* log(1 + x) of n f32 values, without libm: one range reduction and a fixed
+ * polynomial in correctly rounded float operations (sl__log1p_f32 in
+ * kernels/ref/ref.h), so every back end returns the same bits; within 1.54
+ * ulp of the exact value (docs/determinism.md). src may equal dst. */
+typedef void (*sl_log1p_fn)(const float *src, float *dst, int64_t n);
+
+/* Per-column table sizes of a hash_ids op, prepared once when a pipeline is
+ * built, with the 64-bit reciprocal of each size that lets an optimized
+ * kernel take the remainder with two multiplies instead of a division
+ * (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019). */
+typedef struct sl_hash_consts {
+    int columns;
+    uint32_t size[SL_MAX_CHANNELS];
+    uint64_t reciprocal[SL_MAX_CHANNELS];   /* UINT64_MAX / size + 1 (wraps to 0 for size 1) */
+} sl_hash_consts;
+
+/* Fills consts for sizes[0..columns), each in [1, 2^31]; errors say which. */
+sl_status sl_hash_consts_init(sl_hash_consts *consts, int columns, const int64_t *sizes, sl_err *err);
+
+/* The hashed id of raw id `id` in a table of `size` rows: the high 32 bits
+ * of SplitMix64's finalizer of the id, modulo the size. A negative id is
+ * missing and stays SL_ID_MISSING. One definition shared by every back end
+ * and by the tests. */
+#define SL_ID_MISSING ((int64_t)-1)
+/* Hashes rows x consts->columns ids (row-major) into dst; src may equal dst. */
+typedef void (*sl_hash_ids_fn)(const int64_t *src, int64_t *dst, int64_t rows, const sl_hash_consts *k);
+
+/* The CSR offsets of one embedding bag per column: ends[r * columns + j] is
+ * the number of present (non-negative) ids in column j over rows 0..r, so
+ * column j's offsets are 0 followed by ends[.][j] (torch.nn.EmbeddingBag's
+ * include_last_offset layout, without its leading 0). */
+typedef void (*sl_bag_offsets_fn)(const int64_t *ids, int64_t *ends, int64_t rows, int columns);
+
+/* Dynamic padding, in place: row r of `rows` rows of `stride` i32 tokens
+ * moves to offset r * width (width <= stride), keeping its first
+ * min(max(length[r], 0), width) tokens and filling the rest of its width
+ * with pad. */
+typedef void (*sl_pad_rows_fn)(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride,
+                               int64_t width, int32_t pad);
+/* An attention mask of rows x width u8: 1 below the row's length (clamped
+ * to [0, width]), 0 after it. */
+typedef void (*sl_length_mask_fn)(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
 
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
@@ -219,6 +261,11 @@ typedef struct sl_kernel_table {
     sl_resize_f32_fn resize_f32;
     sl_log_mel_fn log_mel;
     sl_trig_rounds_fn trig_rounds;
+    sl_log1p_fn log1p;
+    sl_hash_ids_fn hash_ids;
+    sl_bag_offsets_fn bag_offsets;
+    sl_pad_rows_fn pad_rows;
+    sl_length_mask_fn length_mask;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -35,6 +35,12 @@ typedef enum sl_op_kind {
     SL_OP_RANDOM_RESIZED_CROP, /* a random box (scale, aspect), bilinearly resized to out_h x out_w; f32 out */
     SL_OP_PAD_TOKENS,      /* truncate or pad a fixed-capacity token field to a length, ending with an end token */
     SL_OP_LOG_MEL,         /* waveform f32 [samples] to a log-mel spectrogram f32 [frames, mels] */
+    SL_OP_LOG1P,           /* log(1 + x) on f32, libm-free (docs/determinism.md states its bound) */
+    SL_OP_HASH_IDS,        /* each i64 id of column j to mix64(id) >> 32 mod size[j]; missing ids stay -1 */
+    SL_OP_BAG_OFFSETS,     /* batch: CSR end offsets of each column's embedding bag, a new i64 field */
+    SL_OP_BUCKET_BY_LENGTH, /* order: batches of similar lengths within windows of the shuffled epoch */
+    SL_OP_PAD_TO_MULTIPLE, /* batch: narrow a sequence field to its longest length rounded up to a multiple */
+    SL_OP_ATTENTION_MASK,  /* batch: a u8 field, 1 at a sequence's tokens and 0 at its pads */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -76,6 +82,16 @@ typedef struct sl_op {
         struct { int32_t out_h, out_w; float scale_lo, scale_hi, ratio; } rrc;
         struct { int32_t length, end_id, pad_id; } pad;
         struct { int32_t sample_rate, frame, hop, n_fft, mels; } mel;
+        /* hash_ids: one table size per column of the field. */
+        struct { int32_t columns; int64_t sizes[SL_MAX_CHANNELS]; } hash;
+        /* bag_offsets: the name of the offsets field it adds. */
+        struct { char out[SL_NAME_MAX]; } bag;
+        /* bucket_by_length: batches per window sorted by length. */
+        struct { int32_t window_batches; } bucket;
+        /* pad_to_multiple: the i32 length field, the multiple and the pad id. */
+        struct { char lengths[SL_NAME_MAX]; int32_t multiple; int32_t pad_id; } pad_multiple;
+        /* attention_mask: the i32 length field and the name of the mask field it adds. */
+        struct { char lengths[SL_NAME_MAX]; char out[SL_NAME_MAX]; } mask;
     } u;
 } sl_op;
 
@@ -130,6 +146,15 @@ typedef struct sl_crop_box {
  * whole image. */
 sl_crop_box sl_random_resized_crop_box(const sl_op *op, uint64_t seed, int64_t epoch, int64_t element, int32_t in_h,
                                        int32_t in_w);
+sl_op sl_op_log1p(const char *field);
+/* sizes[j] is the table size of column j, in [1, 2^31]. */
+sl_op sl_op_hash_ids(const char *field, int32_t columns, const int64_t *sizes);
+sl_op sl_op_bag_offsets(const char *field, const char *out);
+/* `field` is the i32 length field that orders the batches; op_id keys the
+ * order of the batches within a window. */
+sl_op sl_op_bucket_by_length(const char *field, uint32_t op_id, int32_t window_batches);
+sl_op sl_op_pad_to_multiple(const char *field, const char *lengths, int32_t multiple, int32_t pad_id);
+sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *out);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

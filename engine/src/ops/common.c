@@ -1,4 +1,5 @@
 /* Helpers every op descriptor shares. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../op_desc.h"
@@ -58,4 +59,44 @@ void sl__fingerprint_f32(XXH3_state_t *state, float value)
 void sl__fingerprint_string(XXH3_state_t *state, const char *text)
 {
     XXH3_64bits_update(state, text, strlen(text) + 1);
+}
+
+sl_status sl__add_batch_field(sl_pipeline *p, int index, const char *what, const char *name, sl_dtype dtype,
+                              const sl_shape *shape, int *out, sl_err *err)
+{
+    sl_schema *schema = &p->output_schema;
+    if (name[0] == '\0')
+        return sl_fail(err, SL_EINVAL, "op %d: %s needs a name for the field it adds", index, what);
+    if (sl_schema_find(schema, name) >= 0)
+        return sl_fail(err, SL_EINVAL, "op %d: %s adds field '%s', which already exists", index, what, name);
+    if (schema->nfields >= SL_MAX_FIELDS)
+        return sl_fail(err, SL_EINVAL, "op %d: %s cannot add field '%s': a batch holds at most %d fields", index,
+                       what, name, SL_MAX_FIELDS);
+    sl_field_spec *field = &schema->fields[schema->nfields];
+    memset(field, 0, sizeof *field);
+    snprintf(field->name, sizeof field->name, "%s", name);
+    field->dtype = dtype;
+    field->shape = *shape;
+    *out = schema->nfields++;
+    return SL_OK;
+}
+
+sl_status sl__length_field(const sl_pipeline *p, int index, const char *what, const char *name, int *out,
+                           sl_err *err)
+{
+    int f = sl_schema_find(&p->source_schema, name);
+    if (f < 0)
+        return sl_fail(err, SL_EINVAL, "op %d: %s names length field '%s', which the source does not have", index,
+                       what, name);
+    const sl_field_spec *field = &p->source_schema.fields[f];
+    if (field->dtype != SL_I32 || field->shape.rank != 0)
+        return sl_fail(err, SL_EINVAL, "op %d: %s needs length field '%s' as i32 scalars, it is %s rank %d", index,
+                       what, name, sl_dtype_name(field->dtype), field->shape.rank);
+    /* The element phase may not have changed it: the lengths are the
+     * source's. */
+    if (p->output_schema.fields[f].dtype != SL_I32 || p->output_schema.fields[f].shape.rank != 0)
+        return sl_fail(err, SL_EINVAL, "op %d: %s: length field '%s' was changed by an earlier op", index, what,
+                       name);
+    *out = f;
+    return SL_OK;
 }
