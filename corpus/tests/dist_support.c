@@ -52,22 +52,49 @@ const char *dist_sluice(void)
 #endif
 }
 
-/* The test's environment plus what Open MPI's mpirun demands before it
- * runs as root (containers, CI); harmless for other users. */
+/* The variable `name` of the test's environment with `more` appended
+ * (':'-separated), as a "NAME=value" string in buf. */
+#if SLUICE_HAVE_MPI
+static char *extend(char *buf, size_t size, const char *name, const char *more)
+{
+    const char *value = getenv(name);
+    snprintf(buf, size, "%s=%s%s%s", name, value ? value : "", value && *value ? ":" : "", more);
+    return buf;
+}
+
+/* The test's environment plus what the job needs: Open MPI's consent to
+ * run as root (containers, CI), and, for sanitizer builds, whole stacks and
+ * named plugin frames so that lsan-mpi.supp silences Open MPI's own
+ * allocations and nothing of sluice's. The sanitizer settings do nothing
+ * to a build without sanitizers. */
 static char **job_environment(void)
 {
-    static const char *const extra[] = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+    static char lsan[1024], asan[1024];
+    static const char *const replaced[] = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_MCA_mca_base_component_disable_dlclose",
+                                           "LSAN_OPTIONS", "ASAN_OPTIONS"};
+    const char *extra[] = {
+        "OMPI_ALLOW_RUN_AS_ROOT=1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+        "OMPI_MCA_mca_base_component_disable_dlclose=1",
+        extend(lsan, sizeof lsan, "LSAN_OPTIONS", "suppressions=" SLUICE_LSAN_MPI_SUPP ":print_suppressions=0"),
+        extend(asan, sizeof asan, "ASAN_OPTIONS", "fast_unwind_on_malloc=0"),
+    };
+    size_t nextra = sizeof extra / sizeof extra[0];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = calloc(n + nextra + 1, sizeof *env);
     cr_assert_not_null(env);
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "OMPI_ALLOW_RUN_AS_ROOT", 22) != 0)
+    for (size_t i = 0; i < n; i++) {
+        bool keep = true;
+        for (size_t r = 0; r < sizeof replaced / sizeof replaced[0]; r++)
+            keep = keep && strncmp(environ[i], replaced[r], strlen(replaced[r])) != 0;
+        if (keep)
             env[k++] = environ[i];
-    env[k++] = (char *)extra[0];
-    env[k++] = (char *)extra[1];
+    }
+    for (size_t e = 0; e < nextra; e++)
+        env[k++] = (char *)extra[e];
     env[k] = NULL;
     return env;
 }
@@ -81,6 +108,7 @@ static char *slurp(const char *path)
         return strdup("(no output)");
     return text;
 }
+#endif
 
 int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
 {
