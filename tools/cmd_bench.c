@@ -562,6 +562,7 @@ static void bench_distributed(bench_run *run, const sl_scenario *scenario, const
     build.comm = mesh;
     sl_scenario_instance *instance = NULL;
     sl_bench_options options;
+    sl_bench_options_init(&options, run->args->profile, run->args->seed);
     sl_status built = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
     if (built == SL_OK)
         built = instance_options(run, instance, &options, &err);
