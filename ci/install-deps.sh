@@ -8,6 +8,8 @@ packages=(
   gcc clang meson ninja-build pkg-config git
   libcriterion-dev libcjson-dev libxxhash-dev libopenblas-dev
   gcovr
+  # DIST-1 and DIST-2 run one rank per process under mpirun (docs/distributed.md).
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

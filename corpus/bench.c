@@ -444,17 +444,25 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
                          record->output_digest, options->reference_digest);
         }
     }
-    if (record->outcome == SL_RECORD_OK && instance->scenario->metrics) {
-        sl_err metrics_err = {0};
-        sl_status metrics_status = instance->scenario->metrics(instance, adapter, record, &metrics_err);
-        if (metrics_status != SL_OK)
-            status = fail_record(record, metrics_status, metrics_err.msg, err);
-    }
+    if (!options->defer_scenario_metrics)
+        status = sl_bench_scenario_metrics(instance, adapter, record, err);
 
 done:
     sl_digest_free(digest);
     free(latencies);
     return status;
+}
+
+sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                                    sl_record *record, sl_err *err)
+{
+    if (record->outcome != SL_RECORD_OK || !instance->scenario->metrics)
+        return SL_OK;
+    sl_err metrics_err = {0};
+    sl_status status = instance->scenario->metrics(instance, adapter, record, &metrics_err);
+    if (status != SL_OK)
+        return fail_record(record, status, metrics_err.msg, err);
+    return SL_OK;
 }
 
 void sl_record_file_name(const sl_record *record, char *buf, size_t size)

@@ -8,12 +8,14 @@
 
 #include "scenarios/common.h"
 #include "sluice/cleanup.h"
+#include "sluice/comm.h"
 
 static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
     &sl__scenario_pc1, &sl__scenario_io1, &sl__scenario_io4, &sl__scenario_pr1,  &sl__scenario_pr2,
     &sl__scenario_cv2, &sl__scenario_cv3, &sl__scenario_cv4,
     &sl__scenario_mm1, &sl__scenario_mm2, &sl__scenario_nlp2, &sl__scenario_tab2,
+    &sl__scenario_dist1, &sl__scenario_dist2,
 };
 
 int sl_scenario_count(void)
@@ -81,6 +83,7 @@ void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_opti
     sl_pipeline_spec_init(&instance->spec, instance->source, sl_variant_batch_size(instance->variant, options),
                           options->seed);
     instance->spec.shuffle = options->shuffle;
+    instance->spec.shard = sl_comm_data_shard(options->comm);
 }
 
 sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
@@ -96,6 +99,7 @@ sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant 
         return sl_fail(err, SL_ENOMEM, "cannot allocate a scenario instance");
     instance->scenario = scenario;
     instance->variant = variant;
+    instance->comm = options->comm;
     sl_status st = scenario->build(scenario, variant, options, instance, err);
     if (st == SL_OK)
         st = sl_pipeline_create(&instance->spec, &instance->pipeline, err);

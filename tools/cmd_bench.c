@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "exports.h"
+#include "launch.h"
 #include "sluice/stats.h"
 
 static const char usage[] =
@@ -44,6 +45,12 @@ static const char usage[] =
     "\n"
     "Every adapter's output over the measured batches is compared with the reference's\n"
     "before its speed is reported: a difference is outcome 'mismatch', never ranked.\n"
+    "\n"
+    "Distributed scenarios (DIST-1, DIST-2) run one rank per process when started by\n"
+    "mpirun or srun: `mpirun -np 4 sluice bench --scenarios DIST-1`. Each rank loads its\n"
+    "shard, rank 0 checks the gathered shards and writes one record per adapter with\n"
+    "every rank's latency; the other scenarios are left out of such a job. Alone, the\n"
+    "same command runs them as one rank (docs/distributed.md).\n"
     "\n"
     "exit status: 0 when every run was ok, excluded, skipped or unavailable; 1 when any\n"
     "failed or mismatched; 2 for a bad command line.\n";
@@ -437,6 +444,10 @@ static bool write_markdown(const sl__table *table, const sl__table *metrics, con
 
 typedef struct bench_run {
     const bench_args *args;
+    /* The job's ranks: MPI_COMM_WORLD under mpirun or srun, else one local
+     * rank. Only rank 0 (root) writes records and prints. */
+    const sl_comm *world;
+    bool root;
     const sl__selection *selection;
     const sl_profile_settings *profile;
     sl_environment env;
@@ -480,8 +491,9 @@ static void save_record(bench_run *run, const sl_record *record)
 
 /* A variant that could not be built still gets one record per adapter, so
  * the reason lands in the report and not only on a terminal. */
-static void save_unbuilt(bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
-                         const sl_adapter *adapter, sl_record_outcome outcome, const char *reason)
+static void unbuilt_record(const bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
+                           const sl_adapter *adapter, sl_record_outcome outcome, const char *reason,
+                           sl_record *out)
 {
     sl_record record;
     memset(&record, 0, sizeof record);
@@ -498,13 +510,141 @@ static void save_unbuilt(bench_run *run, const sl_scenario *scenario, const sl_v
     sl_build_options build;
     sl_build_options_init(&build, run->args->profile, run->args->seed);
     record.batch_size = sl_variant_batch_size(variant, &build);
+    *out = record;
+}
+
+static void save_unbuilt(bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
+                         const sl_adapter *adapter, sl_record_outcome outcome, const char *reason)
+{
+    sl_record record;
+    unbuilt_record(run, scenario, variant, adapter, outcome, reason, &record);
     save_record(run, &record);
+}
+
+/* The options every adapter of an instance shares, with the yardsticks
+ * measured once per instance and the reference's digest of the measured
+ * batches that every adapter is held to. */
+static sl_status instance_options(const bench_run *run, const sl_scenario_instance *instance,
+                                  sl_bench_options *options, sl_err *err)
+{
+    sl_bench_options_init(options, run->args->profile, run->args->seed);
+    options->repetitions = run->args->repetitions;
+    options->warmup_batches = run->args->warmup;
+    options->measured_batches = run->args->batches;
+    options->workers = run->args->workers;
+    options->threads = run->args->threads > 0 ? run->args->threads : 1;
+    /* One yardstick per instance: every adapter's record compares with the
+     * same probe, and the probe's tenth of a second is not paid per adapter. */
+    if (!run->args->no_probes) {
+        options->memcpy_probe_bytes_per_s =
+            sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
+        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+    } else {
+        options->skip_probes = true;
+    }
+    /* No time without a check: the reference's digest of the measured
+     * batches, computed once, is what every adapter is held to. */
+    options->check_against_reference = true;
+    return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
+}
+
+/* One line per distributed record: the figures a reader of a job wants
+ * first, from the record's scenario metrics (docs/records.md). */
+static void note_ranks(bench_run *run, const sl_record *record)
+{
+    const double *ranks = find_metric(record, "ranks"), *processes = find_metric(record, "processes");
+    const double *slowest = find_metric(record, "slowest_rank"), *wall = find_metric(record, "slowest_rank_ns");
+    if (record->outcome != SL_RECORD_OK || !ranks || !processes || !slowest || !wall)
+        return;
+    char line[512];
+    int used = snprintf(line, sizeof line, "%s/%s %s: %.0f rank%s in %.0f process%s; p50 per rank (µs):",
+                        record->scenario, record->variant, record->adapter, *ranks, *ranks == 1 ? "" : "s",
+                        *processes, *processes == 1 ? "" : "es");
+    for (int r = 0; r < SL_DIST_RANK_METRICS && used > 0 && (size_t)used < sizeof line; r++) {
+        char name[48];
+        snprintf(name, sizeof name, "rank_%d_p50_ns", r);
+        const double *p50 = find_metric(record, name);
+        if (!p50)
+            break;
+        used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);
+    }
+    progress_note(&run->progress, false, "%s; slowest rank %.0f, %.2f ms measured", line, *slowest, *wall / 1e6);
+}
+
+/* A distributed scenario's variant, on every rank of the job: the ranks
+ * form the variant's mesh, each builds the scenario on its shard and runs
+ * each adapter, and rank 0 gathers their reports into one record per
+ * adapter (sl_dist_finish). Every rank takes every collective step, built or
+ * not, so that a rank that fails is reported rather than waited for. */
+static void bench_distributed(bench_run *run, const sl_scenario *scenario, const sl_variant *variant)
+{
+    int dims[SL_MESH_MAX_DIMS];
+    char reason[256] = "";
+    sl_err err = {0};
+    sl_comm *mesh = NULL;
+    int ndims = sl_scenario_mesh(scenario, variant, run->world->world, dims, reason, sizeof reason);
+    if (ndims == 0 || sl_comm_mesh(run->world, ndims, dims, &mesh, &err) != SL_OK) {
+        if (!run->root)
+            return;
+        progress_note(&run->progress, ndims != 0, "%s/%s %s: %s", scenario->id, variant->name,
+                      ndims == 0 ? "skipped" : "has no mesh", ndims == 0 ? reason : err.msg);
+        for (int a = 0; a < run->selection->nadapters; a++) {
+            if (run->selection->adapters[a]) {
+                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
+                save_unbuilt(run, scenario, variant, sl_adapter_at(a),
+                             ndims == 0 ? SL_RECORD_SKIPPED : SL_RECORD_FAILED, ndims == 0 ? reason : err.msg);
+            }
+        }
+        return;
+    }
+
+    sl_build_options build;
+    sl_build_options_init(&build, run->args->profile, run->args->seed);
+    build.comm = mesh;
+    sl_scenario_instance *instance = NULL;
+    sl_bench_options options;
+    sl_bench_options_init(&options, run->args->profile, run->args->seed);
+    sl_status built = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+    if (built == SL_OK)
+        built = instance_options(run, instance, &options, &err);
+    options.defer_scenario_metrics = true;
+    for (int a = 0; a < run->selection->nadapters; a++) {
+        if (!run->selection->adapters[a])
+            continue;
+        const sl_adapter *adapter = sl_adapter_at(a);
+        sl_record record;
+        sl_err run_err = {0};
+        if (run->root)
+            progress_step(&run->progress, scenario->id, variant->name, adapter->name);
+        /* The ranks start each adapter together, so that their measured
+         * batches overlap as a job's do. */
+        if (sl_comm_barrier(mesh, &run_err) == SL_OK && built == SL_OK)
+            sl_bench_run(instance, adapter, &options, &record, &run_err);
+        else
+            unbuilt_record(run, scenario, variant, adapter, built == SL_ESKIPPED ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
+                           built == SL_OK ? run_err.msg : err.msg, &record);
+        sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, &record, &run_err);
+        if (run->root) {
+            if (record.outcome == SL_RECORD_FAILED || record.outcome == SL_RECORD_MISMATCH)
+                progress_note(&run->progress, true, "%s/%s on %s: %s", scenario->id, variant->name, adapter->name,
+                              record.reason);
+            note_ranks(run, &record);
+            save_record(run, &record);
+        }
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(instance);
+    sl_comm_free(mesh);
 }
 
 static void bench_variant(bench_run *run, int s, int v)
 {
     const sl_scenario *scenario = sl_scenario_at(s);
     const sl_variant *variant = &scenario->variants[v];
+    if (scenario->mesh) {
+        bench_distributed(run, scenario, variant);
+        return;
+    }
     sl_build_options build;
     sl_build_options_init(&build, run->args->profile, run->args->seed);
 
@@ -526,25 +666,7 @@ static void bench_variant(bench_run *run, int s, int v)
     }
 
     sl_bench_options options;
-    sl_bench_options_init(&options, run->args->profile, run->args->seed);
-    options.repetitions = run->args->repetitions;
-    options.warmup_batches = run->args->warmup;
-    options.measured_batches = run->args->batches;
-    options.workers = run->args->workers;
-    options.threads = run->args->threads > 0 ? run->args->threads : 1;
-    /* One yardstick per instance: every adapter's record compares with the
-     * same probe, and the probe's tenth of a second is not paid per adapter. */
-    if (!run->args->no_probes) {
-        options.memcpy_probe_bytes_per_s =
-            sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
-        options.roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
-    } else {
-        options.skip_probes = true;
-    }
-    /* No time without a check: the reference's digest of the measured
-     * batches, computed once, is what every adapter is held to. */
-    options.check_against_reference = true;
-    status = sl_bench_reference_digest(instance, &options, &options.reference_digest, &err);
+    status = instance_options(run, instance, &options, &err);
     if (status != SL_OK) {
         progress_note(&run->progress, true, "%s/%s: cannot compute the reference output: %s", scenario->id,
                       variant->name, err.msg);
@@ -583,16 +705,58 @@ static bool runs_at_profile(const bench_run *run, const sl_variant *variant)
     return sl_variant_n(variant, &build) > 0;
 }
 
+/* A job of several ranks runs the distributed scenarios only: the others
+ * would run whole on every rank, K copies competing for the same cores,
+ * and their records would overwrite those of a run alone. */
+static bool runs_in_job(const bench_run *run, const sl_scenario *scenario)
+{
+    return run->world->world == 1 || scenario->mesh != NULL;
+}
+
 int sl__cmd_bench(int argc, char **argv)
 {
     bench_args args;
     sl__selection selection;
     parse_args(argc, argv, &args, &selection);
 
-    bench_run run = {.args = &args, .selection = &selection, .profile = sl_profile_get(args.profile)};
-    run.progress = (progress){.quiet = args.quiet, .tty = isatty(STDERR_FILENO) != 0};
-    snprintf(run.dir, sizeof run.dir, "%s/%s", args.output_dir, run.profile->name);
     sl_err err = {0};
+    sl_comm *launched = NULL, *world = NULL;
+    char launch_note[256];
+    if (sl__launch_start(&launched, launch_note, sizeof launch_note, &err) != SL_OK) {
+        sl__cli_error("bench", "%s", err.msg);
+        sl__selection_free(&selection);
+        return SL__EXIT_FAILED;
+    }
+    world = launched;
+    if (!world && sl_comm_local(0, 1, &world, &err) != SL_OK) {
+        sl__cli_error("bench", "%s", err.msg);
+        sl__selection_free(&selection);
+        return SL__EXIT_FAILED;
+    }
+    bench_run run = {.args = &args,
+                     .selection = &selection,
+                     .profile = sl_profile_get(args.profile),
+                     .world = world,
+                     .root = world->rank == 0};
+    run.progress = (progress){.quiet = args.quiet || !run.root, .tty = isatty(STDERR_FILENO) != 0};
+    snprintf(run.dir, sizeof run.dir, "%s/%s", args.output_dir, run.profile->name);
+    if (!run.root) {
+        /* The other ranks only take part in the distributed scenarios;
+         * what they measured reaches rank 0's records. */
+        for (int s = 0; s < selection.nscenarios; s++)
+            for (int v = 0; v < sl_scenario_at(s)->nvariants; v++)
+                if (sl_scenario_at(s)->mesh && sl__selection_has_variant(&selection, s, v) &&
+                    runs_at_profile(&run, &sl_scenario_at(s)->variants[v]))
+                    bench_variant(&run, s, v);
+        sl__launch_end(launched);
+        sl__selection_free(&selection);
+        return SL__EXIT_OK;
+    }
+    if (launch_note[0])
+        progress_note(&run.progress, false, "%s", launch_note);
+    /* On rank 0 of a job, an early failure returns without leaving the
+     * job: the launcher then ends every rank instead of leaving them
+     * waiting for rank 0 at their first collective. */
     if (sl_make_dirs(run.dir, &err) != SL_OK) {
         sl__cli_error("bench", "cannot create the output directory: %s", err.msg);
         sl__selection_free(&selection);
@@ -609,7 +773,8 @@ int sl__cmd_bench(int argc, char **argv)
     for (int s = 0; s < selection.nscenarios; s++) {
         const sl_scenario *scenario = sl_scenario_at(s);
         for (int v = 0; v < scenario->nvariants; v++) {
-            if (sl__selection_has_variant(&selection, s, v) && runs_at_profile(&run, &scenario->variants[v])) {
+            if (sl__selection_has_variant(&selection, s, v) && runs_at_profile(&run, &scenario->variants[v]) &&
+                runs_in_job(&run, scenario)) {
                 run.progress.total += nadapters;
             }
         }
@@ -624,6 +789,11 @@ int sl__cmd_bench(int argc, char **argv)
             if (!runs_at_profile(&run, &scenario->variants[v])) {
                 progress_note(&run.progress, false, "%s/%s does not run at %s size; skipped", scenario->id,
                               scenario->variants[v].name, run.profile->name);
+                continue;
+            }
+            if (!runs_in_job(&run, scenario)) {
+                progress_note(&run.progress, false, "%s/%s is not distributed; a job of %d ranks leaves it out",
+                              scenario->id, scenario->variants[v].name, world->world);
                 continue;
             }
             bench_variant(&run, s, v);
@@ -684,5 +854,9 @@ int sl__cmd_bench(int argc, char **argv)
     bool failed = run.summary.failed > 0 || run.summary.mismatched > 0 || run.write_errors > 0 || !wrote_summary;
     free(run.summary.rows);
     sl__selection_free(&selection);
+    if (launched)
+        sl__launch_end(launched);
+    else
+        sl_comm_free(world);
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
 }

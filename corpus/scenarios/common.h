@@ -20,6 +20,8 @@ extern const sl_scenario sl__scenario_mm1;
 extern const sl_scenario sl__scenario_mm2;
 extern const sl_scenario sl__scenario_tab2;
 extern const sl_scenario sl__scenario_nlp2;
+extern const sl_scenario sl__scenario_dist1;
+extern const sl_scenario sl__scenario_dist2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */
@@ -29,5 +31,14 @@ sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fix
 /* Starts instance->spec over instance->source with the variant's batch size,
  * the options' seed and order. */
 void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_options *options);
+
+struct sl_adapter;
+struct sl_record;
+/* DIST-1 and DIST-2 (dist_common.c): their shared build, and the metrics
+ * hook that checks the gathered shards and adds every rank's figures. */
+sl_status sl__scenario_dist_build(const sl_scenario *scenario, const sl_variant *variant,
+                                  const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
+sl_status sl__scenario_dist_metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
+                                    struct sl_record *record, sl_err *err);
 
 #endif

@@ -37,6 +37,10 @@ typedef struct sl_bench_options {
     /* Leaves out the memcpy and roofline metrics instead of measuring them. */
     bool skip_probes;
     uint64_t reference_digest;
+    /* Leaves the scenario's metrics hook to the caller: a distributed run
+     * calls it on rank 0 once every rank's report is gathered
+     * (sl_dist_finish), not on each rank alone. */
+    bool defer_scenario_metrics;
 } sl_bench_options;
 
 void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
@@ -48,6 +52,12 @@ void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64
  * allocated; release with sl_record_release. */
 sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
                        const sl_bench_options *options, sl_record *record, sl_err *err);
+
+/* Runs the scenario's metrics hook on an ok record (nothing for another
+ * outcome or a scenario without one); a failing hook fails the record with
+ * its message. sl_bench_run calls it unless told to defer. */
+sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                                    sl_record *record, sl_err *err);
 
 /* The digest the reference adapter gives for the measured batches of a
  * run under options (warmup and measured counts of the profile or the

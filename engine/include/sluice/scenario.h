@@ -18,6 +18,8 @@ extern "C" {
 
 struct sl_adapter;
 struct sl_record;
+struct sl_comm;
+struct sl_dist_view;
 
 typedef enum sl_profile { SL_PROFILE_CI = 0, SL_PROFILE_FULL, SL_PROFILE_GPU, SL_PROFILE_COUNT } sl_profile;
 
@@ -52,6 +54,11 @@ typedef struct sl_build_options {
     int64_t n_override;        /* > 0 replaces the profile's n */
     int64_t batch_override;    /* > 0 replaces the profile's batch size */
     const char *workdir;       /* for file-backed sources; NULL picks a temp dir */
+    /* The mesh this rank belongs to in a distributed run: the pipeline
+     * loads the shard of its data coordinate (sl_comm_data_shard). NULL:
+     * one process, the whole data set. Borrowed: it must outlive the
+     * instance. */
+    const struct sl_comm *comm;
 } sl_build_options;
 
 void sl_build_options_init(sl_build_options *options, sl_profile profile, uint64_t seed);
@@ -66,6 +73,10 @@ typedef struct sl_scenario_instance {
     sl_pipeline *pipeline;
     char workdir[256];         /* created by the build; removed on free */
     bool owns_workdir;
+    const struct sl_comm *comm; /* the options' mesh, NULL in one process */
+    /* Every rank's report, gathered by a distributed run on rank 0 while
+     * that run's metrics hook runs (sl_dist_finish); NULL otherwise. */
+    const struct sl_dist_view *ranks;
 } sl_scenario_instance;
 
 typedef struct sl_scenario {
@@ -94,6 +105,13 @@ typedef struct sl_scenario {
      * An error fails the record with the message. */
     sl_status (*metrics)(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
                          struct sl_record *record, sl_err *err);
+    /* Optional, and what makes a scenario distributed: the mesh its variant
+     * arranges `world` ranks in (axis 0 the data axis, the rest replicas),
+     * as the number of axes with their sizes in dims, or 0 with the reason
+     * when the world does not fit. Under mpirun, `sluice bench` runs only
+     * distributed scenarios (docs/distributed.md). */
+    int (*mesh)(const struct sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason,
+                size_t size);
 } sl_scenario;
 
 int sl_scenario_count(void);

@@ -1,0 +1,328 @@
+/* DIST-1, sharding across processes: the standard checks (one process, the
+ * whole data set); simulated ranks in this process, whose shards partition
+ * the epoch and interleave to the one-process order for several rank
+ * counts; the checks, the job's record and the per-rank metrics on views
+ * made by hand; and real jobs under mpirun with K = 1, 2 and 4 processes
+ * (suite dist1_mpi, skipped with the reason in a build without MPI). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <criterion/criterion.h>
+
+#include "dist_support.h"
+#include "harness.h"
+
+SL_CORPUS_STANDARD_TESTS(dist1, "DIST-1", "32x32")
+
+enum { N = 2000, ROW_BYTES = 32 * 32 * 3 * 4 };
+
+static void run_epoch(const sl_scenario_instance *instance, run_output *out)
+{
+    harness_run(instance, "reference", 0, 0, (sl_position){0, 0}, 0, out);
+}
+
+Test(dist1, simulated_shards_partition_the_epoch_for_any_rank_count)
+{
+    sl_scenario_instance *alone = harness_build("DIST-1", "32x32");
+    run_output whole;
+    run_epoch(alone, &whole);
+    cr_assert_eq(whole.rows, N);
+    static const int worlds[] = {1, 2, 3, 4, 7};
+    for (size_t w = 0; w < sizeof worlds / sizeof worlds[0]; w++) {
+        int world = worlds[w];
+        int owner[N];
+        for (int e = 0; e < N; e++)
+            owner[e] = -1;
+        for (int r = 0; r < world; r++) {
+            dist_rank rank;
+            dist_rank_build("DIST-1", "32x32", r, world, 1, &world, &rank);
+            run_output shard;
+            run_epoch(rank.instance, &shard);
+            /* Positions r, r + W, ... below N: ceil((N - r) / W) of them. */
+            cr_assert_eq(shard.rows, (N - r + world - 1) / world, "rank %d of %d loaded %lld rows", r, world,
+                         (long long)shard.rows);
+            for (int64_t i = 0; i < shard.rows; i++) {
+                int64_t id = shard.ids[i], position = r + i * world;
+                cr_assert_eq(owner[id], -1, "element %lld is in the shards of ranks %d and %d of %d", (long long)id,
+                             owner[id], r, world);
+                owner[id] = r;
+                cr_assert_eq(id, whole.ids[position], "rank %d of %d: position %lld holds %lld, the one-process order %lld",
+                             r, world, (long long)position, (long long)id, (long long)whole.ids[position]);
+                cr_assert(memcmp(harness_row(&shard, 0, i), harness_row(&whole, 0, position), ROW_BYTES) == 0,
+                          "rank %d of %d: element %lld's output differs from the one-process run's", r, world,
+                          (long long)id);
+            }
+            harness_release(&shard);
+            dist_rank_free(&rank);
+        }
+        for (int e = 0; e < N; e++)
+            cr_assert_geq(owner[e], 0, "element %d is in no shard of %d", e, world);
+    }
+    harness_release(&whole);
+    sl_scenario_instance_free(alone);
+}
+
+/* A record that says its run went well, for reports made without a bench. */
+static sl_record ok_record(void)
+{
+    sl_record record;
+    memset(&record, 0, sizeof record);
+    record.outcome = SL_RECORD_OK;
+    return record;
+}
+
+/* Reports of three simulated ranks, as sl_dist_report_local makes them. */
+static void simulated_view(sl_dist_view *view, dist_rank *ranks)
+{
+    int world = 3;
+    view->world = world;
+    view->ranks = calloc((size_t)world, sizeof *view->ranks);
+    cr_assert_not_null(view->ranks);
+    sl_record record = ok_record();
+    for (int r = 0; r < world; r++) {
+        dist_rank_build("DIST-1", "32x32", r, world, 1, &world, &ranks[r]);
+        sl_err err = {0};
+        cr_assert_eq(sl_dist_report_local(ranks[r].mesh, ranks[r].instance, &record, &view->ranks[r], &err), SL_OK,
+                     "%s", err.msg);
+    }
+}
+
+static void expect_refused(const sl_dist_view *view, const sl_pipeline *pipeline, const char *needle)
+{
+    sl_err err = {0};
+    cr_assert_eq(sl_dist_check_shards(view, pipeline, &err), SL_EMISMATCH, "a broken view passed the check");
+    cr_expect(strstr(err.msg, needle) != NULL, "message '%s' does not say '%s'", err.msg, needle);
+}
+
+Test(dist1, the_check_refuses_shards_that_overlap_miss_or_reorder)
+{
+    sl_dist_view view;
+    dist_rank ranks[3];
+    simulated_view(&view, ranks);
+    const sl_pipeline *pipeline = ranks[0].instance->pipeline;
+    sl_err err = {0};
+    cr_assert_eq(sl_dist_check_shards(&view, pipeline, &err), SL_OK, "%s", err.msg);
+    int64_t *a = view.ranks[0].epoch_ids, *b = view.ranks[1].epoch_ids;
+
+    /* Two ranks trade an element: still a partition, in the wrong order. */
+    int64_t keep = a[0];
+    a[0] = b[0];
+    b[0] = keep;
+    expect_refused(&view, pipeline, "global position");
+    b[0] = a[0];
+    a[0] = keep;
+
+    /* Rank 1 loads one of rank 0's elements instead of its own. */
+    keep = b[5];
+    b[5] = a[3];
+    expect_refused(&view, pipeline, "overlap");
+    b[5] = keep;
+
+    /* Rank 2 stops one row short: an element is in no shard. */
+    view.ranks[2].epoch_rows--;
+    expect_refused(&view, pipeline, "in none");
+    view.ranks[2].epoch_rows++;
+
+    /* Two ranks claim the same place in the mesh. */
+    view.ranks[2].coords[0] = 1;
+    expect_refused(&view, pipeline, "coordinates");
+    view.ranks[2].coords[0] = 2;
+
+    /* A rank whose run failed fails the check, naming it. */
+    view.ranks[1].record.outcome = SL_RECORD_FAILED;
+    snprintf(view.ranks[1].record.reason, sizeof view.ranks[1].record.reason, "out of memory");
+    expect_refused(&view, pipeline, "rank 1 did not run: out of memory");
+    view.ranks[1].record.outcome = SL_RECORD_OK;
+
+    cr_assert_eq(sl_dist_check_shards(&view, pipeline, &err), SL_OK, "%s", err.msg);
+    sl_dist_view_free(&view);
+    for (int r = 0; r < 3; r++)
+        dist_rank_free(&ranks[r]);
+}
+
+/* A view of ranks with the given kept latencies (5 each), digests and pids. */
+static void latency_view(sl_dist_view *view, int world, const int64_t (*latencies)[5], const int64_t *pids)
+{
+    view->world = world;
+    view->ranks = calloc((size_t)world, sizeof *view->ranks);
+    cr_assert_not_null(view->ranks);
+    for (int r = 0; r < world; r++) {
+        sl_rank_report *report = &view->ranks[r];
+        report->rank = r;
+        report->world = world;
+        report->ndims = 1;
+        report->dims[0] = world;
+        report->coords[0] = r;
+        report->pid = pids[r];
+        snprintf(report->host, sizeof report->host, "node");
+        report->record = ok_record();
+        snprintf(report->record.scenario, sizeof report->record.scenario, "DIST-1");
+        report->record.measured_batches = 5;
+        report->record.elements = 320;
+        report->record.output_digest = 0x1000u + (uint64_t)r;
+        report->record.latency_ns = malloc(5 * sizeof(int64_t));
+        cr_assert_not_null(report->record.latency_ns);
+        memcpy(report->record.latency_ns, latencies[r], 5 * sizeof(int64_t));
+    }
+}
+
+Test(dist1, the_job_record_is_its_slowest_rank_with_every_digest)
+{
+    /* Sums 15, 30 and 50 ns: rank 2 is the slowest. */
+    static const int64_t latencies[3][5] = {{1, 2, 3, 4, 5}, {2, 4, 6, 8, 10}, {10, 10, 10, 10, 10}};
+    static const int64_t pids[3] = {100, 101, 102};
+    sl_dist_view view;
+    latency_view(&view, 3, latencies, pids);
+    sl_record job;
+    sl_err err = {0};
+    cr_assert_eq(sl_dist_merge(&view, &job, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(job.outcome, SL_RECORD_OK);
+    cr_expect_eq(job.latency_ns[0], 10);
+    cr_expect_eq(job.elements, 320, "the record's own figures are the slowest rank's");
+    uint64_t digests[3] = {0x1000, 0x1001, 0x1002};
+    cr_expect_eq(job.output_digest, XXH3_64bits(digests, sizeof digests));
+    sl_record_release(&job);
+
+    /* One rank failed: the job failed, saying which rank. */
+    view.ranks[1].record.outcome = SL_RECORD_FAILED;
+    snprintf(view.ranks[1].record.reason, sizeof view.ranks[1].record.reason, "boom");
+    cr_assert_eq(sl_dist_merge(&view, &job, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(job.outcome, SL_RECORD_FAILED);
+    cr_expect_str_eq(job.reason, "rank 1 of 3: boom");
+    sl_record_release(&job);
+
+    /* Every rank excluded alike reads as one process's record. */
+    for (int r = 0; r < 3; r++) {
+        view.ranks[r].record.outcome = SL_RECORD_EXCLUDED;
+        snprintf(view.ranks[r].record.reason, sizeof view.ranks[r].record.reason, "lacks transform normalize");
+    }
+    cr_assert_eq(sl_dist_merge(&view, &job, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(job.outcome, SL_RECORD_EXCLUDED);
+    cr_expect_str_eq(job.reason, "lacks transform normalize");
+    sl_record_release(&job);
+    sl_dist_view_free(&view);
+}
+
+static double metric(const sl_record *record, const char *name)
+{
+    for (int i = 0; i < record->nmetrics; i++)
+        if (strcmp(record->metrics[i].name, name) == 0) {
+            cr_expect_eq(record->metrics[i].scope, SL_METRIC_SCENARIO, "%s is not a scenario metric", name);
+            return record->metrics[i].value;
+        }
+    cr_assert_fail("the record has no metric %s", name);
+    return 0.0;
+}
+
+Test(dist1, rank_metrics_follow_each_rank)
+{
+    static const int64_t latencies[3][5] = {{1, 2, 3, 4, 5}, {2, 4, 6, 8, 10}, {10, 10, 10, 10, 10}};
+    /* Ranks 0 and 2 report the same process: two processes, not three. */
+    static const int64_t pids[3] = {100, 101, 100};
+    sl_dist_view view;
+    latency_view(&view, 3, latencies, pids);
+    sl_record record = ok_record();
+    sl_dist_add_rank_metrics(&view, &record);
+    cr_expect_eq(metric(&record, "ranks"), 3);
+    cr_expect_eq(metric(&record, "mesh_data_ranks"), 3);
+    cr_expect_eq(metric(&record, "mesh_replicas"), 1);
+    cr_expect_eq(metric(&record, "processes"), 2);
+    /* The medians of 1..5, 2..10 step 2 and five 10s. */
+    cr_expect_eq(metric(&record, "rank_0_p50_ns"), 3);
+    cr_expect_eq(metric(&record, "rank_1_p50_ns"), 6);
+    cr_expect_eq(metric(&record, "rank_2_p50_ns"), 10);
+    cr_expect_eq(metric(&record, "rank_p50_min_ns"), 3);
+    cr_expect_eq(metric(&record, "rank_p50_median_ns"), 6);
+    cr_expect_eq(metric(&record, "rank_p50_max_ns"), 10);
+    cr_expect_eq(metric(&record, "slowest_rank"), 2);
+    cr_expect_eq(metric(&record, "slowest_rank_ns"), 50);
+    /* 3 x 320 elements once the slowest rank's 50 ns are over. */
+    cr_expect_float_eq(metric(&record, "job_elements_per_s"), 960.0 * 1e9 / 50.0, 1e-3);
+    sl_dist_view_free(&view);
+}
+
+/* --- real processes ------------------------------------------------------------------ */
+
+Test(dist1_mpi, ranks_are_processes_and_shards_partition_the_epoch_for_k_1_2_4, .timeout = 600)
+{
+    dist_require_mpi();
+    sl_scenario_instance *alone = harness_build("DIST-1", "32x32");
+    run_output whole;
+    run_epoch(alone, &whole);
+    static const int worlds[] = {1, 2, 4};
+    for (size_t w = 0; w < sizeof worlds / sizeof worlds[0]; w++) {
+        int world = worlds[w];
+        cJSON *view = dist_driver_view(world, "DIST-1", "32x32");
+        /* The interleaving of the ranks' shards is the one-process order,
+         * whatever K: the global order does not depend on the rank count. */
+        dist_expect_view(view, world, 1, &world, &whole);
+        cJSON_Delete(view);
+    }
+    harness_release(&whole);
+    sl_scenario_instance_free(alone);
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "no folder %s", dir);
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d)))
+        n += entry->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+Test(dist1_mpi, bench_under_mpirun_writes_one_record_with_every_rank, .timeout = 600)
+{
+    dist_require_mpi();
+    char dir[64], records[96], path[160];
+    dist_tempdir(dir, sizeof dir);
+    const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-1,CV-1", "--adapters", "fused",
+                          "--repetitions", "1", "--warmup", "1", "--batches", "3", "--no-probes", "--quiet",
+                          "--output-dir", dir, NULL};
+    char *log = NULL;
+    int status = dist_mpirun(4, args, 300, &log);
+    cr_assert_eq(status, 0, "mpirun -np 4 sluice bench exited with %d:\n%s", status, log);
+    free(log);
+    snprintf(records, sizeof records, "%s/ci", dir);
+    /* Rank 0 alone wrote: one record and the summary; CV-1 is not
+     * distributed and stays out of the job. */
+    cr_expect_eq(count_files(records), 2);
+    snprintf(path, sizeof path, "%s/DIST-1__32x32__fused.json", records);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_eq(metric(&record, "ranks"), 4);
+    cr_expect_eq(metric(&record, "processes"), 4, "4 ranks must be 4 processes");
+    cr_expect_eq(metric(&record, "mesh_data_ranks"), 4);
+    for (int r = 0; r < 4; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "rank_%d_p50_ns", r);
+        cr_expect_gt(metric(&record, name), 0);
+    }
+    double slowest = metric(&record, "slowest_rank");
+    cr_expect(slowest >= 0 && slowest < 4);
+    /* The record's latencies are the slowest rank's own. */
+    int64_t sum = 0;
+    for (int64_t b = 0; b < record.measured_batches; b++)
+        sum += record.latency_ns[b];
+    cr_expect_eq(metric(&record, "slowest_rank_ns"), (double)sum);
+    /* Each rank's 3 measured batches of 64 (its 500 rows make 7 full
+     * batches and one of 52; warmup takes batch 0). */
+    double job = 4 * 3 * 64 * 1e9 / (double)sum;
+    cr_expect_float_eq(metric(&record, "job_elements_per_s"), job, job * 1e-12);
+    sl_record_release(&record);
+    remove(path);
+    snprintf(path, sizeof path, "%s/summary.md", records);
+    remove(path);
+    rmdir(records);
+    rmdir(dir);
+}
