@@ -30,14 +30,19 @@ static void fill_reference(sl_kernel_table *table)
     table->one_hot = sl__ref_one_hot;
     table->blend = sl__ref_blend;
     table->paste_box = sl__ref_paste_box;
+    table->affine_f32 = sl__ref_affine_f32;
+    table->dropout = sl__ref_dropout;
+    table->mul_channels = sl__ref_mul_channels;
+    table->affine_grads = sl__ref_affine_grads;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
-        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa                \
+        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
+            sl__cpu_affine_##isa                                                                                      \
     }
-#define NFILLS 4
+#define NFILLS 5
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -53,6 +58,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->ew_chain = arith.ew_chain;
     table->moments = arith.moments;
     table->blend = arith.blend;
+    table->affine_f32 = arith.affine_f32;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;
     table->pack = sl__cpu_pack;

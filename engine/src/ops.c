@@ -21,6 +21,9 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_ONE_HOT] = &sl__op_one_hot_desc,
     [SL_OP_MIXUP] = &sl__op_mixup_desc,
     [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
+    [SL_OP_AFFINE] = &sl__op_affine_desc,
+    [SL_OP_DROPOUT] = &sl__op_dropout_desc,
+    [SL_OP_REBATCH] = &sl__op_rebatch_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -169,4 +172,29 @@ sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
 {
     return mix_op(SL_OP_CUTMIX, image_field, label_field, op_id, alpha);
+}
+
+sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias)
+{
+    sl_op op = op_on(SL_OP_AFFINE, field, 0);
+    op.u.affine.channels = channels;
+    for (int32_t c = 0; c < channels && c < SL_MAX_CHANNELS; c++) {
+        op.u.affine.scale[c] = scale[c];
+        op.u.affine.bias[c] = bias[c];
+    }
+    return op;
+}
+
+sl_op sl_op_dropout(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = op_on(SL_OP_DROPOUT, field, op_id);
+    op.u.dropout.p = p;
+    return op;
+}
+
+sl_op sl_op_rebatch(const char *field, int32_t micro)
+{
+    sl_op op = op_on(SL_OP_REBATCH, field, 0);
+    op.u.rebatch.micro = micro;
+    return op;
 }

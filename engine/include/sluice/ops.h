@@ -29,6 +29,9 @@ typedef enum sl_op_kind {
     SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
+    SL_OP_AFFINE,          /* per-channel x * scale[c] + bias[c] with learnable scale and bias, f32 */
+    SL_OP_DROPOUT,         /* train: keyed mask per value, kept values x / (1 - p), dropped 0; eval: identity */
+    SL_OP_REBATCH,         /* batch op: split into micro-batches (copies) and concatenate them back */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -63,6 +66,12 @@ typedef struct sl_op {
         /* mixup, cutmix: `field` is the image, `label` the one-hot labels
          * mixed with it. */
         struct { char label[SL_NAME_MAX]; float alpha; } mix;
+        /* affine: y = x * scale[c] + bias[c]; both are learnable parameters
+         * (the autodiff API's gradients and SGD step address them as
+         * scale[0..channels) then bias[0..channels)). */
+        struct { int32_t channels; float scale[SL_MAX_CHANNELS]; float bias[SL_MAX_CHANNELS]; } affine;
+        struct { float p; } dropout;        /* drop probability in [0, 1) */
+        struct { int32_t micro; } rebatch;  /* rows per micro-batch */
     } u;
 } sl_op;
 
@@ -83,6 +92,18 @@ sl_op sl_op_one_hot(const char *field, int32_t classes);
  * Beta sampler stays free of libm only for those (docs/determinism.md). */
 sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+
+/* channels 1 (every value alike) or the field's last dimension. */
+sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias);
+/* Drops each value independently with probability p in training mode (a
+ * Philox draw keyed by the element id and the value's index), scaling the
+ * kept ones by 1 / (1 - p); the identity in eval mode (sl_pipeline_spec). */
+sl_op sl_op_dropout(const char *field, uint32_t op_id, float p);
+/* A batch op: splits the batch into micro-batches of `micro` rows, each a
+ * batch of its own (sluice/rebatch.h), and concatenates them back. Every
+ * field moves with its rows; `field` names the one the op is written
+ * against (any field of the batch). */
+sl_op sl_op_rebatch(const char *field, int32_t micro);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

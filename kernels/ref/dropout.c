@@ -1,0 +1,13 @@
+/* Reference dropout: one Philox block per four values, each value's keep
+ * decision an integer comparison, so no float rounding enters the mask. */
+#include "ref.h"
+
+void sl__ref_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d)
+{
+    sl_philox_ctr r = {{0, 0, 0, 0}};
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 4 == 0)
+            r = sl_philox4x32_10(sl_philox_ctr_for(d->element, d->epoch, (uint32_t)(i / 4)), d->key);
+        dst[i] = r.v[i % 4] < d->threshold ? 0.0f : src[i] * d->scale;
+    }
+}
