@@ -13,6 +13,8 @@ extern const sl_scenario sl__scenario_io1;
 extern const sl_scenario sl__scenario_pr2;
 extern const sl_scenario sl__scenario_cv2;
 extern const sl_scenario sl__scenario_cv3;
+extern const sl_scenario sl__scenario_pc3;
+extern const sl_scenario sl__scenario_pc5;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */
