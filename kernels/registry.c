@@ -40,9 +40,9 @@ static void fill_reference(sl_kernel_table *table)
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
         sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
-            sl__cpu_affine_##isa                                                                                      \
+            sl__cpu_affine_##isa, sl__cpu_dropout_##isa                                                               \
     }
-#define NFILLS 5
+#define NFILLS 6
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -59,6 +59,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->moments = arith.moments;
     table->blend = arith.blend;
     table->affine_f32 = arith.affine_f32;
+    table->dropout = arith.dropout;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;
     table->pack = sl__cpu_pack;
