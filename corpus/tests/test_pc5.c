@@ -316,7 +316,8 @@ static void check_gradients(const char *variant, sl_position position)
             magnitude += (fabs(y) + fabs(g.target[i])) / (double)n * fabs(dy_dtheta);
         }
         double error = fabs(dtheta[k] - fd);
-        cr_log_info("%s epoch %lld batch %lld: d%s[%d] = %.9g, central difference %.9g, relative error %.2g, kappa %.2f",
+        cr_log_info("%s epoch %lld batch %lld: d%s[%d] = %.9g, central difference %.9g, relative error %.2g, "
+                    "kappa %.2f",
                     variant, (long long)position.epoch, (long long)position.batch, k < CHANNELS ? "scale" : "bias",
                     c, dtheta[k], fd, error / fabs(fd), magnitude / fabs(fd));
         cr_assert(error <= GRAD_BOUND * magnitude, "%s: d%s[%d] = %.9g, finite differences %.9g (error %.3g > %.3g)",

@@ -209,8 +209,8 @@ sl_status sl_rebatch_concat_vjp(const sl_tensor *cotangent, int64_t micro, sl_te
         int64_t n = part_rows(rows, micro, k);
         if (!same_rows(&part_cotangents[k], cotangent) || part_cotangents[k].shape.dims[0] != n)
             return sl_fail(err, SL_EINVAL,
-                           "micro-batch cotangent %lld must be %lld rows of the batch's dtype and row shape", (long long)k,
-                           (long long)n);
+                           "micro-batch cotangent %lld must be %lld rows of the batch's dtype and row shape",
+                           (long long)k, (long long)n);
     }
     for (int64_t k = 0; k < nparts; k++)
         move_rows(part_cotangents[k].data, (const char *)cotangent->data + (size_t)k * (size_t)micro * row,
