@@ -19,7 +19,8 @@ extern const sl_adapter sl__adapter_fused;
      SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP) | SL_TRANSFORM(SL_OP_PAD_TOKENS) |         \
      SL_TRANSFORM(SL_OP_LOG_MEL) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_LOG1P) |                     \
      SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) |         \
-     SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK))
+     SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_AFFINE) |          \
+     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_REBATCH))
 
 /* One batch per call through sl_iter, with the adapter's kernels and the
  * request's workers (workers forced to 0 when single_thread). */

@@ -1,4 +1,7 @@
-/* Preparing normalize constants, shared by every back end. */
+/* Preparing the per-channel constants of normalize and affine, shared by
+ * every back end. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "engine/src/internal.h"
@@ -14,6 +17,36 @@ static int greatest_common_divisor(int a, int b)
     return a;
 }
 
+/* The tiled period of per-channel constants: a multiple of the channel
+ * count. lcm(channels, 16) keeps it a whole number of vectors too; when that
+ * grows past 256 values (100 channels give 400) it would exceed the short
+ * rows a fused executor transforms one at a time, leaving them to the scalar
+ * tail, so the period falls back to the smallest multiple of channels of 64
+ * or more. */
+static int tiled_period(int channels)
+{
+    int lcm = channels / greatest_common_divisor(channels, 16) * 16;
+    return lcm <= 256 ? lcm : channels * ((64 + channels - 1) / channels);
+}
+
+/* Two per-channel arrays tiled to the period; both NULL on failure. */
+static bool tile(int channels, int period, const float *a, const float *b, float **a_tiled, float **b_tiled)
+{
+    *a_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)period * sizeof(float));
+    *b_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)period * sizeof(float));
+    if (!*a_tiled || !*b_tiled) {
+        free(*a_tiled);
+        free(*b_tiled);
+        *a_tiled = *b_tiled = NULL;
+        return false;
+    }
+    for (int j = 0; j < period; j++) {
+        (*a_tiled)[j] = a[j % channels];
+        (*b_tiled)[j] = b[j % channels];
+    }
+    return true;
+}
+
 sl_status sl_normalize_consts_init(sl_normalize_consts *k, int channels, const float *mean, const float *std,
                                    sl_err *err)
 {
@@ -24,27 +57,13 @@ sl_status sl_normalize_consts_init(sl_normalize_consts *k, int channels, const f
         if (!(std[c] > 0.0f))
             return sl_fail(err, SL_EINVAL, "normalize std[%d] must be positive, got %g", c, (double)std[c]);
     k->channels = channels;
-    /* The tiled period is a multiple of the channel count. lcm(channels, 16)
-     * keeps it a whole number of vectors too; when that grows past 256 values
-     * (100 channels give 400) it would exceed the short rows a fused executor
-     * normalizes one at a time, leaving them to the scalar tail, so the
-     * period falls back to the smallest multiple of channels of 64 or more. */
-    int lcm = channels / greatest_common_divisor(channels, 16) * 16;
-    k->period = lcm <= 256 ? lcm : channels * ((64 + channels - 1) / channels);
-    k->mean_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)k->period * sizeof(float));
-    k->inv_std_tiled = sl__aligned_alloc(SL_ALIGN, (size_t)k->period * sizeof(float));
-    if (!k->mean_tiled || !k->inv_std_tiled) {
-        sl_normalize_consts_release(k);
-        return sl_fail(err, SL_ENOMEM, "cannot allocate normalize constants for %d channels", channels);
-    }
+    k->period = tiled_period(channels);
     for (int c = 0; c < channels; c++) {
         k->mean[c] = mean[c];
         k->inv_std[c] = 1.0f / std[c];
     }
-    for (int j = 0; j < k->period; j++) {
-        k->mean_tiled[j] = k->mean[j % channels];
-        k->inv_std_tiled[j] = k->inv_std[j % channels];
-    }
+    if (!tile(channels, k->period, k->mean, k->inv_std, &k->mean_tiled, &k->inv_std_tiled))
+        return sl_fail(err, SL_ENOMEM, "cannot allocate normalize constants for %d channels", channels);
     return SL_OK;
 }
 
@@ -53,4 +72,32 @@ void sl_normalize_consts_release(sl_normalize_consts *k)
     free(k->mean_tiled);
     free(k->inv_std_tiled);
     k->mean_tiled = k->inv_std_tiled = NULL;
+}
+
+sl_status sl_affine_consts_init(sl_affine_consts *k, int channels, const float *scale, const float *bias,
+                                sl_err *err)
+{
+    k->scale_tiled = k->bias_tiled = NULL;
+    if (channels < 1 || channels > SL_MAX_CHANNELS)
+        return sl_fail(err, SL_EINVAL, "affine needs 1 to %d channels, got %d", SL_MAX_CHANNELS, channels);
+    for (int c = 0; c < channels; c++)
+        if (!isfinite(scale[c]) || !isfinite(bias[c]))
+            return sl_fail(err, SL_EINVAL, "affine scale[%d] %g and bias[%d] %g must be finite", c, (double)scale[c],
+                           c, (double)bias[c]);
+    k->channels = channels;
+    k->period = tiled_period(channels);
+    for (int c = 0; c < channels; c++) {
+        k->scale[c] = scale[c];
+        k->bias[c] = bias[c];
+    }
+    if (!tile(channels, k->period, k->scale, k->bias, &k->scale_tiled, &k->bias_tiled))
+        return sl_fail(err, SL_ENOMEM, "cannot allocate affine constants for %d channels", channels);
+    return SL_OK;
+}
+
+void sl_affine_consts_release(sl_affine_consts *k)
+{
+    free(k->scale_tiled);
+    free(k->bias_tiled);
+    k->scale_tiled = k->bias_tiled = NULL;
 }

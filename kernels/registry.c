@@ -39,15 +39,20 @@ static void fill_reference(sl_kernel_table *table)
     table->bag_offsets = sl__ref_bag_offsets;
     table->pad_rows = sl__ref_pad_rows;
     table->length_mask = sl__ref_length_mask;
+    table->affine_f32 = sl__ref_affine_f32;
+    table->dropout = sl__ref_dropout;
+    table->mul_channels = sl__ref_mul_channels;
+    table->affine_grads = sl__ref_affine_grads;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
 #define ISA_FILLS(isa)                                                                                                \
     {                                                                                                                 \
         sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
-            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa, sl__cpu_log1p_##isa                                     \
+            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa, sl__cpu_log1p_##isa, sl__cpu_affine_##isa,              \
+            sl__cpu_dropout_##isa                                                                                     \
     }
-#define NFILLS 7
+#define NFILLS 9
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
@@ -63,6 +68,8 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->ew_chain = arith.ew_chain;
     table->moments = arith.moments;
     table->blend = arith.blend;
+    table->affine_f32 = arith.affine_f32;
+    table->dropout = arith.dropout;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;
     table->pack = sl__cpu_pack;

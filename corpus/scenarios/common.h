@@ -22,6 +22,8 @@ extern const sl_scenario sl__scenario_tab2;
 extern const sl_scenario sl__scenario_nlp2;
 extern const sl_scenario sl__scenario_dist1;
 extern const sl_scenario sl__scenario_dist2;
+extern const sl_scenario sl__scenario_pc3;
+extern const sl_scenario sl__scenario_pc5;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */

@@ -5,7 +5,10 @@
  * pipeline's fingerprint, and to run it: element-phase ops through `rows`
  * (and, where an op is one arithmetic step per value, `ew_step`, so the fused
  * executor can chain it inside a tile), batch-phase ops through `batch` once
- * the element phase of a batch is done. Adding an op is a value in
+ * the element phase of a batch is done. An op that can be differentiated
+ * also gives its vector-Jacobian product (`vjp`, `batch_vjp`), which the
+ * autodiff API (autodiff.c) chains backwards; one with learnable parameters
+ * says how many and where they live in its sl_op. Adding an op is a value in
  * sl_op_kind, a builder, a descriptor file in engine/src/ops/ and a line in
  * the table of ops.c; no executor changes. */
 #ifndef SLUICE_OP_DESC_H
@@ -69,6 +72,30 @@ typedef struct sl__op_desc {
      * (seed, op id, batch->epoch, batch->index). May narrow a field's
      * per-batch shape within its capacity. */
     sl_status (*batch)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *batch, sl_err *err);
+
+    /* Optional, element phase: the vector-Jacobian product of rows() on
+     * `count` elements of an f32 output. x is the op's input as rows() saw
+     * it (the tape keeps it only when vjp_needs_input; NULL otherwise), dy
+     * the cotangent of its output (c->out_bytes / 4 floats per element).
+     * Writes the cotangent of the input into dx (c->values floats per
+     * element; NULL when nobody needs it; dx may equal dy) and adds the
+     * gradient of each learnable parameter into dparams (param_count
+     * doubles, in the op's parameter order), in a fixed order. Random
+     * decisions are recomputed from ids and ctx->epoch as rows() drew them,
+     * so a mask is never stored. */
+    void (*vjp)(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *x,
+                const float *dy, float *dx, double *dparams);
+    bool vjp_needs_input;
+    /* Optional, batch phase: the vector-Jacobian product of batch() on the
+     * cotangent of one field of the batch (f32, the batch's per-batch
+     * shape), in place. */
+    sl_status (*batch_vjp)(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
+                           sl_tensor *cotangent, sl_err *err);
+    /* Optional: learnable parameters. How many the op has, and where the
+     * k-th lives in the sl_op: parameters are values of the spec, so the
+     * fingerprint sees them and an SGD step writes a new spec. */
+    int64_t (*param_count)(const sl_op *op);
+    float *(*param_at)(sl_op *op, int64_t k);
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */
@@ -135,6 +162,9 @@ extern const sl__op_desc sl__op_random_flip3d_desc;
 extern const sl__op_desc sl__op_one_hot_desc;
 extern const sl__op_desc sl__op_mixup_desc;
 extern const sl__op_desc sl__op_cutmix_desc;
+extern const sl__op_desc sl__op_affine_desc;
+extern const sl__op_desc sl__op_dropout_desc;
+extern const sl__op_desc sl__op_rebatch_desc;
 
 extern const sl__op_desc sl__op_cache_desc;
 extern const sl__op_desc sl__op_trig_rounds_desc;

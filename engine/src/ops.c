@@ -33,6 +33,9 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_BUCKET_BY_LENGTH] = &sl__op_bucket_by_length_desc,
     [SL_OP_PAD_TO_MULTIPLE] = &sl__op_pad_to_multiple_desc,
     [SL_OP_ATTENTION_MASK] = &sl__op_attention_mask_desc,
+    [SL_OP_AFFINE] = &sl__op_affine_desc,
+    [SL_OP_DROPOUT] = &sl__op_dropout_desc,
+    [SL_OP_REBATCH] = &sl__op_rebatch_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -187,6 +190,7 @@ sl_op sl_op_cache(const char *field)
 {
     return op_on(SL_OP_CACHE, field, 0);
 }
+
 sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w)
 {
     sl_op op = op_on(SL_OP_RESIZE, field, 0);
@@ -276,5 +280,30 @@ sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *o
     sl_op op = op_on(SL_OP_ATTENTION_MASK, field, 0);
     sl__copy_string(op.u.mask.lengths, sizeof op.u.mask.lengths, lengths);
     sl__copy_string(op.u.mask.out, sizeof op.u.mask.out, out);
+    return op;
+}
+
+sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias)
+{
+    sl_op op = op_on(SL_OP_AFFINE, field, 0);
+    op.u.affine.channels = channels;
+    for (int32_t c = 0; c < channels && c < SL_MAX_CHANNELS; c++) {
+        op.u.affine.scale[c] = scale[c];
+        op.u.affine.bias[c] = bias[c];
+    }
+    return op;
+}
+
+sl_op sl_op_dropout(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = op_on(SL_OP_DROPOUT, field, op_id);
+    op.u.dropout.p = p;
+    return op;
+}
+
+sl_op sl_op_rebatch(const char *field, int32_t micro)
+{
+    sl_op op = op_on(SL_OP_REBATCH, field, 0);
+    op.u.rebatch.micro = micro;
     return op;
 }

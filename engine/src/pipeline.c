@@ -12,6 +12,11 @@
 #include "pipeline_internal.h"
 #include "sluice/philox.h"
 
+const char *sl_mode_name(sl_mode mode)
+{
+    return mode == SL_MODE_TRAIN ? "train" : mode == SL_MODE_EVAL ? "eval" : "?";
+}
+
 void sl_pipeline_spec_init(sl_pipeline_spec *spec, const sl_source *source, int64_t batch_size, uint64_t seed)
 {
     memset(spec, 0, sizeof *spec);
@@ -106,6 +111,7 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
     FEED((int64_t)p->spec.seed);
     FEED(p->spec.shard.rank);
     FEED(p->spec.shard.world);
+    FEED(p->spec.mode);
     FEED(p->spec.nops);
     for (int i = 0; i < p->spec.nops; i++) {
         const sl_op *op = &p->spec.ops[i];
@@ -144,6 +150,7 @@ static sl_status split_at_cache(sl_pipeline *p, int at, sl_err *err)
     sl_pipeline_spec prefix_spec;
     sl_pipeline_spec_init(&prefix_spec, spec->source, 1, spec->seed);
     prefix_spec.shuffle = false;
+    prefix_spec.mode = spec->mode;
     for (int i = 0; i < at; i++)
         prefix_spec.ops[prefix_spec.nops++] = spec->ops[i];
     sl_status st = sl_pipeline_create(&prefix_spec, &p->prefix, err);
@@ -187,6 +194,8 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
         return sl_fail(err, SL_EINVAL, "batch_size must be positive, got %lld", (long long)spec->batch_size);
     if (spec->shard.world < 1 || spec->shard.rank < 0 || spec->shard.rank >= spec->shard.world)
         return sl_fail(err, SL_EINVAL, "shard rank %d is not in [0, world %d)", spec->shard.rank, spec->shard.world);
+    if (spec->mode != SL_MODE_TRAIN && spec->mode != SL_MODE_EVAL)
+        return sl_fail(err, SL_EINVAL, "pipeline mode must be train or eval, got %d", (int)spec->mode);
     if (spec->nops < 0 || spec->nops > SL_MAX_OPS)
         return sl_fail(err, SL_EINVAL, "a pipeline holds 0 to %d ops, got %d", SL_MAX_OPS, spec->nops);
     sl_pipeline *p = calloc(1, sizeof *p);

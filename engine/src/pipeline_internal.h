@@ -87,6 +87,15 @@ struct sl__bucket_cache;
 sl_status sl__batch_all_ids(const sl_pipeline *pipeline, sl_position position, int64_t rows, int64_t *ids,
                             struct sl__bucket_cache *cache, sl_err *err);
 
+/* Called before element op `index` runs with its input: the batch's rows
+ * of its field, `bytes` in all, in the op's input layout. */
+typedef sl_status (*sl__op_observer)(void *user, int index, const void *input, size_t bytes, sl_err *err);
+/* sl_pipeline_produce, telling `observe` (when not NULL) each element op's
+ * input: how the autodiff tape keeps what a backward pass needs without a
+ * second copy of the unfused executor. */
+sl_status sl__produce_observed(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_position position,
+                               sl_batch *dst, sl__op_observer observe, void *user, sl_err *err);
+
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */
 sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch,

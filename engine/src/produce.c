@@ -56,6 +56,12 @@ static sl_status apply_element_op(const sl__op_ctx *ctx, const sl__compiled_op *
 sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl_position position, sl_batch *dst,
                               sl_err *err)
 {
+    return sl__produce_observed(p, kernels, position, dst, NULL, NULL, err);
+}
+
+sl_status sl__produce_observed(const sl_pipeline *p, sl_kernel_choice kernels, sl_position position, sl_batch *dst,
+                               sl__op_observer observe, void *user, sl_err *err)
+{
     const sl_kernel_table *k = sl_kernel_table_for(kernels);
     if (dst->capacity < p->spec.batch_size)
         return sl_fail(err, SL_EINVAL, "batch capacity %lld is below the batch size %lld", (long long)dst->capacity,
@@ -95,9 +101,15 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
         goto done;
     }
     sl__op_ctx ctx = {p, k, position.epoch};
-    for (int i = 0; i < p->ncompiled && !st; i++)
-        if (p->compiled[i].desc->phase == SL__PHASE_ELEMENT)
-            st = apply_element_op(&ctx, &p->compiled[i], dst, fs, scratch, err);
+    for (int i = 0; i < p->ncompiled && !st; i++) {
+        const sl__compiled_op *c = &p->compiled[i];
+        if (c->desc->phase != SL__PHASE_ELEMENT)
+            continue;
+        if (observe)
+            st = observe(user, i, fs[c->field].current, c->in_bytes * (size_t)dst->count, err);
+        if (!st)
+            st = apply_element_op(&ctx, c, dst, fs, scratch, err);
+    }
     if (!st)
         st = sl__source_check(p->source, err);
     if (st)

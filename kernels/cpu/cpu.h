@@ -37,6 +37,8 @@ typedef struct sl_cpu_variant {
     sl_resize_f32_fn resize_f32;
     sl_trig_rounds_fn trig_rounds;
     sl_log1p_fn log1p;
+    sl_affine_f32_fn affine_f32;
+    sl_dropout_fn dropout;
 } sl_cpu_variant;
 
 /* Fills a variant's entries for one instruction set; each arithmetic file
@@ -66,6 +68,12 @@ void sl__cpu_trig_rounds_avx512(sl_cpu_variant *out);
 void sl__cpu_log1p_generic(sl_cpu_variant *out);
 void sl__cpu_log1p_avx2(sl_cpu_variant *out);
 void sl__cpu_log1p_avx512(sl_cpu_variant *out);
+void sl__cpu_affine_generic(sl_cpu_variant *out);
+void sl__cpu_affine_avx2(sl_cpu_variant *out);
+void sl__cpu_affine_avx512(sl_cpu_variant *out);
+void sl__cpu_dropout_generic(sl_cpu_variant *out);
+void sl__cpu_dropout_avx2(sl_cpu_variant *out);
+void sl__cpu_dropout_avx512(sl_cpu_variant *out);
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

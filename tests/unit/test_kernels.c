@@ -379,6 +379,112 @@ Test(kernels, paste_box_copies_only_the_box)
     }
 }
 
+Test(kernels, affine_matches_hand_values_and_the_reference_bit_for_bit)
+{
+    const float scale[3] = {2.0f, -0.5f, 0.25f}, bias[3] = {1.0f, 0.0f, -3.0f};
+    sl_affine_consts k;
+    sl_err err = {0};
+    cr_assert_eq(sl_affine_consts_init(&k, 3, scale, bias, &err), SL_OK, "%s", err.msg);
+    const float src[6] = {1.0f, 2.0f, 4.0f, -1.5f, 8.0f, 0.0f};
+    const float expected[6] = {3.0f, -1.0f, -2.0f, -2.0f, -4.0f, -3.0f};
+    float out[6];
+    sl_kernels_reference()->affine_f32(src, out, 2, &k);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(out[i], expected[i], "index %d: %g != %g", i, out[i], expected[i]);
+    sl_affine_consts_release(&k);
+    const float bad[3] = {1.0f, INFINITY, 1.0f};
+    cr_expect_eq(sl_affine_consts_init(&k, 3, bad, bias, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "scale[1]") != NULL, "%s", err.msg);
+
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const int channel_counts[] = {1, 3, 4, 7, 100, 128};
+    const int64_t pixel_counts[] = {1, 5, 17, 333, 1024 + 3};
+    for (size_t ci = 0; ci < sizeof channel_counts / sizeof channel_counts[0]; ci++)
+        for (size_t pi = 0; pi < sizeof pixel_counts / sizeof pixel_counts[0]; pi++) {
+            int c = channel_counts[ci];
+            int64_t pixels = pixel_counts[pi], n = pixels * c;
+            float s[128], b[128];
+            fill_random_f32(s, c, 61, -2.0f, 2.0f);
+            fill_random_f32(b, c, 62, -1.0f, 1.0f);
+            cr_assert_eq(sl_affine_consts_init(&k, c, s, b, &err), SL_OK, "%s", err.msg);
+            float *x = malloc((size_t)n * 4), *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+            fill_random_f32(x, n, 63, -5.0f, 5.0f);
+            ref->affine_f32(x, a, pixels, &k);
+            for (int64_t i = 0; i < n; i++) {
+                float product = x[i] * s[i % c];
+                cr_assert_eq(a[i], product + b[i % c], "reference rounds the product, then the sum (c=%d i=%lld)",
+                             c, (long long)i);
+            }
+            best->affine_f32(x, o, pixels, &k);
+            cr_assert(memcmp(a, o, (size_t)n * 4) == 0, "affine differs for c=%d pixels=%lld", c, (long long)pixels);
+            best->affine_f32(x, x, pixels, &k);
+            cr_assert(memcmp(a, x, (size_t)n * 4) == 0, "in-place affine differs for c=%d", c);
+            free(x);
+            free(a);
+            free(o);
+            sl_affine_consts_release(&k);
+        }
+}
+
+Test(kernels, dropout_keeps_by_the_keyed_words_and_tables_agree)
+{
+    /* p = 1/4: threshold 2^30, scale 1 / 0.75 rounded to float. */
+    const int64_t sizes[] = {1, 3, 4, 5, 31, 4096 + 5};
+    sl_dropout_key d = {sl_philox_key_for(42, 7), 12345, 3, 1u << 30, 1.0f / 0.75f};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si], dropped = 0;
+        float *x = malloc((size_t)n * 4), *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
+        fill_random_f32(x, n, 71, -4.0f, 4.0f);
+        sl_kernels_reference()->dropout(x, a, n, &d);
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t word = sl_philox4x32_10(sl_philox_ctr_for(12345, 3, (uint32_t)(i / 4)), d.key).v[i % 4];
+            float expected = word < (1u << 30) ? 0.0f : x[i] * d.scale;
+            cr_assert(memcmp(&a[i], &expected, 4) == 0, "n=%lld value %lld: %a, expected %a", (long long)n,
+                      (long long)i, (double)a[i], (double)expected);
+            dropped += word < (1u << 30);
+        }
+        sl_kernels_best()->dropout(x, b, n, &d);
+        cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "optimized dropout differs for n=%lld", (long long)n);
+        sl_kernels_best()->dropout(x, x, n, &d);
+        cr_assert(memcmp(a, x, (size_t)n * 4) == 0, "in-place dropout differs for n=%lld", (long long)n);
+        if (n > 4096)
+            cr_expect(dropped > n / 4 - 150 && dropped < n / 4 + 150, "%lld of %lld dropped at p = 1/4",
+                      (long long)dropped, (long long)n);
+        free(x);
+        free(a);
+        free(b);
+    }
+    /* Threshold 0 (p = 0) keeps everything, times scale 1. */
+    float x[9], y[9];
+    fill_random_f32(x, 9, 72, -1.0f, 1.0f);
+    sl_dropout_key none = {sl_philox_key_for(1, 2), 5, 0, 0, 1.0f};
+    sl_kernels_best()->dropout(x, y, 9, &none);
+    cr_assert(memcmp(x, y, sizeof x) == 0);
+}
+
+Test(kernels, backward_kernels_match_hand_values)
+{
+    const float dy[6] = {1.0f, 2.0f, -3.0f, 0.5f, -1.0f, 4.0f};
+    const float x[6] = {2.0f, 3.0f, 1.0f, -4.0f, 0.5f, 2.0f};
+    const float s[3] = {2.0f, 0.5f, -1.0f};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++) {
+        float dx[6];
+        tables[t]->mul_channels(dy, dx, 2, 3, s);
+        const float expected[6] = {2.0f, 1.0f, 3.0f, 1.0f, -0.5f, -4.0f};
+        cr_assert(memcmp(dx, expected, sizeof dx) == 0, "table %s: mul_channels", tables[t]->name);
+        /* The gradients add to what is there. */
+        double dscale[3] = {10, 0, 0}, dbias[3] = {0, 0, 100};
+        tables[t]->affine_grads(x, dy, 2, 3, dscale, dbias);
+        /* dscale[c] += dy[c] x[c] + dy[3 + c] x[3 + c]; dbias[c] += dy[c] + dy[3 + c]. */
+        const double es[3] = {10 + 2.0 - 2.0, 6.0 - 0.5, -3.0 + 8.0}, eb[3] = {1.5, 1.0, 101.0};
+        for (int c = 0; c < 3; c++) {
+            cr_expect_eq(dscale[c], es[c], "table %s: dscale[%d] = %g", tables[t]->name, c, dscale[c]);
+            cr_expect_eq(dbias[c], eb[c], "table %s: dbias[%d] = %g", tables[t]->name, c, dbias[c]);
+        }
+    }
+}
+
 Test(kernels, normalize_constants_are_tiled_and_checked)
 {
     const float mean[3] = {1, 2, 3}, stddev[3] = {2, 4, 8};

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "sluice/ops.h"
+#include "sluice/philox.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,51 @@ void sl_normalize_consts_release(sl_normalize_consts *consts);
 typedef void (*sl_normalize_u8_fn)(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 /* As above for f32 input; src may equal dst. */
 typedef void (*sl_normalize_f32_fn)(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
+
+/* Per-channel constants of an affine op, prepared once when a pipeline is
+ * built and tiled to a period exactly as normalize's are. */
+typedef struct sl_affine_consts {
+    int channels;
+    int period;
+    float scale[SL_MAX_CHANNELS];
+    float bias[SL_MAX_CHANNELS];
+    float *scale_tiled;     /* period values: scale[j % channels] */
+    float *bias_tiled;
+} sl_affine_consts;
+
+sl_status sl_affine_consts_init(sl_affine_consts *consts, int channels, const float *scale, const float *bias,
+                                sl_err *err);
+void sl_affine_consts_release(sl_affine_consts *consts);
+
+/* dst = src * scale[c] + bias[c] over `pixels` pixels of consts->channels
+ * interleaved channels: a product and a sum, each rounded (never fused).
+ * src may equal dst. */
+typedef void (*sl_affine_f32_fn)(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k);
+
+/* What keys one element's dropout mask. */
+typedef struct sl_dropout_key {
+    sl_philox_key key;      /* (seed, op id) */
+    uint64_t element;       /* the element's data set index */
+    uint32_t epoch;
+    uint32_t threshold;     /* a value is dropped when its word is below this: ceil(p 2^32) */
+    float scale;            /* what a kept value is multiplied by: 1.0f / (1.0f - p) */
+} sl_dropout_key;
+
+/* Dropout of one element's n values: value i is dropped when word i mod 4
+ * of the Philox block with counter (element, epoch, i / 4) is below
+ * threshold, and then dst[i] = 0; otherwise dst[i] = src[i] * scale. src may
+ * equal dst. The op's VJP is the same kernel applied to the cotangent. */
+typedef void (*sl_dropout_fn)(const float *src, float *dst, int64_t n, const sl_dropout_key *d);
+
+/* dst[i] = src[i] * s[i mod channels] over `pixels` pixels: the VJP in x of
+ * normalize (s = 1 / std) and of affine (s = scale). src may equal dst. */
+typedef void (*sl_mul_channels_fn)(const float *src, float *dst, int64_t pixels, int channels, const float *s);
+/* The parameter gradients of affine: adds, per channel c, the sum of
+ * (double)dy * (double)x into dscale[c] and of (double)dy into dbias[c],
+ * pixel after pixel in index order (each product is exact in double; each
+ * sum rounds once). */
+typedef void (*sl_affine_grads_fn)(const float *x, const float *dy, int64_t pixels, int channels, double *dscale,
+                                   double *dbias);
 
 /* One step of an element-wise chain on f32 data. */
 typedef struct sl_ew_step {
@@ -266,6 +312,11 @@ typedef struct sl_kernel_table {
     sl_bag_offsets_fn bag_offsets;
     sl_pad_rows_fn pad_rows;
     sl_length_mask_fn length_mask;
+    sl_affine_f32_fn affine_f32;
+    sl_dropout_fn dropout;
+    /* Backward passes (the autodiff API, sluice/autodiff.h). */
+    sl_mul_channels_fn mul_channels;
+    sl_affine_grads_fn affine_grads;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

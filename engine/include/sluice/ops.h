@@ -41,6 +41,9 @@ typedef enum sl_op_kind {
     SL_OP_BUCKET_BY_LENGTH, /* order: batches of similar lengths within windows of the shuffled epoch */
     SL_OP_PAD_TO_MULTIPLE, /* batch: narrow a sequence field to its longest length rounded up to a multiple */
     SL_OP_ATTENTION_MASK,  /* batch: a u8 field, 1 at a sequence's tokens and 0 at its pads */
+    SL_OP_AFFINE,          /* per-channel x * scale[c] + bias[c] with learnable scale and bias, f32 */
+    SL_OP_DROPOUT,         /* train: keyed mask per value, kept values x / (1 - p), dropped 0; eval: identity */
+    SL_OP_REBATCH,         /* batch op: split into micro-batches (copies) and concatenate them back */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -92,6 +95,12 @@ typedef struct sl_op {
         struct { char lengths[SL_NAME_MAX]; int32_t multiple; int32_t pad_id; } pad_multiple;
         /* attention_mask: the i32 length field and the name of the mask field it adds. */
         struct { char lengths[SL_NAME_MAX]; char out[SL_NAME_MAX]; } mask;
+        /* affine: y = x * scale[c] + bias[c]; both are learnable parameters
+         * (the autodiff API's gradients and SGD step address them as
+         * scale[0..channels) then bias[0..channels)). */
+        struct { int32_t channels; float scale[SL_MAX_CHANNELS]; float bias[SL_MAX_CHANNELS]; } affine;
+        struct { float p; } dropout;        /* drop probability in [0, 1) */
+        struct { int32_t micro; } rebatch;  /* rows per micro-batch */
     } u;
 } sl_op;
 
@@ -155,6 +164,17 @@ sl_op sl_op_bag_offsets(const char *field, const char *out);
 sl_op sl_op_bucket_by_length(const char *field, uint32_t op_id, int32_t window_batches);
 sl_op sl_op_pad_to_multiple(const char *field, const char *lengths, int32_t multiple, int32_t pad_id);
 sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *out);
+/* channels 1 (every value alike) or the field's last dimension. */
+sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias);
+/* Drops each value independently with probability p in training mode (a
+ * Philox draw keyed by the element id and the value's index), scaling the
+ * kept ones by 1 / (1 - p); the identity in eval mode (sl_pipeline_spec). */
+sl_op sl_op_dropout(const char *field, uint32_t op_id, float p);
+/* A batch op: splits the batch into micro-batches of `micro` rows, each a
+ * batch of its own (sluice/rebatch.h), and concatenates them back. Every
+ * field moves with its rows; `field` names the one the op is written
+ * against (any field of the batch). */
+sl_op sl_op_rebatch(const char *field, int32_t micro);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

@@ -19,6 +19,13 @@ extern "C" {
 
 #define SL_MAX_OPS 160
 
+/* Training or inference: ops such as dropout act only in training. A
+ * pipeline's mode is part of its spec (and fingerprint); switching modes is
+ * building a second pipeline from the same spec with the other mode. */
+typedef enum sl_mode { SL_MODE_TRAIN = 0, SL_MODE_EVAL } sl_mode;
+
+const char *sl_mode_name(sl_mode mode); /* "train", "eval" */
+
 typedef struct sl_pipeline_spec {
     const sl_source *source;  /* borrowed; must outlive the pipeline */
     int64_t batch_size;
@@ -26,6 +33,7 @@ typedef struct sl_pipeline_spec {
     bool shuffle;
     uint64_t seed;
     sl_shard shard;           /* {0, 1} when not sharded */
+    sl_mode mode;             /* SL_MODE_TRAIN unless set */
     int nops;
     sl_op ops[SL_MAX_OPS];
 } sl_pipeline_spec;

@@ -3,6 +3,7 @@
 #define SLUICE_SLUICE_H
 
 #include "sluice/adapter.h"
+#include "sluice/autodiff.h"
 #include "sluice/bench.h"
 #include "sluice/cleanup.h"
 #include "sluice/compare.h"
@@ -15,6 +16,7 @@
 #include "sluice/ops.h"
 #include "sluice/philox.h"
 #include "sluice/pipeline.h"
+#include "sluice/rebatch.h"
 #include "sluice/record.h"
 #include "sluice/scenario.h"
 #include "sluice/shuffle.h"

@@ -61,6 +61,18 @@ static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t ele
     return true;
 }
 
+/* y = (x - mean[c]) / std[c], with the constants fixed: dx = dy / std[c],
+ * multiplied by the same inv_std float the forward pass uses. */
+static void vjp(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *x,
+                const float *dy, float *dx, double *dparams)
+{
+    (void)ids;
+    (void)x;
+    (void)dparams;
+    if (dx)
+        ctx->kernels->mul_channels(dy, dx, c->values / c->norm.channels * count, c->norm.channels, c->norm.inv_std);
+}
+
 const sl__op_desc sl__op_normalize_desc = {
     .name = "normalize",
     .phase = SL__PHASE_ELEMENT,
@@ -70,4 +82,5 @@ const sl__op_desc sl__op_normalize_desc = {
     .release = release,
     .rows = rows,
     .ew_step = ew_step,
+    .vjp = vjp,
 };
