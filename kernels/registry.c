@@ -30,6 +30,7 @@ static void fill_reference(sl_kernel_table *table)
     table->one_hot = sl__ref_one_hot;
     table->blend = sl__ref_blend;
     table->paste_box = sl__ref_paste_box;
+    table->rot90 = sl__ref_rot90;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
@@ -59,6 +60,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->crop3d = sl__cpu_crop3d;
     table->flip3d = sl__cpu_flip3d;
     table->paste_box = sl__cpu_paste_box;
+    table->rot90 = sl__cpu_rot90;
 }
 
 static void fill_generic(sl_kernel_table *table)

@@ -99,6 +99,8 @@ bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t 
  * axes (SL_AXIS_* bits) for one element. */
 void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3]);
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+/* rot90's quarter turns (0..3) for one element. */
+int sl__rot90_turns(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
 
 /* The descriptors, one per file in engine/src/ops/. */
 extern const sl__op_desc sl__op_pack_tokens_desc;
@@ -115,5 +117,6 @@ extern const sl__op_desc sl__op_random_flip3d_desc;
 extern const sl__op_desc sl__op_one_hot_desc;
 extern const sl__op_desc sl__op_mixup_desc;
 extern const sl__op_desc sl__op_cutmix_desc;
+extern const sl__op_desc sl__op_rot90_desc;
 
 #endif

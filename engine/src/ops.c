@@ -21,6 +21,7 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_ONE_HOT] = &sl__op_one_hot_desc,
     [SL_OP_MIXUP] = &sl__op_mixup_desc,
     [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
+    [SL_OP_ROT90] = &sl__op_rot90_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -169,4 +170,9 @@ sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
 {
     return mix_op(SL_OP_CUTMIX, image_field, label_field, op_id, alpha);
+}
+
+sl_op sl_op_rot90(const char *field, uint32_t op_id)
+{
+    return op_on(SL_OP_ROT90, field, op_id);
 }

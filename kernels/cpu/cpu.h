@@ -62,6 +62,7 @@ void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t s
 void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox);
 void sl__cpu_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
+void sl__cpu_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 
 #endif

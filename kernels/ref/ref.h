@@ -18,6 +18,7 @@ void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxe
 void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
 void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes);
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
+void sl__ref_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 
 /* The number of partial sums of sl_moments_fn, and the one order in which

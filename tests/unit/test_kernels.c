@@ -207,6 +207,57 @@ Test(kernels, flip_agrees_for_every_pixel_size)
         }
 }
 
+Test(kernels, rot90_turns_as_numpy_does)
+{
+    /* numpy.rot90 of [[1,2,3],[4,5,6],[7,8,9]] for k = 0..3, written out. */
+    const uint8_t img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const uint8_t expected[4][9] = {
+        {1, 2, 3, 4, 5, 6, 7, 8, 9},
+        {3, 6, 9, 2, 5, 8, 1, 4, 7},
+        {9, 8, 7, 6, 5, 4, 3, 2, 1},
+        {7, 4, 1, 8, 5, 2, 9, 6, 3},
+    };
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+            uint8_t out[9];
+            memset(out, 0xAB, sizeof out);
+            tables[t]->rot90(img, out, 3, 1, k);
+            cr_assert(memcmp(out, expected[k], 9) == 0, "table %s, k = %d", tables[t]->name, k);
+        }
+}
+
+Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
+{
+    /* 1, 3, 4 and 12 bytes have constant-size instances, 5 takes the
+     * variable one; sides below, at and across the 16-pixel tile. */
+    const size_t pixel_sizes[] = {1, 3, 4, 5, 12};
+    const int sides[] = {1, 2, 7, 16, 17, 33};
+    for (size_t p = 0; p < sizeof pixel_sizes / sizeof pixel_sizes[0]; p++)
+        for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++) {
+            int n = sides[si];
+            size_t px = pixel_sizes[p], bytes = (size_t)n * (size_t)n * px;
+            uint8_t *img = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+            fill_random_u8(img, (int64_t)bytes, (uint32_t)(p * 100 + si));
+            for (int k = 0; k < 4; k++) {
+                sl_kernels_reference()->rot90(img, a, n, px, k);
+                sl_kernels_best()->rot90(img, b, n, px, k);
+                cr_assert(memcmp(a, b, bytes) == 0, "rot90 k = %d differs for %zu-byte pixels, side %d", k, px, n);
+                /* Turning back by 4 - k quarter turns restores the image. */
+                sl_kernels_best()->rot90(b, c, n, px, (4 - k) % 4);
+                cr_assert(memcmp(c, img, bytes) == 0, "k = %d then %d is not the identity (side %d)", k, (4 - k) % 4,
+                          n);
+            }
+            /* One quarter turn moves pixel (0, n-1) to (0, 0). */
+            sl_kernels_best()->rot90(img, b, n, px, 1);
+            cr_assert(memcmp(b, img + (size_t)(n - 1) * px, px) == 0);
+            free(img);
+            free(a);
+            free(b);
+            free(c);
+        }
+}
+
 Test(kernels, pack_copies_then_pads)
 {
     const int32_t stream[5] = {5, 6, 7, 8, 9};

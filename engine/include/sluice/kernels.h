@@ -93,6 +93,11 @@ typedef void (*sl_blend_fn)(float *dst, const float *a, const float *b, int64_t 
  * pixel_bytes-sized pixels from src into the same place of dst. */
 typedef void (*sl_paste_box_fn)(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0,
                                 int x1);
+/* Turns a side x side image of pixel_bytes-sized pixels by k quarter turns
+ * (k in 0..3) into dst, as numpy.rot90(src, k): dst[y][x] is src[y][x] for
+ * k = 0, src[x][side-1-y] for 1, src[side-1-y][side-1-x] for 2 and
+ * src[side-1-x][y] for 3. src and dst do not overlap. */
+typedef void (*sl_rot90_fn)(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
@@ -108,6 +113,7 @@ typedef struct sl_kernel_table {
     sl_one_hot_fn one_hot;
     sl_blend_fn blend;
     sl_paste_box_fn paste_box;
+    sl_rot90_fn rot90;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

@@ -29,6 +29,7 @@ typedef enum sl_op_kind {
     SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
+    SL_OP_ROT90,           /* rotate a square image by k quarter turns counter-clockwise, k uniform in 0..3 */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -83,6 +84,11 @@ sl_op sl_op_one_hot(const char *field, int32_t classes);
  * Beta sampler stays free of libm only for those (docs/determinism.md). */
 sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+/* k quarter turns as numpy.rot90(image, k) turns them (the first axis towards
+ * the second: counter-clockwise as an image is displayed), k drawn per
+ * element. The image must be square, so that every k keeps its shape and
+ * batches stay dense. */
+sl_op sl_op_rot90(const char *field, uint32_t op_id);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */
