@@ -179,6 +179,9 @@ void harness_check_determinism(const char *id, const char *variant)
         {"fused", 0, 0, 2, "fused, 2 threads"},
         /* Three threads split a batch into unequal slices. */
         {"fused", 0, 0, 3, "fused, 3 threads"},
+        /* One element per call, then collated, with and without workers. */
+        {"per-element", 0, 0, 1, "per-element with 0 workers"},
+        {"per-element", 2, 0, 1, "per-element with 2 workers"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         sl_run_request request = {{0, 0}, 0, runs[i].workers, runs[i].depth, runs[i].threads};
@@ -230,7 +233,7 @@ void harness_check_equivalence(const char *id, const char *variant)
             compared++;
         }
     }
-    cr_expect_geq(compared, 3, "reference, iter and fused must all run this scenario");
+    cr_expect_geq(compared, 4, "reference, iter, fused and per-element must all run this scenario");
     harness_release(&reference);
     sl_scenario_instance_free(instance);
 }

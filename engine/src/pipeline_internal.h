@@ -66,6 +66,11 @@ void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position positi
 void sl__batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t first_row, int64_t rows,
                    int64_t *ids);
 
+/* Refuses a batch that cannot hold a full batch and a position outside the
+ * epochs and batches the pipeline runs; shared by the executors that fill
+ * a caller's batch. */
+sl_status sl__produce_check(const sl_pipeline *pipeline, sl_position position, const sl_batch *dst, sl_err *err);
+
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */
 sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch,
