@@ -201,6 +201,8 @@ typedef struct summary_row {
     int64_t threads;
     double ci_half_width;      /* of the pooled median, as a fraction of it */
     bool noisy;
+    /* The scenario's own figures (its metrics hook), "name value unit; ...". */
+    char scenario_metrics[512];
 } summary_row;
 
 typedef struct summary {
@@ -219,6 +221,21 @@ static const double *find_metric(const sl_record *record, const char *name)
         }
     }
     return NULL;
+}
+
+/* "checkpoint_bytes 179 B; checkpoint_save_ns 7.11e+05 ns": four
+ * significant digits, since these figures range from fractions to bytes. */
+static void format_scenario_metrics(const sl_record *record, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < record->nmetrics && used < size; i++) {
+        const sl_record_metric *m = &record->metrics[i];
+        if (m->scope != SL_METRIC_SCENARIO)
+            continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s %.4g%s%s", used ? "; " : "", m->name, m->value,
+                                 m->unit[0] ? " " : "", m->unit);
+    }
 }
 
 static void summary_add(summary *s, const sl_record *record)
@@ -268,6 +285,7 @@ static void summary_add(summary *s, const sl_record *record)
         row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
         const double *roofline = find_metric(record, "fraction_of_roofline");
         row->fraction_of_roofline = roofline != NULL ? *roofline : NAN;
+        format_scenario_metrics(record, row->scenario_metrics, sizeof row->scenario_metrics);
     }
     s->failed += record->outcome == SL_RECORD_FAILED;
     s->mismatched += record->outcome == SL_RECORD_MISMATCH;
@@ -348,10 +366,29 @@ static sl__table *summary_table(const summary *s)
     return table;
 }
 
+/* The scenarios' own figures, one row per run that has any; NULL when no
+ * run has. */
+static sl__table *scenario_metrics_table(const summary *s)
+{
+    static const char *const headers[] = {"scenario", "variant", "adapter", "scenario metrics"};
+    static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__LEFT};
+    sl__table *table = NULL;
+    for (int i = 0; i < s->count; i++) {
+        const summary_row *row = &s->rows[i];
+        if (!row->scenario_metrics[0])
+            continue;
+        if (!table)
+            table = sl__table_new(4, headers, align);
+        const char *cells[] = {row->scenario, row->variant, row->adapter, row->scenario_metrics};
+        sl__table_add_row(table, cells);
+    }
+    return table;
+}
+
 /* The Markdown summary states how the numbers were taken, so that a file
  * found later can be read without the terminal session that made it. */
-static bool write_markdown(const sl__table *table, const sl_environment *env, const char *profile,
-                           int argc, char **argv, const char *path)
+static bool write_markdown(const sl__table *table, const sl__table *metrics, const sl_environment *env,
+                           const char *profile, int argc, char **argv, const char *path)
 {
     char *text = NULL;
     size_t size = 0;
@@ -381,6 +418,10 @@ static bool write_markdown(const sl__table *table, const sl_environment *env, co
           "statistics, docs/records.md), as a fraction of it. A row whose interval is wider than 10%\n"
           "of its median is noisy: its ratio is shown in parentheses and not ranked.\n",
           out);
+    if (metrics) {
+        fputs("\n## Scenario metrics\n\nEach scenario's own figures (docs/scenarios.md lists them):\n\n", out);
+        sl__table_print_markdown(metrics, out);
+    }
     fclose(out);
 
     sl_err err = {0};
@@ -591,13 +632,18 @@ int sl__cmd_bench(int argc, char **argv)
     progress_clear(&run.progress);
 
     sl__table *table = summary_table(&run.summary);
+    sl__table *metrics = scenario_metrics_table(&run.summary);
     char summary_path[sizeof run.dir + 16];
     snprintf(summary_path, sizeof summary_path, "%s/summary.md", run.dir);
-    bool wrote_summary = write_markdown(table, &run.env, run.profile->name, argc, argv, summary_path);
+    bool wrote_summary = write_markdown(table, metrics, &run.env, run.profile->name, argc, argv, summary_path);
     /* With --format gbench, stdout carries only the JSON, so that it can be
      * redirected into a file compare.py reads; the table goes to stderr. */
     FILE *human = args.gbench ? stderr : stdout;
     sl__table_print(table, human, 0);
+    if (metrics) {
+        fputc('\n', human);
+        sl__table_print(metrics, human, 0);
+    }
     /* A record that could not be written is a failure too: its run is not
      * on disk for anyone to check. */
     fprintf(human, "\n%d run%s, %d failed, %d mismatched", run.summary.count, run.summary.count == 1 ? "" : "s",
@@ -632,6 +678,8 @@ int sl__cmd_bench(int argc, char **argv)
     }
     free(run.written);
     sl__table_free(table);
+    if (metrics)
+        sl__table_free(metrics);
 
     bool failed = run.summary.failed > 0 || run.summary.mismatched > 0 || run.write_errors > 0 || !wrote_summary;
     free(run.summary.rows);

@@ -10,6 +10,7 @@ extern const sl_scenario sl__scenario_nlp1;
 extern const sl_scenario sl__scenario_tab1;
 extern const sl_scenario sl__scenario_pc1;
 extern const sl_scenario sl__scenario_io1;
+extern const sl_scenario sl__scenario_pr1;
 extern const sl_scenario sl__scenario_pr2;
 extern const sl_scenario sl__scenario_cv2;
 extern const sl_scenario sl__scenario_cv3;

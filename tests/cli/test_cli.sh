@@ -204,6 +204,16 @@ else
 fi
 fi
 
+# A scenario's own figures (its metrics hook) reach the summary, on the
+# terminal and in summary.md.
+expect 0 "checkpoint_bytes" "the summary shows a scenario's own metrics" -- bench --scenarios PR-1 --adapters fused \
+  --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/pr1" --quiet
+if grep -q "^| PR-1 | 32x32 | fused | checkpoint_bytes" "$work/pr1/ci/summary.md"; then
+  ok "summary.md has the scenario metrics table"
+else
+  not_ok "summary.md has the scenario metrics table" "$(tail -4 "$work/pr1/ci/summary.md")"
+fi
+
 # Stopped runs leave nothing: SIGINT and SIGTERM remove IO-1's export folder
 # before the process dies of the signal; a SIGKILLed run's folder is swept
 # by the next command, since its process is gone.
