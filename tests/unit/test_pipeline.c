@@ -358,6 +358,16 @@ Test(pipeline, invalid_specs_name_the_op_and_field)
     expect_refused(src, sl_op_scale("image", 2.0f), "normalize it first");
     expect_refused(src, sl_op_normalize("label", 1, mean3, std3), "label");
     expect_refused(src, sl_op_random_crop("image", 1, 9, 4), "does not fit");
+    expect_refused(src, sl_op_rot90("label", 1), "rot90 needs an image");
+    {
+        /* A quarter turn of an 8x6 image would be 6x8: refused, naming the op, field and shape. */
+        sl_fixture_spec wide_spec = {.kind = SL_FIXTURE_IMAGES, .n = 4, .h = 8, .w = 6, .c = 3, .classes = 2};
+        sl_source *wide;
+        sl_err err = {0};
+        cr_assert_eq(sl_fixture_build(&wide_spec, 42, &wide, &err), SL_OK, "%s", err.msg);
+        expect_refused(wide, sl_op_rot90("image", 1), "op 0: rot90 needs a square image, but field 'image' is 8x6");
+        sl_source_free(wide);
+    }
     expect_refused(src, sl_op_pack_tokens("label", 8, 0), "pack_tokens");
     float zero = 0.0f;
     expect_refused(src, sl_op_normalize("image", 1, mean3, &zero), "std");
