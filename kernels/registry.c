@@ -25,6 +25,7 @@ static void fill_reference(sl_kernel_table *table)
     table->hflip = sl__ref_hflip;
     table->pack = sl__ref_pack;
     table->moments = sl__ref_moments;
+    table->channel_moments = sl__ref_channel_moments;
     table->crop3d = sl__ref_crop3d;
     table->flip3d = sl__ref_flip3d;
     table->one_hot = sl__ref_one_hot;
@@ -53,6 +54,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->normalize_f32 = arith.normalize_f32;
     table->ew_chain = arith.ew_chain;
     table->moments = arith.moments;
+    table->channel_moments = arith.channel_moments;
     table->blend = arith.blend;
     table->crop_pad = sl__cpu_crop_pad;
     table->hflip = sl__cpu_hflip;

@@ -32,6 +32,7 @@ typedef struct sl_cpu_variant {
     sl_normalize_f32_fn normalize_f32;
     sl_ew_chain_fn ew_chain;
     sl_moments_fn moments;
+    sl_channel_moments_fn channel_moments;
     sl_blend_fn blend;
 } sl_cpu_variant;
 

@@ -29,14 +29,64 @@ SL_ALWAYS_INLINE void moments_body(const float *restrict x, int64_t n, double *m
     *var = sl__moment_lanes_sum(squares) / (double)n;
 }
 
+/* Per-channel moments: the 8 x channels partials laid out as one block of
+ * 8 pixels (partial p mod 8 of channel c at (p mod 8) x channels + c), so a
+ * step adds one block of consecutive values to consecutive accumulators,
+ * which vectorizes for any channel count; each partial still takes its
+ * values in pixel order, and is combined by the reference's tree. */
+SL_ALWAYS_INLINE void channel_moments_body(const float *restrict x, int64_t pixels, int channels, double *mean,
+                                           double *m2)
+{
+    enum { MAXL = SL_MOMENT_LANES * SL_MAX_CHANNELS };
+    const int block = SL_MOMENT_LANES * channels;
+    const int64_t full = pixels / SL_MOMENT_LANES * SL_MOMENT_LANES * channels;
+    const int tail = (int)(pixels % SL_MOMENT_LANES) * channels;
+    double acc[MAXL] = {0}, centre[MAXL], partial[SL_MOMENT_LANES];
+    int64_t i = 0;
+    for (; i < full; i += block)
+        for (int j = 0; j < block; j++)
+            acc[j] += (double)x[i + j];
+    for (int j = 0; j < tail; j++)
+        acc[j] += (double)x[i + j];
+    for (int c = 0; c < channels; c++) {
+        for (int l = 0; l < SL_MOMENT_LANES; l++)
+            partial[l] = acc[l * channels + c];
+        mean[c] = sl__moment_lanes_sum(partial) / (double)pixels;
+    }
+    for (int j = 0; j < block; j++) {
+        centre[j] = mean[j % channels];
+        acc[j] = 0.0;
+    }
+    for (i = 0; i < full; i += block)
+        for (int j = 0; j < block; j++) {
+            double centred = (double)x[i + j] - centre[j];
+            acc[j] += centred * centred;
+        }
+    for (int j = 0; j < tail; j++) {
+        double centred = (double)x[i + j] - centre[j];
+        acc[j] += centred * centred;
+    }
+    for (int c = 0; c < channels; c++) {
+        for (int l = 0; l < SL_MOMENT_LANES; l++)
+            partial[l] = acc[l * channels + c];
+        m2[c] = sl__moment_lanes_sum(partial);
+    }
+}
+
 static void moments_generic(const float *x, int64_t n, double *mean, double *var)
 {
     moments_body(x, n, mean, var);
 }
 
+static void channel_moments_generic(const float *x, int64_t pixels, int channels, double *mean, double *m2)
+{
+    channel_moments_body(x, pixels, channels, mean, m2);
+}
+
 void sl__cpu_moments_generic(sl_cpu_variant *out)
 {
     out->moments = moments_generic;
+    out->channel_moments = channel_moments_generic;
 }
 
 #if SL_HAVE_AVX2_CLONES
@@ -45,9 +95,16 @@ SL_TARGET_AVX2 static void moments_avx2(const float *x, int64_t n, double *mean,
     moments_body(x, n, mean, var);
 }
 
+SL_TARGET_AVX2 static void channel_moments_avx2(const float *x, int64_t pixels, int channels, double *mean,
+                                                double *m2)
+{
+    channel_moments_body(x, pixels, channels, mean, m2);
+}
+
 void sl__cpu_moments_avx2(sl_cpu_variant *out)
 {
     out->moments = moments_avx2;
+    out->channel_moments = channel_moments_avx2;
 }
 
 SL_TARGET_AVX512 static void moments_avx512(const float *x, int64_t n, double *mean, double *var)
@@ -55,9 +112,16 @@ SL_TARGET_AVX512 static void moments_avx512(const float *x, int64_t n, double *m
     moments_body(x, n, mean, var);
 }
 
+SL_TARGET_AVX512 static void channel_moments_avx512(const float *x, int64_t pixels, int channels, double *mean,
+                                                    double *m2)
+{
+    channel_moments_body(x, pixels, channels, mean, m2);
+}
+
 void sl__cpu_moments_avx512(sl_cpu_variant *out)
 {
     out->moments = moments_avx512;
+    out->channel_moments = channel_moments_avx512;
 }
 #else
 void sl__cpu_moments_avx2(sl_cpu_variant *out)

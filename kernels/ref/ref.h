@@ -13,6 +13,7 @@ void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 void sl__ref_moments(const float *x, int64_t n, double *mean, double *var);
+void sl__ref_channel_moments(const float *x, int64_t pixels, int channels, double *mean, double *m2);
 void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox);
 void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);

@@ -307,6 +307,48 @@ Test(kernels, moments_match_hand_values_and_the_stated_order)
     }
 }
 
+Test(kernels, channel_moments_match_hand_values_and_each_channels_moments)
+{
+    /* Two channels of three pixels: (1, 10), (2, 10), (3, 40). Channel 0 has
+     * mean 2 and M2 2; channel 1 mean 20 and M2 100 + 100 + 400 = 600. */
+    const float x[6] = {1.0f, 10.0f, 2.0f, 10.0f, 3.0f, 40.0f};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++) {
+        double mean[2], m2[2];
+        tables[t]->channel_moments(x, 3, 2, mean, m2);
+        cr_expect(mean[0] == 2.0 && m2[0] == 2.0 && mean[1] == 20.0 && m2[1] == 600.0, "%s: %g %g %g %g",
+                  tables[t]->name, mean[0], m2[0], mean[1], m2[1]);
+    }
+    /* Each channel's figures are exactly sl_moments_fn's on that channel's
+     * values alone (the stated order is its order per channel), M2 being
+     * n x var; on both tables, for channel counts that leave no whole
+     * vector and pixel counts around the eight-pixel step. */
+    const int channel_counts[] = {1, 3, 4, 7, 128};
+    const int64_t pixel_counts[] = {1, 5, 8, 17, 1027};
+    for (size_t ci = 0; ci < sizeof channel_counts / sizeof channel_counts[0]; ci++)
+        for (size_t pi = 0; pi < sizeof pixel_counts / sizeof pixel_counts[0]; pi++) {
+            int c = channel_counts[ci];
+            int64_t n = pixel_counts[pi];
+            float *v = malloc((size_t)(n * c) * sizeof *v), *one = malloc((size_t)n * sizeof *one);
+            fill_random_f32(v, n * c, (uint32_t)(31 + ci * 7 + pi), -3.0f, 5.0f);
+            double mean[128], m2[128];
+            for (int t = 0; t < 2; t++) {
+                tables[t]->channel_moments(v, n, c, mean, m2);
+                for (int k = 0; k < c; k++) {
+                    for (int64_t p = 0; p < n; p++)
+                        one[p] = v[p * c + k];
+                    double m, var;
+                    sl_kernels_reference()->moments(one, n, &m, &var);
+                    cr_assert(mean[k] == m && m2[k] / (double)n == var,
+                              "%s, %d channels, %lld pixels, channel %d: %.17g %.17g vs %.17g %.17g", tables[t]->name,
+                              c, (long long)n, k, mean[k], m2[k] / (double)n, m, var);
+                }
+            }
+            free(v);
+            free(one);
+        }
+}
+
 Test(kernels, crop3d_takes_the_patch_at_its_offset)
 {
     /* A 3x4x5 one-byte volume holding its own index: the 2x2x3 patch at

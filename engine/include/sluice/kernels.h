@@ -73,6 +73,14 @@ typedef void (*sl_pack_fn)(int32_t *dst, const int32_t *src, int64_t available, 
  * mean is that sum over n; var is the same sum of ((double)x - mean)^2 over
  * n (two passes, so no cancellation). n >= 1. */
 typedef void (*sl_moments_fn)(const float *x, int64_t n, double *mean, double *var);
+/* Per-channel mean and sum of squared deviations (M2) of `pixels` pixels of
+ * `channels` interleaved f32 channels, in double, in the order of
+ * sl_moments_fn applied to each channel: pixel p's value of channel c goes
+ * into partial sum p mod 8 of that channel (each partial in pixel order),
+ * the partials combined by the same tree; mean[c] is that sum over pixels,
+ * m2[c] the same sum of ((double)x - mean[c])^2 (two passes). pixels >= 1,
+ * channels in [1, SL_MAX_CHANNELS]. */
+typedef void (*sl_channel_moments_fn)(const float *x, int64_t pixels, int channels, double *mean, double *m2);
 /* Copies the pd x ph x pw patch at (oz, oy, ox) of a d x h x w volume of
  * voxel_bytes-sized voxels into dst, which is the patch (no padding). */
 typedef void (*sl_crop3d_fn)(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph,
@@ -108,6 +116,7 @@ typedef struct sl_kernel_table {
     sl_hflip_fn hflip;
     sl_pack_fn pack;
     sl_moments_fn moments;
+    sl_channel_moments_fn channel_moments;
     sl_crop3d_fn crop3d;
     sl_flip3d_fn flip3d;
     sl_one_hot_fn one_hot;
