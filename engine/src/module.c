@@ -73,8 +73,8 @@ sl_status sl_batch_channel_stats(const sl_batch *batch, int field, const sl_kern
         return sl_fail(err, SL_EINVAL, "batch has no field %d", field);
     const sl_tensor *t = &batch->fields[field];
     if (t->dtype != SL_F32)
-        return sl_fail(err, SL_EINVAL, "field '%s' is %s; running statistics need f32", batch->schema.fields[field].name,
-                       sl_dtype_name(t->dtype));
+        return sl_fail(err, SL_EINVAL, "field '%s' is %s; running statistics need f32",
+                       batch->schema.fields[field].name, sl_dtype_name(t->dtype));
     int64_t channels = field_channels(&batch->schema.fields[field]);
     int64_t values = (int64_t)(sl_tensor_nbytes(t) / sizeof(float));
     if (channels < 1 || channels > SL_MAX_CHANNELS || values % channels != 0)
