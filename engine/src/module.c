@@ -82,9 +82,19 @@ sl_status sl_batch_channel_stats(const sl_batch *batch, int field, const sl_kern
                        batch->schema.fields[field].name, (long long)values, (long long)channels);
     memset(out, 0, sizeof *out);
     out->channels = (int32_t)channels;
-    out->count = values / channels;
-    if (out->count > 0)
-        kernels->channel_moments(t->data, out->count, (int)channels, out->mean, out->m2);
+    if (batch->count <= 0 || values == 0)
+        return SL_OK;
+    /* Element by element, each merged in row order: an element is small
+     * enough that the kernel's second pass reads it from cache, so the
+     * batch is read from memory once, and each sum runs over one element's
+     * pixels, which also tightens the bound (docs/determinism.md). */
+    int64_t row_pixels = values / channels / batch->count;
+    sl_channel_stats row = {.channels = (int32_t)channels, .count = row_pixels};
+    for (int64_t r = 0; r < batch->count; r++) {
+        kernels->channel_moments((const float *)t->data + r * row_pixels * channels, row_pixels, (int)channels,
+                                 row.mean, row.m2);
+        sl_channel_stats_merge(out, &row);
+    }
     return SL_OK;
 }
 

@@ -68,8 +68,8 @@ sl_status sl_module_set_state(sl_module *module, const sl_module_state *state, s
 
 /* The plain functions the update is made of, for a caller that threads the
  * state itself. The statistics of one batch's field: the kernel table's
- * channel_moments over all its rows as one run of pixels (a fixed order:
- * docs/determinism.md). */
+ * channel_moments over each row's pixels, the rows merged in order by
+ * sl_channel_stats_merge (a fixed order: docs/determinism.md). */
 sl_status sl_batch_channel_stats(const sl_batch *batch, int field, const sl_kernel_table *kernels,
                                  sl_channel_stats *out, sl_err *err);
 /* Merges b into a (Chan, Golub and LeVeque's pairwise update), in double:
