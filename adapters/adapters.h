@@ -8,6 +8,7 @@
 extern const sl_adapter sl__adapter_reference;
 extern const sl_adapter sl__adapter_iter;
 extern const sl_adapter sl__adapter_fused;
+extern const sl_adapter sl__adapter_per_element;
 
 /* Every transform the CPU kernel tables implement. */
 #define SL__CPU_TRANSFORMS                                                                                            \
@@ -20,12 +21,14 @@ extern const sl_adapter sl__adapter_fused;
      SL_TRANSFORM(SL_OP_LOG_MEL) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_LOG1P) |                     \
      SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) |         \
      SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_AFFINE) |          \
-     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_REBATCH))
+     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90))
 
-/* One batch per call through sl_iter, with the adapter's kernels and the
- * request's workers (workers forced to 0 when single_thread). */
+/* One batch per call through sl_iter in the given mode, with the adapter's
+ * kernels and the request's workers (workers forced to 0 when
+ * single_thread). */
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
-                            bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user,
+                            int64_t *latency_ns, sl_err *err);
 
 /* The gate's test-only slowdown (adapters/slowdown.c): with -Dgate_knob=true
  * and SLUICE_TEST_SLOWDOWN_PCT set, stretches a batch that started at

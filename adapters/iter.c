@@ -3,7 +3,8 @@
 #include "sluice/timing.h"
 
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
-                            bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
+                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user,
+                            int64_t *latency_ns, sl_err *err)
 {
     sl_iter_options options = {adapter->kernels, single_thread ? 0 : request->workers, request->prefetch_depth,
                                request->start};
@@ -11,7 +12,7 @@ sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeli
      * iterator's setup, as a fresh loader's first batch does. */
     int64_t requested = sl_now_ns();
     sl_iter *it;
-    sl_status st = sl_iter_create(pipeline, &options, &it, err);
+    sl_status st = sl_iter_create_mode(pipeline, &options, mode, &it, err);
     if (st)
         return st;
     for (int64_t i = 0; i < request->nbatches; i++) {
@@ -34,7 +35,7 @@ sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeli
 static sl_status run_iter(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                           sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
 {
-    return sl__run_iter_loop(adapter, pipeline, request, false, sink, user, latency_ns, err);
+    return sl__run_iter_loop(adapter, pipeline, request, SL_ITER_BATCHED, false, sink, user, latency_ns, err);
 }
 
 const sl_adapter sl__adapter_iter = {

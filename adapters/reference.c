@@ -6,7 +6,7 @@ static sl_status run_reference(const sl_adapter *adapter, const sl_pipeline *pip
                                const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
                                sl_err *err)
 {
-    return sl__run_iter_loop(adapter, pipeline, request, true, sink, user, latency_ns, err);
+    return sl__run_iter_loop(adapter, pipeline, request, SL_ITER_BATCHED, true, sink, user, latency_ns, err);
 }
 
 const sl_adapter sl__adapter_reference = {

@@ -8,6 +8,7 @@ static const sl_adapter *const adapters[] = {
     &sl__adapter_reference,
     &sl__adapter_iter,
     &sl__adapter_fused,
+    &sl__adapter_per_element,
 };
 
 int sl_adapter_count(void)

@@ -25,6 +25,7 @@ static void fill_reference(sl_kernel_table *table)
     table->hflip = sl__ref_hflip;
     table->pack = sl__ref_pack;
     table->moments = sl__ref_moments;
+    table->channel_moments = sl__ref_channel_moments;
     table->crop3d = sl__ref_crop3d;
     table->flip3d = sl__ref_flip3d;
     table->one_hot = sl__ref_one_hot;
@@ -43,6 +44,7 @@ static void fill_reference(sl_kernel_table *table)
     table->dropout = sl__ref_dropout;
     table->mul_channels = sl__ref_mul_channels;
     table->affine_grads = sl__ref_affine_grads;
+    table->rot90 = sl__ref_rot90;
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
@@ -67,6 +69,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->normalize_f32 = arith.normalize_f32;
     table->ew_chain = arith.ew_chain;
     table->moments = arith.moments;
+    table->channel_moments = arith.channel_moments;
     table->blend = arith.blend;
     table->affine_f32 = arith.affine_f32;
     table->dropout = arith.dropout;
@@ -84,6 +87,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
     table->hash_ids = sl__cpu_hash_ids;
     table->pad_rows = sl__cpu_pad_rows;
     table->length_mask = sl__cpu_length_mask;
+    table->rot90 = sl__cpu_rot90;
 }
 
 static void fill_generic(sl_kernel_table *table)

@@ -24,6 +24,8 @@ extern const sl_scenario sl__scenario_dist1;
 extern const sl_scenario sl__scenario_dist2;
 extern const sl_scenario sl__scenario_pc3;
 extern const sl_scenario sl__scenario_pc5;
+extern const sl_scenario sl__scenario_xfmr1;
+extern const sl_scenario sl__scenario_nnx1;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */
@@ -42,5 +44,19 @@ sl_status sl__scenario_dist_build(const sl_scenario *scenario, const sl_variant 
                                   const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
 sl_status sl__scenario_dist_metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
                                     struct sl_record *record, sl_err *err);
+/* One measured pass for a metrics hook: `warmup` then `measured` batches
+ * from the start of epoch 0 through the adapter's own run (its timing
+ * loop), on one thread with no workers. Gives the median latency of the
+ * measured batches and the digest of their output; `inner`, when not NULL,
+ * sees every batch after it is digested, outside the latency as every sink
+ * is. */
+struct sl_adapter;
+typedef struct sl__measured {
+    double median_ns;
+    uint64_t digest;
+    int64_t batches;
+} sl__measured;
+sl_status sl__scenario_measure(const sl_scenario_instance *instance, const struct sl_adapter *adapter, int64_t warmup,
+                               int64_t measured, sl_batch_sink inner, void *user, sl__measured *out, sl_err *err);
 
 #endif

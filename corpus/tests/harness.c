@@ -228,6 +228,9 @@ void harness_check_determinism(const char *id, const char *variant)
         {"fused", 0, 0, 2, "fused, 2 threads"},
         /* Three threads split a batch into unequal slices. */
         {"fused", 0, 0, 3, "fused, 3 threads"},
+        /* One element per call, then collated, with and without workers. */
+        {"per-element", 0, 0, 1, "per-element with 0 workers"},
+        {"per-element", 2, 0, 1, "per-element with 2 workers"},
     };
     /* With a stated tolerance, the optimized runs are held to it against the
      * reference, and to each other bit for bit: a kernel table's own
@@ -298,7 +301,7 @@ void harness_check_equivalence(const char *id, const char *variant)
             compared++;
         }
     }
-    cr_expect_geq(compared, 3, "reference, iter and fused must all run this scenario");
+    cr_expect_geq(compared, 4, "reference, iter, fused and per-element must all run this scenario");
     harness_release(&reference);
     sl_scenario_instance_free(instance);
 }

@@ -8,6 +8,7 @@
 struct sl_iter {
     const sl_pipeline *pipeline;
     sl_kernel_choice kernels;
+    sl_iter_mode mode;
     sl_position start;           /* position of sequence number 0 */
     int64_t returned;            /* batches handed out so far */
     sl__prefetch *pool;          /* NULL with zero workers */
@@ -20,7 +21,10 @@ static sl_status produce_at(const sl_iter *it, int64_t seq, sl_batch **out, sl_e
     sl_status st = sl_batch_create(&it->pipeline->output_schema, it->pipeline->spec.batch_size, &batch, err);
     if (st)
         return st;
-    st = sl_pipeline_produce(it->pipeline, it->kernels, sl_position_advance(it->pipeline, it->start, seq), batch, err);
+    sl_position position = sl_position_advance(it->pipeline, it->start, seq);
+    st = it->mode == SL_ITER_PER_ELEMENT
+             ? sl_pipeline_produce_per_element(it->pipeline, it->kernels, position, batch, err)
+             : sl_pipeline_produce(it->pipeline, it->kernels, position, batch, err);
     if (st) {
         sl_batch_free(batch);
         return st;
@@ -36,10 +40,18 @@ static sl_status produce_for_pool(void *ctx, int64_t seq, sl_batch **out, sl_err
 
 sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *options, sl_iter **out, sl_err *err)
 {
+    return sl_iter_create_mode(pipeline, options, SL_ITER_BATCHED, out, err);
+}
+
+sl_status sl_iter_create_mode(const sl_pipeline *pipeline, const sl_iter_options *options, sl_iter_mode mode,
+                              sl_iter **out, sl_err *err)
+{
     *out = NULL;
     sl_iter_options defaults = {SL_KERNELS_BEST, 0, 0, {0, 0}};
     if (!options)
         options = &defaults;
+    if (mode != SL_ITER_BATCHED && mode != SL_ITER_PER_ELEMENT)
+        return sl_fail(err, SL_EINVAL, "unknown iterator mode %d", (int)mode);
     if (options->workers < 0)
         return sl_fail(err, SL_EINVAL, "workers must be 0 or more, got %d", options->workers);
     sl_status bounded = sl__prefetch_check_bounds(options->workers, options->prefetch_depth,
@@ -56,6 +68,7 @@ sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *opt
         return sl_fail(err, SL_ENOMEM, "cannot allocate an iterator");
     it->pipeline = pipeline;
     it->kernels = options->kernels;
+    it->mode = mode;
     it->start = options->start;
     if (options->workers > 0) {
         sl_status st = sl__prefetch_create(options->workers, options->prefetch_depth, produce_for_pool, it,

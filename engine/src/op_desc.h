@@ -139,6 +139,8 @@ bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t 
  * axes (SL_AXIS_* bits) for one element. */
 void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3]);
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+/* rot90's quarter turns (0..3) for one element. */
+int sl__rot90_turns(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
 
 /* Shared by the resampling ops (resize, random_resized_crop): image geometry
  * of a u8 or f32 field with sides and an output size the resize plan covers
@@ -178,5 +180,6 @@ extern const sl__op_desc sl__op_bag_offsets_desc;
 extern const sl__op_desc sl__op_bucket_by_length_desc;
 extern const sl__op_desc sl__op_pad_to_multiple_desc;
 extern const sl__op_desc sl__op_attention_mask_desc;
+extern const sl__op_desc sl__op_rot90_desc;
 
 #endif

@@ -36,6 +36,7 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_AFFINE] = &sl__op_affine_desc,
     [SL_OP_DROPOUT] = &sl__op_dropout_desc,
     [SL_OP_REBATCH] = &sl__op_rebatch_desc,
+    [SL_OP_ROT90] = &sl__op_rot90_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -306,4 +307,7 @@ sl_op sl_op_rebatch(const char *field, int32_t micro)
     sl_op op = op_on(SL_OP_REBATCH, field, 0);
     op.u.rebatch.micro = micro;
     return op;
+sl_op sl_op_rot90(const char *field, uint32_t op_id)
+{
+    return op_on(SL_OP_ROT90, field, op_id);
 }

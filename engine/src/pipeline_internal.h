@@ -96,6 +96,11 @@ typedef sl_status (*sl__op_observer)(void *user, int index, const void *input, s
 sl_status sl__produce_observed(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_position position,
                                sl_batch *dst, sl__op_observer observe, void *user, sl_err *err);
 
+/* Refuses a batch that cannot hold a full batch and a position outside the
+ * epochs and batches the pipeline runs; shared by the executors that fill
+ * a caller's batch. */
+sl_status sl__produce_check(const sl_pipeline *pipeline, sl_position position, const sl_batch *dst, sl_err *err);
+
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */
 sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch,

@@ -59,10 +59,8 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
     return sl__produce_observed(p, kernels, position, dst, NULL, NULL, err);
 }
 
-sl_status sl__produce_observed(const sl_pipeline *p, sl_kernel_choice kernels, sl_position position, sl_batch *dst,
-                               sl__op_observer observe, void *user, sl_err *err)
+sl_status sl__produce_check(const sl_pipeline *p, sl_position position, const sl_batch *dst, sl_err *err)
 {
-    const sl_kernel_table *k = sl_kernel_table_for(kernels);
     if (dst->capacity < p->spec.batch_size)
         return sl_fail(err, SL_EINVAL, "batch capacity %lld is below the batch size %lld", (long long)dst->capacity,
                        (long long)p->spec.batch_size);
@@ -70,9 +68,19 @@ sl_status sl__produce_observed(const sl_pipeline *p, sl_kernel_choice kernels, s
         position.epoch > SL_MAX_EPOCH)
         return sl_fail(err, SL_EINVAL, "position epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)position.epoch, (long long)position.batch, (long long)p->batches_per_epoch);
+    return SL_OK;
+}
+
+sl_status sl__produce_observed(const sl_pipeline *p, sl_kernel_choice kernels, sl_position position, sl_batch *dst,
+                               sl__op_observer observe, void *user, sl_err *err)
+{
+    const sl_kernel_table *k = sl_kernel_table_for(kernels);
+    sl_status st = sl__produce_check(p, position, dst, err);
+    if (st)
+        return st;
     field_state fs[SL_MAX_FIELDS] = {{0}};
     void *scratch = NULL;
-    sl_status st = sl__batch_begin(p, position, dst, err);
+    st = sl__batch_begin(p, position, dst, err);
     if (st)
         return st;
     for (int f = 0; f < p->source_schema.nfields; f++) {

@@ -32,6 +32,7 @@ typedef struct sl_cpu_variant {
     sl_normalize_f32_fn normalize_f32;
     sl_ew_chain_fn ew_chain;
     sl_moments_fn moments;
+    sl_channel_moments_fn channel_moments;
     sl_blend_fn blend;
     sl_resize_u8_fn resize_u8;
     sl_resize_f32_fn resize_f32;
@@ -86,6 +87,7 @@ void sl__cpu_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t s
 void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox);
 void sl__cpu_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
+void sl__cpu_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
                       int32_t pad);

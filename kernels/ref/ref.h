@@ -17,11 +17,13 @@ void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 void sl__ref_moments(const float *x, int64_t n, double *mean, double *var);
+void sl__ref_channel_moments(const float *x, int64_t pixels, int channels, double *mean, double *m2);
 void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox);
 void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
 void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes);
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
+void sl__ref_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 void sl__ref_affine_f32(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k);
 void sl__ref_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d);

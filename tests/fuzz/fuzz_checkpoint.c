@@ -1,12 +1,15 @@
 /* The checkpoint reader: JSON, the pipeline fingerprint, the checksum and
- * the position's range, against one small fixed pipeline. An accepted
- * position must be one the pipeline can resume from: an iterator starts
- * there and yields a batch. */
+ * the position's range, against one small fixed pipeline, read both as a
+ * plain checkpoint and as one with a module's state (version 2). An
+ * accepted position must be one the pipeline can resume from: an iterator
+ * starts there and yields a batch; an accepted module state must be one the
+ * module can go on folding from. */
 #include <stdlib.h>
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "sluice/fixtures.h"
+#include "sluice/module.h"
 #include "sluice/pipeline.h"
 
 static const sl_pipeline *fixed_pipeline(void)
@@ -42,6 +45,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (long long)position.batch);
         abort();
     }
+    sl_module *module = NULL;
+    if (sl_module_create(pipeline, "features", (sl_position){0, 0}, &module, &err) != SL_OK)
+        abort();
+    sl_position module_position;
+    sl_err module_err = {0};
+    sl_status module_st = sl_checkpoint_load_module(pipeline, path, &module_position, module, &module_err);
+    fuzz_expect_named_refusal(module_st, &module_err, path);
+    if (module_st == SL_OK && st == SL_OK) {
+        fprintf(stderr, "a checkpoint was accepted both with and without module state\n");
+        abort();
+    }
+    if (module_st == SL_OK) {
+        const sl_module_state *state = sl_module_state_of(module);
+        if (state->next.epoch != module_position.epoch || state->next.batch != module_position.batch) {
+            fprintf(stderr, "an accepted module state does not resume at its checkpoint's position\n");
+            abort();
+        }
+        st = SL_OK;
+        position = module_position;
+    }
     if (st == SL_OK) {
         sl_iter_options options = {SL_KERNELS_BEST, 0, 0, position};
         sl_iter *it = NULL;
@@ -50,8 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "resuming from an accepted checkpoint failed: %s\n", err.msg);
             abort();
         }
+        if (module_st == SL_OK && sl_module_update(module, batch, &err) != SL_OK) {
+            fprintf(stderr, "a module restored from an accepted checkpoint cannot fold the next batch: %s\n",
+                    err.msg);
+            abort();
+        }
         sl_batch_free(batch);
         sl_iter_free(it);
     }
+    sl_module_free(module);
     return 0;
 }

@@ -207,6 +207,57 @@ Test(kernels, flip_agrees_for_every_pixel_size)
         }
 }
 
+Test(kernels, rot90_turns_as_numpy_does)
+{
+    /* numpy.rot90 of [[1,2,3],[4,5,6],[7,8,9]] for k = 0..3, written out. */
+    const uint8_t img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const uint8_t expected[4][9] = {
+        {1, 2, 3, 4, 5, 6, 7, 8, 9},
+        {3, 6, 9, 2, 5, 8, 1, 4, 7},
+        {9, 8, 7, 6, 5, 4, 3, 2, 1},
+        {7, 4, 1, 8, 5, 2, 9, 6, 3},
+    };
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+            uint8_t out[9];
+            memset(out, 0xAB, sizeof out);
+            tables[t]->rot90(img, out, 3, 1, k);
+            cr_assert(memcmp(out, expected[k], 9) == 0, "table %s, k = %d", tables[t]->name, k);
+        }
+}
+
+Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
+{
+    /* 1, 3, 4 and 12 bytes have constant-size instances, 5 takes the
+     * variable one; sides below, at and across the 16-pixel tile. */
+    const size_t pixel_sizes[] = {1, 3, 4, 5, 12};
+    const int sides[] = {1, 2, 7, 16, 17, 33};
+    for (size_t p = 0; p < sizeof pixel_sizes / sizeof pixel_sizes[0]; p++)
+        for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++) {
+            int n = sides[si];
+            size_t px = pixel_sizes[p], bytes = (size_t)n * (size_t)n * px;
+            uint8_t *img = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+            fill_random_u8(img, (int64_t)bytes, (uint32_t)(p * 100 + si));
+            for (int k = 0; k < 4; k++) {
+                sl_kernels_reference()->rot90(img, a, n, px, k);
+                sl_kernels_best()->rot90(img, b, n, px, k);
+                cr_assert(memcmp(a, b, bytes) == 0, "rot90 k = %d differs for %zu-byte pixels, side %d", k, px, n);
+                /* Turning back by 4 - k quarter turns restores the image. */
+                sl_kernels_best()->rot90(b, c, n, px, (4 - k) % 4);
+                cr_assert(memcmp(c, img, bytes) == 0, "k = %d then %d is not the identity (side %d)", k, (4 - k) % 4,
+                          n);
+            }
+            /* One quarter turn moves pixel (0, n-1) to (0, 0). */
+            sl_kernels_best()->rot90(img, b, n, px, 1);
+            cr_assert(memcmp(b, img + (size_t)(n - 1) * px, px) == 0);
+            free(img);
+            free(a);
+            free(b);
+            free(c);
+        }
+}
+
 Test(kernels, pack_copies_then_pads)
 {
     const int32_t stream[5] = {5, 6, 7, 8, 9};
@@ -254,6 +305,48 @@ Test(kernels, moments_match_hand_values_and_the_stated_order)
             cr_expect(fabs(var - 400.0 / 12) < 0.5 && fabs(mean - 1000) < 0.2, "mean %g var %g", mean, var);
         free(v);
     }
+}
+
+Test(kernels, channel_moments_match_hand_values_and_each_channels_moments)
+{
+    /* Two channels of three pixels: (1, 10), (2, 10), (3, 40). Channel 0 has
+     * mean 2 and M2 2; channel 1 mean 20 and M2 100 + 100 + 400 = 600. */
+    const float x[6] = {1.0f, 10.0f, 2.0f, 10.0f, 3.0f, 40.0f};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    for (int t = 0; t < 2; t++) {
+        double mean[2], m2[2];
+        tables[t]->channel_moments(x, 3, 2, mean, m2);
+        cr_expect(mean[0] == 2.0 && m2[0] == 2.0 && mean[1] == 20.0 && m2[1] == 600.0, "%s: %g %g %g %g",
+                  tables[t]->name, mean[0], m2[0], mean[1], m2[1]);
+    }
+    /* Each channel's figures are exactly sl_moments_fn's on that channel's
+     * values alone (the stated order is its order per channel), M2 being
+     * n x var; on both tables, for channel counts that leave no whole
+     * vector and pixel counts around the eight-pixel step. */
+    const int channel_counts[] = {1, 3, 4, 7, 128};
+    const int64_t pixel_counts[] = {1, 5, 8, 17, 1027};
+    for (size_t ci = 0; ci < sizeof channel_counts / sizeof channel_counts[0]; ci++)
+        for (size_t pi = 0; pi < sizeof pixel_counts / sizeof pixel_counts[0]; pi++) {
+            int c = channel_counts[ci];
+            int64_t n = pixel_counts[pi];
+            float *v = malloc((size_t)(n * c) * sizeof *v), *one = malloc((size_t)n * sizeof *one);
+            fill_random_f32(v, n * c, (uint32_t)(31 + ci * 7 + pi), -3.0f, 5.0f);
+            double mean[128], m2[128];
+            for (int t = 0; t < 2; t++) {
+                tables[t]->channel_moments(v, n, c, mean, m2);
+                for (int k = 0; k < c; k++) {
+                    for (int64_t p = 0; p < n; p++)
+                        one[p] = v[p * c + k];
+                    double m, var;
+                    sl_kernels_reference()->moments(one, n, &m, &var);
+                    cr_assert(mean[k] == m && m2[k] / (double)n == var,
+                              "%s, %d channels, %lld pixels, channel %d: %.17g %.17g vs %.17g %.17g", tables[t]->name,
+                              c, (long long)n, k, mean[k], m2[k] / (double)n, m, var);
+                }
+            }
+            free(v);
+            free(one);
+        }
 }
 
 Test(kernels, crop3d_takes_the_patch_at_its_offset)

@@ -145,6 +145,57 @@ Test(pipeline, executors_agree_across_workers_and_epochs)
     sl_source_free(src);
 }
 
+/* The per-element mode crosses epochs too (its batch ops and ids come from
+ * the same position), with and without workers; and one element computed
+ * alone is exactly its row in the batch, whichever batch holds it. */
+Test(pipeline, per_element_mode_is_bit_identical_to_batches)
+{
+    sl_source *src = images(100, 16);
+    sl_pipeline *p = mixed_pipeline(src, 16, true);
+    int64_t n = 17;
+    collected ref = {0};
+    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, n, &ref);
+    for (int workers = 0; workers <= 2; workers += 2) {
+        sl_iter_options o = {SL_KERNELS_BEST, workers, 0, {0, 0}};
+        sl_iter *it;
+        sl_err err = {0};
+        cr_assert_eq(sl_iter_create_mode(p, &o, SL_ITER_PER_ELEMENT, &it, &err), SL_OK, "%s", err.msg);
+        collected pe = {0};
+        for (int64_t i = 0; i < n; i++) {
+            sl_batch *b;
+            cr_assert_eq(sl_iter_next(it, &b, &err), SL_OK, "%s", err.msg);
+            collect(&pe, b);
+            sl_batch_free(b);
+        }
+        sl_iter_free(it);
+        expect_same(&ref, &pe, workers ? "per-element, 2 workers" : "per-element, 0 workers");
+        release(&pe);
+    }
+
+    /* Element 5 of epoch 1, alone, against its row in epoch 1. */
+    size_t row_bytes = ref.size[0] / (size_t)ref.nids;
+    int64_t row = -1;
+    for (int64_t r = 100; r < 200 && row < 0; r++)
+        if (ref.ids[r] == 5)
+            row = r;
+    cr_assert_geq(row, 0);
+    unsigned char *image = malloc(row_bytes);
+    int32_t label;
+    void *out[SL_MAX_FIELDS] = {image, &label};
+    sl_err err = {0};
+    cr_assert_eq(sl_pipeline_produce_element(p, SL_KERNELS_REFERENCE, 1, 5, out, &err), SL_OK, "%s", err.msg);
+    cr_expect(memcmp(image, ref.bytes[0] + (size_t)row * row_bytes, row_bytes) == 0);
+    cr_expect_eq(label, ((const int32_t *)ref.bytes[1])[row]);
+    cr_expect_eq(sl_pipeline_produce_element(p, SL_KERNELS_BEST, 1, 100, out, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "element 100") != NULL, "%s", err.msg);
+    cr_expect_eq(sl_pipeline_produce_element(p, SL_KERNELS_BEST, -1, 0, out, &err), SL_EINVAL);
+    cr_expect_neq(sl_iter_create_mode(p, NULL, (sl_iter_mode)7, &(sl_iter *){NULL}, &err), SL_OK);
+    free(image);
+    release(&ref);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
 static void run_fused_threads(const sl_pipeline *p, int threads, int64_t n, collected *out)
 {
     sl_fused *fz;
@@ -307,6 +358,16 @@ Test(pipeline, invalid_specs_name_the_op_and_field)
     expect_refused(src, sl_op_scale("image", 2.0f), "normalize it first");
     expect_refused(src, sl_op_normalize("label", 1, mean3, std3), "label");
     expect_refused(src, sl_op_random_crop("image", 1, 9, 4), "does not fit");
+    expect_refused(src, sl_op_rot90("label", 1), "rot90 needs an image");
+    {
+        /* A quarter turn of an 8x6 image would be 6x8: refused, naming the op, field and shape. */
+        sl_fixture_spec wide_spec = {.kind = SL_FIXTURE_IMAGES, .n = 4, .h = 8, .w = 6, .c = 3, .classes = 2};
+        sl_source *wide;
+        sl_err err = {0};
+        cr_assert_eq(sl_fixture_build(&wide_spec, 42, &wide, &err), SL_OK, "%s", err.msg);
+        expect_refused(wide, sl_op_rot90("image", 1), "op 0: rot90 needs a square image, but field 'image' is 8x6");
+        sl_source_free(wide);
+    }
     expect_refused(src, sl_op_pack_tokens("label", 8, 0), "pack_tokens");
     float zero = 0.0f;
     expect_refused(src, sl_op_normalize("image", 1, mean3, &zero), "std");

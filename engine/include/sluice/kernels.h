@@ -119,6 +119,14 @@ typedef void (*sl_pack_fn)(int32_t *dst, const int32_t *src, int64_t available, 
  * mean is that sum over n; var is the same sum of ((double)x - mean)^2 over
  * n (two passes, so no cancellation). n >= 1. */
 typedef void (*sl_moments_fn)(const float *x, int64_t n, double *mean, double *var);
+/* Per-channel mean and sum of squared deviations (M2) of `pixels` pixels of
+ * `channels` interleaved f32 channels, in double, in the order of
+ * sl_moments_fn applied to each channel: pixel p's value of channel c goes
+ * into partial sum p mod 8 of that channel (each partial in pixel order),
+ * the partials combined by the same tree; mean[c] is that sum over pixels,
+ * m2[c] the same sum of ((double)x - mean[c])^2 (two passes). pixels >= 1,
+ * channels in [1, SL_MAX_CHANNELS]. */
+typedef void (*sl_channel_moments_fn)(const float *x, int64_t pixels, int channels, double *mean, double *m2);
 /* Copies the pd x ph x pw patch at (oz, oy, ox) of a d x h x w volume of
  * voxel_bytes-sized voxels into dst, which is the patch (no padding). */
 typedef void (*sl_crop3d_fn)(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph,
@@ -288,6 +296,11 @@ typedef void (*sl_pad_rows_fn)(int32_t *tokens, const int32_t *lengths, int64_t 
 /* An attention mask of rows x width u8: 1 below the row's length (clamped
  * to [0, width]), 0 after it. */
 typedef void (*sl_length_mask_fn)(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
+/* Turns a side x side image of pixel_bytes-sized pixels by k quarter turns
+ * (k in 0..3) into dst, as numpy.rot90(src, k): dst[y][x] is src[y][x] for
+ * k = 0, src[x][side-1-y] for 1, src[side-1-y][side-1-x] for 2 and
+ * src[side-1-x][y] for 3. src and dst do not overlap. */
+typedef void (*sl_rot90_fn)(const void *src, void *dst, int side, size_t pixel_bytes, int k);
 
 typedef struct sl_kernel_table {
     const char *name;       /* "reference", "cpu-avx2", "cpu-generic", ... */
@@ -298,6 +311,7 @@ typedef struct sl_kernel_table {
     sl_hflip_fn hflip;
     sl_pack_fn pack;
     sl_moments_fn moments;
+    sl_channel_moments_fn channel_moments;
     sl_crop3d_fn crop3d;
     sl_flip3d_fn flip3d;
     sl_one_hot_fn one_hot;
@@ -317,6 +331,7 @@ typedef struct sl_kernel_table {
     /* Backward passes (the autodiff API, sluice/autodiff.h). */
     sl_mul_channels_fn mul_channels;
     sl_affine_grads_fn affine_grads;
+    sl_rot90_fn rot90;
 } sl_kernel_table;
 
 /* The reference kernels alone. */

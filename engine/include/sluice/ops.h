@@ -44,6 +44,7 @@ typedef enum sl_op_kind {
     SL_OP_AFFINE,          /* per-channel x * scale[c] + bias[c] with learnable scale and bias, f32 */
     SL_OP_DROPOUT,         /* train: keyed mask per value, kept values x / (1 - p), dropped 0; eval: identity */
     SL_OP_REBATCH,         /* batch op: split into micro-batches (copies) and concatenate them back */
+    SL_OP_ROT90,           /* rotate a square image by k quarter turns counter-clockwise, k uniform in 0..3 */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -121,6 +122,11 @@ sl_op sl_op_one_hot(const char *field, int32_t classes);
  * Beta sampler stays free of libm only for those (docs/determinism.md). */
 sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+/* k quarter turns as numpy.rot90(image, k) turns them (the first axis towards
+ * the second: counter-clockwise as an image is displayed), k drawn per
+ * element. The image must be square, so that every k keeps its shape and
+ * batches stay dense. */
+sl_op sl_op_rot90(const char *field, uint32_t op_id);
 
 /* A cache point: the ops before it run once per element and their output
  * is kept for every later epoch (tf.data's cache()). They must be per-element

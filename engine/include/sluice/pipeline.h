@@ -94,7 +94,31 @@ const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice);
 sl_status sl_pipeline_produce(const sl_pipeline *pipeline, sl_kernel_choice kernels, sl_position position,
                               sl_batch *dst, sl_err *err);
 
+/* --- per-element: one element a call -------------------------------------- */
+
+/* Computes one element through the pipeline's element-phase ops, as a Python
+ * `map` over a data set does: the element is read from the source, each op
+ * returns a newly allocated buffer, and each field's final bytes are copied
+ * to out[f] (sl_field_element_bytes of the output schema, every source
+ * field). Batch-phase ops do not run: they need the batch. The bytes are
+ * those of the element's row in any batch of that epoch (every random draw
+ * is keyed by the element). */
+sl_status sl_pipeline_produce_element(const sl_pipeline *pipeline, sl_kernel_choice kernels, int64_t epoch,
+                                      int64_t element, void *const out[SL_MAX_FIELDS], sl_err *err);
+
+/* One batch the per-element way: every row computed alone into a newly
+ * allocated element by sl_pipeline_produce_element, then collated (copied)
+ * into dst, then the batch-phase ops. The same bytes as
+ * sl_pipeline_produce; what differs is the cost of calling per element. */
+sl_status sl_pipeline_produce_per_element(const sl_pipeline *pipeline, sl_kernel_choice kernels,
+                                          sl_position position, sl_batch *dst, sl_err *err);
+
 /* --- iter: one batch a call ------------------------------------------------ */
+
+/* How an iterator computes each batch: each op over the whole batch
+ * (sl_pipeline_produce), or each element alone through every op and then
+ * collated (sl_pipeline_produce_per_element). */
+typedef enum sl_iter_mode { SL_ITER_BATCHED = 0, SL_ITER_PER_ELEMENT } sl_iter_mode;
 
 typedef struct sl_iter_options {
     sl_kernel_choice kernels;
@@ -106,6 +130,11 @@ typedef struct sl_iter_options {
 typedef struct sl_iter sl_iter;
 
 sl_status sl_iter_create(const sl_pipeline *pipeline, const sl_iter_options *options, sl_iter **out, sl_err *err);
+/* The same in a given mode; sl_iter_create is SL_ITER_BATCHED. (The mode is
+ * an argument rather than a member of the options so that every positional
+ * initializer of sl_iter_options stays complete.) */
+sl_status sl_iter_create_mode(const sl_pipeline *pipeline, const sl_iter_options *options, sl_iter_mode mode,
+                              sl_iter **out, sl_err *err);
 /* Returns the next batch, newly allocated and owned by the caller
  * (sl_batch_free). Batches come in order whatever the worker count. */
 sl_status sl_iter_next(sl_iter *iter, sl_batch **out, sl_err *err);

@@ -12,6 +12,7 @@
 #include "sluice/dist.h"
 #include "sluice/fixtures.h"
 #include "sluice/kernels.h"
+#include "sluice/module.h"
 #include "sluice/npy.h"
 #include "sluice/ops.h"
 #include "sluice/philox.h"
