@@ -760,6 +760,8 @@ int sl__cmd_bench(int argc, char **argv)
     if (sl_make_dirs(run.dir, &err) != SL_OK) {
         sl__cli_error("bench", "cannot create the output directory: %s", err.msg);
         sl__selection_free(&selection);
+        if (!launched)
+            sl_comm_free(world);
         return SL__EXIT_FAILED;
     }
     /* Records half-written by a run that was killed. */

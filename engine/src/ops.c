@@ -307,6 +307,8 @@ sl_op sl_op_rebatch(const char *field, int32_t micro)
     sl_op op = op_on(SL_OP_REBATCH, field, 0);
     op.u.rebatch.micro = micro;
     return op;
+}
+
 sl_op sl_op_rot90(const char *field, uint32_t op_id)
 {
     return op_on(SL_OP_ROT90, field, op_id);
