@@ -21,6 +21,9 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_ONE_HOT] = &sl__op_one_hot_desc,
     [SL_OP_MIXUP] = &sl__op_mixup_desc,
     [SL_OP_CUTMIX] = &sl__op_cutmix_desc,
+    [SL_OP_GAUSSIAN_NOISE] = &sl__op_gaussian_noise_desc,
+    [SL_OP_RANDOM_BRIGHTNESS] = &sl__op_random_brightness_desc,
+    [SL_OP_RANDOM_SCALE] = &sl__op_random_scale_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -169,4 +172,26 @@ sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
 {
     return mix_op(SL_OP_CUTMIX, image_field, label_field, op_id, alpha);
+}
+
+sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma)
+{
+    sl_op op = op_on(SL_OP_GAUSSIAN_NOISE, field, op_id);
+    op.u.noise.sigma = sigma;
+    return op;
+}
+
+sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta)
+{
+    sl_op op = op_on(SL_OP_RANDOM_BRIGHTNESS, field, op_id);
+    op.u.brightness.delta = delta;
+    return op;
+}
+
+sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi)
+{
+    sl_op op = op_on(SL_OP_RANDOM_SCALE, field, op_id);
+    op.u.range.lo = lo;
+    op.u.range.hi = hi;
+    return op;
 }

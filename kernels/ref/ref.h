@@ -3,6 +3,7 @@
 #ifndef SLUICE_KERNELS_REF_H
 #define SLUICE_KERNELS_REF_H
 
+#include "engine/src/normal.h"
 #include "sluice/kernels.h"
 
 void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
@@ -40,6 +41,30 @@ static inline float sl__ew_apply(const sl_ew_step *step, float v)
     case SL_OP_CLIP: return v < step->a ? step->a : (v > step->b ? step->b : v);
     default: return v;
     }
+}
+
+/* gaussian_noise on one value: v + sigma z, z the normal variate of the
+ * value's word rounded to float, then one product and one sum in float. */
+static inline float sl__noise_apply(float v, float sigma, uint32_t word)
+{
+    return v + sigma * sl__normal_f32(word);
+}
+
+/* Where gaussian_noise's values find their words: in groups of 64, value
+ * i = 64 g + 16 k + j (k < 4, j < 16) takes word k of Philox block
+ * 16 g + j of its element. Sixteen blocks side by side then give their
+ * words in value order, word by word, which is how a vector unit computes
+ * them (kernels/cpu/noise.h): no transposition. */
+#define SL_NOISE_BLOCKS 16
+#define SL_NOISE_GROUP (4 * SL_NOISE_BLOCKS)
+
+/* Block `draw` (counted from the element's first) of a gaussian_noise
+ * step. */
+static inline sl_philox_ctr sl__noise_block(const sl_ew_step *step, uint32_t draw)
+{
+    sl_philox_ctr c = step->ctr;
+    c.v[3] += draw;
+    return sl_philox4x32_10(c, step->key);
 }
 
 #endif

@@ -29,6 +29,9 @@ typedef enum sl_op_kind {
     SL_OP_ONE_HOT,         /* an i32 class label to an f32 [classes] one-hot vector */
     SL_OP_MIXUP,           /* batch op: lam x + (1 - lam) x[partner], labels alike; lam ~ Beta(alpha, alpha) */
     SL_OP_CUTMIX,          /* batch op: a box from x[partner] pasted in; labels weighted by the box's area */
+    SL_OP_GAUSSIAN_NOISE,  /* x + sigma z, z a standard normal variate per value (docs/determinism.md) */
+    SL_OP_RANDOM_BRIGHTNESS, /* x + d, d uniform in [-delta, delta] per element */
+    SL_OP_RANDOM_SCALE,    /* x * f, f uniform in [lo, hi] per element */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -63,6 +66,9 @@ typedef struct sl_op {
         /* mixup, cutmix: `field` is the image, `label` the one-hot labels
          * mixed with it. */
         struct { char label[SL_NAME_MAX]; float alpha; } mix;
+        struct { float sigma; } noise;      /* gaussian_noise */
+        struct { float delta; } brightness; /* random_brightness */
+        struct { float lo, hi; } range;     /* random_scale */
     } u;
 } sl_op;
 
@@ -83,6 +89,13 @@ sl_op sl_op_one_hot(const char *field, int32_t classes);
  * Beta sampler stays free of libm only for those (docs/determinism.md). */
 sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha);
+/* Per-value and per-element random arithmetic on f32 fields, each one step
+ * of the fused element-wise chain: x + sigma z with z ~ N(0, 1) per value;
+ * x + d with d uniform in [-delta, delta] per element; x * f with f uniform
+ * in [lo, hi] per element. */
+sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma);
+sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta);
+sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */
