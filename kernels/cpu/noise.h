@@ -19,6 +19,8 @@
 #ifndef SLUICE_KERNELS_CPU_NOISE_H
 #define SLUICE_KERNELS_CPU_NOISE_H
 
+#include <string.h>
+
 #include "cpu.h"
 
 #if SL_HAVE_AVX2_CLONES
@@ -127,6 +129,7 @@ SL_ALWAYS_INLINE void noise_run(float *restrict x, int64_t first, int64_t len, c
     uint32_t words[NOISE_CHUNK];
     double t[NOISE_CHUNK], magnitude[NOISE_CHUNK], tail_t[NOISE_CHUNK];
     int tail_at[NOISE_CHUNK];
+    uint8_t in_tail[NOISE_CHUNK + 8];
     for (int64_t start = 0; start < len; start += NOISE_CHUNK) {
         int count = len - start < NOISE_CHUNK ? (int)(len - start) : NOISE_CHUNK;
         int groups = (count + SL_NOISE_GROUP - 1) / SL_NOISE_GROUP;
@@ -136,14 +139,20 @@ SL_ALWAYS_INLINE void noise_run(float *restrict x, int64_t first, int64_t len, c
         for (int i = 0; i < count; i++) {
             t[i] = sl__normal_t(sl__normal_half_word(words[i]));
             magnitude[i] = sl__normal_central(t[i]);
+            in_tail[i] = t[i] < SL_NORMAL_P_LOW;
         }
-        /* The tail values' places, without a branch: every value is
-         * written at the list's end, and only a tail value extends it. */
+        /* The tail values' places, eight flags at a time: two thirds of
+         * the eights hold no tail value and cost one test. */
         int tails = 0;
-        for (int i = 0; i < count; i++) {
-            tail_at[tails] = i;
-            tail_t[tails] = t[i];
-            tails += t[i] < SL_NORMAL_P_LOW;
+        memset(in_tail + count, 0, (size_t)(-count & 7));
+        for (int i = 0; i < count; i += 8) {
+            uint64_t flags;
+            memcpy(&flags, in_tail + i, sizeof flags);
+            for (; flags; flags &= flags - 1) {
+                int at = i + __builtin_ctzll(flags) / 8;
+                tail_at[tails] = at;
+                tail_t[tails++] = t[at];
+            }
         }
         for (int k = 0; k < tails; k++)
             tail_t[k] = sl__normal_tail(tail_t[k]);
