@@ -13,6 +13,7 @@ static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
     &sl__scenario_pc1, &sl__scenario_io1,  &sl__scenario_pr2,
     &sl__scenario_cv2, &sl__scenario_cv3,
+    &sl__scenario_aug1, &sl__scenario_aug2, &sl__scenario_aug3,
 };
 
 int sl_scenario_count(void)
