@@ -75,8 +75,9 @@ static uint32_t random_word(uint64_t i)
 /* docs/determinism.md: the double is within 1.15e-9 relative of Phi^-1(p)
  * (Acklam's bound, with our log's error far below it), so the float is
  * within 0.5 ulp + 1.15e-9 |x| <= 0.52 ulp. Checked on every word of both
- * deep tails (|z| > 4.6), on the words around the switch between the
- * central region and the tails, and on 2^19 random words. */
+ * deep tails (2^18 words each, |z| > 3.84), on the words around the
+ * switches between the central region and the tails, and on 2^19 random
+ * words. */
 Test(normal, variate_is_within_the_stated_bound_of_the_exact_inverse)
 {
     error_stats s = {0};
