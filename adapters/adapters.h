@@ -21,7 +21,8 @@ extern const sl_adapter sl__adapter_per_element;
      SL_TRANSFORM(SL_OP_LOG_MEL) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_LOG1P) |                     \
      SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) |         \
      SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_AFFINE) |          \
-     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90))
+     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90) |                         \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
 
 /* One batch per call through sl_iter in the given mode, with the adapter's
  * kernels and the request's workers (workers forced to 0 when

@@ -26,6 +26,9 @@ extern const sl_scenario sl__scenario_pc3;
 extern const sl_scenario sl__scenario_pc5;
 extern const sl_scenario sl__scenario_xfmr1;
 extern const sl_scenario sl__scenario_nnx1;
+extern const sl_scenario sl__scenario_aug1;
+extern const sl_scenario sl__scenario_aug2;
+extern const sl_scenario sl__scenario_aug3;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */
@@ -58,5 +61,19 @@ typedef struct sl__measured {
 } sl__measured;
 sl_status sl__scenario_measure(const sl_scenario_instance *instance, const struct sl_adapter *adapter, int64_t warmup,
                                int64_t measured, sl_batch_sink inner, void *user, sl__measured *out, sl_err *err);
+
+/* Times `count` pipelines with the adapter as the record was measured
+ * (its warmup and measured batches, workers and threads from the start of
+ * epoch 0), in `passes` interleaved passes; p50_ns[i] is pipeline i's
+ * median batch latency over the measured batches of every pass. For
+ * scenario metrics that compare pipelines over the same source. */
+sl_status sl__scenario_time_pipelines(const struct sl_adapter *adapter, sl_pipeline *const *pipelines, int count,
+                                      const struct sl_record *record, int passes, double *p50_ns, sl_err *err);
+
+/* A pipeline over the instance's source with its spec (batch size, seed,
+ * order) but the ops add_ops(spec, param) puts in place of its own. */
+sl_status sl__scenario_twin(const sl_scenario_instance *instance,
+                            sl_status (*add_ops)(sl_pipeline_spec *spec, int64_t param, sl_err *err), int64_t param,
+                            sl_pipeline **out, sl_err *err);
 
 #endif

@@ -117,6 +117,15 @@ sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64
 /* The same for a batch-phase op: counter (batch index, epoch, draw). */
 sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
                                 uint32_t draw);
+/* The rows function of an element-phase op that is one f32 chain step per
+ * element (its ew_step, resolved for each element's id): the step is the
+ * one definition of the op, so `iter`, `reference` and the fused tile chain
+ * cannot disagree. One chain call per element, since a per-value random
+ * step numbers its draws from the element's first value. */
+void sl__rows_by_ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count,
+                         const void *in, void *out, void *scratch);
+/* Refuses a field that is not f32, naming the op and the field. */
+sl_status sl__require_f32(const sl_field_spec *field, const char *what, int index, sl_err *err);
 void sl__fingerprint_i64(XXH3_state_t *state, int64_t value);
 void sl__fingerprint_f32(XXH3_state_t *state, float value);
 void sl__fingerprint_string(XXH3_state_t *state, const char *text);
@@ -181,5 +190,8 @@ extern const sl__op_desc sl__op_bucket_by_length_desc;
 extern const sl__op_desc sl__op_pad_to_multiple_desc;
 extern const sl__op_desc sl__op_attention_mask_desc;
 extern const sl__op_desc sl__op_rot90_desc;
+extern const sl__op_desc sl__op_gaussian_noise_desc;
+extern const sl__op_desc sl__op_random_brightness_desc;
+extern const sl__op_desc sl__op_random_scale_desc;
 
 #endif

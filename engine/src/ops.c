@@ -37,6 +37,9 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_DROPOUT] = &sl__op_dropout_desc,
     [SL_OP_REBATCH] = &sl__op_rebatch_desc,
     [SL_OP_ROT90] = &sl__op_rot90_desc,
+    [SL_OP_GAUSSIAN_NOISE] = &sl__op_gaussian_noise_desc,
+    [SL_OP_RANDOM_BRIGHTNESS] = &sl__op_random_brightness_desc,
+    [SL_OP_RANDOM_SCALE] = &sl__op_random_scale_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -312,4 +315,25 @@ sl_op sl_op_rebatch(const char *field, int32_t micro)
 sl_op sl_op_rot90(const char *field, uint32_t op_id)
 {
     return op_on(SL_OP_ROT90, field, op_id);
+}
+sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma)
+{
+    sl_op op = op_on(SL_OP_GAUSSIAN_NOISE, field, op_id);
+    op.u.noise.sigma = sigma;
+    return op;
+}
+
+sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta)
+{
+    sl_op op = op_on(SL_OP_RANDOM_BRIGHTNESS, field, op_id);
+    op.u.brightness.delta = delta;
+    return op;
+}
+
+sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi)
+{
+    sl_op op = op_on(SL_OP_RANDOM_SCALE, field, op_id);
+    op.u.range.lo = lo;
+    op.u.range.hi = hi;
+    return op;
 }

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 
+#include "normal.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -104,8 +105,9 @@ Test(kernels, optimized_normalize_is_bitwise_reference)
 Test(kernels, chain_matches_composition_and_reference)
 {
     const sl_ew_step steps[] = {
-        {SL_OP_NORMALIZE, 0.5f, 4.0f}, {SL_OP_SCALE, 2.0f, 0}, {SL_OP_CLIP, 0.0f, 1.0f},
-        {SL_OP_ADD, 0.1f, 0},          {SL_OP_MULTIPLY, 0.9f, 0},
+        {.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f}, {.kind = SL_OP_SCALE, .a = 2.0f},
+        {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f},       {.kind = SL_OP_ADD, .a = 0.1f},
+        {.kind = SL_OP_MULTIPLY, .a = 0.9f},
     };
     const int64_t sizes[] = {1, 7, 2047, 2048, 2049, 10000};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -132,9 +134,54 @@ Test(kernels, chain_matches_composition_and_reference)
     }
 }
 
+/* gaussian_noise inside a chain, on sizes around the vector widths, the
+ * 64-value groups, the 512-value chunks and the 2048-value tiles: the
+ * reference adds sigma times the variate of the documented word to each
+ * value (value 64 g + 16 k + j: word k of block 16 g + j), and every table
+ * gives the reference's bits. */
+Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
+{
+    const int64_t sizes[] = {1, 3, 15, 63, 64, 65, 511, 512, 513, 2047, 2048, 2049, 5000, 12288};
+    sl_ew_step steps[] = {
+        {.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f},
+        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.05f, .key = {{0x12345678u, 0x9abcdef0u}}, .ctr = {{17, 0, 3, 0}}},
+        {.kind = SL_OP_ADD, .a = 0.1f},
+        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 2.0f, .key = {{1u, 2u}}, .ctr = {{0xFFFFFFFFu, 7, 0, 100}}},
+    };
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        float *x = malloc((size_t)n * 4), *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
+        fill_random_f32(x, n, 6, -1.0f, 2.0f);
+        memcpy(a, x, (size_t)n * 4);
+        memcpy(b, x, (size_t)n * 4);
+        sl_kernels_reference()->ew_chain(a, n, steps, 4);
+        sl_kernels_best()->ew_chain(b, n, steps, 4);
+        for (int64_t i = 0; i < n; i++) {
+            float v = (x[i] - 0.5f) * 4.0f;
+            for (int s = 1; s < 4; s++) {
+                if (steps[s].kind == SL_OP_ADD) {
+                    v = v + steps[s].a;
+                    continue;
+                }
+                sl_philox_ctr c = steps[s].ctr;
+                c.v[3] += (uint32_t)(16 * (i / 64) + i % 16);
+                uint32_t word = sl_philox4x32_10(c, steps[s].key).v[(i % 64) / 16];
+                v = v + steps[s].a * sl__normal_f32(word);
+            }
+            cr_assert_eq(a[i], v, "n=%lld: reference differs from the definition at %lld", (long long)n, (long long)i);
+        }
+        for (int64_t i = 0; i < n; i++)
+            cr_assert_eq(a[i], b[i], "n=%lld: %s differs from the reference at %lld: %.9g vs %.9g", (long long)n,
+                         sl_kernels_best()->name, (long long)i, b[i], a[i]);
+        free(x);
+        free(a);
+        free(b);
+    }
+}
+
 Test(kernels, clip_keeps_nan_the_same_way_everywhere)
 {
-    sl_ew_step clip = {SL_OP_CLIP, 0.0f, 1.0f, };
+    sl_ew_step clip = {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f};
     float a[3] = {NAN, -1.0f, 2.0f}, b[3] = {NAN, -1.0f, 2.0f};
     sl_kernels_reference()->ew_chain(a, 3, &clip, 1);
     sl_kernels_best()->ew_chain(b, 3, &clip, 1);

@@ -92,15 +92,26 @@ typedef void (*sl_affine_grads_fn)(const float *x, const float *dy, int64_t pixe
                                    double *dbias);
 
 /* One step of an element-wise chain on f32 data. */
+/* One step of an element-wise chain on f32 data. A per-element random op
+ * (random_brightness, random_scale) resolves its draw for the element into
+ * an ADD or MULTIPLY step; a per-value one (gaussian_noise) is a step of its
+ * own that carries its key and the element's counter: value i = 64 g +
+ * 16 k + j of the element takes word k of Philox block (ctr.v[0..2],
+ * ctr.v[3] + 16 g + j) (kernels/ref/ref.h, docs/determinism.md). */
 typedef struct sl_ew_step {
-    sl_op_kind kind;        /* SL_OP_NORMALIZE (channels == 1 only), SCALE, CLIP, ADD, MULTIPLY */
-    float a, b;             /* normalize: mean, inv_std; scale/add/multiply: value, -; clip: lo, hi */
+    sl_op_kind kind;        /* SL_OP_NORMALIZE (channels == 1 only), SCALE, CLIP, ADD, MULTIPLY, GAUSSIAN_NOISE */
+    float a, b;             /* normalize: mean, inv_std; scale/add/multiply: value, -; clip: lo, hi;
+                             * gaussian_noise: sigma, - */
+    sl_philox_key key;      /* gaussian_noise: the op's stream */
+    sl_philox_ctr ctr;      /* gaussian_noise: (element, epoch, first draw) */
 } sl_ew_step;
 
 /* Applies steps in order to every value of x, in place. The reference runs
  * each step over all n values in turn; the optimized version runs all steps
  * over one cache-sized tile before moving on. Each value sees the same
- * operations in the same order either way, so the results are identical. */
+ * operations in the same order either way, so the results are identical.
+ * x[i] is value i of one element for a step that draws per value: a caller
+ * with such a step passes one element (from its first value) per call. */
 typedef void (*sl_ew_chain_fn)(float *x, int64_t n, const sl_ew_step *steps, int nsteps);
 
 /* Copies the crop_h x crop_w window at (off_y, off_x) of an h x w image of

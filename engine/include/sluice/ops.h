@@ -45,6 +45,9 @@ typedef enum sl_op_kind {
     SL_OP_DROPOUT,         /* train: keyed mask per value, kept values x / (1 - p), dropped 0; eval: identity */
     SL_OP_REBATCH,         /* batch op: split into micro-batches (copies) and concatenate them back */
     SL_OP_ROT90,           /* rotate a square image by k quarter turns counter-clockwise, k uniform in 0..3 */
+    SL_OP_GAUSSIAN_NOISE,  /* x + sigma z, z a standard normal variate per value (docs/determinism.md) */
+    SL_OP_RANDOM_BRIGHTNESS, /* x + d, d uniform in [-delta, delta] per element */
+    SL_OP_RANDOM_SCALE,    /* x * f, f uniform in [lo, hi] per element */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -102,6 +105,9 @@ typedef struct sl_op {
         struct { int32_t channels; float scale[SL_MAX_CHANNELS]; float bias[SL_MAX_CHANNELS]; } affine;
         struct { float p; } dropout;        /* drop probability in [0, 1) */
         struct { int32_t micro; } rebatch;  /* rows per micro-batch */
+        struct { float sigma; } noise;      /* gaussian_noise */
+        struct { float delta; } brightness; /* random_brightness */
+        struct { float lo, hi; } range;     /* random_scale */
     } u;
 } sl_op;
 
@@ -181,6 +187,13 @@ sl_op sl_op_dropout(const char *field, uint32_t op_id, float p);
  * field moves with its rows; `field` names the one the op is written
  * against (any field of the batch). */
 sl_op sl_op_rebatch(const char *field, int32_t micro);
+/* Per-value and per-element random arithmetic on f32 fields, each one step
+ * of the fused element-wise chain: x + sigma z with z ~ N(0, 1) per value;
+ * x + d with d uniform in [-delta, delta] per element; x * f with f uniform
+ * in [lo, hi] per element. */
+sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma);
+sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta);
+sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

@@ -22,9 +22,9 @@ static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t ele
     (void)ctx;
     (void)element;
     if (c->op->kind == SL_OP_CLIP)
-        *step = (sl_ew_step){SL_OP_CLIP, c->op->u.clip.lo, c->op->u.clip.hi};
+        *step = (sl_ew_step){.kind = SL_OP_CLIP, .a = c->op->u.clip.lo, .b = c->op->u.clip.hi};
     else
-        *step = (sl_ew_step){c->op->kind, c->op->u.scalar.value, 0.0f};
+        *step = (sl_ew_step){.kind = c->op->kind, .a = c->op->u.scalar.value};
     return true;
 }
 

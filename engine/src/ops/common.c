@@ -46,6 +46,29 @@ sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c,
                             sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id));
 }
 
+void sl__rows_by_ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count,
+                         const void *in, void *out, void *scratch)
+{
+    (void)scratch;
+    for (int64_t r = 0; r < count; r++) {
+        const char *src = (const char *)in + (size_t)r * c->in_bytes;
+        float *dst = (float *)((char *)out + (size_t)r * c->out_bytes);
+        sl_ew_step step;
+        c->desc->ew_step(ctx, c, ids[r], &step);
+        if ((const void *)dst != (const void *)src)
+            memcpy(dst, src, c->in_bytes);
+        ctx->kernels->ew_chain(dst, c->values, &step, 1);
+    }
+}
+
+sl_status sl__require_f32(const sl_field_spec *field, const char *what, int index, sl_err *err)
+{
+    if (field->dtype != SL_F32)
+        return sl_fail(err, SL_EINVAL, "op %d: %s takes f32, field '%s' is %s (normalize it first)", index, what,
+                       field->name, sl_dtype_name(field->dtype));
+    return SL_OK;
+}
+
 void sl__fingerprint_i64(XXH3_state_t *state, int64_t value)
 {
     XXH3_64bits_update(state, &value, sizeof value);

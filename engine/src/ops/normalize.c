@@ -57,7 +57,7 @@ static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t ele
     (void)element;
     if (c->in_dtype != SL_F32 || c->norm.channels != 1)
         return false;
-    *step = (sl_ew_step){SL_OP_NORMALIZE, c->norm.mean[0], c->norm.inv_std[0]};
+    *step = (sl_ew_step){.kind = SL_OP_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
     return true;
 }
 

@@ -30,7 +30,7 @@ static sl_ew_step zscore_step(const sl_kernel_table *k, const float *x, int64_t 
     double mean, var;
     k->moments(x, n, &mean, &var);
     double sd = sqrt(var);
-    return (sl_ew_step){SL_OP_NORMALIZE, (float)mean, sd > 0.0 ? (float)(1.0 / sd) : 1.0f};
+    return (sl_ew_step){.kind = SL_OP_NORMALIZE, .a = (float)mean, .b = sd > 0.0 ? (float)(1.0 / sd) : 1.0f};
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,

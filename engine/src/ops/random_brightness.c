@@ -1,0 +1,46 @@
+/* random_brightness: x + d with one offset d uniform in [-delta, delta] per
+ * element. The draw is made once per element and becomes an ADD step of the
+ * element-wise chain, so the fused tile chain, `iter` and `reference` apply
+ * the very same float. */
+#include <math.h>
+
+#include "../op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__require_f32(field, "random_brightness", index, err);
+    if (st)
+        return st;
+    float delta = c->op->u.brightness.delta;
+    if (!(delta >= 0.0f && isfinite(delta)))
+        return sl_fail(err, SL_EINVAL, "op %d: random_brightness on field '%s' needs a finite delta >= 0, got %g",
+                       index, field->name, (double)delta);
+    return SL_OK;
+}
+
+static void fingerprint(const sl_op *op, XXH3_state_t *state)
+{
+    sl__fingerprint_f32(state, op->u.brightness.delta);
+}
+
+/* Word 0 of draw 0: its top 24 bits k give v = (k - 2^23) / 2^23, exact in
+ * [-1, 1), and d = delta * v rounded once, so |d| <= delta. */
+static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    float v = (float)((int32_t)(r.v[0] >> 8) - (1 << 23)) * 0x1p-23f;
+    *step = (sl_ew_step){.kind = SL_OP_ADD, .a = c->op->u.brightness.delta * v};
+    return true;
+}
+
+const sl__op_desc sl__op_random_brightness_desc = {
+    .name = "random_brightness",
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = fingerprint,
+    .rows = sl__rows_by_ew_step,
+    .ew_step = ew_step,
+};

@@ -1,0 +1,50 @@
+/* random_scale: x * f with one factor f uniform in [lo, hi] per element. The
+ * draw is made once per element and becomes a MULTIPLY step of the
+ * element-wise chain, so the fused tile chain, `iter` and `reference` apply
+ * the very same float. */
+#include <math.h>
+
+#include "../op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__require_f32(field, "random_scale", index, err);
+    if (st)
+        return st;
+    float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
+    if (!(isfinite(lo) && isfinite(hi) && lo <= hi && isfinite(hi - lo)))
+        return sl_fail(err, SL_EINVAL, "op %d: random_scale on field '%s' needs finite lo <= hi, got [%g, %g]", index,
+                       field->name, (double)lo, (double)hi);
+    return SL_OK;
+}
+
+static void fingerprint(const sl_op *op, XXH3_state_t *state)
+{
+    sl__fingerprint_f32(state, op->u.range.lo);
+    sl__fingerprint_f32(state, op->u.range.hi);
+}
+
+/* Word 0 of draw 0 as u = k / 2^24 in [0, 1) (its top 24 bits, exact), and
+ * f = lo + (hi - lo) u with each operation rounded in float. f >= lo
+ * because rounding is monotone; rounding (hi - lo) up could carry f just
+ * past hi, so it is clamped there. */
+static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
+    float f = lo + (hi - lo) * sl_u32_to_unit_float(r.v[0]);
+    *step = (sl_ew_step){.kind = SL_OP_MULTIPLY, .a = f > hi ? hi : f};
+    return true;
+}
+
+const sl__op_desc sl__op_random_scale_desc = {
+    .name = "random_scale",
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = fingerprint,
+    .rows = sl__rows_by_ew_step,
+    .ew_step = ew_step,
+};
