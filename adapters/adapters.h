@@ -16,7 +16,8 @@ extern const sl_adapter sl__adapter_fused;
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP) | SL_TRANSFORM(SL_OP_ZSCORE) |                \
      SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |           \
      SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |                   \
-     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_BRANCH_MEAN) |   \
+     SL_TRANSFORM(SL_OP_RANDOM_APPLY) | SL_TRANSFORM(SL_OP_RANDOM_CHOICE))
 
 /* One batch per call through sl_iter, with the adapter's kernels and the
  * request's workers (workers forced to 0 when single_thread). */

@@ -29,7 +29,7 @@ sl_status sl_pipeline_spec_add(sl_pipeline_spec *spec, sl_op op, sl_err *err)
     return SL_OK;
 }
 
-static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
+static sl_status compile_op(sl_pipeline *p, int index, int owner, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
     sl__compiled_op *c = &p->compiled[index];
@@ -45,6 +45,7 @@ static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
     c->desc = desc;
     c->field = f;
     c->other_field = -1;
+    c->owner = owner;
     c->in_dtype = c->out_dtype = field->dtype;
     c->values = sl_shape_numel(&field->shape);
     c->in_bytes = c->out_bytes = sl_field_element_bytes(field);
@@ -68,6 +69,34 @@ static sl_status compile_op(sl_pipeline *p, int index, sl_err *err)
     }
     if (c->out_bytes > p->max_element_bytes[f])
         p->max_element_bytes[f] = c->out_bytes;
+    return SL_OK;
+}
+
+sl_status sl__compile_nested(sl_pipeline *p, int owner, int first, int count, sl_err *err)
+{
+    const sl__compiled_op *parent = &p->compiled[owner];
+    for (int j = first; j < first + count; j++) {
+        const sl_op *op = &p->spec.ops[j];
+        const sl__op_desc *desc = sl__op_desc_of(op->kind);
+        if (desc && (desc->phase != SL__PHASE_ELEMENT || desc->nested))
+            return sl_fail(err, SL_EINVAL,
+                           "op %d (%s) cannot run inside op %d (%s): a sub-chain holds per-element ops that own no "
+                           "ops themselves",
+                           j, desc->name, owner, parent->desc->name);
+        if (p->ncompiled < j + 1)
+            p->ncompiled = j + 1;
+        sl_status st = compile_op(p, j, owner, err);
+        if (st)
+            return st;
+        const sl__compiled_op *c = &p->compiled[j];
+        if (c->field != parent->field)
+            return sl_fail(err, SL_EINVAL, "op %d (%s) inside op %d (%s) acts on field '%s', not on its owner's '%s'", j,
+                           desc->name, owner, parent->desc->name, op->field, parent->op->field);
+        if (!desc->in_place || c->in_bytes != c->out_bytes || c->in_dtype != c->out_dtype)
+            return sl_fail(err, SL_EINVAL,
+                           "op %d (%s) inside op %d (%s) must keep field '%s''s layout and work in place", j,
+                           desc->name, owner, parent->desc->name, op->field);
+    }
     return SL_OK;
 }
 
@@ -138,12 +167,17 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     for (int f = 0; f < p->source_schema.nfields; f++)
         p->max_element_bytes[f] = sl_field_element_bytes(&p->source_schema.fields[f]);
     for (int i = 0; i < spec->nops; i++) {
-        p->ncompiled = i + 1;
-        sl_status st = compile_op(p, i, err);
+        if (p->ncompiled < i + 1)
+            p->ncompiled = i + 1;
+        sl_status st = compile_op(p, i, -1, err);
         if (st) {
             sl_pipeline_free(p);
             return st;
         }
+        /* The op compiled the ops it owns; skip past them. */
+        const sl__op_desc *desc = p->compiled[i].desc;
+        if (desc->nested)
+            i += desc->nested(&spec->ops[i]);
     }
     int64_t rows = sl_source_rows(spec->source);
     p->dataset_size = p->pack_field >= 0 ? (rows + p->seq_len - 1) / p->seq_len : rows;

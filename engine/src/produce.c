@@ -95,8 +95,9 @@ sl_status sl_pipeline_produce(const sl_pipeline *p, sl_kernel_choice kernels, sl
         goto done;
     }
     sl__op_ctx ctx = {p, k, position.epoch};
+    /* An op with an owner runs inside its owner's rows, not here. */
     for (int i = 0; i < p->ncompiled && !st; i++)
-        if (p->compiled[i].desc->phase == SL__PHASE_ELEMENT)
+        if (p->compiled[i].desc->phase == SL__PHASE_ELEMENT && p->compiled[i].owner < 0)
             st = apply_element_op(&ctx, &p->compiled[i], dst, fs, scratch, err);
     if (!st)
         st = sl__source_check(p->source, err);
