@@ -14,6 +14,7 @@ static const sl_scenario *const scenarios[] = {
     &sl__scenario_pc1, &sl__scenario_io1,  &sl__scenario_pr2,
     &sl__scenario_cv2, &sl__scenario_cv3,
     &sl__scenario_aug1, &sl__scenario_aug2, &sl__scenario_aug3,
+    &sl__scenario_pc2, &sl__scenario_pc4,
 };
 
 int sl_scenario_count(void)
