@@ -29,6 +29,8 @@ extern const sl_scenario sl__scenario_nnx1;
 extern const sl_scenario sl__scenario_aug1;
 extern const sl_scenario sl__scenario_aug2;
 extern const sl_scenario sl__scenario_aug3;
+extern const sl_scenario sl__scenario_pc2;
+extern const sl_scenario sl__scenario_pc4;
 
 /* Generates the fixture into instance->fixture (and instance->source), or
  * returns SL_ESKIPPED when it would not fit in available memory. */

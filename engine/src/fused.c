@@ -92,7 +92,8 @@ static void compile_program(sl_fused *fz, int field, int *chain_used)
     prog->out_bytes = sl_field_element_bytes(&p->output_schema.fields[field]);
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (c->field != field || c->desc->phase != SL__PHASE_ELEMENT)
+        /* An op with an owner runs inside its owner's rows, not as a step. */
+        if (c->field != field || c->desc->phase != SL__PHASE_ELEMENT || c->owner >= 0)
             continue;
         row_step *last = prog->nsteps ? &prog->steps[prog->nsteps - 1] : NULL;
         if (last && chainable(p, c)) {

@@ -96,12 +96,23 @@ typedef struct sl__op_desc {
      * fingerprint sees them and an SGD step writes a new spec. */
     int64_t (*param_count)(const sl_op *op);
     float *(*param_at)(sl_op *op, int64_t k);
+    /* Optional: how many of the spec's ops after this one it owns (its
+     * sub-chains). Its compile compiles them (sl__compile_nested); the
+     * pipeline does not compile them again, and executors never run an op
+     * with an owner (c->owner >= 0): the owner's rows runs them. */
+    int (*nested)(const sl_op *op);
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind);
 
 /* Helpers the descriptors share. */
+
+/* Compiles spec ops [first, first + count) as sub-chain ops of op `owner`:
+ * each must act on the owner's field, run per element, keep the field's
+ * layout and work in place, and own no ops itself. Errors name the op's
+ * index and the owner's. */
+sl_status sl__compile_nested(sl_pipeline *pipeline, int owner, int first, int count, sl_err *err);
 
 /* Image geometry of a field, [h, w] or [h, w, c], into c->h, c->w and
  * c->pixel_bytes; `what` names the op in the error. */
@@ -193,5 +204,8 @@ extern const sl__op_desc sl__op_rot90_desc;
 extern const sl__op_desc sl__op_gaussian_noise_desc;
 extern const sl__op_desc sl__op_random_brightness_desc;
 extern const sl__op_desc sl__op_random_scale_desc;
+extern const sl__op_desc sl__op_branch_mean_desc;
+extern const sl__op_desc sl__op_random_apply_desc;
+extern const sl__op_desc sl__op_random_choice_desc;
 
 #endif

@@ -40,6 +40,9 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {
     [SL_OP_GAUSSIAN_NOISE] = &sl__op_gaussian_noise_desc,
     [SL_OP_RANDOM_BRIGHTNESS] = &sl__op_random_brightness_desc,
     [SL_OP_RANDOM_SCALE] = &sl__op_random_scale_desc,
+    [SL_OP_BRANCH_MEAN] = &sl__op_branch_mean_desc,
+    [SL_OP_RANDOM_APPLY] = &sl__op_random_apply_desc,
+    [SL_OP_RANDOM_CHOICE] = &sl__op_random_choice_desc,
 };
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
@@ -336,4 +339,28 @@ sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi)
     op.u.range.lo = lo;
     op.u.range.hi = hi;
     return op;
+}
+
+static sl_op sub_op(sl_op_kind kind, const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)
+{
+    sl_op op = op_on(kind, field, op_id);
+    op.u.sub.ops_a = ops_a;
+    op.u.sub.ops_b = ops_b;
+    op.u.sub.p = p;
+    return op;
+}
+
+sl_op sl_op_branch_mean(const char *field, int32_t ops_a, int32_t ops_b)
+{
+    return sub_op(SL_OP_BRANCH_MEAN, field, 0, 1.0f, ops_a, ops_b);
+}
+
+sl_op sl_op_random_apply(const char *field, uint32_t op_id, float p, int32_t ops)
+{
+    return sub_op(SL_OP_RANDOM_APPLY, field, op_id, p, ops, 0);
+}
+
+sl_op sl_op_random_choice(const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)
+{
+    return sub_op(SL_OP_RANDOM_CHOICE, field, op_id, p, ops_a, ops_b);
 }

@@ -41,7 +41,8 @@ static sl_status element_field(const sl_pipeline *p, const sl__op_ctx *ctx, int 
     sl_status st = sl__gather_element(p, ctx->kernels, field, element, cur, err);
     for (int i = 0; i < p->ncompiled && !st; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (c->field != field || c->desc->phase != SL__PHASE_ELEMENT)
+        /* An op with an owner runs inside its owner's rows. */
+        if (c->field != field || c->desc->phase != SL__PHASE_ELEMENT || c->owner >= 0)
             continue;
         void *next = sl__aligned_alloc(SL_ALIGN, c->out_bytes);
         if (!next) {

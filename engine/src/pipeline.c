@@ -36,12 +36,12 @@ sl_status sl_pipeline_spec_add(sl_pipeline_spec *spec, sl_op op, sl_err *err)
     return SL_OK;
 }
 
-/* Compiles spec op `index` into compiled slot `slot` (they differ after a
- * cache, whose prefix ops live in another pipeline). */
-static sl_status compile_op(sl_pipeline *p, int index, int slot, sl_err *err)
+/* Compiles spec op `index` into compiled slot `index`; owner is the op
+ * whose sub-chain it belongs to, or -1. */
+static sl_status compile_op(sl_pipeline *p, int index, int owner, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
-    sl__compiled_op *c = &p->compiled[slot];
+    sl__compiled_op *c = &p->compiled[index];
     const sl__op_desc *desc = sl__op_desc_of(op->kind);
     if (!desc)
         return sl_fail(err, SL_EINVAL, "op %d has unknown kind %d", index, (int)op->kind);
@@ -55,6 +55,7 @@ static sl_status compile_op(sl_pipeline *p, int index, int slot, sl_err *err)
     c->field = f;
     c->other_field = -1;
     c->out_field = -1;
+    c->owner = owner;
     c->in_dtype = c->out_dtype = field->dtype;
     c->values = sl_shape_numel(&field->shape);
     c->in_bytes = c->out_bytes = sl_field_element_bytes(field);
@@ -78,6 +79,34 @@ static sl_status compile_op(sl_pipeline *p, int index, int slot, sl_err *err)
     }
     if (c->out_bytes > p->max_element_bytes[f])
         p->max_element_bytes[f] = c->out_bytes;
+    return SL_OK;
+}
+
+sl_status sl__compile_nested(sl_pipeline *p, int owner, int first, int count, sl_err *err)
+{
+    const sl__compiled_op *parent = &p->compiled[owner];
+    for (int j = first; j < first + count; j++) {
+        const sl_op *op = &p->spec.ops[j];
+        const sl__op_desc *desc = sl__op_desc_of(op->kind);
+        if (desc && (desc->phase != SL__PHASE_ELEMENT || desc->nested))
+            return sl_fail(err, SL_EINVAL,
+                           "op %d (%s) cannot run inside op %d (%s): a sub-chain holds per-element ops that own no "
+                           "ops themselves",
+                           j, desc->name, owner, parent->desc->name);
+        if (p->ncompiled < j + 1)
+            p->ncompiled = j + 1;
+        sl_status st = compile_op(p, j, owner, err);
+        if (st)
+            return st;
+        const sl__compiled_op *c = &p->compiled[j];
+        if (c->field != parent->field)
+            return sl_fail(err, SL_EINVAL, "op %d (%s) inside op %d (%s) acts on field '%s', not on its owner's '%s'", j,
+                           desc->name, owner, parent->desc->name, op->field, parent->op->field);
+        if (!desc->in_place || c->in_bytes != c->out_bytes || c->in_dtype != c->out_dtype)
+            return sl_fail(err, SL_EINVAL,
+                           "op %d (%s) inside op %d (%s) must keep field '%s''s layout and work in place", j,
+                           desc->name, owner, parent->desc->name, op->field);
+    }
     return SL_OK;
 }
 
@@ -215,13 +244,25 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     p->output_schema = p->source_schema;
     for (int f = 0; f < p->source_schema.nfields; f++)
         p->max_element_bytes[f] = sl_field_element_bytes(&p->source_schema.fields[f]);
+    /* The ops up to the cache run in the prefix pipeline: here they keep
+     * their slots as inert entries (no phase any executor runs), so that
+     * slot i is spec op i for every op after them. */
+    for (int i = 0; i <= p->cache_at; i++)
+        p->compiled[i] = (sl__compiled_op){.op = &p->spec.ops[i], .desc = &sl__op_cache_desc, .field = -1,
+                                           .other_field = -1, .out_field = -1, .owner = -1};
+    p->ncompiled = p->cache_at + 1;
     for (int i = p->cache_at + 1; i < spec->nops; i++) {
-        int slot = p->ncompiled++;
-        st = compile_op(p, i, slot, err);
+        if (p->ncompiled < i + 1)
+            p->ncompiled = i + 1;
+        st = compile_op(p, i, -1, err);
         if (st) {
             sl_pipeline_free(p);
             return st;
         }
+        /* The op compiled the ops it owns; skip past them. */
+        const sl__op_desc *desc = p->compiled[i].desc;
+        if (desc->nested)
+            i += desc->nested(&spec->ops[i]);
     }
     int64_t rows = sl_source_rows(p->source);
     p->dataset_size = p->pack_field >= 0 ? (rows + p->seq_len - 1) / p->seq_len : rows;

@@ -13,6 +13,7 @@ typedef struct sl__compiled_op {
     int field;                 /* index in the output schema */
     int other_field;           /* a second field the op reads or writes, or -1 */
     int out_field;             /* a field a batch op adds to the output schema, or -1 */
+    int owner;                 /* the op whose sub-chain this op is (it runs it), or -1 */
     sl_dtype in_dtype;         /* the field's dtype before this op */
     sl_dtype out_dtype;        /* and after it */
     int64_t values;            /* values per element of the field, before the op */

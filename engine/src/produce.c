@@ -111,7 +111,8 @@ sl_status sl__produce_observed(const sl_pipeline *p, sl_kernel_choice kernels, s
     sl__op_ctx ctx = {p, k, position.epoch};
     for (int i = 0; i < p->ncompiled && !st; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (c->desc->phase != SL__PHASE_ELEMENT)
+        /* An op with an owner runs inside its owner's rows, not here. */
+        if (c->desc->phase != SL__PHASE_ELEMENT || c->owner >= 0)
             continue;
         if (observe)
             st = observe(user, i, fs[c->field].current, c->in_bytes * (size_t)dst->count, err);

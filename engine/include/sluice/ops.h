@@ -48,6 +48,9 @@ typedef enum sl_op_kind {
     SL_OP_GAUSSIAN_NOISE,  /* x + sigma z, z a standard normal variate per value (docs/determinism.md) */
     SL_OP_RANDOM_BRIGHTNESS, /* x + d, d uniform in [-delta, delta] per element */
     SL_OP_RANDOM_SCALE,    /* x * f, f uniform in [lo, hi] per element */
+    SL_OP_BRANCH_MEAN,     /* the next ops_a ops and the ops_b after them as two branches from x; (a + b) / 2 */
+    SL_OP_RANDOM_APPLY,    /* the next ops_a ops run on an element with probability p */
+    SL_OP_RANDOM_CHOICE,   /* per element, the next ops_a ops with probability p, else the ops_b after them */
     SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -108,6 +111,10 @@ typedef struct sl_op {
         struct { float sigma; } noise;      /* gaussian_noise */
         struct { float delta; } brightness; /* random_brightness */
         struct { float lo, hi; } range;     /* random_scale */
+        /* branch_mean, random_apply, random_choice: the op owns the ops_a
+         * ops of the spec after it (branch a) and the ops_b after those
+         * (branch b); p is the probability of running branch a. */
+        struct { int32_t ops_a, ops_b; float p; } sub;
     } u;
 } sl_op;
 
@@ -194,6 +201,23 @@ sl_op sl_op_rebatch(const char *field, int32_t micro);
 sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma);
 sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta);
 sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi);
+
+/* Ops over sub-chains. Each owns the ops that follow it in the spec: the
+ * next ops_a form branch a, the ops_b after those branch b. Those ops act on
+ * the same f32 field, keep its layout and run per element (element-wise,
+ * random or not, and per-element movement ops); they are compiled, named in
+ * errors and fingerprinted by their own index, and draw under their own op
+ * ids, but only the owning op runs them (docs/design.md, "Graphs").
+ * branch_mean: both branches start from the element's value x; the field
+ * becomes a * 0.5 + b * 0.5 (two exact halvings and one rounded sum: (a + b)
+ * * 0.5 in float wherever a + b does not overflow).
+ * random_apply: branch a runs on an element when its keyed uniform u < p.
+ * random_choice: branch a when u < p, else branch b.
+ * u is word 0 of Philox draw 0 of (seed, op_id, element, epoch) as k / 2^24
+ * (docs/determinism.md), so decisions follow the element, not its batch. */
+sl_op sl_op_branch_mean(const char *field, int32_t ops_a, int32_t ops_b);
+sl_op sl_op_random_apply(const char *field, uint32_t op_id, float p, int32_t ops);
+sl_op sl_op_random_choice(const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b);
 
 /* Whether an op maps each value to a new value independently of the others
  * (the ops a fused executor can chain inside one tile). */

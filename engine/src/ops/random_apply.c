@@ -1,0 +1,36 @@
+/* random_apply: the ops_a ops after this one run on an element when its
+ * keyed uniform falls below p, and the element passes unchanged otherwise.
+ * The decision is keyed by (seed, op id, epoch, element), so the same
+ * elements are chosen whatever the batch size, workers or executor. */
+#include <string.h>
+
+#include "subchain.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    return sl__subchain_compile(p, index, c, field, 1, false, err);
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    for (int64_t r = 0; r < count; r++) {
+        const char *src = (const char *)in + (size_t)r * c->in_bytes;
+        float *dst = (float *)((char *)out + (size_t)r * c->out_bytes);
+        if ((const void *)dst != (const void *)src)
+            memcpy(dst, src, c->in_bytes);
+        if (sl__subchain_decision(ctx, c, ids[r]))
+            sl__subchain_run(ctx, c, 0, ids[r], dst, scratch);
+    }
+}
+
+const sl__op_desc sl__op_random_apply_desc = {
+    .name = "random_apply",
+    .phase = SL__PHASE_ELEMENT,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = sl__subchain_fingerprint,
+    .release = sl__subchain_release,
+    .rows = rows,
+    .nested = sl__subchain_nested,
+};

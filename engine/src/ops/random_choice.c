@@ -1,0 +1,34 @@
+/* random_choice: per element, branch a (the ops_a ops after this one) when
+ * its keyed uniform falls below p, else branch b (the ops_b after those).
+ * Keyed by (seed, op id, epoch, element) like random_apply. */
+#include <string.h>
+
+#include "subchain.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    return sl__subchain_compile(p, index, c, field, 2, false, err);
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    for (int64_t r = 0; r < count; r++) {
+        const char *src = (const char *)in + (size_t)r * c->in_bytes;
+        float *dst = (float *)((char *)out + (size_t)r * c->out_bytes);
+        if ((const void *)dst != (const void *)src)
+            memcpy(dst, src, c->in_bytes);
+        sl__subchain_run(ctx, c, sl__subchain_decision(ctx, c, ids[r]) ? 0 : 1, ids[r], dst, scratch);
+    }
+}
+
+const sl__op_desc sl__op_random_choice_desc = {
+    .name = "random_choice",
+    .phase = SL__PHASE_ELEMENT,
+    .in_place = true,
+    .compile = compile,
+    .fingerprint = sl__subchain_fingerprint,
+    .release = sl__subchain_release,
+    .rows = rows,
+    .nested = sl__subchain_nested,
+};
