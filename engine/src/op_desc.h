@@ -69,6 +69,13 @@ typedef struct sl__op_desc {
      * (seed, op id, batch->epoch, batch->index). May narrow a field's
      * per-batch shape within its capacity. */
     sl_status (*batch)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *batch, sl_err *err);
+    /* Optional, for a random element-phase op: the names of its per-element
+     * decisions, comma-separated ("off_y,off_x"), and the function that
+     * writes them for one element as i32 values in that order: exactly what
+     * rows() takes, so `sluice export` can hand them to a peer loader. A
+     * random op without it has decisions that cannot be exported. */
+    const char *decision_columns;
+    void (*decisions)(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */
