@@ -2,12 +2,17 @@
 #include <strings.h>
 
 #include "adapters.h"
+#include "peer.h"
 
 /* Reference first: reports compare every adapter with it. */
 static const sl_adapter *const adapters[] = {
     &sl__adapter_reference,
     &sl__adapter_iter,
     &sl__adapter_fused,
+    /* Peers last: other loaders, run as child processes (peer.c). */
+    &sl__peer_numpy.adapter,
+    &sl__peer_torch.adapter,
+    &sl__peer_torch_w2.adapter,
 };
 
 int sl_adapter_count(void)
