@@ -399,8 +399,9 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_err talk = {0};
     sl_status talked = converse(&s, &talk);
     char how[64], tail[TAIL_BYTES + 1];
-    /* A peer that delivered everything has a moment to exit by itself. */
-    bool clean = finish(&s.c, talked == SL_OK ? 5000000000LL : 0, how, sizeof how);
+    /* A peer that delivered everything, or closed its output, has a moment
+     * to exit by itself, so its exit status can be reported. */
+    bool clean = finish(&s.c, talked == SL_OK || s.c.out_eof ? 5000000000LL : 0, how, sizeof how);
     if (talked != SL_OK) {
         st = sl_fail(err, talked, "%s; it %s; stderr: %s", talk.msg, how, stderr_tail(&s.c, tail, sizeof tail));
     } else if (!clean) {
