@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include "adapters.h"
+#include "peer.h"
 
 /* Reference first: reports compare every adapter with it. */
 static const sl_adapter *const adapters[] = {
@@ -9,6 +10,10 @@ static const sl_adapter *const adapters[] = {
     &sl__adapter_iter,
     &sl__adapter_fused,
     &sl__adapter_per_element,
+    /* Peers last: other loaders, run as child processes (peer.c). */
+    &sl__peer_numpy.adapter,
+    &sl__peer_torch.adapter,
+    &sl__peer_torch_w2.adapter,
 };
 
 int sl_adapter_count(void)

@@ -339,6 +339,12 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
         if (status != SL_OK) {
             status = fail_record(record, status, run_err.msg, err);
+            /* An adapter that checks its own output (a peer, by digest) says
+             * it did other work than the reference: a mismatch, not ranked. */
+            if (status == SL_EMISMATCH) {
+                record->outcome = SL_RECORD_MISMATCH;
+                sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+            }
             goto done;
         }
         if (sink.seen != total) {

@@ -348,9 +348,13 @@ static void select_adapters(const sl__cli *cli, const char *text, sl__selection 
 {
     sl__cli_list list = sl__cli_split(cli, "--adapters", text);
     for (int i = 0; i < list.count; i++) {
-        if (strcasecmp(list.items[i], "all") == 0) {
+        /* "all" is sluice's own adapters; "peers" the other loaders, which
+         * start a Python framework per run, so they run when asked for. */
+        bool all = strcasecmp(list.items[i], "all") == 0;
+        if (all || strcasecmp(list.items[i], "peers") == 0) {
             for (int a = 0; a < selection->nadapters; a++) {
-                selection->adapters[a] = true;
+                bool peer = strncmp(sl_adapter_at(a)->name, "peer:", 5) == 0;
+                selection->adapters[a] |= all ? !peer : peer;
             }
             continue;
         }

@@ -257,6 +257,14 @@ void harness_check_determinism(const char *id, const char *variant)
     sl_scenario_instance_free(second);
 }
 
+/* Peers (other loaders, run as Python processes) are tested by
+ * tests/unit/test_peers.c and the `peers` suite, not by every scenario's
+ * standard tests, which would start a framework per adapter run. */
+static bool harness_is_peer(const sl_adapter *adapter)
+{
+    return strncmp(adapter->name, "peer:", 5) == 0;
+}
+
 void harness_check_equivalence(const char *id, const char *variant)
 {
     sl_scenario_instance *instance = harness_build(id, variant);
@@ -275,6 +283,8 @@ void harness_check_equivalence(const char *id, const char *variant)
         cr_assert_eq(sl_kernels_select(table->name, &err), SL_OK, "%s", err.msg);
         for (int i = 0; i < sl_adapter_count(); i++) {
             const sl_adapter *adapter = sl_adapter_at(i);
+            if (harness_is_peer(adapter))
+                continue;
             char reason[256] = "";
             if (!sl_adapter_is_available(adapter, reason, sizeof reason) ||
                 !sl_adapter_supports(adapter, needed, reason, sizeof reason)) {
@@ -327,6 +337,8 @@ void harness_check_records(const char *id, const char *variant)
     uint64_t first_digest[2] = {0, 0};
     for (int i = 0; i < sl_adapter_count(); i++) {
         const sl_adapter *adapter = sl_adapter_at(i);
+        if (harness_is_peer(adapter))
+            continue;
         sl_record record;
         sl_status st = sl_bench_run(instance, adapter, &options, &record, &err);
         cr_assert_eq(st, SL_OK, "%s: %s", adapter->name, err.msg);

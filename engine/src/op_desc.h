@@ -101,6 +101,13 @@ typedef struct sl__op_desc {
      * pipeline does not compile them again, and executors never run an op
      * with an owner (c->owner >= 0): the owner's rows runs them. */
     int (*nested)(const sl_op *op);
+    /* Optional, for a random element-phase op: the names of its per-element
+     * decisions, comma-separated ("off_y,off_x"), and the function that
+     * writes them for one element as i32 values in that order: exactly what
+     * rows() takes, so `sluice export` can hand them to a peer loader. A
+     * random op without it has decisions that cannot be exported. */
+    const char *decision_columns;
+    void (*decisions)(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */

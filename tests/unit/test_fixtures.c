@@ -99,6 +99,8 @@ Test(fixtures, schemas_and_sizes_are_as_documented)
     cr_assert_eq(sl_source_schema(s)->nfields, 1);
     expect_field(s, 0, "volume", SL_F32, (sl_shape){.rank = 3, .dims = {3, 5, 7}});
     cr_assert_eq(sl_fixture_bytes(&volumes_spec), 12 * 105 * 4);
+    sl_source_free(s);
+
     s = build(&sparse_spec, 1);
     cr_assert_eq(sl_source_schema(s)->nfields, 2);
     expect_field(s, 0, "dense", SL_F32, (sl_shape){.rank = 1, .dims = {5}});

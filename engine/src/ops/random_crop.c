@@ -40,6 +40,14 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    int oy, ox;
+    sl__crop_offsets(ctx, c, element, &oy, &ox);
+    out[0] = oy;
+    out[1] = ox;
+}
+
 const sl__op_desc sl__op_random_crop_desc = {
     .name = "random_crop",
     .phase = SL__PHASE_ELEMENT,
@@ -48,4 +56,6 @@ const sl__op_desc sl__op_random_crop_desc = {
     .compile = compile,
     .fingerprint = fingerprint,
     .rows = rows,
+    .decision_columns = "off_y,off_x",
+    .decisions = decisions,
 };

@@ -54,6 +54,14 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    int offset[3];
+    sl__crop3d_offsets(ctx, c, element, offset);
+    for (int i = 0; i < 3; i++)
+        out[i] = offset[i];
+}
+
 const sl__op_desc sl__op_random_crop3d_desc = {
     .name = "random_crop3d",
     .phase = SL__PHASE_ELEMENT,
@@ -62,4 +70,6 @@ const sl__op_desc sl__op_random_crop3d_desc = {
     .compile = compile,
     .fingerprint = fingerprint,
     .rows = rows,
+    .decision_columns = "off_d,off_h,off_w",
+    .decisions = decisions,
 };

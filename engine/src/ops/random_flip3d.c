@@ -46,6 +46,11 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = (int32_t)sl__flip3d_axes(ctx, c, element);
+}
+
 const sl__op_desc sl__op_random_flip3d_desc = {
     .name = "random_flip3d",
     .phase = SL__PHASE_ELEMENT,
@@ -54,4 +59,6 @@ const sl__op_desc sl__op_random_flip3d_desc = {
     .compile = compile,
     .fingerprint = fingerprint,
     .rows = rows,
+    .decision_columns = "axes",
+    .decisions = decisions,
 };

@@ -36,6 +36,11 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
             ctx->kernels->hflip((char *)out + (size_t)r * c->out_bytes, c->h, c->w, c->pixel_bytes);
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = sl__flip_decision(ctx, c, element) ? 1 : 0;
+}
+
 const sl__op_desc sl__op_random_hflip_desc = {
     .name = "random_hflip",
     .phase = SL__PHASE_ELEMENT,
@@ -44,4 +49,6 @@ const sl__op_desc sl__op_random_hflip_desc = {
     .compile = compile,
     .fingerprint = fingerprint,
     .rows = rows,
+    .decision_columns = "flip",
+    .decisions = decisions,
 };

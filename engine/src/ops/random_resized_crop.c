@@ -91,6 +91,15 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    sl_crop_box box = sl_random_resized_crop_box(c->op, ctx->pipeline->spec.seed, ctx->epoch, element, c->h, c->w);
+    out[0] = box.y;
+    out[1] = box.x;
+    out[2] = box.h;
+    out[3] = box.w;
+}
+
 const sl__op_desc sl__op_random_resized_crop_desc = {
     .name = "random_resized_crop",
     .phase = SL__PHASE_ELEMENT,
@@ -99,4 +108,6 @@ const sl__op_desc sl__op_random_resized_crop_desc = {
     .compile = compile,
     .fingerprint = fingerprint,
     .rows = rows,
+    .decision_columns = "y,x,h,w",
+    .decisions = decisions,
 };

@@ -1,0 +1,390 @@
+/* sluice export: a pipeline's data, order, random decisions and reference
+ * digests, written so that another loader can do the same work and prove it
+ * did (docs/peers.md). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "json.h"
+#include "op_desc.h"
+#include "pipeline_internal.h"
+#include "sluice/digest.h"
+#include "sluice/export.h"
+#include "sluice/npy.h"
+#include "sluice/record.h"
+
+static cJSON *shape_json(const sl_shape *shape, bool *ok)
+{
+    cJSON *dims = cJSON_CreateArray();
+    for (int d = 0; d < shape->rank; d++)
+        sl__json_append(dims, cJSON_CreateNumber((double)shape->dims[d]), ok);
+    return dims;
+}
+
+static cJSON *schema_json(const sl_schema *schema, bool *ok)
+{
+    cJSON *fields = cJSON_CreateArray();
+    for (int f = 0; f < schema->nfields; f++) {
+        cJSON *field = cJSON_CreateObject();
+        sl__json_put(field, "name", cJSON_CreateString(schema->fields[f].name), ok);
+        sl__json_put(field, "dtype", cJSON_CreateString(sl_dtype_name(schema->fields[f].dtype)), ok);
+        sl__json_put(field, "shape", shape_json(&schema->fields[f].shape, ok), ok);
+        sl__json_append(fields, field, ok);
+    }
+    return fields;
+}
+
+static cJSON *floats_json(const float *values, int count, bool *ok)
+{
+    cJSON *array = cJSON_CreateArray();
+    /* A float widens to a double exactly, and cJSON prints doubles so they
+     * read back to the same double, so a peer's float32(value) is bitwise
+     * the value sluice uses. */
+    for (int i = 0; i < count; i++)
+        sl__json_append(array, cJSON_CreateNumber((double)values[i]), ok);
+    return array;
+}
+
+static void put_number(cJSON *object, const char *key, double value, bool *ok)
+{
+    sl__json_put(object, key, cJSON_CreateNumber(value), ok);
+}
+
+/* An op's parameters by name: the one place that spells them out for
+ * peers, beside the fingerprint functions that hash the same values. */
+static cJSON *op_params(const sl_op *op, bool *ok)
+{
+    cJSON *p = cJSON_CreateObject();
+    switch (op->kind) {
+    case SL_OP_PACK_TOKENS:
+        put_number(p, "seq_len", op->u.pack.seq_len, ok);
+        put_number(p, "pad_id", op->u.pack.pad_id, ok);
+        break;
+    case SL_OP_NORMALIZE: {
+        float inv_std[SL_MAX_CHANNELS];
+        /* What the kernels multiply by (sl_normalize_consts_init): IEEE
+         * division is correctly rounded, so this is the same float. */
+        for (int c = 0; c < op->u.normalize.channels; c++)
+            inv_std[c] = 1.0f / op->u.normalize.std[c];
+        put_number(p, "channels", op->u.normalize.channels, ok);
+        sl__json_put(p, "mean", floats_json(op->u.normalize.mean, op->u.normalize.channels, ok), ok);
+        sl__json_put(p, "std", floats_json(op->u.normalize.std, op->u.normalize.channels, ok), ok);
+        sl__json_put(p, "inv_std", floats_json(inv_std, op->u.normalize.channels, ok), ok);
+        break;
+    }
+    case SL_OP_SCALE:
+    case SL_OP_ADD:
+    case SL_OP_MULTIPLY:
+        put_number(p, "value", op->u.scalar.value, ok);
+        break;
+    case SL_OP_CLIP:
+        put_number(p, "lo", op->u.clip.lo, ok);
+        put_number(p, "hi", op->u.clip.hi, ok);
+        break;
+    case SL_OP_RANDOM_CROP:
+        put_number(p, "crop_h", op->u.crop.crop_h, ok);
+        put_number(p, "crop_w", op->u.crop.crop_w, ok);
+        break;
+    case SL_OP_RANDOM_HFLIP:
+    case SL_OP_RANDOM_FLIP3D:
+        put_number(p, "p", op->u.flip.p, ok);
+        break;
+    case SL_OP_RANDOM_CROP3D:
+        put_number(p, "d", op->u.patch.d, ok);
+        put_number(p, "h", op->u.patch.h, ok);
+        put_number(p, "w", op->u.patch.w, ok);
+        break;
+    case SL_OP_ONE_HOT:
+        put_number(p, "classes", op->u.one_hot.classes, ok);
+        break;
+    case SL_OP_MIXUP:
+    case SL_OP_CUTMIX:
+        sl__json_put(p, "label", cJSON_CreateString(op->u.mix.label), ok);
+        put_number(p, "alpha", op->u.mix.alpha, ok);
+        break;
+    case SL_OP_TRIG_ROUNDS:
+        put_number(p, "rounds", op->u.rounds.count, ok);
+        break;
+    case SL_OP_RESIZE:
+        put_number(p, "out_h", op->u.resize.out_h, ok);
+        put_number(p, "out_w", op->u.resize.out_w, ok);
+        break;
+    case SL_OP_RANDOM_RESIZED_CROP:
+        put_number(p, "out_h", op->u.rrc.out_h, ok);
+        put_number(p, "out_w", op->u.rrc.out_w, ok);
+        put_number(p, "scale_lo", op->u.rrc.scale_lo, ok);
+        put_number(p, "scale_hi", op->u.rrc.scale_hi, ok);
+        put_number(p, "ratio", op->u.rrc.ratio, ok);
+        break;
+    case SL_OP_PAD_TOKENS:
+        put_number(p, "length", op->u.pad.length, ok);
+        put_number(p, "end_id", op->u.pad.end_id, ok);
+        put_number(p, "pad_id", op->u.pad.pad_id, ok);
+        break;
+    case SL_OP_LOG_MEL:
+        put_number(p, "sample_rate", op->u.mel.sample_rate, ok);
+        put_number(p, "frame", op->u.mel.frame, ok);
+        put_number(p, "hop", op->u.mel.hop, ok);
+        put_number(p, "n_fft", op->u.mel.n_fft, ok);
+        put_number(p, "mels", op->u.mel.mels, ok);
+        break;
+    case SL_OP_HASH_IDS: {
+        cJSON *sizes = cJSON_CreateArray();
+        for (int j = 0; j < op->u.hash.columns; j++)
+            sl__json_append(sizes, cJSON_CreateNumber((double)op->u.hash.sizes[j]), ok);
+        put_number(p, "columns", op->u.hash.columns, ok);
+        sl__json_put(p, "sizes", sizes, ok);
+        break;
+    }
+    case SL_OP_BAG_OFFSETS:
+        sl__json_put(p, "out", cJSON_CreateString(op->u.bag.out), ok);
+        break;
+    case SL_OP_BUCKET_BY_LENGTH:
+        put_number(p, "window_batches", op->u.bucket.window_batches, ok);
+        break;
+    case SL_OP_PAD_TO_MULTIPLE:
+        sl__json_put(p, "lengths", cJSON_CreateString(op->u.pad_multiple.lengths), ok);
+        put_number(p, "multiple", op->u.pad_multiple.multiple, ok);
+        put_number(p, "pad_id", op->u.pad_multiple.pad_id, ok);
+        break;
+    case SL_OP_ATTENTION_MASK:
+        sl__json_put(p, "lengths", cJSON_CreateString(op->u.mask.lengths), ok);
+        sl__json_put(p, "out", cJSON_CreateString(op->u.mask.out), ok);
+        break;
+    default:
+        break;
+    }
+    return p;
+}
+
+static const char *phase_name(sl__op_phase phase)
+{
+    return phase == SL__PHASE_SOURCE ? "source" : phase == SL__PHASE_ELEMENT ? "element" : "batch";
+}
+
+/* The compiled op of spec op `index`, or NULL (ops before a cache point
+ * are compiled into the prefix pipeline, and have no randomness). */
+static const sl__compiled_op *compiled_of(const sl_pipeline *p, int index)
+{
+    for (int i = 0; i < p->ncompiled; i++)
+        if (p->compiled[i].op == &p->spec.ops[index])
+            return &p->compiled[i];
+    return NULL;
+}
+
+static int count_columns(const char *columns)
+{
+    int n = 1;
+    for (const char *c = columns; *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+static sl_status write_i32_matrix(const char *path, int32_t *data, int64_t rows, int64_t cols, sl_err *err)
+{
+    sl_tensor t = {.dtype = SL_I32, .shape = {.rank = 2, .dims = {rows, cols}}, .data = data};
+    return sl_npy_write(path, &t, err);
+}
+
+/* One op's decisions for every element of one epoch, indexed by element id. */
+static sl_status write_decisions(const sl_pipeline *p, const sl__compiled_op *c, int64_t epoch, const char *path,
+                                 sl_err *err)
+{
+    int cols = count_columns(c->desc->decision_columns);
+    int64_t n = p->dataset_size;
+    int32_t *data = malloc((size_t)n * (size_t)cols * sizeof *data + 1);
+    if (!data)
+        return sl_fail(err, SL_ENOMEM, "no memory for the decisions of op %s", c->desc->name);
+    sl__op_ctx ctx = {p, sl_kernel_table_for(SL_KERNELS_REFERENCE), epoch};
+    for (int64_t e = 0; e < n; e++)
+        c->desc->decisions(&ctx, c, e, data + e * cols);
+    sl_status st = write_i32_matrix(path, data, n, cols, err);
+    free(data);
+    return st;
+}
+
+static sl_status path_in(char *buf, size_t size, const char *dir, const char *name, sl_err *err)
+{
+    if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
+        return sl_fail(err, SL_EINVAL, "export path '%s/%s' is too long", dir, name);
+    return SL_OK;
+}
+
+/* Each epoch's element order, the batch list and the reference digests, in
+ * one pass of the reference kernels over the batches. */
+static sl_status write_batches(const sl_pipeline *p, int64_t nbatches, int64_t epochs, const char *dir,
+                               cJSON *plan, bool *ok, sl_err *err)
+{
+    sl_batch *batch = NULL;
+    sl_status st = sl_batch_create(&p->output_schema, p->spec.batch_size, &batch, err);
+    if (st)
+        return st;
+    int64_t *order = malloc((size_t)p->epoch_size * sizeof *order + 1);
+    uint64_t *digests = malloc((size_t)nbatches * sizeof *digests + 1);
+    cJSON *list = cJSON_CreateArray();
+    cJSON *hex = cJSON_CreateArray();
+    if (!order || !digests) {
+        st = sl_fail(err, SL_ENOMEM, "no memory for the export's order and digests");
+        goto done;
+    }
+    sl_position pos = {0, 0};
+    int64_t i = 0;
+    char path[4096], name[64];
+    for (int64_t e = 0; e < epochs && !st; e++) {
+        int64_t offset = 0;
+        for (int64_t b = 0; b < p->batches_per_epoch && !st; b++) {
+            pos = (sl_position){e, b};
+            bool wanted = i < nbatches;
+            if (wanted)
+                st = sl_pipeline_produce(p, SL_KERNELS_REFERENCE, pos, batch, err);
+            else
+                st = sl__batch_begin(p, pos, batch, err);
+            if (st)
+                break;
+            memcpy(order + offset, batch->element_ids, (size_t)batch->count * sizeof *order);
+            if (wanted) {
+                sl_digest *d = sl_digest_new();
+                if (!d) {
+                    st = sl_fail(err, SL_ENOMEM, "no memory for a digest");
+                    break;
+                }
+                sl_digest_add_batch(d, batch);
+                digests[i] = sl_digest_value(d);
+                sl_digest_free(d);
+                cJSON *entry = cJSON_CreateObject();
+                put_number(entry, "epoch", (double)e, ok);
+                put_number(entry, "batch", (double)b, ok);
+                put_number(entry, "offset", (double)offset, ok);
+                put_number(entry, "rows", (double)batch->count, ok);
+                sl__json_append(list, entry, ok);
+                sl__json_append(hex, sl__json_hex64(digests[i]), ok);
+                i++;
+            }
+            offset += batch->count;
+        }
+        if (st)
+            break;
+        snprintf(name, sizeof name, "order_e%" PRId64 ".npy", e);
+        st = path_in(path, sizeof path, dir, name, err);
+        sl_tensor t = {.dtype = SL_I64, .shape = {.rank = 1, .dims = {offset}}, .data = order};
+        if (!st)
+            st = sl_npy_write(path, &t, err);
+    }
+    if (!st) {
+        st = path_in(path, sizeof path, dir, "digests.npy", err);
+        /* u64 has no sl_dtype; the same bytes as i64 (a peer views them as u64). */
+        sl_tensor t = {.dtype = SL_I64, .shape = {.rank = 1, .dims = {nbatches}}, .data = digests};
+        if (!st)
+            st = sl_npy_write(path, &t, err);
+    }
+done:
+    sl__json_put(plan, "batches", list, ok);
+    sl__json_put(plan, "reference_digests", hex, ok);
+    free(order);
+    free(digests);
+    sl_batch_free(batch);
+    return st;
+}
+
+static cJSON *op_json(const sl_pipeline *p, int index, int64_t epochs, const char *dir, bool *exportable,
+                      sl_status *st, bool *ok, sl_err *err)
+{
+    const sl_op *op = &p->spec.ops[index];
+    const sl__op_desc *desc = sl__op_desc_of(op->kind);
+    const sl__compiled_op *c = compiled_of(p, index);
+    cJSON *o = cJSON_CreateObject();
+    sl__json_put(o, "index", cJSON_CreateNumber(index), ok);
+    sl__json_put(o, "kind", cJSON_CreateString(desc->name), ok);
+    sl__json_put(o, "field", cJSON_CreateString(op->field), ok);
+    sl__json_put(o, "op_id", cJSON_CreateNumber(op->op_id), ok);
+    sl__json_put(o, "phase", cJSON_CreateString(phase_name(desc->phase)), ok);
+    sl__json_put(o, "params", op_params(op, ok), ok);
+    /* Batch-phase ops with draws (MixUp, CutMix) have no descriptor flag,
+     * so they are recognized by their phase and random draws. */
+    bool random = desc->random || op->kind == SL_OP_MIXUP || op->kind == SL_OP_CUTMIX;
+    sl__json_put(o, "random", cJSON_CreateBool(random), ok);
+    if (!random)
+        return o;
+    cJSON *dec = cJSON_CreateObject();
+    if (desc->decisions && c) {
+        char name[64], path[4096];
+        snprintf(name, sizeof name, "decisions_op%d_e{epoch}.npy", index);
+        sl__json_put(dec, "exported", cJSON_CreateTrue(), ok);
+        sl__json_put(dec, "file", cJSON_CreateString(name), ok);
+        sl__json_put(dec, "columns", cJSON_CreateString(desc->decision_columns), ok);
+        sl__json_put(dec, "indexed_by", cJSON_CreateString("element id"), ok);
+        for (int64_t e = 0; e < epochs && !*st; e++) {
+            snprintf(name, sizeof name, "decisions_op%d_e%" PRId64 ".npy", index, e);
+            *st = path_in(path, sizeof path, dir, name, err);
+            if (!*st)
+                *st = write_decisions(p, c, e, path, err);
+        }
+    } else {
+        *exportable = false;
+        sl__json_put(dec, "exported", cJSON_CreateFalse(), ok);
+        sl__json_put(dec, "reason",
+                     cJSON_CreateString("its draws are not exported (batch-phase lambdas and partners); a peer is "
+                                        "compared statistically, never bitwise"),
+                     ok);
+    }
+    sl__json_put(o, "decisions", dec, ok);
+    return o;
+}
+
+sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int64_t nbatches, const char *dir,
+                          sl_err *err)
+{
+    if (nbatches <= 0)
+        return sl_fail(err, SL_EINVAL, "an export needs at least one batch, got %" PRId64, nbatches);
+    sl_status st = sl_source_export_npy(p->spec.source, dir, err);
+    if (st)
+        return st;
+    int64_t epochs = (nbatches + p->batches_per_epoch - 1) / p->batches_per_epoch;
+    bool ok = true, exportable = true;
+    cJSON *plan = cJSON_CreateObject();
+    sl__json_put(plan, "format", cJSON_CreateString("sluice-peer-plan"), &ok);
+    sl__json_put(plan, "version", cJSON_CreateNumber(SL_EXPORT_VERSION), &ok);
+    sl__json_put(plan, "scenario", cJSON_CreateString(meta && meta->scenario ? meta->scenario : ""), &ok);
+    sl__json_put(plan, "variant", cJSON_CreateString(meta && meta->variant ? meta->variant : ""), &ok);
+    sl__json_put(plan, "profile", cJSON_CreateString(meta && meta->profile ? meta->profile : ""), &ok);
+    put_number(plan, "warmup_batches", meta ? (double)meta->warmup_batches : 0.0, &ok);
+    sl__json_put(plan, "seed", sl__json_u64_text(p->spec.seed), &ok);
+    sl__json_put(plan, "shuffle", cJSON_CreateBool(p->spec.shuffle), &ok);
+    put_number(plan, "batch_size", (double)p->spec.batch_size, &ok);
+    sl__json_put(plan, "drop_last", cJSON_CreateBool(p->spec.drop_last), &ok);
+    put_number(plan, "dataset_size", (double)p->dataset_size, &ok);
+    put_number(plan, "epoch_size", (double)p->epoch_size, &ok);
+    put_number(plan, "batches_per_epoch", (double)p->batches_per_epoch, &ok);
+    put_number(plan, "nbatches", (double)nbatches, &ok);
+    put_number(plan, "epochs", (double)epochs, &ok);
+    sl__json_put(plan, "fingerprint", sl__json_hex64(sl_pipeline_fingerprint(p)), &ok);
+
+    cJSON *source = cJSON_CreateObject();
+    put_number(source, "rows", (double)sl_source_rows(p->spec.source), &ok);
+    sl__json_put(source, "fields", schema_json(sl_source_schema(p->spec.source), &ok), &ok);
+    sl__json_put(plan, "source", source, &ok);
+    sl__json_put(plan, "output", schema_json(&p->output_schema, &ok), &ok);
+
+    cJSON *ops = cJSON_CreateArray();
+    for (int i = 0; i < p->spec.nops && !st; i++)
+        sl__json_append(ops, op_json(p, i, epochs, dir, &exportable, &st, &ok, err), &ok);
+    sl__json_put(plan, "ops", ops, &ok);
+    sl__json_put(plan, "order_file", cJSON_CreateString("order_e{epoch}.npy"), &ok);
+    sl__json_put(plan, "digests_file", cJSON_CreateString("digests.npy"), &ok);
+    if (!st)
+        st = write_batches(p, nbatches, epochs, dir, plan, &ok, err);
+    sl__json_put(plan, "decisions_exported", cJSON_CreateBool(exportable), &ok);
+    if (st) {
+        cJSON_Delete(plan);
+        return st;
+    }
+    char path[4096];
+    st = path_in(path, sizeof path, dir, "plan.json", err);
+    if (st) {
+        cJSON_Delete(plan);
+        return st;
+    }
+    return sl__json_save(ok ? plan : (cJSON_Delete(plan), NULL), path, err);
+}

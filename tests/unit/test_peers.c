@@ -1,0 +1,151 @@
+/* The peer protocol with peers written with the standard library and numpy
+ * alone (peers/numpy_peer.py and peers/testing/): a good peer is equivalent
+ * bitwise, and a peer that crashes, hangs, prints garbage or returns wrong
+ * data is recorded as such with the reason, and the run carries on. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../adapters/peer.h"
+#include "sluice/bench.h"
+#include "sluice/scenario.h"
+
+static char script_path[4][1024];
+
+static const char *script(int slot, const char *name)
+{
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(script_path[slot], sizeof script_path[slot], "%s/peers/%s", root ? root : ".", name);
+    return script_path[slot];
+}
+
+static sl__peer test_peer(const char *name, const char *file, int slot)
+{
+    sl__peer peer = sl__peer_numpy;
+    peer.adapter.name = name;
+    peer.script = script(slot, file);
+    peer.startup_s = 60.0;
+    peer.batch_s = 2.0;
+    peer.total_s = 120.0;
+    return peer;
+}
+
+static sl_scenario_instance *instance;
+static sl_bench_options options;
+
+static void setup(void)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has("numpy,xxhash", reason, sizeof reason))
+        cr_skip_test("the protocol tests need the peers' Python with numpy and xxhash: %s", reason);
+    const sl_scenario *scenario = sl_scenario_find("PC-1");
+    cr_assert_not_null(scenario);
+    sl_build_options build;
+    sl_build_options_init(&build, SL_PROFILE_CI, 42);
+    sl_err err = {0};
+    cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, "depth1"), &build, &instance, &err),
+                 SL_OK, "%s", err.msg);
+    sl_bench_options_init(&options, SL_PROFILE_CI, 42);
+    options.repetitions = 1;
+    options.warmup_batches = 1;
+    options.measured_batches = 4;
+    options.skip_probes = true;
+    options.check_against_reference = true;
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
+                 err.msg);
+}
+
+static void teardown(void)
+{
+    sl_scenario_instance_free(instance);
+    instance = NULL;
+}
+
+static void run(const sl_adapter *adapter, sl_record *record)
+{
+    sl_err err = {0};
+    sl_bench_run(instance, adapter, &options, record, &err);
+}
+
+/* After every failing peer, the reference adapter still runs and is ok. */
+static void assert_run_carries_on(void)
+{
+    sl_record record;
+    run(sl_adapter_find("reference"), &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    sl_record_release(&record);
+}
+
+TestSuite(peers, .init = setup, .fini = teardown, .timeout = 300);
+
+Test(peers, numpy_peer_is_bitwise_equivalent_and_its_latencies_are_its_own)
+{
+    sl_record record;
+    run(&sl__peer_numpy.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    cr_assert_eq(record.output_digest, options.reference_digest);
+    cr_assert_eq(record.measured_batches, 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_gt(record.latency_ns[i], 0, "batch %d", i);
+    sl_record_release(&record);
+}
+
+Test(peers, a_crashing_peer_fails_with_its_stderr)
+{
+    sl__peer peer = test_peer("peer:test-crash", "testing/crash.py", 0);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_FAILED);
+    cr_assert(strstr(record.reason, "crashed") != NULL, "%s", record.reason);
+    cr_assert(strstr(record.reason, "status 3") != NULL, "%s", record.reason);
+    cr_assert(strstr(record.reason, "simulated crash") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+Test(peers, a_hanging_peer_is_killed_at_the_batch_limit)
+{
+    sl__peer peer = test_peer("peer:test-hang", "testing/hang.py", 1);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_FAILED);
+    cr_assert(strstr(record.reason, "timeout") != NULL, "%s", record.reason);
+    cr_assert(strstr(record.reason, "per-batch") != NULL, "%s", record.reason);
+    cr_assert(strstr(record.reason, "hanging on purpose") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+Test(peers, a_peer_printing_garbage_fails)
+{
+    sl__peer peer = test_peer("peer:test-garbage", "testing/garbage.py", 2);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_FAILED);
+    cr_assert(strstr(record.reason, "protocol") != NULL, "%s", record.reason);
+    cr_assert(strstr(record.reason, "this is not json") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+Test(peers, a_peer_with_wrong_data_is_a_mismatch_never_ranked)
+{
+    sl__peer peer = test_peer("peer:test-wrong", "testing/wrong.py", 3);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "mismatch");
+    /* Every batch has the wrong data, so every batch's digest differs. */
+    cr_assert(strstr(record.reason, "5 of 5 batches differ") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+Test(peers, a_missing_module_makes_a_peer_unavailable_with_the_reason)
+{
+    char reason[256] = "";
+    cr_assert_not(sl__peer_python_has("numpy,no_such_module_for_sluice", reason, sizeof reason));
+    cr_assert(strstr(reason, "no_such_module_for_sluice") != NULL, "%s", reason);
+}

@@ -1,0 +1,84 @@
+/* `sluice export`: writes what a peer loader needs to do one scenario
+ * variant's work (sluice/export.h, docs/peers.md). */
+#include <stdio.h>
+
+#include "cli.h"
+#include "sluice/export.h"
+#include "sluice/scenario.h"
+
+static const char usage[] =
+    "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
+    "\n"
+    "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
+    "per-element random decisions of its ops, the reference's per-batch digests\n"
+    "and plan.json (ops and parameters, batch size, n, seed, epochs, batches) into\n"
+    "DIR, for a peer loader to do the same work and prove it (docs/peers.md).\n"
+    "\n"
+    "options:\n"
+    "  --scenario ID       the scenario (sluice list shows them)\n"
+    "  --variant V         its variant\n"
+    "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
+    "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
+    "                      warmup + measured batches, what one bench repetition runs)\n"
+    "  --seed N            fixture and pipeline seed (default 42)\n"
+    "  --output DIR        where to write (created when missing)\n"
+    "  -h, --help          show this help\n";
+
+int sl__cmd_export(int argc, char **argv)
+{
+    const char *scenario_id = NULL, *variant_name = NULL, *output = NULL;
+    sl_profile profile = SL_PROFILE_CI;
+    uint64_t seed = 42;
+    int64_t batches = 0;
+    sl__cli cli = sl__cli_start("export", argc, argv);
+    const char *value;
+    while (sl__cli_next(&cli)) {
+        if (sl__cli_is_help(&cli)) {
+            fputs(usage, stdout);
+            return SL__EXIT_OK;
+        } else if (sl__cli_option(&cli, "--scenario", &value)) {
+            scenario_id = value;
+        } else if (sl__cli_option(&cli, "--variant", &value)) {
+            variant_name = value;
+        } else if (sl__cli_option(&cli, "--profile", &value)) {
+            profile = sl__cli_profile(&cli, "--profile", value);
+        } else if (sl__cli_option(&cli, "--batches", &value)) {
+            batches = sl__cli_int(&cli, "--batches", value, 1, 1 << 24);
+        } else if (sl__cli_option(&cli, "--seed", &value)) {
+            seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_option(&cli, "--output", &value)) {
+            output = value;
+        } else {
+            sl__cli_unknown(&cli);
+        }
+    }
+    if (!scenario_id || !variant_name || !output)
+        sl__cli_usage_error(&cli, "say --scenario ID, --variant V and --output DIR");
+    const sl_scenario *scenario = sl_scenario_find(scenario_id);
+    if (!scenario)
+        sl__cli_usage_error(&cli, "unknown scenario '%s' (sluice list shows them)", scenario_id);
+    const sl_variant *variant = sl_scenario_variant(scenario, variant_name);
+    if (!variant)
+        sl__cli_usage_error(&cli, "scenario %s has no variant '%s'", scenario->id, variant_name);
+    const sl_profile_settings *settings = sl_profile_get(profile);
+    if (batches == 0)
+        batches = settings->warmup_batches + settings->measured_batches;
+
+    sl_build_options build;
+    sl_build_options_init(&build, profile, seed);
+    sl_scenario_instance *instance = NULL;
+    sl_err err = {0};
+    sl_status st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+    if (st == SL_OK) {
+        sl_export_meta meta = {scenario->id, variant->name, settings->name, settings->warmup_batches};
+        st = sl_export_write(instance->pipeline, &meta, batches, output, &err);
+    }
+    sl_scenario_instance_free(instance);
+    if (st != SL_OK) {
+        sl__cli_error("export", "%s/%s: %s", scenario->id, variant->name, err.msg);
+        return SL__EXIT_FAILED;
+    }
+    printf("exported %s/%s (%s, %lld batches) to %s\n", scenario->id, variant->name, settings->name,
+           (long long)batches, output);
+    return SL__EXIT_OK;
+}
