@@ -19,7 +19,7 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_IMAGES = 0,  /* field "image" u8 [h, w, c] + field "label" i32 [] */
     SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
-    SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
+    SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1), and "label" i32 [] when classes > 0 */
     SL_FIXTURE_KIND_COUNT
 } sl_fixture_kind;
 
@@ -27,7 +27,7 @@ typedef struct sl_fixture_spec {
     sl_fixture_kind kind;
     int64_t n;              /* elements (images, rows) or tokens (stream) */
     int32_t h, w, c;        /* images and floats */
-    int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
+    int32_t classes;        /* images (>= 1) and floats (0: no labels): labels uniform in [0, classes) */
     int32_t vocab;          /* tokens: ids in [2, vocab); 0 is pad, 1 ends a document */
     int32_t mean_doc_len;   /* tokens: documents have lengths uniform in [1, 2 * mean_doc_len] */
     int32_t features;       /* tabular: columns; column j has its own mean and scale */
