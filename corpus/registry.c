@@ -12,6 +12,7 @@
 static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
     &sl__scenario_pc1, &sl__scenario_io1,  &sl__scenario_pr2,
+    &sl__scenario_io2, &sl__scenario_io3,
 };
 
 int sl_scenario_count(void)

@@ -10,6 +10,8 @@ extern const sl_scenario sl__scenario_nlp1;
 extern const sl_scenario sl__scenario_tab1;
 extern const sl_scenario sl__scenario_pc1;
 extern const sl_scenario sl__scenario_io1;
+extern const sl_scenario sl__scenario_io2;
+extern const sl_scenario sl__scenario_io3;
 extern const sl_scenario sl__scenario_pr2;
 
 /* Generates the fixture into instance->fixture (and instance->source), or

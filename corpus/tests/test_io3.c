@@ -1,0 +1,4 @@
+/* stub */
+#include <criterion/criterion.h>
+#include "harness.h"
+SL_CORPUS_STANDARD_TESTS(io3_w50, "IO-3", "w50")
