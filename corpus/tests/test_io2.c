@@ -176,7 +176,10 @@ Test(io2, streaming_memory_stays_under_a_budget_that_eager_exceeds_whatever_n)
     cr_expect(small_stream.growth <= BUDGET_BYTES, "2.5k rows: %.0f bytes, over the budget", small_stream.growth);
     cr_expect(stream.growth >= CACHE_BYTES * 0.9, "the streaming epoch grew by %.0f bytes, less than its cache",
               stream.growth);
-    cr_expect(stream.growth - small_stream.growth < 8.0 * (1 << 20),
+    /* The two differ by under 1 MiB in a plain build; under AddressSanitizer
+     * its allocator's quarantine of freed blocks adds a few MiB that depend
+     * on what ran before (4.5 MiB here, none with quarantine_size_mb=0). */
+    cr_expect(stream.growth - small_stream.growth < 16.0 * (1 << 20),
               "streaming 10k rows grew %.0f bytes, 2.5k rows %.0f: it grows with N", stream.growth,
               small_stream.growth);
     /* The eager source holds the whole file: 10k rows, and 7500 more than
