@@ -17,7 +17,7 @@ static const sl_scenario *const scenarios[] = {
     &sl__scenario_mm1, &sl__scenario_mm2, &sl__scenario_nlp2, &sl__scenario_tab2,
     &sl__scenario_dist1, &sl__scenario_dist2, &sl__scenario_pc3, &sl__scenario_pc5,
     &sl__scenario_xfmr1, &sl__scenario_nnx1, &sl__scenario_aug1, &sl__scenario_aug2, &sl__scenario_aug3,
-    &sl__scenario_pc2, &sl__scenario_pc4,
+    &sl__scenario_pc2, &sl__scenario_pc4, &sl__scenario_io2, &sl__scenario_io3,
 };
 
 int sl_scenario_count(void)

@@ -12,6 +12,8 @@ extern const sl_scenario sl__scenario_pc1;
 extern const sl_scenario sl__scenario_io1;
 extern const sl_scenario sl__scenario_io4;
 extern const sl_scenario sl__scenario_pr1;
+extern const sl_scenario sl__scenario_io2;
+extern const sl_scenario sl__scenario_io3;
 extern const sl_scenario sl__scenario_pr2;
 extern const sl_scenario sl__scenario_cv2;
 extern const sl_scenario sl__scenario_cv3;

@@ -141,6 +141,7 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
     FEED(p->spec.shard.rank);
     FEED(p->spec.shard.world);
     FEED(p->spec.mode);
+    sl__order_fingerprint(p, state);
     FEED(p->spec.nops);
     for (int i = 0; i < p->spec.nops; i++) {
         const sl_op *op = &p->spec.ops[i];
@@ -266,6 +267,12 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
     }
     int64_t rows = sl_source_rows(p->source);
     p->dataset_size = p->pack_field >= 0 ? (rows + p->seq_len - 1) / p->seq_len : rows;
+    /* A mixture's epoch has its own length. */
+    sl_status order_status = sl__order_init(p, err);
+    if (order_status) {
+        sl_pipeline_free(p);
+        return order_status;
+    }
     if (p->dataset_size >= ((int64_t)1 << 62)) {
         int64_t size = p->dataset_size;
         sl_pipeline_free(p);
@@ -300,6 +307,7 @@ void sl_pipeline_free(sl_pipeline *pipeline)
     sl_source_free(pipeline->caches[0]);
     sl_source_free(pipeline->caches[1]);
     sl_pipeline_free(pipeline->prefix);
+    sl__order_release(pipeline);
     free(pipeline);
 }
 
@@ -345,9 +353,9 @@ int64_t sl_pipeline_batch_rows(const sl_pipeline *p, int64_t batch)
 
 int64_t sl_pipeline_element_at(const sl_pipeline *p, int64_t epoch, int64_t local_position)
 {
-    sl_permutation perm;
-    sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)epoch, p->spec.shuffle);
-    return (int64_t)sl_permutation_apply(&perm, sl_shard_global_position(p->spec.shard, (uint64_t)local_position));
+    int64_t element;
+    sl__order_ids(p, epoch, sl_shard_global_position(p->spec.shard, (uint64_t)local_position), 1, 1, &element);
+    return element;
 }
 
 sl_position sl_position_advance(const sl_pipeline *p, sl_position position, int64_t batches)
@@ -399,11 +407,9 @@ sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernel
 
 void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row, int64_t rows, int64_t *ids)
 {
-    sl_permutation perm;
-    sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)position.epoch, p->spec.shuffle);
     int64_t first = position.batch * p->spec.batch_size + first_row;
-    sl_permutation_apply_strided(&perm, sl_shard_global_position(p->spec.shard, (uint64_t)first),
-                                 (uint64_t)p->spec.shard.world, rows, ids);
+    sl__order_ids(p, position.epoch, sl_shard_global_position(p->spec.shard, (uint64_t)first),
+                  (uint64_t)p->spec.shard.world, rows, ids);
 }
 
 sl_status sl__batch_all_ids(const sl_pipeline *p, sl_position position, int64_t rows, int64_t *ids,

@@ -2,6 +2,8 @@
 #ifndef SLUICE_PIPELINE_INTERNAL_H
 #define SLUICE_PIPELINE_INTERNAL_H
 
+#include <xxhash.h>
+
 #include "sluice/pipeline.h"
 
 /* An op resolved against the schema it sees: which field it touches, the
@@ -27,8 +29,33 @@ typedef struct sl__compiled_op {
     void *state;               /* anything else an op prepares; freed by its release */
 } sl__compiled_op;
 
+/* The epoch's order, prepared once when the pipeline is built (order.c):
+ * the whole-set shuffle, a block shuffle, or a mixture. */
+typedef enum sl__order_kind { SL__ORDER_WHOLE = 0, SL__ORDER_BLOCKS, SL__ORDER_MIX } sl__order_kind;
+
+typedef struct sl__order {
+    sl__order_kind kind;
+    /* Blocks: block_rows per block, window blocks per window; the last of
+     * nblocks blocks has last_rows rows (block_rows when the rows divide). */
+    int64_t block_rows;
+    int64_t window;
+    int64_t nblocks;
+    int64_t last_rows;
+    /* Mixture: part s holds part_rows[s] rows from first_row[s] of the
+     * source, and a position takes it when its draw is below threshold[s]
+     * and at or above threshold[s - 1]. per_epoch[s] positions of an epoch
+     * take it, and prefix[b * nparts + s] of the positions before 64 b. */
+    int nparts;
+    int64_t part_rows[SL_MAX_PARTS];
+    int64_t first_row[SL_MAX_PARTS];
+    uint64_t threshold[SL_MAX_PARTS];
+    int64_t per_epoch[SL_MAX_PARTS];
+    uint32_t *prefix;
+} sl__order;
+
 struct sl_pipeline {
     sl_pipeline_spec spec;
+    sl__order order;
     const sl_source *source;
     sl_schema source_schema;
     sl_schema output_schema;
@@ -76,8 +103,19 @@ sl_status sl__batch_begin(const sl_pipeline *pipeline, sl_position position, sl_
  * slices on several threads (the keyed shuffle is a large part of a small
  * row's cost). */
 void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position position, sl_batch *batch);
+/* Validates the spec's order (block shuffle, mixture) against the source and
+ * prepares it, setting dataset_size; errors name the spec field. */
+sl_status sl__order_init(sl_pipeline *pipeline, sl_err *err);
+void sl__order_release(sl_pipeline *pipeline);
+/* ids[i] = the element at global position first + i * stride of epoch. */
+void sl__order_ids(const sl_pipeline *pipeline, int64_t epoch, uint64_t first, uint64_t stride, int64_t count,
+                   int64_t *ids);
+/* Feeds the order's parameters into a fingerprint; nothing for the
+ * whole-set shuffle, whose fingerprint predates the others. */
+void sl__order_fingerprint(const sl_pipeline *pipeline, XXH3_state_t *state);
+
 /* Element ids of rows [first_row, first_row + rows) of the batch at position
- * in the shuffled order; a bucketed pipeline (pipeline->bucket) reorders
+ * in the pipeline's order; a bucketed pipeline (pipeline->bucket) reorders
  * whole windows, so its ids come only from sl__batch_all_ids. */
 void sl__batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t first_row, int64_t rows,
                    int64_t *ids);

@@ -20,13 +20,19 @@ static uint64_t grid_side(uint64_t n)
 
 void sl_permutation_init(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle)
 {
+    sl_permutation_init_keyed(perm, n, seed, SL_STREAM_SHUFFLE, epoch, 0, shuffle);
+}
+
+void sl_permutation_init_keyed(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t stream, uint64_t epoch,
+                               uint32_t index, bool shuffle)
+{
     perm->n = n;
     perm->identity = !shuffle || n < 2;
     perm->side = grid_side(n);
     /* One Philox block yields two 64-bit round keys. */
-    sl_philox_key key = sl_philox_key_for(seed, SL_STREAM_SHUFFLE);
+    sl_philox_key key = sl_philox_key_for(seed, stream);
     for (int round = 0; round < SL_FEISTEL_ROUNDS; round += 2) {
-        sl_philox_ctr out = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)round, (uint32_t)epoch, 0), key);
+        sl_philox_ctr out = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)round, (uint32_t)epoch, index), key);
         perm->round_keys[round] = ((uint64_t)out.v[1] << 32) | out.v[0];
         if (round + 1 < SL_FEISTEL_ROUNDS)
             perm->round_keys[round + 1] = ((uint64_t)out.v[3] << 32) | out.v[2];
@@ -82,6 +88,36 @@ uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position)
     if (perm->identity)
         return position;
     return sl__feistel_walk(perm, feistel(perm, position));
+}
+
+/* One pass of the network backwards: round i mapped (left, right) to
+ * (right, left + F(right)), so (left', right') came from
+ * (right' - F(left'), left'). */
+static uint64_t feistel_inverse(const sl_permutation *perm, uint64_t x)
+{
+    const uint64_t side = perm->side;
+    uint64_t left, right;
+    split(x, side, &left, &right);
+    for (int round = SL_FEISTEL_ROUNDS - 1; round >= 0; round--) {
+        uint64_t f = round_value(perm, round, left);
+        uint64_t previous_left = right >= f ? right - f : right + side - f;
+        right = left;
+        left = previous_left;
+    }
+    return left * side + right;
+}
+
+/* The forward walk from a position passes through grid points outside
+ * [0, n) until it lands on the element; walking backwards from the element
+ * passes through the same points to the position. */
+uint64_t sl_permutation_invert(const sl_permutation *perm, uint64_t element)
+{
+    if (perm->identity)
+        return element;
+    uint64_t x = feistel_inverse(perm, element);
+    while (x >= perm->n)
+        x = feistel_inverse(perm, x);
+    return x;
 }
 
 /* Lanes evaluated side by side: the rounds of one position form a chain of

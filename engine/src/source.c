@@ -15,6 +15,9 @@ static const char *const kind_names[SL_SOURCE_KIND_COUNT] = {
     [SL_SOURCE_MMAP] = "mmap",
     [SL_SOURCE_PREAD] = "pread",
     [SL_SOURCE_CACHE] = "cache",
+    [SL_SOURCE_EAGER] = "eager",
+    [SL_SOURCE_STREAM] = "stream",
+    [SL_SOURCE_CONCAT] = "concat",
 };
 
 const char *sl_source_kind_name(sl_source_kind kind)
@@ -83,6 +86,8 @@ sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t r
     source->kind = kind;
     source->schema = *schema;
     source->rows = rows;
+    source->nparts = 1;
+    source->part_rows[0] = rows;
     memcpy(source->field_bytes, field_bytes, (size_t)schema->nfields * sizeof field_bytes[0]);
     *out = source;
     return SL_OK;
@@ -94,8 +99,8 @@ static void release_taken(sl_source *source)
         free((void *)source->data[f]);
 }
 
-static const sl__source_ops borrowed_ops = {NULL, NULL, NULL};
-static const sl__source_ops taken_ops = {NULL, release_taken, NULL};
+static const sl__source_ops borrowed_ops = {NULL, NULL, NULL, NULL};
+static const sl__source_ops taken_ops = {NULL, release_taken, NULL, NULL};
 
 /* On failure nothing is taken, even with SL_TAKE: the caller still owns the
  * buffers, so an error path never has to guess whether they were freed. */
@@ -184,9 +189,18 @@ sl_status sl__source_check(const sl_source *source, sl_err *err)
 
 const void *sl_source_map(const sl_source *source, int field, size_t offset, size_t nbytes)
 {
-    if (!in_range(source, field, offset, nbytes) || !source->data[field])
+    if (!in_range(source, field, offset, nbytes))
         return NULL;
-    return source->data[field] + offset;
+    if (source->data[field])
+        return source->data[field] + offset;
+    return source->ops->map ? source->ops->map(source, field, offset, nbytes) : NULL;
+}
+
+int sl_source_parts(const sl_source *source, int64_t *rows, int max)
+{
+    for (int p = 0; p < source->nparts && p < max; p++)
+        rows[p] = source->part_rows[p];
+    return source->nparts;
 }
 
 /* A field as a whole-array tensor: leading dimension rows, then the item

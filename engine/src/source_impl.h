@@ -21,6 +21,11 @@ typedef struct sl__source_ops {
     /* Optional: fails, naming the file, when bytes already handed out may
      * be wrong (a mapped file that shrank under its mapping). */
     sl_status (*check)(const sl_source *source, sl_err *err);
+    /* Optional, for sources without data[]: a pointer to bytes in place
+     * (offset and nbytes checked), or NULL when there is none. A
+     * concatenation of in-place parts has one for each part but no single
+     * data[] for the whole. */
+    const void *(*map)(const sl_source *source, int field, size_t offset, size_t nbytes);
 } sl__source_ops;
 
 struct sl_source {
@@ -32,6 +37,9 @@ struct sl_source {
     const unsigned char *data[SL_MAX_FIELDS];
     const sl__source_ops *ops;
     void *state; /* back-end data, owned by ops->release */
+    /* A concatenation's parts, as row counts; 1 part (all rows) otherwise. */
+    int nparts;
+    int64_t part_rows[SL_MAX_PARTS];
 };
 
 /* Validates schema and rows (field count, names non-empty and unique, dtypes,
@@ -39,6 +47,27 @@ struct sl_source {
  * data[] cleared; the caller sets data[], ops and state. */
 sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t rows, sl_source **out,
                          sl_err *err);
+
+/* The file sources' shared opening: validates the arguments, opens each
+ * field's file, checks its header and the row counts, and returns the
+ * schema, the rows, and per field its descriptor (open), the offset of its
+ * data and its path (owned by the caller, freed with free). On failure
+ * everything opened is closed and freed. Used by source_file.c and
+ * source_stream.c. */
+typedef struct sl__opened_files {
+    int nfields;
+    sl_schema schema;
+    int64_t rows;
+    int fd[SL_MAX_FIELDS];
+    size_t data_offset[SL_MAX_FIELDS];
+    size_t data_bytes[SL_MAX_FIELDS];
+    char *path[SL_MAX_FIELDS];
+} sl__opened_files;
+sl_status sl__open_field_files(int nfields, const char *const *field_names, const char *const *paths,
+                               sl__opened_files *out, sl_err *err);
+/* Closes and frees what sl__open_field_files opened (fd -1 and NULL paths
+ * are skipped, so a caller may take some of them first). */
+void sl__close_field_files(sl__opened_files *files);
 
 /* Opens path read-only; a missing file is SL_ENOTFOUND, other failures
  * SL_EIO, both naming path. */

@@ -1,6 +1,6 @@
 /* The .npy reader: header parsing (dtype, order, shape, padding) and the
- * data's size against the header, then the same file through the mmap and
- * pread sources and one batch of a pipeline. An accepted array's bytes are
+ * data's size against the header, then the same file through every file
+ * source (mmap, pread, eager, stream) and one batch of a pipeline. An accepted array's bytes are
  * all read, so ASan sees any allocation too small for its shape. */
 #include <stdlib.h>
 
@@ -68,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tensor.shape.rank >= 1) {
             through_a_source(path, SL_SOURCE_MMAP, &tensor);
             through_a_source(path, SL_SOURCE_PREAD, &tensor);
+            through_a_source(path, SL_SOURCE_EAGER, &tensor);
+            through_a_source(path, SL_SOURCE_STREAM, &tensor);
         }
         free(tensor.data);
     }

@@ -3,7 +3,8 @@
  * corpus at ci size, twelve batches across an epoch boundary (TSan slows code
  * 5 to 15 times) through the reference on one thread, `iter` with prefetch workers and `fused` with
  * a thread pool, which must agree digest for digest; then temporaries
- * registered and removed from many threads. TSan reports any race; the digests catch a race TSan
+ * registered and removed from many threads, and a streaming source's chunk
+ * cache read from many threads. TSan reports any race; the digests catch a race TSan
  * might miss. Exits 1 on any difference or error. */
 #include <pthread.h>
 #include <stdio.h>
@@ -157,6 +158,75 @@ static void check_workdir_registry(void)
     printf("work directories: 4 threads x 50 created and removed\n");
 }
 
+/* A streaming source read from eight threads through two chunk slots:
+ * readers wait on chunks being loaded, evict each other's chunks, and read
+ * around the cache when every slot is busy. Every byte must be right. */
+enum { STREAM_ROWS = 200, STREAM_ROW_BYTES = 256, STREAM_READERS = 8 };
+
+typedef struct stream_reader {
+    const sl_source *source;
+    unsigned seed;
+    int wrong;
+} stream_reader;
+
+static void *read_stream(void *arg)
+{
+    stream_reader *r = arg;
+    unsigned char row[STREAM_ROW_BYTES];
+    unsigned state = r->seed;
+    for (int i = 0; i < 2000; i++) {
+        state = state * 1103515245u + 12345u;
+        int64_t k = (int64_t)((state >> 8) % STREAM_ROWS);
+        sl_err err = {0};
+        if (sl_source_read(r->source, 0, (size_t)k * STREAM_ROW_BYTES, STREAM_ROW_BYTES, row, &err) != SL_OK) {
+            r->wrong++;
+            continue;
+        }
+        for (int b = 0; b < STREAM_ROW_BYTES; b++)
+            r->wrong += row[b] != (unsigned char)(k * 7 + b);
+    }
+    return NULL;
+}
+
+static void check_stream_cache(void)
+{
+    char dir[512];
+    sl_err err = {0};
+    CHECK(sl_workdir_create(sl_temp_base(), "tsan", dir, sizeof dir, &err) == SL_OK, "%s", err.msg);
+    sl_tensor t = {.dtype = SL_U8, .shape = {.rank = 2, .dims = {STREAM_ROWS, STREAM_ROW_BYTES}}};
+    unsigned char *data = malloc(STREAM_ROWS * STREAM_ROW_BYTES);
+    for (int k = 0; k < STREAM_ROWS; k++)
+        for (int b = 0; b < STREAM_ROW_BYTES; b++)
+            data[k * STREAM_ROW_BYTES + b] = (unsigned char)(k * 7 + b);
+    t.data = data;
+    char path[600];
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    CHECK(sl_npy_write(path, &t, &err) == SL_OK, "%s", err.msg);
+    free(data);
+    const char *name = "x", *paths[1] = {path};
+    sl_stream_options options = {3, 2};
+    sl_source *source = NULL;
+    CHECK(sl_source_stream_create(1, &name, paths, &options, &source, &err) == SL_OK, "%s", err.msg);
+    if (source) {
+        pthread_t threads[STREAM_READERS];
+        stream_reader readers[STREAM_READERS];
+        for (int i = 0; i < STREAM_READERS; i++) {
+            readers[i] = (stream_reader){source, 0x9e3779b9u * (unsigned)(i + 1), 0};
+            pthread_create(&threads[i], NULL, read_stream, &readers[i]);
+        }
+        for (int i = 0; i < STREAM_READERS; i++) {
+            pthread_join(threads[i], NULL);
+            CHECK(readers[i].wrong == 0, "stream reader %d read %d wrong bytes", i, readers[i].wrong);
+        }
+        sl_stream_stats stats;
+        sl_source_stream_stats(source, &stats, &err);
+        printf("stream cache: %d threads through 2 slots, %lld chunk loads, %lld reads around the cache\n",
+               STREAM_READERS, (long long)stats.chunk_loads, (long long)stats.bypass_reads);
+        sl_source_free(source);
+    }
+    sl_workdir_remove(dir);
+}
+
 int main(void)
 {
     for (int s = 0; s < sl_scenario_count(); s++) {
@@ -165,6 +235,7 @@ int main(void)
             check_scenario(scenario, &scenario->variants[v]);
     }
     check_workdir_registry();
+    check_stream_cache();
     if (failures)
         fprintf(stderr, "tsan_driver: %d checks failed\n", failures);
     return failures ? 1 : 0;

@@ -493,6 +493,40 @@ Test(fixtures, sequences_hold_their_length_of_tokens_then_no_token)
     sl_source_free(s);
 }
 
+/* Labels are an extra field under their own tag: the items are the bytes
+ * of the same fixture without them, and the labels cover [0, classes). */
+Test(fixtures, floats_with_classes_add_labels_and_keep_the_items)
+{
+    enum { N = 2000, CLASSES = 10 };
+    sl_fixture_spec plain = {.kind = SL_FIXTURE_FLOATS, .n = N, .h = 4, .w = 4, .c = 3};
+    sl_fixture_spec labelled = plain;
+    labelled.classes = CLASSES;
+    cr_assert_eq(sl_fixture_bytes(&labelled), sl_fixture_bytes(&plain) + N * 4);
+    sl_source *a = build(&plain, 5), *b = build(&labelled, 5);
+    cr_assert_eq(sl_source_schema(a)->nfields, 1);
+    cr_assert_eq(sl_source_schema(b)->nfields, 2);
+    cr_assert_str_eq(sl_source_schema(b)->fields[1].name, "label");
+    cr_assert_eq(sl_source_schema(b)->fields[1].dtype, SL_I32);
+    cr_assert_eq(memcmp(field(a, 0), field(b, 0), sl_source_field_bytes(a, 0)), 0);
+    const int32_t *labels = field(b, 1);
+    int count[CLASSES] = {0};
+    for (int i = 0; i < N; i++) {
+        cr_assert(labels[i] >= 0 && labels[i] < CLASSES, "label %d is %d", i, labels[i]);
+        count[labels[i]]++;
+    }
+    /* 200 expected per class, sd sqrt(2000 * 0.1 * 0.9) = 13.4; six sd. */
+    for (int k = 0; k < CLASSES; k++)
+        cr_expect(abs(count[k] - 200) < 81, "class %d has %d labels", k, count[k]);
+    sl_source_free(a);
+    sl_source_free(b);
+    sl_fixture_spec negative = plain;
+    negative.classes = -1;
+    sl_source *none = NULL;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&negative, 1, &none, &err), SL_EINVAL);
+    cr_assert_not_null(strstr(err.msg, "'classes'"), "%s", err.msg);
+}
+
 static void expect_invalid(sl_fixture_spec spec, const char *needle)
 {
     sl_source *src = (sl_source *)&spec;

@@ -64,6 +64,47 @@ Test(shuffle, identity_when_not_shuffled)
         cr_assert_eq(sl_permutation_apply(&perm, p), p);
 }
 
+Test(shuffle, invert_undoes_apply)
+{
+    /* Sizes where cycle walking happens (non-squares) and where it cannot
+     * (squares), and a large one whose grid side passes 2^16. */
+    const uint64_t sizes[] = {2, 3, 10, 16, 17, 99, 1000, 4099, 100003, (uint64_t)1 << 33};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        sl_permutation perm;
+        sl_permutation_init_keyed(&perm, sizes[i], 42, SL_STREAM_BLOCK_WINDOW, 3, 7, true);
+        uint64_t step = sizes[i] > 5000 ? sizes[i] / 4093 : 1;
+        for (uint64_t p = 0; p < sizes[i]; p += step) {
+            uint64_t e = sl_permutation_apply(&perm, p);
+            cr_assert_eq(sl_permutation_invert(&perm, e), p, "n=%llu: position %llu -> %llu -> %llu",
+                         (unsigned long long)sizes[i], (unsigned long long)p, (unsigned long long)e,
+                         (unsigned long long)sl_permutation_invert(&perm, e));
+        }
+    }
+    sl_permutation identity;
+    sl_permutation_init(&identity, 50, 42, 0, false);
+    cr_assert_eq(sl_permutation_invert(&identity, 17), 17);
+}
+
+Test(shuffle, keyed_orders_are_independent_and_the_default_is_the_shuffle_stream)
+{
+    enum { n = 1000 };
+    sl_permutation plain, keyed, other_index, other_stream;
+    sl_permutation_init(&plain, n, 42, 5, true);
+    sl_permutation_init_keyed(&keyed, n, 42, SL_STREAM_SHUFFLE, 5, 0, true);
+    sl_permutation_init_keyed(&other_index, n, 42, SL_STREAM_SHUFFLE, 5, 1, true);
+    sl_permutation_init_keyed(&other_stream, n, 42, SL_STREAM_MIX_PART, 5, 0, true);
+    int diff_index = 0, diff_stream = 0;
+    for (uint64_t p = 0; p < n; p++) {
+        uint64_t x = sl_permutation_apply(&plain, p);
+        cr_assert_eq(x, sl_permutation_apply(&keyed, p), "stream SL_STREAM_SHUFFLE, index 0 must be the default");
+        diff_index += x != sl_permutation_apply(&other_index, p);
+        diff_stream += x != sl_permutation_apply(&other_stream, p);
+    }
+    /* Unrelated permutations agree at about one position. */
+    cr_expect_gt(diff_index, n - 20);
+    cr_expect_gt(diff_stream, n - 20);
+}
+
 Test(shuffle, shards_are_disjoint_cover_and_keep_the_global_order)
 {
     enum { n = 1001 };

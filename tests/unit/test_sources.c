@@ -1,6 +1,7 @@
-/* Sources: the memory source, .npy export, and the mmap and pread file
- * sources, which must hand back exactly the bytes the memory source holds,
- * from any number of threads, and refuse bad files and bad reads by name. */
+/* Sources: the memory source, .npy export, the mmap, pread, eager and
+ * streaming file sources and concatenations, which must hand back exactly
+ * the bytes the memory source holds, from any number of threads, and refuse
+ * bad files and bad reads by name. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -109,7 +110,7 @@ static sl_source *file_source(fixture *fx, sl_source_kind kind, const char *sub)
 
 Test(sources, kind_names_round_trip)
 {
-    static const char *const names[] = {"memory", "mmap", "pread", "cache"};
+    static const char *const names[] = {"memory", "mmap", "pread", "cache", "eager", "stream", "concat"};
     cr_assert_eq(SL_SOURCE_KIND_COUNT, sizeof names / sizeof names[0], "a source kind without its name here");
     for (int k = 0; k < SL_SOURCE_KIND_COUNT; k++) {
         cr_assert_str_eq(sl_source_kind_name((sl_source_kind)k), names[k]);
@@ -181,9 +182,10 @@ Test(sources, out_of_range_reads_are_refused)
 {
     fixture fx;
     make_fixture(&fx);
-    sl_source *sources[3] = {memory_source(&fx), file_source(&fx, SL_SOURCE_MMAP, "m"),
-                             file_source(&fx, SL_SOURCE_PREAD, "p")};
-    for (int s = 0; s < 3; s++) {
+    sl_source *sources[5] = {memory_source(&fx), file_source(&fx, SL_SOURCE_MMAP, "m"),
+                             file_source(&fx, SL_SOURCE_PREAD, "p"), file_source(&fx, SL_SOURCE_EAGER, "e"),
+                             file_source(&fx, SL_SOURCE_STREAM, "s")};
+    for (int s = 0; s < 5; s++) {
         sl_source *src = sources[s];
         unsigned char buf[64];
         sl_err err = {0};
@@ -242,8 +244,11 @@ static void check_same_bytes(sl_source *src, const fixture *fx)
         cr_assert_eq(sl_source_read(src, f, offset, n, buf, &err), SL_OK, "%s", err.msg);
         cr_assert_eq(memcmp(buf, (char *)fx->data[f] + offset, n), 0, "field %d [%zu, +%zu) differs", f, offset, n);
         const void *mapped = sl_source_map(src, f, offset, n);
-        if (sl_source_kind_of(src) == SL_SOURCE_PREAD)
+        sl_source_kind kind = sl_source_kind_of(src);
+        if (kind == SL_SOURCE_PREAD || kind == SL_SOURCE_STREAM)
             cr_assert_null(mapped);
+        else if (kind == SL_SOURCE_CONCAT && !mapped)
+            continue; /* a range across two parts has no single view */
         else
             cr_assert(mapped && memcmp(mapped, (char *)fx->data[f] + offset, n) == 0, "map of field %d", f);
     }
@@ -263,8 +268,204 @@ Test(sources, file_sources_return_identical_bytes)
     sl_source *pr = file_source(&fx, SL_SOURCE_PREAD, "c");
     cr_assert_eq(sl_source_kind_of(pr), SL_SOURCE_PREAD);
     check_same_bytes(pr, &fx);
+    sl_source *eager = file_source(&fx, SL_SOURCE_EAGER, "d");
+    cr_assert_eq(sl_source_kind_of(eager), SL_SOURCE_EAGER);
+    check_same_bytes(eager, &fx);
+    sl_source *stream = file_source(&fx, SL_SOURCE_STREAM, "e");
+    cr_assert_eq(sl_source_kind_of(stream), SL_SOURCE_STREAM);
+    check_same_bytes(stream, &fx);
     sl_source_free(mm);
     sl_source_free(pr);
+    sl_source_free(eager);
+    sl_source_free(stream);
+    free_fixture(&fx);
+}
+
+/* Exports the fixture to tmpdir/<sub> and opens it as a streaming source. */
+static sl_source *stream_source(fixture *fx, const char *sub, int64_t chunk_rows, int cache_chunks)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    sl_source *mem = memory_source(fx);
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(mem, dir, &err), SL_OK, "%s", err.msg);
+    sl_source_free(mem);
+    char paths[3][256];
+    const char *names[3], *ptrs[3];
+    field_paths(dir, fx, paths, names, ptrs);
+    sl_source *src;
+    sl_stream_options options = {chunk_rows, cache_chunks};
+    cr_assert_eq(sl_source_stream_create(3, names, ptrs, &options, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
+static sl_stream_stats stream_stats(const sl_source *src)
+{
+    sl_stream_stats stats;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_stream_stats(src, &stats, &err), SL_OK, "%s", err.msg);
+    return stats;
+}
+
+/* Chunks of 5 rows in 3 slots: reads that cross chunks, evictions, and a
+ * last chunk of 2 rows (37 = 7 x 5 + 2). */
+Test(sources, stream_source_with_a_small_cache_returns_identical_bytes)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *src = stream_source(&fx, "small", 5, 3);
+    check_same_bytes(src, &fx);
+    sl_stream_stats stats = stream_stats(src);
+    cr_expect_eq(stats.chunk_rows, 5);
+    cr_expect_eq(stats.cache_chunks, 3);
+    /* 3 slots of 5 rows of every field's 60 + 4 + 28 bytes. */
+    cr_expect_eq(stats.cache_bytes, (size_t)3 * 5 * (60 + 4 + 28));
+    cr_expect_gt(stats.chunk_loads, 8, "random reads over 8 chunks in 3 slots must evict");
+    cr_expect_eq(stats.bypass_reads, 0, "one reader never finds every slot busy");
+    sl_source_free(src);
+    free_fixture(&fx);
+}
+
+/* Read in order, each chunk is loaded once: what the block shuffle's order
+ * gives a streaming source. Read twice through two slots, the second pass
+ * loads everything again (the least recently used slot goes first). */
+Test(sources, stream_source_loads_each_chunk_once_in_order)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *src = stream_source(&fx, "order", 5, 2);
+    sl_err err = {0};
+    unsigned char row[60];
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t r = 0; r < ROWS; r++) {
+            cr_assert_eq(sl_source_read(src, 0, r * 60, 60, row, &err), SL_OK, "%s", err.msg);
+            cr_assert_eq(memcmp(row, (char *)fx.data[0] + r * 60, 60), 0);
+        }
+    sl_stream_stats stats = stream_stats(src);
+    /* 8 chunks per pass, ceil(37 / 5); the other fields were never read. */
+    cr_expect_eq(stats.chunk_loads, 16);
+    cr_expect_eq(stats.bytes_read, (size_t)2 * 37 * 60);
+    cr_expect_eq(stats.bytes_requested, (size_t)2 * 37 * 60);
+    cr_expect_eq(stats.hits, 2 * (37 - 8));
+    sl_source_free(src);
+    free_fixture(&fx);
+}
+
+Test(sources, stream_options_and_stats_are_checked)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *mem = memory_source(&fx);
+    sl_stream_stats stats;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_stream_stats(mem, &stats, &err), SL_EINVAL);
+    cr_assert_not_null(strstr(err.msg, "memory"), "%s", err.msg);
+    sl_source_free(mem);
+    /* Defaults: 4 MiB of the widest field (60 bytes) per chunk, 16 slots. */
+    sl_source *src = file_source(&fx, SL_SOURCE_STREAM, "defaults");
+    stats = stream_stats(src);
+    cr_expect_eq(stats.chunk_rows, (int64_t)((4u << 20) / 60));
+    cr_expect_eq(stats.cache_chunks, 16);
+    sl_source_free(src);
+    char paths[3][256];
+    const char *names[3], *ptrs[3];
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/defaults", tmpdir);
+    field_paths(dir, &fx, paths, names, ptrs);
+    sl_stream_options bad = {-1, 4};
+    sl_source *none = NULL;
+    cr_assert_eq(sl_source_stream_create(3, names, ptrs, &bad, &none, &err), SL_EINVAL);
+    cr_assert_null(none);
+    cr_assert_not_null(strstr(err.msg, "chunk_rows"), "%s", err.msg);
+    free_fixture(&fx);
+}
+
+/* The eager source holds its own copy: the files can go once it is open. */
+Test(sources, eager_source_needs_its_files_only_to_open)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *src = file_source(&fx, SL_SOURCE_EAGER, "gone");
+    for (int f = 0; f < 3; f++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/gone/%s.npy", tmpdir, fx.schema.fields[f].name);
+        cr_assert_eq(unlink(path), 0);
+    }
+    check_same_bytes(src, &fx);
+    sl_source_free(src);
+    free_fixture(&fx);
+}
+
+/* The fixture cut at row `cut` into two memory sources over its buffers. */
+static void split_fixture(fixture *fx, int64_t cut, sl_source *parts[2])
+{
+    void *first[3], *second[3];
+    for (int f = 0; f < 3; f++) {
+        size_t row = fx->bytes[f] / ROWS;
+        first[f] = fx->data[f];
+        second[f] = (char *)fx->data[f] + (size_t)cut * row;
+    }
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&fx->schema, cut, first, SL_BORROW, &parts[0], &err), SL_OK, "%s",
+                 err.msg);
+    cr_assert_eq(sl_source_memory_create(&fx->schema, ROWS - cut, second, SL_BORROW, &parts[1], &err), SL_OK, "%s",
+                 err.msg);
+}
+
+Test(sources, concatenation_reads_its_parts_in_order)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *parts[2];
+    split_fixture(&fx, 20, parts);
+    sl_source *cat;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_concat_create(2, parts, SL_TAKE, &cat, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_source_kind_of(cat), SL_SOURCE_CONCAT);
+    check_same_bytes(cat, &fx);
+    int64_t rows[SL_MAX_PARTS];
+    cr_assert_eq(sl_source_parts(cat, rows, SL_MAX_PARTS), 2);
+    cr_expect_eq(rows[0], 20);
+    cr_expect_eq(rows[1], 17);
+    cr_expect_eq(sl_source_part(cat, 1), parts[1]);
+    cr_expect_null(sl_source_part(cat, 2));
+    /* Views point into the part that holds the bytes: row 25 is row 5 of
+     * part 1. */
+    cr_expect_eq(sl_source_map(cat, 2, 25 * 28, 28), (char *)fx.data[2] + 25 * 28);
+    cr_expect_null(sl_source_map(cat, 2, 19 * 28, 56), "a view across two parts");
+    /* A plain source is its own single part. */
+    sl_source *mem = memory_source(&fx);
+    cr_assert_eq(sl_source_parts(mem, rows, SL_MAX_PARTS), 1);
+    cr_expect_eq(rows[0], ROWS);
+    cr_expect_eq(sl_source_part(mem, 0), mem);
+    cr_expect_null(sl_source_part(mem, 1));
+    sl_source_free(mem);
+    /* SL_TAKE: the parts go with it (LeakSanitizer checks). */
+    sl_source_free(cat);
+    free_fixture(&fx);
+}
+
+Test(sources, concatenation_refuses_parts_of_other_schemas)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *parts[2];
+    split_fixture(&fx, 20, parts);
+    sl_schema other = fx.schema;
+    other.fields[1].dtype = SL_I64;
+    sl_source *odd;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&other, 10, fx.data, SL_BORROW, &odd, &err), SL_OK, "%s", err.msg);
+    sl_source *three[3] = {parts[0], parts[1], odd};
+    sl_source *cat = NULL;
+    cr_assert_eq(sl_source_concat_create(3, three, SL_TAKE, &cat, &err), SL_EMISMATCH);
+    cr_assert_null(cat);
+    cr_assert(strstr(err.msg, "part 2") && strstr(err.msg, "'label'"), "%s", err.msg);
+    cr_assert_eq(sl_source_concat_create(0, three, SL_BORROW, &cat, &err), SL_EINVAL);
+    cr_assert_eq(sl_source_concat_create(SL_MAX_PARTS + 1, three, SL_BORROW, &cat, &err), SL_EINVAL);
+    /* Nothing was taken: the parts are still ours. */
+    for (int p = 0; p < 3; p++)
+        sl_source_free(three[p]);
     free_fixture(&fx);
 }
 
@@ -336,7 +537,7 @@ Test(sources, mismatched_row_counts_name_both_files)
     write_array(a, SL_F32, 2, 10, 3);
     write_array(b, SL_I32, 1, 12, 0);
     const char *names[2] = {"x", "y"}, *paths[2] = {a, b};
-    for (int kind = SL_SOURCE_MMAP; kind <= SL_SOURCE_PREAD; kind++) {
+    for (int kind = SL_SOURCE_MMAP; kind <= SL_SOURCE_STREAM; kind++) {
         sl_source *src = NULL;
         sl_err err = {0};
         cr_assert_neq(sl_source_file_create((sl_source_kind)kind, 2, names, paths, &src, &err), SL_OK);
@@ -372,7 +573,7 @@ Test(sources, bad_files_and_names_are_refused_by_name)
         {scalar, "b", SL_SOURCE_MMAP, scalar},
         {good, "a", SL_SOURCE_PREAD, "'a'"},
         {good, "a_name_that_is_far_too_long_for_a_field", SL_SOURCE_MMAP, "shorter than 32"},
-        {good, "b", SL_SOURCE_MEMORY, "mmap or pread"},
+        {good, "b", SL_SOURCE_MEMORY, "eager or stream"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *names[2] = {"a", cases[c].name}, *paths[2] = {good, cases[c].path};
@@ -418,6 +619,30 @@ Test(sources, pread_source_is_safe_from_many_threads)
     fixture fx;
     make_fixture(&fx);
     sl_source *src = file_source(&fx, SL_SOURCE_PREAD, "threads");
+    enum { THREADS = 8 };
+    pthread_t threads[THREADS];
+    reader_args args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (reader_args){.src = src, .fx = &fx, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)};
+        cr_assert_eq(pthread_create(&threads[t], NULL, reader, &args[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(threads[t], NULL);
+        cr_assert_eq(args[t].failures, 0, "thread %d had %d failed reads", t, args[t].failures);
+        cr_assert_eq(args[t].mismatches, 0, "thread %d read %d wrong ranges", t, args[t].mismatches);
+    }
+    sl_source_free(src);
+    free_fixture(&fx);
+}
+
+/* Eight threads through two slots of three rows: readers wait on chunks
+ * being loaded, evict each other's chunks and read around a full cache, and
+ * every byte must still be right. */
+Test(sources, stream_source_is_safe_from_many_threads)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *src = stream_source(&fx, "threads", 3, 2);
     enum { THREADS = 8 };
     pthread_t threads[THREADS];
     reader_args args[THREADS];

@@ -19,7 +19,7 @@ typedef enum sl_fixture_kind {
     SL_FIXTURE_IMAGES = 0,  /* field "image" u8 [h, w, c] + field "label" i32 [] */
     SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
     SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
-    SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1) */
+    SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1), and "label" i32 [] when classes > 0 */
     SL_FIXTURE_VOLUMES,     /* field "volume" f32 [d, h, w]: 3D scans with their own intensity level and scale */
     /* field "image" u8 [h, w, c] (c >= 3) + field "text" i32 [seq_capacity]:
      * image-text pairs, each tagged with its element id (see below) */
@@ -44,7 +44,7 @@ typedef struct sl_fixture_spec {
     int64_t n;              /* elements (images, rows) or tokens (stream) */
     int32_t h, w, c;        /* images and floats; volumes use h and w */
     int32_t d;              /* volumes: depth */
-    int32_t classes;        /* images: labels drawn uniformly from [0, classes) */
+    int32_t classes;        /* images (>= 1) and floats (0: no labels): labels uniform in [0, classes) */
     int32_t vocab;          /* tokens, sequences: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
     int32_t mean_doc_len;   /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
     int32_t seq_capacity;   /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */

@@ -25,6 +25,33 @@ extern "C" {
 typedef enum sl_mode { SL_MODE_TRAIN = 0, SL_MODE_EVAL } sl_mode;
 
 const char *sl_mode_name(sl_mode mode); /* "train", "eval" */
+/* A block shuffle: an epoch's order that visits the data set a window of
+ * blocks at a time, so a streaming source reads each block once (IO-2).
+ * Rows are cut into blocks of `rows` consecutive rows (the last may be
+ * short); a keyed permutation orders the blocks; each run of `window`
+ * consecutive blocks of that order is a window, and a second keyed
+ * permutation orders the window's rows. Any position's element is computed
+ * alone, as with the whole-set shuffle. Used only when the spec shuffles. */
+typedef struct sl_block_shuffle {
+    int64_t rows;             /* rows per block; 0: one permutation of the whole data set */
+    int64_t window;           /* blocks per window, >= 1 */
+} sl_block_shuffle;
+
+/* A weighted interleave of the parts of a concatenated source
+ * (sl_source_concat_create) (IO-3). Position p of every epoch takes part s
+ * with probability weights[s] / sum(weights), decided by a Philox draw keyed
+ * by (seed, position) alone, so the choice depends on no batch size, worker
+ * count or resume point. Each part is an endless stream of its own epochs
+ * (its rows in its own keyed order, reshuffled every pass when the spec
+ * shuffles): the k-th position that takes part s gets the k-th element of
+ * that stream, counted from the first epoch. An epoch is epoch_length
+ * positions, and a part that runs out within one simply starts its next
+ * pass, so the proportions stay the weights and nothing is dropped. */
+typedef struct sl_mixture {
+    int nparts;                       /* 0: no mixture; else the source's part count */
+    uint32_t weights[SL_MAX_PARTS];   /* each in [1, 2^24] */
+    int64_t epoch_length;             /* positions per epoch; 0: the source's rows */
+} sl_mixture;
 
 typedef struct sl_pipeline_spec {
     const sl_source *source;  /* borrowed; must outlive the pipeline */
@@ -34,6 +61,8 @@ typedef struct sl_pipeline_spec {
     uint64_t seed;
     sl_shard shard;           /* {0, 1} when not sharded */
     sl_mode mode;             /* SL_MODE_TRAIN unless set */
+    sl_block_shuffle blocks;  /* {0, 0}: the whole-set shuffle */
+    sl_mixture mix;           /* nparts 0: no mixture */
     int nops;
     sl_op ops[SL_MAX_OPS];
 } sl_pipeline_spec;
@@ -51,7 +80,8 @@ void sl_pipeline_free(sl_pipeline *pipeline);
 
 const sl_pipeline_spec *sl_pipeline_get_spec(const sl_pipeline *pipeline);
 const sl_schema *sl_pipeline_output_schema(const sl_pipeline *pipeline);
-/* Elements in the data set seen by the pipeline (sequences after packing). */
+/* Positions of an epoch before sharding: the elements of the data set
+ * (sequences after packing), or a mixture's epoch length. */
 int64_t sl_pipeline_dataset_size(const sl_pipeline *pipeline);
 /* Elements this rank sees per epoch, and the batches they make. */
 int64_t sl_pipeline_epoch_size(const sl_pipeline *pipeline);

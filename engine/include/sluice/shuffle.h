@@ -12,6 +12,12 @@ extern "C" {
 /* Stream ids at or above 2^32 never collide with op ids, which are 32-bit. */
 #define SL_STREAM_SHUFFLE (1ull << 40)
 #define SL_STREAM_FIXTURE (2ull << 40)
+/* The orders that are not one Feistel permutation of the whole data set: a
+ * block shuffle's permutation inside each window, a mixture's choice of part
+ * at each position, and each part's own order (stream + part index). */
+#define SL_STREAM_BLOCK_WINDOW (3ull << 40)
+#define SL_STREAM_MIX_CHOICE (4ull << 40)
+#define SL_STREAM_MIX_PART (5ull << 40)
 
 #define SL_FEISTEL_ROUNDS 6
 
@@ -32,8 +38,18 @@ typedef struct sl_permutation {
 
 /* The order of one epoch: keyed by (seed, epoch), identity when !shuffle. */
 void sl_permutation_init(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle);
+/* The same network under another key, for orders built from several
+ * permutations: stream selects the Philox stream of the round keys and index
+ * fills the last word of their counter (after the round and the epoch's low
+ * 32 bits), so a block shuffle's windows or a mixture's parts and passes never
+ * share keys. sl_permutation_init is stream SL_STREAM_SHUFFLE, index 0. */
+void sl_permutation_init_keyed(sl_permutation *perm, uint64_t n, uint64_t seed, uint64_t stream, uint64_t epoch,
+                               uint32_t index, bool shuffle);
 /* The element at position (0 <= position < n). */
 uint64_t sl_permutation_apply(const sl_permutation *perm, uint64_t position);
+/* The position of element (0 <= element < n): the inverse of
+ * sl_permutation_apply, by the rounds run backwards and cycle walking back. */
+uint64_t sl_permutation_invert(const sl_permutation *perm, uint64_t element);
 
 /* out[i] = the element at position first + i * stride, for i < count: the
  * same values as sl_permutation_apply, computed several at a time. A batch's
