@@ -370,3 +370,18 @@ void harness_check_records(const char *id, const char *variant)
     }
     sl_scenario_instance_free(instance);
 }
+
+const sl_record_metric *harness_find_metric(const sl_record *record, const char *name)
+{
+    for (int m = 0; m < record->nmetrics; m++)
+        if (strcmp(record->metrics[m].name, name) == 0)
+            return &record->metrics[m];
+    return NULL;
+}
+
+const sl_record_metric *harness_metric(const sl_record *record, const char *name)
+{
+    const sl_record_metric *metric = harness_find_metric(record, name);
+    cr_assert_not_null(metric, "the record of %s has no metric %s", record->adapter, name);
+    return metric;
+}

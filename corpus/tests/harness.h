@@ -45,6 +45,11 @@ const void *harness_row(const run_output *out, int field, int64_t row);
 size_t harness_row_bytes(const run_output *out, int field, int64_t row);
 int64_t harness_find_element(const run_output *out, int64_t element, int64_t from, int64_t to);
 
+/* A record's metric by name: NULL when it has none, or (harness_metric)
+ * a failed test naming the record's adapter and the metric. */
+const sl_record_metric *harness_find_metric(const sl_record *record, const char *name);
+const sl_record_metric *harness_metric(const sl_record *record, const char *name);
+
 /* The checks of SCENARIOS.md every scenario asserts at ci size. */
 void harness_check_golden(const char *scenario, const char *variant);
 void harness_check_determinism(const char *scenario, const char *variant);

@@ -98,13 +98,6 @@ Test(aug2, stochastic_output_changes_with_the_seed)
     sl_scenario_instance_free(instance);
 }
 
-static const sl_record_metric *find_metric(const sl_record *record, const char *name)
-{
-    for (int m = 0; m < record->nmetrics; m++)
-        if (strcmp(record->metrics[m].name, name) == 0)
-            return &record->metrics[m];
-    return NULL;
-}
 
 static void bench_once(const char *variant, const char *adapter, sl_record *record)
 {
@@ -125,9 +118,9 @@ Test(aug2, the_stochastic_records_carry_the_overhead_ratio)
     for (int a = 0; a < 3; a++) {
         sl_record record;
         bench_once("stochastic", adapters[a], &record);
-        const sl_record_metric *det = find_metric(&record, "deterministic_p50_ns");
-        const sl_record_metric *sto = find_metric(&record, "stochastic_p50_ns");
-        const sl_record_metric *ratio = find_metric(&record, "stochastic_overhead_ratio");
+        const sl_record_metric *det = harness_find_metric(&record, "deterministic_p50_ns");
+        const sl_record_metric *sto = harness_find_metric(&record, "stochastic_p50_ns");
+        const sl_record_metric *ratio = harness_find_metric(&record, "stochastic_overhead_ratio");
         cr_assert(det && sto && ratio, "%s: a figure of the overhead is missing", adapters[a]);
         cr_expect_eq(det->scope, SL_METRIC_SCENARIO);
         cr_expect_eq(ratio->scope, SL_METRIC_SCENARIO);

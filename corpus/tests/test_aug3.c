@@ -88,13 +88,6 @@ Test(aug3, values_stay_finite_at_every_depth)
     }
 }
 
-static const sl_record_metric *find_metric(const sl_record *record, const char *name)
-{
-    for (int m = 0; m < record->nmetrics; m++)
-        if (strcmp(record->metrics[m].name, name) == 0)
-            return &record->metrics[m];
-    return NULL;
-}
 
 Test(aug3, the_sweep_reports_the_least_squares_slope_over_the_ci_depths)
 {
@@ -112,13 +105,13 @@ Test(aug3, the_sweep_reports_the_least_squares_slope_over_the_ci_depths)
     const char *names[3] = {"p50_ns_depth1", "p50_ns_depth3", "p50_ns_depth6"};
     double t[3];
     for (int i = 0; i < 3; i++) {
-        const sl_record_metric *m = find_metric(&record, names[i]);
+        const sl_record_metric *m = harness_find_metric(&record, names[i]);
         cr_assert_not_null(m, "no %s", names[i]);
         cr_expect_eq(m->scope, SL_METRIC_SCENARIO);
         cr_expect_gt(m->value, 0);
         t[i] = m->value;
     }
-    cr_expect_null(find_metric(&record, "p50_ns_depth12"), "depth 12 runs at full size only");
+    cr_expect_null(harness_find_metric(&record, "p50_ns_depth12"), "depth 12 runs at full size only");
     /* Least squares by the normal equations: with x = (1, 3, 6), mean
      * 10/3 and sum of squared deviations 38/3. */
     double mean_t = (t[0] + t[1] + t[2]) / 3;
@@ -128,9 +121,9 @@ Test(aug3, the_sweep_reports_the_least_squares_slope_over_the_ci_depths)
         syy += (t[i] - mean_t) * (t[i] - mean_t);
     }
     double slope = sxy / (38.0 / 3), intercept = mean_t - slope * 10.0 / 3, r2 = slope * sxy / syy;
-    const sl_record_metric *m_slope = find_metric(&record, "slope_ns_per_depth");
-    const sl_record_metric *m_intercept = find_metric(&record, "intercept_ns");
-    const sl_record_metric *m_r2 = find_metric(&record, "slope_r2");
+    const sl_record_metric *m_slope = harness_find_metric(&record, "slope_ns_per_depth");
+    const sl_record_metric *m_intercept = harness_find_metric(&record, "intercept_ns");
+    const sl_record_metric *m_r2 = harness_find_metric(&record, "slope_r2");
     cr_assert(m_slope && m_intercept && m_r2, "the fit's figures are missing");
     cr_expect_float_eq(m_slope->value, slope, 1e-9 * fabs(slope) + 1e-9);
     cr_expect_float_eq(m_intercept->value, intercept, 1e-9 * mean_t);
@@ -142,7 +135,7 @@ Test(aug3, the_sweep_reports_the_least_squares_slope_over_the_ci_depths)
     /* The depth variants report no sweep of their own. */
     instance = harness_build("AUG-3", "depth1");
     cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s", err.msg);
-    cr_expect_null(find_metric(&record, "slope_ns_per_depth"));
+    cr_expect_null(harness_find_metric(&record, "slope_ns_per_depth"));
     sl_record_release(&record);
     sl_scenario_instance_free(instance);
 }

@@ -210,13 +210,9 @@ Test(dist1, the_job_record_is_its_slowest_rank_with_every_digest)
 
 static double metric(const sl_record *record, const char *name)
 {
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0) {
-            cr_expect_eq(record->metrics[i].scope, SL_METRIC_SCENARIO, "%s is not a scenario metric", name);
-            return record->metrics[i].value;
-        }
-    cr_assert_fail("the record has no metric %s", name);
-    return 0.0;
+    const sl_record_metric *m = harness_metric(record, name);
+    cr_expect_eq(m->scope, SL_METRIC_SCENARIO, "%s is not a scenario metric", name);
+    return m->value;
 }
 
 Test(dist1, rank_metrics_follow_each_rank)

@@ -148,11 +148,7 @@ Test(dist2_mpi, cartesian_meshes_across_processes, .timeout = 600)
 
 static double metric(const sl_record *record, const char *name)
 {
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0)
-            return record->metrics[i].value;
-    cr_assert_fail("the record has no metric %s", name);
-    return 0.0;
+    return harness_metric(record, name)->value;
 }
 
 static void read_record(const char *dir, sl_record *record)

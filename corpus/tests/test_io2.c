@@ -119,12 +119,10 @@ typedef struct io2_figures {
 
 static double metric(const sl_record *record, const char *name)
 {
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0) {
-            cr_assert_eq(record->metrics[i].scope, SL_METRIC_SCENARIO, "%s is not a scenario metric", name);
-            return record->metrics[i].value;
-        }
-    return -1.0;
+    const sl_record_metric *m = harness_find_metric(record, name);
+    if (m)
+        cr_assert_eq(m->scope, SL_METRIC_SCENARIO, "%s is not a scenario metric", name);
+    return m ? m->value : -1.0;
 }
 
 static io2_figures measure(const char *variant, int64_t n)

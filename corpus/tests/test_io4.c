@@ -141,15 +141,9 @@ Test(io4_cache, the_record_carries_speedups_and_cache_bytes)
     sl_err err = {0};
     cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    double bytes = -1, speedup1 = -1, speedup2 = -1;
-    for (int m = 0; m < record.nmetrics; m++) {
-        if (strcmp(record.metrics[m].name, "cache_bytes") == 0)
-            bytes = record.metrics[m].value;
-        else if (strcmp(record.metrics[m].name, "epoch1_speedup") == 0)
-            speedup1 = record.metrics[m].value;
-        else if (strcmp(record.metrics[m].name, "epoch2_speedup") == 0)
-            speedup2 = record.metrics[m].value;
-    }
+    double bytes = harness_metric(&record, "cache_bytes")->value;
+    double speedup1 = harness_metric(&record, "epoch1_speedup")->value;
+    double speedup2 = harness_metric(&record, "epoch2_speedup")->value;
     /* After the metrics' three epochs the cache holds every element once. */
     cr_expect_eq(bytes, (double)sl_source_rows(instance->source) * ELEMENT_BYTES);
     /* Speedups are measured, not asserted: only that they were. */

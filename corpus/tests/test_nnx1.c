@@ -310,14 +310,6 @@ Test(nnx1, state_survives_a_checkpoint_and_resumes_exactly)
     sl_scenario_instance_free(instance);
 }
 
-static const sl_record_metric *metric(const sl_record *record, const char *name)
-{
-    for (int m = 0; m < record->nmetrics; m++)
-        if (strcmp(record->metrics[m].name, name) == 0)
-            return &record->metrics[m];
-    cr_assert_fail("record of %s has no metric %s", record->adapter, name);
-    return NULL;
-}
 
 Test(nnx1, records_carry_the_per_batch_cost_of_the_state)
 {
@@ -332,9 +324,9 @@ Test(nnx1, records_carry_the_per_batch_cost_of_the_state)
     sl_err err = {0};
     cr_assert_eq(sl_bench_run(instance, sl_adapter_find("iter"), &options, &record, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    const sl_record_metric *update = metric(&record, "module_update_ns_per_batch");
-    const sl_record_metric *plain = metric(&record, "plain_p50_ns_per_batch");
-    const sl_record_metric *fraction = metric(&record, "module_overhead_fraction");
+    const sl_record_metric *update = harness_metric(&record, "module_update_ns_per_batch");
+    const sl_record_metric *plain = harness_metric(&record, "plain_p50_ns_per_batch");
+    const sl_record_metric *fraction = harness_metric(&record, "module_overhead_fraction");
     cr_expect_gt(update->value, 0.0);
     cr_expect_gt(plain->value, 0.0);
     cr_expect(fabs(fraction->value - update->value / plain->value) <= 1e-12 * fraction->value);

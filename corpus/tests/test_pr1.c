@@ -269,11 +269,9 @@ Test(pr1_resume, the_record_carries_checkpoint_size_and_times)
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     const char *names[] = {"checkpoint_bytes", "checkpoint_save_ns", "checkpoint_restore_ns",
                            "restore_to_first_batch_ns"};
-    double values[4] = {-1, -1, -1, -1};
-    for (int m = 0; m < record.nmetrics; m++)
-        for (int i = 0; i < 4; i++)
-            if (strcmp(record.metrics[m].name, names[i]) == 0)
-                values[i] = record.metrics[m].value;
+    double values[4];
+    for (int i = 0; i < 4; i++)
+        values[i] = harness_metric(&record, names[i])->value;
     /* A checkpoint is a few hundred bytes of JSON (format, version, the
      * fingerprint, the position and a checksum), not a copy of any data. */
     cr_expect(values[0] > 100 && values[0] < 1024, "checkpoint_bytes = %g", values[0]);

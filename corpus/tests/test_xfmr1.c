@@ -171,14 +171,6 @@ Test(xfmr1, an_elements_output_does_not_depend_on_its_batch_or_the_mode)
     sl_scenario_instance_free(other);
 }
 
-static const sl_record_metric *metric(const sl_record *record, const char *name)
-{
-    for (int m = 0; m < record->nmetrics; m++)
-        if (strcmp(record->metrics[m].name, name) == 0)
-            return &record->metrics[m];
-    cr_assert_fail("record of %s has no metric %s", record->adapter, name);
-    return NULL;
-}
 
 Test(xfmr1, records_carry_each_modes_time_and_the_speedups_between_them)
 {
@@ -194,12 +186,12 @@ Test(xfmr1, records_carry_each_modes_time_and_the_speedups_between_them)
     cr_assert_eq(sl_bench_run(instance, sl_adapter_find("per-element"), &options, &record, &err), SL_OK, "%s",
                  err.msg);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    const sl_record_metric *per_element = metric(&record, "per_element_p50_ns_per_batch");
-    const sl_record_metric *batched = metric(&record, "batched_p50_ns_per_batch");
-    const sl_record_metric *fused = metric(&record, "fused_p50_ns_per_batch");
-    const sl_record_metric *ratios[3] = {metric(&record, "batched_speedup_over_per_element"),
-                                         metric(&record, "fused_speedup_over_per_element"),
-                                         metric(&record, "fused_speedup_over_batched")};
+    const sl_record_metric *per_element = harness_metric(&record, "per_element_p50_ns_per_batch");
+    const sl_record_metric *batched = harness_metric(&record, "batched_p50_ns_per_batch");
+    const sl_record_metric *fused = harness_metric(&record, "fused_p50_ns_per_batch");
+    const sl_record_metric *ratios[3] = {harness_metric(&record, "batched_speedup_over_per_element"),
+                                         harness_metric(&record, "fused_speedup_over_per_element"),
+                                         harness_metric(&record, "fused_speedup_over_batched")};
     const double expected[3] = {per_element->value / batched->value, per_element->value / fused->value,
                                 batched->value / fused->value};
     for (int i = 0; i < 3; i++) {
