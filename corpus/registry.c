@@ -88,6 +88,16 @@ void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_opti
     instance->spec.shard = sl_comm_data_shard(options->comm);
 }
 
+sl_status sl__scenario_begin_floats(sl_scenario_instance *instance, const sl_variant *variant,
+                                    const sl_build_options *options, int32_t h, int32_t w, int32_t c, sl_err *err)
+{
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = h, .w = w, .c = c};
+    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    if (st == SL_OK)
+        sl__scenario_begin_spec(instance, options);
+    return st;
+}
+
 sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
                                   const sl_build_options *options, sl_scenario_instance **out, sl_err *err)
 {

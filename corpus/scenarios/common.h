@@ -39,6 +39,12 @@ extern const sl_scenario sl__scenario_pc4;
 sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
                                     sl_err *err);
 
+/* The usual start of a scenario over f32 images: a floats fixture of the
+ * variant's n elements of h x w x c (no labels), then the spec begun over
+ * it. */
+sl_status sl__scenario_begin_floats(sl_scenario_instance *instance, const sl_variant *variant,
+                                    const sl_build_options *options, int32_t h, int32_t w, int32_t c, sl_err *err);
+
 /* Starts instance->spec over instance->source with the variant's batch size,
  * the options' seed and order. */
 void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_options *options);

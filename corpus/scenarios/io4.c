@@ -22,12 +22,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 {
     (void)scenario;
     int32_t side = (int32_t)variant->param;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = side,
-                               .w = side, .c = 3};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_floats(instance, variant, options, side, side, 3, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     st = sl_pipeline_spec_add(&instance->spec, sl_op_trig_rounds("x", IO4_ROUNDS), err);
     if (st == SL_OK)
         st = sl_pipeline_spec_add(&instance->spec, sl_op_cache("x"), err);

@@ -38,12 +38,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 1};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_floats(instance, variant, options, 64, 64, 1, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     for (int i = 0; i < variant->param && st == SL_OK; i++)
         st = sl_pipeline_spec_add(&instance->spec, stage(i), err);
     return st;

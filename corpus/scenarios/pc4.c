@@ -19,12 +19,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 3};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_floats(instance, variant, options, 64, 64, 3, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     const sl_op ops[] = {
         sl_op_random_apply("x", PC4_APPLY_OP, 0.5f, 1),
         sl_op_random_brightness("x", PC4_APPLIED_BRIGHTNESS_OP, 0.2f),

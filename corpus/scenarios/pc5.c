@@ -26,12 +26,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 32, .w = 32,
-                               .c = 3};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_floats(instance, variant, options, 32, 32, 3, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     instance->spec.mode = (sl_mode)variant->param;
     st = sl_pipeline_spec_add(&instance->spec, sl_op_normalize("x", 3, pc5_mean, pc5_std), err);
     if (st == SL_OK)
