@@ -385,6 +385,7 @@ Test(fixtures, volumes_follow_their_parameters)
         cr_assert(fabs(var - 1) < 0.07, "volume %d: noise variance %g", i, var);
     }
     cr_assert_gt(max_level - min_level, 200.0, "levels span only %g", max_level - min_level);
+    sl_source_free(s);
 }
 
 /* Bit length of a non-negative integer (0 for 0). */
