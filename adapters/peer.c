@@ -36,6 +36,28 @@ const char *sl__peer_python(void)
     return python && *python ? python : "/usr/bin/python3";
 }
 
+const char *sl__peer_venv_python(void)
+{
+    const char *python = getenv("SLUICE_PEER_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-peers/bin/python";
+}
+
+static const char *python_of(const sl__peer *peer)
+{
+    return peer->venv ? sl__peer_venv_python() : sl__peer_python();
+}
+
+/* What the last peer run said in its hello; runs are one at a time. */
+static struct {
+    const sl_adapter *adapter;
+    char framework[96];
+} last_hello;
+
+void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size)
+{
+    snprintf(out, size, "%s", last_hello.adapter == adapter ? last_hello.framework : "");
+}
+
 const char *sl__peer_dir(void)
 {
     const char *dir = getenv("SLUICE_PEERS_DIR");
@@ -377,6 +399,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_status st = ensure_export(pipeline, request->nbatches, err);
     if (st)
         return st;
+    last_hello.adapter = adapter;
+    last_hello.framework[0] = '\0';
     session s = {.peer = peer, .nbatches = request->nbatches, .latency_ns = latency_ns};
     uint64_t *reference = NULL;
     st = load_reference(&reference, request->nbatches, err);
@@ -390,7 +414,7 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     else
         snprintf(script, sizeof script, "%s/%s", sl__peer_dir(), peer->script);
     snprintf(workers, sizeof workers, "--workers=%d", request->workers);
-    const char *argv[] = {sl__peer_python(), script, export_cache.dir, peer->args ? peer->args : workers, NULL};
+    const char *argv[] = {python_of(peer), script, export_cache.dir, peer->args ? peer->args : workers, NULL};
     st = spawn(&s.c, argv, err);
     if (st) {
         free(reference);
@@ -398,6 +422,7 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     }
     sl_err talk = {0};
     sl_status talked = converse(&s, &talk);
+    snprintf(last_hello.framework, sizeof last_hello.framework, "%s", s.framework);
     char how[64], tail[TAIL_BYTES + 1];
     /* A peer that delivered everything, or closed its output, has a moment
      * to exit by itself, so its exit status can be reported. */
@@ -422,25 +447,45 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
 
 /* --- availability ---------------------------------------------------------- */
 
+bool sl__peer_not_implemented(char *reason, size_t size)
+{
+    snprintf(reason, size, "not implemented yet: no peer script for it in peers/ (docs/peers.md)");
+    return false;
+}
+
+bool sl__peer_needs_gpu(char *reason, size_t size)
+{
+    snprintf(reason, size, "needs a GPU: its pipelines run on a CUDA device, and sluice's peers run on the CPU");
+    return false;
+}
+
 bool sl__peer_python_has(const char *modules, char *reason, size_t size)
 {
-    /* Asked once per module list: sluice list and every bench record ask. */
+    return sl__peer_python_has_in(sl__peer_python(), modules, reason, size);
+}
+
+bool sl__peer_python_has_in(const char *python, const char *modules, char *reason, size_t size)
+{
+    /* Asked once per Python and module list: sluice list and every bench
+     * record ask. */
     static struct {
+        char python[256];
         const char *modules;
         bool ok;
-        char reason[160];
+        char reason[256];
     } cache[16];
     for (int i = 0; i < 16 && cache[i].modules; i++)
-        if (cache[i].modules == modules || strcmp(cache[i].modules, modules) == 0) {
+        if ((cache[i].modules == modules || strcmp(cache[i].modules, modules) == 0) &&
+            strcmp(cache[i].python, python) == 0) {
             if (!cache[i].ok && reason && size)
                 snprintf(reason, size, "%s", cache[i].reason);
             return cache[i].ok;
         }
     bool ok = false;
-    char why[160] = "";
-    const char *python = sl__peer_python();
+    char why[256] = "";
     if (access(python, X_OK) != 0) {
-        snprintf(why, sizeof why, "no Python at %s (set SLUICE_PYTHON)", python);
+        snprintf(why, sizeof why, "no Python at %.120s (ci/install-peers.sh makes it, or set SLUICE_PYTHON / "
+                 "SLUICE_PEER_PYTHON)", python);
     } else {
         char list[160];
         snprintf(list, sizeof list, "%s", modules);
@@ -473,6 +518,7 @@ bool sl__peer_python_has(const char *modules, char *reason, size_t size)
     }
     for (int i = 0; i < 16; i++)
         if (!cache[i].modules) {
+            snprintf(cache[i].python, sizeof cache[i].python, "%s", python);
             cache[i].modules = modules;
             cache[i].ok = ok;
             snprintf(cache[i].reason, sizeof cache[i].reason, "%s", why);

@@ -11,6 +11,10 @@ typedef struct sl__peer {
     sl_adapter adapter;        /* name "peer:<name>", run = sl__peer_run */
     const char *script;        /* relative to the peers folder, or absolute */
     const char *args;          /* one extra argument ("--workers=2"), or NULL */
+    /* Runs with the peers' virtual environment's Python (sl__peer_venv_python)
+     * rather than the system's (sl__peer_python): frameworks that PyPI has
+     * and Debian does not. */
+    bool venv;
     /* Time limits in seconds; 0 takes SLUICE_PEER_{STARTUP,BATCH,TOTAL}_S
      * from the environment, else 120, 60 and 1800. */
     double startup_s, batch_s, total_s;
@@ -22,9 +26,22 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
 /* Whether the peers' Python has every module of the comma-separated list
  * (importlib.util.find_spec, so nothing is imported); else the reason. */
 bool sl__peer_python_has(const char *modules, char *reason, size_t size);
+/* The same for a given Python. */
+bool sl__peer_python_has_in(const char *python, const char *modules, char *reason, size_t size);
 
 /* The Python that runs peers: $SLUICE_PYTHON, else /usr/bin/python3. */
 const char *sl__peer_python(void);
+/* The Python of the peers' virtual environment: $SLUICE_PEER_PYTHON, else
+ * <source>/.venv-peers/bin/python (made by ci/install-peers.sh). */
+const char *sl__peer_venv_python(void);
+/* Writes the framework the adapter's last run reported in its hello (the
+ * adapter's framework hook). */
+void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
+/* Says a peer of Datarax's set is not run here and why (its available hook
+ * for peers that are listed but not implemented). */
+bool sl__peer_not_implemented(char *reason, size_t size);
+bool sl__peer_needs_gpu(char *reason, size_t size);
+
 /* The folder of the peer scripts: $SLUICE_PEERS_DIR, else <source>/peers. */
 const char *sl__peer_dir(void);
 
@@ -32,5 +49,12 @@ const char *sl__peer_dir(void);
 extern const sl__peer sl__peer_numpy;
 extern const sl__peer sl__peer_torch;
 extern const sl__peer sl__peer_torch_w2;
+extern const sl__peer sl__peer_grain;
+extern const sl__peer sl__peer_grain_t2;
+extern const sl__peer sl__peer_tfdata;
+extern const sl__peer sl__peer_jax;
+/* Datarax's other peers, listed as unavailable with the reason. */
+#define SL__PEER_LISTED_COUNT 10
+extern const sl__peer sl__peer_listed[SL__PEER_LISTED_COUNT];
 
 #endif

@@ -1,5 +1,9 @@
 /* The peer loaders sluice knows (peers/ holds their scripts; docs/peers.md).
- * Each is available when its Python has the modules it imports. */
+ * Each is available when its Python has the modules it imports: numpy and
+ * torch in the system's Python (Debian's packages), grain, tf.data and JAX
+ * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
+ * of Datarax's peer set is listed, unavailable with the reason, so that no
+ * loader a reader expects is silently missing. */
 #include "adapters.h"
 #include "peer.h"
 
@@ -26,7 +30,8 @@ const sl__peer sl__peer_numpy = {
                 .kernels = SL_KERNELS_REFERENCE,
                 .transforms = PEER_GATE_TRANSFORMS,
                 .available = numpy_available,
-                .run = sl__peer_run},
+                .run = sl__peer_run,
+                .framework = sl__peer_framework},
     .script = "numpy_peer.py",
     .args = "--workers=0",
 };
@@ -38,7 +43,8 @@ const sl__peer sl__peer_torch = {
                 .kernels = SL_KERNELS_REFERENCE,
                 .transforms = PEER_GATE_TRANSFORMS,
                 .available = torch_available,
-                .run = sl__peer_run},
+                .run = sl__peer_run,
+                .framework = sl__peer_framework},
     .script = "torch_peer.py",
     .args = "--workers=0",
 };
@@ -50,7 +56,70 @@ const sl__peer sl__peer_torch_w2 = {
                 .kernels = SL_KERNELS_REFERENCE,
                 .transforms = PEER_GATE_TRANSFORMS,
                 .available = torch_available,
-                .run = sl__peer_run},
+                .run = sl__peer_run,
+                .framework = sl__peer_framework},
     .script = "torch_peer.py",
     .args = "--workers=2",
+};
+
+static bool grain_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,grain", reason, size);
+}
+
+static bool tfdata_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,tensorflow", reason, size);
+}
+
+static bool jax_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,jax", reason, size);
+}
+
+#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS)                                                           \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = PEER_GATE_TRANSFORMS,                                                              \
+                    .available = AVAILABLE,                                                                          \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = SCRIPT, .args = ARGS, .venv = true,                                                                \
+    }
+
+const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
+                                          "iterated in the main thread (peers/grain_peer.py)",
+                                          grain_available, "grain_peer.py", "--workers=0");
+const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset iterated with 2 prefetch threads "
+                                             "(ReadOptions num_threads=2) (peers/grain_peer.py)",
+                                             grain_available, "grain_peer.py", "--workers=2");
+const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
+                                           "batch, prefetch (peers/tfdata_peer.py)",
+                                           tfdata_available, "tfdata_peer.py", "--workers=0");
+const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
+                                        "(peers/jax_peer.py)",
+                                        jax_available, "jax_peer.py", "--workers=0");
+
+/* Datarax's other peers, not run by sluice yet: listed with the reason. */
+#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
+    {                                                                                                                \
+        .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,            \
+                    .transforms = 0, .available = WHY, .run = sl__peer_run, .framework = sl__peer_framework},        \
+        .script = "", .venv = true,                                                                                  \
+    }
+
+const sl__peer sl__peer_listed[] = {
+    LISTED_PEER("peer:spdl", "SPDL (Meta's scalable data loading)", sl__peer_not_implemented),
+    LISTED_PEER("peer:webdataset", "WebDataset, tar shards", sl__peer_not_implemented),
+    LISTED_PEER("peer:hf-datasets", "Hugging Face Datasets", sl__peer_not_implemented),
+    LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
+    LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_not_implemented),
+    LISTED_PEER("peer:mosaicml-streaming", "MosaicML Streaming", sl__peer_not_implemented),
+    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_not_implemented),
+    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_not_implemented),
+    LISTED_PEER("peer:deeplake", "Deep Lake", sl__peer_not_implemented),
+    LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu),
 };

@@ -14,6 +14,20 @@ static const sl_adapter *const adapters[] = {
     &sl__peer_numpy.adapter,
     &sl__peer_torch.adapter,
     &sl__peer_torch_w2.adapter,
+    &sl__peer_grain.adapter,
+    &sl__peer_grain_t2.adapter,
+    &sl__peer_tfdata.adapter,
+    &sl__peer_jax.adapter,
+    &sl__peer_listed[0].adapter,
+    &sl__peer_listed[1].adapter,
+    &sl__peer_listed[2].adapter,
+    &sl__peer_listed[3].adapter,
+    &sl__peer_listed[4].adapter,
+    &sl__peer_listed[5].adapter,
+    &sl__peer_listed[6].adapter,
+    &sl__peer_listed[7].adapter,
+    &sl__peer_listed[8].adapter,
+    &sl__peer_listed[9].adapter,
 };
 
 int sl_adapter_count(void)

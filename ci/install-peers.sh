@@ -1,11 +1,43 @@
 #!/bin/sh
 # Installs the peer loaders sluice compares itself with (docs/peers.md).
-# From Debian: numpy, xxhash and PyTorch (Debian's torch is CPU-only, where
-# PyPI's wheel would drag in CUDA libraries this machine does not use). The
-# peers run with /usr/bin/python3 unless SLUICE_PYTHON says otherwise.
-# Run as root (or through sudo) on Debian 12 or a derivative.
+#
+# 1. From Debian, into the system's Python (/usr/bin/python3, which runs
+#    peer:numpy and peer:torch unless SLUICE_PYTHON says otherwise): numpy,
+#    xxhash and PyTorch. Debian's torch is CPU-only, where PyPI's wheel would
+#    drag in CUDA libraries this machine does not use.
+# 2. From PyPI, with pinned versions, into a virtual environment at
+#    <repo>/.venv-peers (git-ignored), which runs peer:grain, peer:grain-t2,
+#    peer:tfdata and peer:jax unless SLUICE_PEER_PYTHON names another Python:
+#    grain, tensorflow-cpu, jax[cpu], numpy and xxhash.
+#
+# The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
+# there already). VENV=<dir> puts the environment elsewhere (then export
+# SLUICE_PEER_PYTHON=<dir>/bin/python).
 set -eu
-export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-numpy python3-xxhash python3-torch
-/usr/bin/python3 -c 'import numpy, xxhash, torch; print("numpy", numpy.__version__, "xxhash", xxhash.VERSION, "torch", torch.__version__)'
+here=$(cd "$(dirname "$0")/.." && pwd)
+venv=${VENV:-$here/.venv-peers}
+
+if [ "${SKIP_APT:-0}" != 1 ]; then
+    sudo=
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update
+    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash python3-torch
+fi
+/usr/bin/python3 -c 'import numpy, xxhash, torch; print("system: numpy", numpy.__version__, "xxhash", xxhash.VERSION, "torch", torch.__version__)'
+
+# The pins were resolved together on Python 3.11 (Debian 12); change them
+# together. datarax (0.1.4) is left out: it pulls in flax and its own pins of
+# jax and grain, and sluice has no peer script for it yet.
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    grain==0.2.18 \
+    tensorflow-cpu==2.21.0 \
+    'jax[cpu]==0.10.2' jaxlib==0.10.2 \
+    numpy==2.4.6 \
+    xxhash==3.5.0
+"$venv/bin/python" -c '
+from importlib.metadata import version
+for name in ("grain", "tensorflow-cpu", "jax", "numpy", "xxhash"):
+    print("venv:", name, version(name))
+'

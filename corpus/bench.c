@@ -337,6 +337,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         sl_pipeline_cache_reset(instance->pipeline);
         sl_rss_reset(&probe);
         status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+        if (adapter->framework)
+            adapter->framework(adapter, record->framework, sizeof record->framework);
         if (status != SL_OK) {
             status = fail_record(record, status, run_err.msg, err);
             /* An adapter that checks its own output (a peer, by digest) says

@@ -86,6 +86,20 @@ class Plan:
             raise SystemExit("this peer lacks transform(s): %s" % ", ".join(missing))
 
 
+def epoch_batches(plan):
+    """The plan's batches grouped by epoch, {epoch: [batch, ...]}. Each epoch's
+    must be its order cut every batch_size elements (from some batch on), which
+    is what the frameworks' batch() does; anything else is refused."""
+    epochs = {}
+    for b in plan.batches:
+        epochs.setdefault(b["epoch"], []).append(b)
+    for epoch, batches in epochs.items():
+        for k, b in enumerate(batches):
+            if b["offset"] != batches[0]["offset"] + k * plan.batch_size:
+                raise SystemExit("epoch %d's batches are not its order cut every %d" % (epoch, plan.batch_size))
+    return epochs
+
+
 def f32(value):
     return np.float32(value)
 

@@ -153,6 +153,10 @@ static void print_exclusions(const corpus_transforms *corpus)
     int rows = 0;
     for (int a = 0; a < sl_adapter_count(); a++) {
         const sl_adapter *adapter = sl_adapter_at(a);
+        /* A peer that sluice lists but does not run implements nothing: the
+         * ADAPTERS table says why it is unavailable, once, not here per variant. */
+        if (adapter->transforms == 0)
+            continue;
         int i = 0;
         for (int s = 0; s < sl_scenario_count(); s++) {
             const sl_scenario *scenario = sl_scenario_at(s);

@@ -236,6 +236,9 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     sl__json_put(root, "schema_version", cJSON_CreateNumber(SL_RECORD_SCHEMA_VERSION), &ok);
     sl__json_put(root, "outcome", cJSON_CreateString(sl_record_outcome_name(r->outcome)), &ok);
     put_texts(root, record_texts, COUNT(record_texts), r, &ok);
+    /* Only a peer's record names a framework: sluice's own are sluice. */
+    if (r->framework[0])
+        sl__json_put(root, "framework", cJSON_CreateString(r->framework), &ok);
     sl__json_put(root, "backend", texts_object(backend_texts, COUNT(backend_texts), r, &ok), &ok);
     sl__json_put(root, "transforms", transforms_json(r->transforms, &ok), &ok);
     sl__json_put(root, "seed", sl__json_u64_text(r->seed), &ok);
@@ -354,6 +357,9 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
                        "version come from another sluice; run `sluice bench` again to compare them)",
                        path, (long long)version, SL_RECORD_SCHEMA_VERSION);
     status = read_texts(root, "", record_texts, COUNT(record_texts), r, path, err);
+    const cJSON *framework = sl__json_member(root, "framework");
+    if (status == SL_OK && framework)
+        status = sl__json_text(framework, path, "framework", r->framework, sizeof r->framework, err);
     const cJSON *backend = sl__json_member(root, "backend");
     if (status == SL_OK)
         status = sl__json_expect(backend, cJSON_Object, path, "backend", err);

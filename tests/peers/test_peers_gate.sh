@@ -4,7 +4,7 @@
 # framework is not installed (ci/install-peers.sh installs them).
 set -eu
 sluice="$1"
-adapters="${SLUICE_TEST_PEERS:-peer:numpy,peer:torch,peer:torch-w2}"
+adapters="${SLUICE_TEST_PEERS:-peer:numpy,peer:torch,peer:torch-w2,peer:grain,peer:grain-t2,peer:tfdata,peer:jax}"
 out="$(mktemp -d "${TMPDIR:-/tmp}/sluice-peers-test-XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 missing="$("$sluice" list | awk -v want=",$adapters," '$1 ~ /^peer:/ && index(want, "," $1 ",") && $4 == "no:" {print $1}')"

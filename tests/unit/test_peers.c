@@ -89,7 +89,42 @@ Test(peers, numpy_peer_is_bitwise_equivalent_and_its_latencies_are_its_own)
     cr_assert_eq(record.measured_batches, 4);
     for (int i = 0; i < 4; i++)
         cr_assert_gt(record.latency_ns[i], 0, "batch %d", i);
+    /* The framework is the peer's hello: "numpy" and a version with dots. */
+    cr_assert_eq(strncmp(record.framework, "numpy ", 6), 0, "framework '%s'", record.framework);
+    cr_assert_not_null(strchr(record.framework + 6, '.'), "framework '%s'", record.framework);
+    char *json = sl_record_to_json(&record, NULL);
+    cr_assert_not_null(json);
+    cr_assert_not_null(strstr(json, "\"framework\""), "the record's JSON names its framework");
+    free(json);
     sl_record_release(&record);
+}
+
+Test(peers, sluices_own_adapters_name_no_framework)
+{
+    sl_record record;
+    run(sl_adapter_find("reference"), &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.framework, "");
+    char *json = sl_record_to_json(&record, NULL);
+    cr_assert_not_null(json);
+    cr_assert_null(strstr(json, "\"framework\""));
+    free(json);
+    sl_record_release(&record);
+}
+
+/* Datarax's other peers are listed, each unavailable with its reason, and a
+ * bench records them skipped with that reason rather than leaving them out. */
+Test(peers_listed, every_listed_peer_is_unavailable_with_a_reason)
+{
+    for (int i = 0; i < SL__PEER_LISTED_COUNT; i++) {
+        const sl_adapter *adapter = &sl__peer_listed[i].adapter;
+        cr_assert_eq(sl_adapter_find(adapter->name), adapter, "%s is registered", adapter->name);
+        char reason[256] = "";
+        cr_assert_not(sl_adapter_is_available(adapter, reason, sizeof reason), "%s", adapter->name);
+        bool gpu = strcmp(adapter->name, "peer:dali") == 0;
+        const char *want = gpu ? "needs a GPU" : "not implemented yet";
+        cr_assert_eq(strncmp(reason, want, strlen(want)), 0, "%s: '%s'", adapter->name, reason);
+    }
 }
 
 Test(peers, a_crashing_peer_fails_with_its_stderr)

@@ -40,6 +40,10 @@ typedef struct sl_adapter {
     bool (*available)(char *reason, size_t size);
     sl_status (*run)(const struct sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                      sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+    /* NULL for sluice's own adapters. A peer (another loader) writes the
+     * framework and version its last run reported, e.g. "grain 0.2.18", or
+     * an empty string when that run never said; records carry it. */
+    void (*framework)(const struct sl_adapter *adapter, char *out, size_t size);
 } sl_adapter;
 
 int sl_adapter_count(void);

@@ -71,6 +71,9 @@ typedef struct sl_record {
     char reason[256];          /* why excluded, skipped or failed; empty when ok */
     char transforms[256];      /* comma-separated transform names executed */
     char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ... */
+    /* The framework and version a peer reported ("torch 2.1.2"); empty for
+     * sluice's own adapters, and then absent from the JSON. */
+    char framework[96];
     /* How the output was held to the reference's before the speed counted:
      * "bitwise", "within N ulp", "mismatch", or "not checked" (a record that
      * did not run, or a bench told not to check). */

@@ -1,0 +1,143 @@
+"""peer:grain and peer:grain-t2: the scenario's pipeline written the way a Grain
+user writes it: a random-access data source (here, the exported element order
+of each epoch), grain.MapDataset.source(...).map(Transform()).batch(...), with
+one grain.transforms.Map per op, each working on one element as numpy arrays.
+peer:grain iterates the MapDataset in the main thread; peer:grain-t2 turns it
+into an IterDataset whose iterator prefetches with 2 threads
+(grain.ReadOptions(num_threads=2)), Grain's own worker knob short of
+processes.
+
+It computes what sluice computes, not the shortest idiom where the two round
+differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
+clip is two comparisons, so NaN passes through as in sluice; float32 throughout.
+"""
+import os
+import sys
+
+import grain
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_peer  # noqa: E402
+
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+
+KEY = "_sluice_key"
+
+
+class ExportedEpoch:
+    """Grain's data source protocol (__len__, __getitem__): element k of an
+    epoch's exported order, read from the in-memory source fields."""
+
+    def __init__(self, plan, sources, epoch, pack):
+        self.order = plan.order(epoch)
+        self.sources = sources
+        self.epoch = epoch
+        self.pack = pack
+
+    def __len__(self):
+        return len(self.order)
+
+    def __getitem__(self, k):
+        i = int(self.order[k])
+        out = {KEY: (self.epoch, i)}
+        for name, data in self.sources.items():
+            if self.pack is not None and name == self.pack["field"]:
+                p = self.pack["params"]
+                seq = np.full(p["seq_len"], p["pad_id"], dtype=data.dtype)
+                part = data[i * p["seq_len"]:(i + 1) * p["seq_len"]]
+                seq[:part.shape[0]] = part
+                out[name] = seq
+            else:
+                out[name] = data[i]
+        return out
+
+
+class OpTransform(grain.transforms.Map):
+    """One sluice op on one element's field."""
+
+    def __init__(self, plan, op):
+        self.plan, self.op, self.p, self.field = plan, op, op["params"], op["field"]
+
+    def map(self, element):
+        element[self.field] = self.apply(element[self.field], element[KEY])
+        return element
+
+
+class Normalize(OpTransform):
+    def apply(self, x, key):
+        mean = np.asarray(self.p["mean"], dtype=np.float32)
+        inv_std = np.asarray(self.p["inv_std"], dtype=np.float32)
+        if self.p["channels"] == 1:
+            mean, inv_std = mean[0], inv_std[0]
+        return (x.astype(np.float32) - mean) * inv_std
+
+
+class Multiply(OpTransform):
+    def apply(self, x, key):
+        return x * np.float32(self.p["value"])
+
+
+class Add(OpTransform):
+    def apply(self, x, key):
+        return x + np.float32(self.p["value"])
+
+
+class Clip(OpTransform):
+    def apply(self, x, key):
+        lo, hi = np.float32(self.p["lo"]), np.float32(self.p["hi"])
+        return np.where(x < lo, lo, np.where(x > hi, hi, x)).astype(np.float32)
+
+
+class RandomCrop(OpTransform):
+    """Crops at the exported offset and pads back, centred, with zeros."""
+
+    def apply(self, x, key):
+        epoch, i = key
+        oy, ox = (int(v) for v in self.plan.decisions(self.op, epoch)[i][:2])
+        h, w, ch, cw = x.shape[0], x.shape[1], self.p["crop_h"], self.p["crop_w"]
+        top, left = (h - ch) // 2, (w - cw) // 2
+        out = np.zeros_like(x)
+        out[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
+        return out
+
+
+class RandomHFlip(OpTransform):
+    def apply(self, x, key):
+        epoch, i = key
+        return x[:, ::-1].copy() if self.plan.decisions(self.op, epoch)[i][0] else x
+
+
+class DropKey(grain.transforms.Map):
+    def map(self, element):
+        del element[KEY]
+        return element
+
+
+TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "add": Add, "clip": Clip,
+              "random_crop": RandomCrop, "random_hflip": RandomHFlip}
+
+
+def make_batches(plan, options):
+    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    ops = list(plan.ops)
+    pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+    for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
+        first = batches[0]["offset"] // plan.batch_size
+        ds = grain.MapDataset.source(ExportedEpoch(plan, sources, epoch, pack))
+        for op in ops:
+            ds = ds.map(TRANSFORMS[op["kind"]](plan, op))
+        ds = ds.map(DropKey()).batch(plan.batch_size, drop_remainder=False)
+        ds = ds[first:first + len(batches)]
+        # iter(ds) alone would prefetch with Grain's default 16 threads; the
+        # worker knob is ReadOptions, 0 threads reads in the caller's thread.
+        read = grain.ReadOptions(num_threads=options.workers, prefetch_buffer_size=2 if options.workers else 0)
+        it = iter(ds.to_iter_dataset(read))
+        for batch in it:
+            yield batch
+
+
+if __name__ == "__main__":
+    from importlib.metadata import version
+
+    sluice_peer.main("grain", "grain " + version("grain"), make_batches, SUPPORTED)
