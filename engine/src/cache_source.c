@@ -95,7 +95,7 @@ static sl_status check_prefix_source(const sl_source *source, sl_err *err)
     return sl__source_check(cs->prefix->source, err);
 }
 
-static const sl__source_ops cache_ops = {read_cached, release_cache, check_prefix_source};
+static const sl__source_ops cache_ops = {.read = read_cached, .release = release_cache, .check = check_prefix_source};
 
 sl_status sl__cache_source_create(const sl_pipeline *prefix, sl_kernel_choice kernels, sl_source **out, sl_err *err)
 {
