@@ -112,19 +112,29 @@ static void check_scenario(const sl_scenario *scenario, const sl_variant *varian
         return;
     const sl_pipeline *p = instance->pipeline;
     int64_t batches = BATCHES;
-    uint64_t expected = run_reference(p, batches);
+    /* The threaded runs must equal one thread on the same kernel table,
+     * bit for bit. They equal the reference too, except in a scenario that
+     * states a tolerance (MM-2's BLAS sums in its own order), where the
+     * corpus tests hold the table to it instead. */
+    uint64_t expected = run_iter(p, batches, 0);
+    if (scenario->tolerance == 0.0) {
+        uint64_t reference = run_reference(p, batches);
+        CHECK(reference == expected, "%s/%s: one iter thread gives %016llx, the reference %016llx", scenario->id,
+              variant->name, (unsigned long long)expected, (unsigned long long)reference);
+    }
     for (int workers = 1; workers <= 3; workers += 2) {
         uint64_t got = run_iter(p, batches, workers);
-        CHECK(got == expected, "%s/%s: iter with %d workers gives %016llx, the reference %016llx", scenario->id,
+        CHECK(got == expected, "%s/%s: iter with %d workers gives %016llx, one thread %016llx", scenario->id,
               variant->name, workers, (unsigned long long)got, (unsigned long long)expected);
     }
     for (int threads = 2; threads <= 3; threads++) {
         uint64_t got = run_fused(p, batches, threads);
-        CHECK(got == expected, "%s/%s: fused with %d threads gives %016llx, the reference %016llx", scenario->id,
+        CHECK(got == expected, "%s/%s: fused with %d threads gives %016llx, one thread %016llx", scenario->id,
               variant->name, threads, (unsigned long long)got, (unsigned long long)expected);
     }
-    printf("%s/%s: reference, iter (1, 3 workers) and fused (2, 3 threads) agree over %lld batches\n",
-           scenario->id, variant->name, (long long)batches);
+    printf("%s/%s: iter (1, 3 workers) and fused (2, 3 threads) agree with one thread%s over %lld batches\n",
+           scenario->id, variant->name, scenario->tolerance == 0.0 ? " and the reference" : "",
+           (long long)batches);
     sl_scenario_instance_free(instance);
 }
 
