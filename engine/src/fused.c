@@ -277,15 +277,14 @@ static void prefetch_element(const sl_fused *fz, int64_t element)
 {
     const sl_pipeline *p = fz->pipeline;
     for (int f = 0; f < p->source_schema.nfields; f++) {
-        if (f == p->pack_field)
-            continue;
-        size_t bytes = fz->programs[f].item_bytes;
-        const char *row = sl_source_map(p->source, f, (size_t)element * bytes, bytes);
+        size_t offset, bytes;
+        sl__element_span(p, f, element, &offset, &bytes);
+        const char *row = bytes ? sl_source_map(p->source, f, offset, bytes) : NULL;
         if (!row)
             continue;
         size_t span = bytes < PREFETCH_MAX_BYTES ? bytes : PREFETCH_MAX_BYTES;
-        for (size_t offset = 0; offset < span; offset += 64)
-            __builtin_prefetch(row + offset, 0, 3);
+        for (size_t at = 0; at < span; at += 64)
+            __builtin_prefetch(row + at, 0, 3);
     }
 }
 
@@ -305,6 +304,11 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     lane *l = &fz->lanes[thread];
     if (fz->ids_in_slices)
         sl__batch_ids(p, fz->position, first, end - first, b->element_ids + first);
+    /* The slice's first rows have no earlier rows to hide their misses
+     * behind; asking for them together at least overlaps them with each
+     * other. */
+    for (int64_t r = first; r < end && r < first + PREFETCH_DISTANCE; r++)
+        prefetch_element(fz, b->element_ids[r]);
     for (int64_t r = first; r < end; r++) {
         if (r + PREFETCH_DISTANCE < end)
             prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);

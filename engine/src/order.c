@@ -304,6 +304,33 @@ void sl__order_release(sl_pipeline *p)
     p->order.prefix = NULL;
 }
 
+/* An epoch's permutation takes five Philox blocks to key, as much as the
+ * ids of a small batch (NLP-1's 32 rows), and every batch of the epoch
+ * needs the same one. Each thread keeps the last one it keyed. The key of
+ * the memo is every input of sl_permutation_init, so a hit returns exactly
+ * what keying afresh would: the ids cannot depend on which thread computed
+ * them or what it computed before. */
+static const sl_permutation *epoch_permutation(const sl_pipeline *p, int64_t epoch)
+{
+    static _Thread_local struct {
+        bool valid;
+        uint64_t n, seed, epoch;
+        bool shuffle;
+        sl_permutation perm;
+    } memo;
+    uint64_t n = (uint64_t)p->dataset_size;
+    if (!memo.valid || memo.n != n || memo.seed != p->spec.seed || memo.epoch != (uint64_t)epoch ||
+        memo.shuffle != p->spec.shuffle) {
+        sl_permutation_init(&memo.perm, n, p->spec.seed, (uint64_t)epoch, p->spec.shuffle);
+        memo.n = n;
+        memo.seed = p->spec.seed;
+        memo.epoch = (uint64_t)epoch;
+        memo.shuffle = p->spec.shuffle;
+        memo.valid = true;
+    }
+    return &memo.perm;
+}
+
 void sl__order_ids(const sl_pipeline *p, int64_t epoch, uint64_t first, uint64_t stride, int64_t count,
                    int64_t *ids)
 {
@@ -317,9 +344,7 @@ void sl__order_ids(const sl_pipeline *p, int64_t epoch, uint64_t first, uint64_t
     case SL__ORDER_WHOLE:
         break;
     }
-    sl_permutation perm;
-    sl_permutation_init(&perm, (uint64_t)p->dataset_size, p->spec.seed, (uint64_t)epoch, p->spec.shuffle);
-    sl_permutation_apply_strided(&perm, first, stride, count, ids);
+    sl_permutation_apply_strided(epoch_permutation(p, epoch), first, stride, count, ids);
 }
 
 void sl__order_fingerprint(const sl_pipeline *p, XXH3_state_t *state)

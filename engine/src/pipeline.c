@@ -378,16 +378,29 @@ const sl_kernel_table *sl_kernel_table_for(sl_kernel_choice choice)
     return choice == SL_KERNELS_REFERENCE ? sl_kernels_reference() : sl_kernels_best();
 }
 
-sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernels, int field, int64_t element,
-                             void *dst, sl_err *err)
+void sl__element_span(const sl_pipeline *p, int field, int64_t element, size_t *offset, size_t *nbytes)
 {
     if (field == p->pack_field) {
         int64_t first = element * p->seq_len;
         int64_t available = p->stream_tokens - first;
         if (available > p->seq_len)
             available = p->seq_len;
-        size_t offset = (size_t)first * sizeof(int32_t);
-        size_t nbytes = (size_t)available * sizeof(int32_t);
+        *offset = (size_t)first * sizeof(int32_t);
+        *nbytes = (size_t)available * sizeof(int32_t);
+        return;
+    }
+    size_t bytes = sl_field_element_bytes(&p->source_schema.fields[field]);
+    *offset = (size_t)element * bytes;
+    *nbytes = bytes;
+}
+
+sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernels, int field, int64_t element,
+                             void *dst, sl_err *err)
+{
+    size_t offset, nbytes;
+    sl__element_span(p, field, element, &offset, &nbytes);
+    if (field == p->pack_field) {
+        int64_t available = (int64_t)(nbytes / sizeof(int32_t));
         const int32_t *tokens = sl_source_map(p->source, field, offset, nbytes);
         if (tokens) {
             kernels->pack(dst, tokens, available, p->seq_len, p->pad_id);
@@ -401,8 +414,7 @@ sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernel
         kernels->pack((int32_t *)dst + available, NULL, 0, p->seq_len - available, p->pad_id);
         return SL_OK;
     }
-    size_t bytes = sl_field_element_bytes(&p->source_schema.fields[field]);
-    return sl_source_read(element_source(p, kernels), field, (size_t)element * bytes, bytes, dst, err);
+    return sl_source_read(element_source(p, kernels), field, offset, nbytes, dst, err);
 }
 
 void sl__batch_ids(const sl_pipeline *p, sl_position position, int64_t first_row, int64_t rows, int64_t *ids)

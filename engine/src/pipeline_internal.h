@@ -91,6 +91,10 @@ struct sl_pipeline {
     sl_source *caches[2];
 };
 
+/* Where element's bytes of a source field lie: a fixed-size row, or for
+ * the packed field the element's window of the token stream (shorter at the
+ * stream's end). */
+void sl__element_span(const sl_pipeline *pipeline, int field, int64_t element, size_t *offset, size_t *nbytes);
 /* Reads element's bytes of a source field into dst (packing token streams). */
 sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int field,
                              int64_t element, void *dst, sl_err *err);

@@ -1,8 +1,10 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shuffle_internal.h"
+#include "sluice/kernels.h"
 #include "sluice/philox.h"
 #include "sluice/shuffle.h"
 
@@ -152,22 +154,47 @@ void sl__permutation_apply_strided_scalar(const sl_permutation *perm, uint64_t f
     }
 }
 
+int sl__shuffle_path(void)
+{
+#if SL__SHUFFLE_HAVE_AVX2
+    static _Atomic int cpu = -1; /* what the CPU runs: 0, 2 or 3 */
+    int level = atomic_load_explicit(&cpu, memory_order_relaxed);
+    if (level < 0) {
+        __builtin_cpu_init();
+        level = !__builtin_cpu_supports("avx2")       ? 0
+                : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 3
+                                                                                           : 2;
+        atomic_store_explicit(&cpu, level, memory_order_relaxed);
+    }
+    /* AVX-512 only behind the AVX-512 table; AVX2 behind any other, as
+     * before there were tables above it. */
+    if (level == 3 && strcmp(sl_kernels_best()->name, "cpu-avx512") != 0)
+        level = 2;
+    return level;
+#else
+    return 0;
+#endif
+}
+
 void sl_permutation_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
                                   int64_t *out)
 {
 #if SL__SHUFFLE_HAVE_AVX2
-    /* The vector path needs positions below 2^62 (exact enough in double)
+    /* The vector paths need positions below 2^62 (exact enough in double)
      * and the grid side below 2^31 (32-bit products), true of every data
      * set the pipeline accepts. */
-    static _Atomic int has_avx2 = -1;
-    if (has_avx2 < 0) {
-        __builtin_cpu_init();
-        has_avx2 = __builtin_cpu_supports("avx2") != 0;
-    }
     uint64_t last = first + (uint64_t)(count > 0 ? count - 1 : 0) * stride;
-    if (has_avx2 && !perm->identity && perm->side < ((uint64_t)1 << 31) && last < ((uint64_t)1 << 62)) {
-        sl__permutation_apply_strided_avx2(perm, first, stride, count, out);
-        return;
+    if (!perm->identity && perm->side < ((uint64_t)1 << 31) && last < ((uint64_t)1 << 62)) {
+        switch (sl__shuffle_path()) {
+        case 3:
+            sl__permutation_apply_strided_avx512(perm, first, stride, count, out);
+            return;
+        case 2:
+            sl__permutation_apply_strided_avx2(perm, first, stride, count, out);
+            return;
+        default:
+            break;
+        }
     }
 #endif
     sl__permutation_apply_strided_scalar(perm, first, stride, count, out);
