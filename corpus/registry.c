@@ -98,6 +98,17 @@ sl_status sl__scenario_begin_floats(sl_scenario_instance *instance, const sl_var
     return st;
 }
 
+sl_status sl__scenario_begin_images(sl_scenario_instance *instance, const sl_variant *variant,
+                                    const sl_build_options *options, int32_t side, sl_err *err)
+{
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = side,
+                               .w = side, .c = 3, .classes = SL__IMAGE_CLASSES};
+    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    if (st == SL_OK)
+        sl__scenario_begin_spec(instance, options);
+    return st;
+}
+
 sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
                                   const sl_build_options *options, sl_scenario_instance **out, sl_err *err)
 {

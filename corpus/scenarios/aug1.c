@@ -20,12 +20,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 {
     (void)scenario;
     int32_t side = (int32_t)variant->param;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = side,
-                               .w = side, .c = 3, .classes = 10};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_images(instance, variant, options, side, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     const sl_op ops[] = {
         sl_op_normalize("image", 3, cifar_mean, cifar_std),
         sl_op_gaussian_noise("image", AUG1_NOISE_OP, 0.05f),

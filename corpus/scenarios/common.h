@@ -45,6 +45,13 @@ sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fix
 sl_status sl__scenario_begin_floats(sl_scenario_instance *instance, const sl_variant *variant,
                                     const sl_build_options *options, int32_t h, int32_t w, int32_t c, sl_err *err);
 
+/* The usual start of a scenario over RGB images: an images fixture of the
+ * variant's n side x side x 3 u8 elements with SL__IMAGE_CLASSES classes,
+ * then the spec begun over it. */
+#define SL__IMAGE_CLASSES 10
+sl_status sl__scenario_begin_images(sl_scenario_instance *instance, const sl_variant *variant,
+                                    const sl_build_options *options, int32_t side, sl_err *err);
+
 /* Starts instance->spec over instance->source with the variant's batch size,
  * the options' seed and order. */
 void sl__scenario_begin_spec(sl_scenario_instance *instance, const sl_build_options *options);

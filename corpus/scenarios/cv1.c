@@ -17,16 +17,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES,
-                               .n = sl_variant_n(variant, options),
-                               .h = (int32_t)variant->param,
-                               .w = (int32_t)variant->param,
-                               .c = 3,
-                               .classes = 10};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_images(instance, variant, options, (int32_t)variant->param, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     return sl_pipeline_spec_add(&instance->spec, sl_op_normalize("image", 3, cifar_mean, cifar_std), err);
 }
 

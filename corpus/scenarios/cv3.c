@@ -23,17 +23,14 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 3, .classes = 10};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_images(instance, variant, options, 64, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     sl_op mix = variant->param == CV3_CUTMIX ? sl_op_cutmix("image", "label", CV3_MIX_OP, 0.4f)
                                              : sl_op_mixup("image", "label", CV3_MIX_OP, 0.4f);
     st = sl_pipeline_spec_add(&instance->spec, sl_op_normalize("image", 3, imagenet_mean, imagenet_std), err);
     if (st == SL_OK)
-        st = sl_pipeline_spec_add(&instance->spec, sl_op_one_hot("label", fixture.classes), err);
+        st = sl_pipeline_spec_add(&instance->spec, sl_op_one_hot("label", SL__IMAGE_CLASSES), err);
     if (st == SL_OK)
         st = sl_pipeline_spec_add(&instance->spec, mix, err);
     return st;

@@ -33,12 +33,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = CV4_SIDE,
-                               .w = CV4_SIDE, .c = 3, .classes = 10};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    sl_status st = sl__scenario_begin_images(instance, variant, options, CV4_SIDE, err);
     if (st)
         return st;
-    sl__scenario_begin_spec(instance, options);
     const int chain = (int)variant->param;
     for (int s = 0; s < chains[chain].nsteps && !st; s++) {
         int32_t side = chains[chain].sides[s];
