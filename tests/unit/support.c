@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 
+#include "sluice/sluice.h"
+
 #include "support.h"
 
 void test_tmpdir_create(char *dir, size_t size, const char *tag)
@@ -22,4 +24,21 @@ void test_tmpdir_remove(const char *dir)
 {
     /* Depth first, without following links, so only what the test made goes. */
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void test_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0, "cannot write %s", path);
+}
+
+char *test_read_text(const char *path)
+{
+    char *data;
+    size_t size;
+    sl_err err = {0};
+    cr_assert_eq(sl_read_file(path, &data, &size, &err), SL_OK, "%s", err.msg);
+    return data;
 }

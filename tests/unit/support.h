@@ -10,4 +10,10 @@ void test_tmpdir_create(char *dir, size_t size, const char *tag);
 /* Removes dir and everything below it. */
 void test_tmpdir_remove(const char *dir);
 
+/* Writes text to path (replacing it), or fails the test. */
+void test_write_text(const char *path, const char *text);
+/* The whole of path as a NUL-terminated string the caller frees, or fails
+ * the test naming the file. */
+char *test_read_text(const char *path);
+
 #endif

@@ -48,27 +48,6 @@ static sl_audit *audit_nlp1(void)
     return audit;
 }
 
-static char *slurp_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = calloc(1, (size_t)n + 1);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return text;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(audit, a_manifest_equals_itself_after_a_round_trip)
 {
     char path[256];
@@ -93,7 +72,7 @@ Test(audit, a_changed_row_is_named_by_batch_field_and_row)
     sl_audit *audit = audit_nlp1();
     sl_err err = {0};
     cr_assert_eq(sl_audit_save(audit, NULL, path, &err), SL_OK, "%s", err.msg);
-    char *text = slurp_file(path);
+    char *text = test_read_text(path);
     cJSON *root = cJSON_Parse(text);
     free(text);
     cJSON *batch = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "runs"), 0),
@@ -109,7 +88,7 @@ Test(audit, a_changed_row_is_named_by_batch_field_and_row)
     free(changed);
     text = cJSON_Print(root);
     cJSON_Delete(root);
-    write_text(path, text);
+    test_write_text(path, text);
     free(text);
 
     sl_audit *loaded = NULL;
@@ -127,16 +106,16 @@ Test(audit, damaged_or_foreign_manifests_are_refused_by_name)
     scratch_path(path, sizeof path, "a.json");
     sl_audit *loaded = NULL;
     sl_err err = {0};
-    write_text(path, "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [");
+    test_write_text(path, "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);
     cr_expect(strstr(err.msg, path) && strstr(err.msg, "truncated"), "%s", err.msg);
-    write_text(path, "{\"schema_version\": 2, \"scenario\": \"CV-1\"}");
+    test_write_text(path, "{\"schema_version\": 2, \"scenario\": \"CV-1\"}");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);
     cr_expect(strstr(err.msg, "'format'"), "a record is not a manifest: %s", err.msg);
-    write_text(path, "{\"format\": \"sluice-audit\", \"version\": 9, \"runs\": []}");
+    test_write_text(path, "{\"format\": \"sluice-audit\", \"version\": 9, \"runs\": []}");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);
     cr_expect(strstr(err.msg, "'version'"), "%s", err.msg);
-    write_text(path, "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [{\"scenario\": \"CV-1\", \"variant\": "
+    test_write_text(path, "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [{\"scenario\": \"CV-1\", \"variant\": "
                      "\"32x32\", \"adapter\": \"iter\", \"seed\": \"42\", \"batches\": [{\"epoch\": 0, \"batch\": 0, "
                      "\"fields\": [{\"name\": \"image\", \"digest\": \"0123456789abcdef\", \"rows\": \"12zz\"}]}]}]}");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);

@@ -105,23 +105,6 @@ Test(checkpoint, resume_is_bit_identical_for_several_k)
     }
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-    char *data;
-    size_t size;
-    sl_err err = {0};
-    cr_assert_eq(sl_read_file(path, &data, &size, &err), SL_OK, "%s", err.msg);
-    return data;
-}
-
 static void expect_refused(const sl_pipeline *p, const char *path, sl_status status, const char *needle)
 {
     sl_position pos;
@@ -139,11 +122,11 @@ Test(checkpoint, damaged_or_foreign_files_are_refused)
     snprintf(bad, sizeof bad, "%s/bad.json", dir);
     sl_err err = {0};
     cr_assert_eq(sl_checkpoint_save(p, (sl_position){1, 3}, good, &err), SL_OK);
-    char *text = read_text(good);
+    char *text = test_read_text(good);
 
     /* Truncated: half the file. */
     char *half = strndup(text, strlen(text) / 2);
-    write_text(bad, half);
+    test_write_text(bad, half);
     expect_refused(p, bad, SL_EFORMAT, "JSON");
     free(half);
 
@@ -154,12 +137,12 @@ Test(checkpoint, damaged_or_foreign_files_are_refused)
     char *digit = strchr(batch, '3');
     cr_assert_not_null(digit);
     *digit = '4';
-    write_text(bad, tampered);
+    test_write_text(bad, tampered);
     expect_refused(p, bad, SL_EFORMAT, "checksum");
     free(tampered);
 
     /* A missing field. */
-    write_text(bad, "{\"format\": \"sluice-checkpoint\", \"version\": 1}");
+    test_write_text(bad, "{\"format\": \"sluice-checkpoint\", \"version\": 1}");
     expect_refused(p, bad, SL_EFORMAT, "pipeline_fingerprint");
 
     /* Written by a pipeline with another seed. */
@@ -193,7 +176,7 @@ static void write_forged(const char *path, const sl_pipeline *p, int64_t epoch)
              "\"epoch\": %lld, \"batch\": 0, \"batches_per_epoch\": %lld, \"checksum\": \"%016" PRIx64 "\"}",
              sl_pipeline_fingerprint(p), (long long)epoch, (long long)sl_pipeline_batches_per_epoch(p),
              (uint64_t)XXH3_64bits(text, (size_t)n));
-    write_text(path, json);
+    test_write_text(path, json);
 }
 
 Test(checkpoint, epochs_past_the_last_are_refused)

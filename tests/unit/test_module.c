@@ -252,23 +252,6 @@ Test(module, state_survives_a_checkpoint_and_resumes_exactly)
     sl_pipeline_free(p);
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-    char *data;
-    size_t size;
-    sl_err err = {0};
-    cr_assert_eq(sl_read_file(path, &data, &size, &err), SL_OK, "%s", err.msg);
-    return data;
-}
-
 static void expect_refused(const sl_pipeline *p, const char *path, sl_module *m, sl_status status, const char *needle)
 {
     sl_position pos;
@@ -295,9 +278,9 @@ Test(module, damaged_foreign_or_mismatched_module_checkpoints_are_refused)
                  "the state covers 3 batches, not 2");
     cr_assert_eq(sl_checkpoint_save_module(p, (sl_position){0, 3}, m, good, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_checkpoint_save(p, (sl_position){0, 3}, plain, &err), SL_OK);
-    char *text = read_text(good);
+    char *text = test_read_text(good);
     cr_expect(strstr(text, "\"version\":\t2") != NULL, "%s", text);
-    char *plain_text = read_text(plain);
+    char *plain_text = test_read_text(plain);
     cr_expect(strstr(plain_text, "\"version\":\t1") != NULL, "a checkpoint without a module stays version 1");
     free(plain_text);
 
@@ -309,7 +292,7 @@ Test(module, damaged_foreign_or_mismatched_module_checkpoints_are_refused)
     cr_assert_not_null(mean);
     char *digit = strchr(mean + strlen("\"mean\""), '"') + 1;
     *digit = *digit == '0' ? '1' : '0';
-    write_text(bad, tampered);
+    test_write_text(bad, tampered);
     expect_refused(p, bad, fresh, SL_EFORMAT, "checksum");
     free(tampered);
 
@@ -328,7 +311,7 @@ Test(module, damaged_foreign_or_mismatched_module_checkpoints_are_refused)
     char *comma = strstr(strstr(short_mean, "\"mean\""), ",");
     char *close = strchr(comma, ']');
     memmove(comma, close, strlen(close) + 1);
-    write_text(bad, short_mean);
+    test_write_text(bad, short_mean);
     expect_refused(p, bad, fresh, SL_EFORMAT, "module.mean");
     free(short_mean);
     /* The state as loaded, when nothing is wrong. */
