@@ -616,16 +616,15 @@ static void *reader(void *arg)
     return NULL;
 }
 
-Test(sources, pread_source_is_safe_from_many_threads)
+/* Eight threads read random ranges of src at once; every read must succeed
+ * and return the fixture's bytes. */
+static void read_from_many_threads(sl_source *src, const fixture *fx)
 {
-    fixture fx;
-    make_fixture(&fx);
-    sl_source *src = file_source(&fx, SL_SOURCE_PREAD, "threads");
     enum { THREADS = 8 };
     pthread_t threads[THREADS];
     reader_args args[THREADS];
     for (int t = 0; t < THREADS; t++) {
-        args[t] = (reader_args){.src = src, .fx = &fx, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)};
+        args[t] = (reader_args){.src = src, .fx = fx, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)};
         cr_assert_eq(pthread_create(&threads[t], NULL, reader, &args[t]), 0);
     }
     for (int t = 0; t < THREADS; t++) {
@@ -633,6 +632,14 @@ Test(sources, pread_source_is_safe_from_many_threads)
         cr_assert_eq(args[t].failures, 0, "thread %d had %d failed reads", t, args[t].failures);
         cr_assert_eq(args[t].mismatches, 0, "thread %d read %d wrong ranges", t, args[t].mismatches);
     }
+}
+
+Test(sources, pread_source_is_safe_from_many_threads)
+{
+    fixture fx;
+    make_fixture(&fx);
+    sl_source *src = file_source(&fx, SL_SOURCE_PREAD, "threads");
+    read_from_many_threads(src, &fx);
     sl_source_free(src);
     free_fixture(&fx);
 }
@@ -645,18 +652,7 @@ Test(sources, stream_source_is_safe_from_many_threads)
     fixture fx;
     make_fixture(&fx);
     sl_source *src = stream_source(&fx, "threads", 3, 2);
-    enum { THREADS = 8 };
-    pthread_t threads[THREADS];
-    reader_args args[THREADS];
-    for (int t = 0; t < THREADS; t++) {
-        args[t] = (reader_args){.src = src, .fx = &fx, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)};
-        cr_assert_eq(pthread_create(&threads[t], NULL, reader, &args[t]), 0);
-    }
-    for (int t = 0; t < THREADS; t++) {
-        pthread_join(threads[t], NULL);
-        cr_assert_eq(args[t].failures, 0, "thread %d had %d failed reads", t, args[t].failures);
-        cr_assert_eq(args[t].mismatches, 0, "thread %d read %d wrong ranges", t, args[t].mismatches);
-    }
+    read_from_many_threads(src, &fx);
     sl_source_free(src);
     free_fixture(&fx);
 }
