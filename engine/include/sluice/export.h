@@ -28,7 +28,9 @@ typedef struct sl_export_meta {
  * in batch order, i64) for every epoch the first nbatches batches from the
  * start of epoch 0 touch, decisions_op<I>_e<E>.npy (i32 [dataset size,
  * columns], indexed by element id) for every op whose per-element random
- * decisions can be exported, digests.npy (u64 [nbatches], the reference
+ * decisions can be exported, decisions_op<I>_batches.npy (f32 [nbatches,
+ * columns]) and decisions_op<I>_partners.npy (i32 [nbatches, batch size])
+ * for a batch op's per-batch decisions (mixup, cutmix), digests.npy (u64 [nbatches], the reference
  * kernels' XXH3-64 of each batch's canonical bytes, digest.h) and plan.json,
  * written last, so a directory with a plan is complete. */
 sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *meta, int64_t nbatches, const char *dir,
