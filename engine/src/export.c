@@ -153,6 +153,34 @@ static cJSON *op_params(const sl_op *op, bool *ok)
         sl__json_put(p, "lengths", cJSON_CreateString(op->u.mask.lengths), ok);
         sl__json_put(p, "out", cJSON_CreateString(op->u.mask.out), ok);
         break;
+    case SL_OP_AFFINE:
+        put_number(p, "channels", op->u.affine.channels, ok);
+        sl__json_put(p, "scale", floats_json(op->u.affine.scale, op->u.affine.channels, ok), ok);
+        sl__json_put(p, "bias", floats_json(op->u.affine.bias, op->u.affine.channels, ok), ok);
+        break;
+    case SL_OP_DROPOUT:
+        put_number(p, "p", op->u.dropout.p, ok);
+        break;
+    case SL_OP_REBATCH:
+        put_number(p, "micro", op->u.rebatch.micro, ok);
+        break;
+    case SL_OP_GAUSSIAN_NOISE:
+        put_number(p, "sigma", op->u.noise.sigma, ok);
+        break;
+    case SL_OP_RANDOM_BRIGHTNESS:
+        put_number(p, "delta", op->u.brightness.delta, ok);
+        break;
+    case SL_OP_RANDOM_SCALE:
+        put_number(p, "lo", op->u.range.lo, ok);
+        put_number(p, "hi", op->u.range.hi, ok);
+        break;
+    case SL_OP_BRANCH_MEAN:
+    case SL_OP_RANDOM_APPLY:
+    case SL_OP_RANDOM_CHOICE:
+        put_number(p, "ops_a", op->u.sub.ops_a, ok);
+        put_number(p, "ops_b", op->u.sub.ops_b, ok);
+        put_number(p, "p", op->u.sub.p, ok);
+        break;
     default:
         break;
     }
@@ -393,6 +421,33 @@ static cJSON *op_json(const sl_pipeline *p, int index, int64_t nbatches, int64_t
     }
     sl__json_put(o, "decisions", dec, ok);
     return o;
+}
+
+/* Whether op `index`'s draws are handed over: not random, or random with a
+ * decisions hook (per element or per batch). */
+static bool op_exported(const sl_pipeline *p, int index)
+{
+    const sl__op_desc *desc = sl__op_desc_of(p->spec.ops[index].kind);
+    return !desc->random || ((desc->decisions || desc->batch_decisions) && compiled_of(p, index));
+}
+
+bool sl_export_decisions_exported(const sl_pipeline *p)
+{
+    for (int i = 0; i < p->spec.nops; i++)
+        if (!op_exported(p, i))
+            return false;
+    return true;
+}
+
+sl_status sl_export_rekeyed(const sl_pipeline *p, uint32_t salt, sl_pipeline **out, sl_err *err)
+{
+    sl_pipeline_spec spec = p->spec;
+    /* A multiple of the golden ratio's 32-bit fraction moves each op id far
+     * from the small ids scenarios use, so no two random ops share a key. */
+    for (int i = 0; i < spec.nops; i++)
+        if (!op_exported(p, i))
+            spec.ops[i].op_id += 0x9E3779B9u * salt;
+    return sl_pipeline_create(&spec, out, err);
 }
 
 sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int64_t nbatches, const char *dir,
