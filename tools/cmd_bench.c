@@ -362,7 +362,7 @@ static void mark_unranked(char *ratio, size_t size)
 /* The summary's rows as sl_best_peer sees them: the rates the table shows. */
 static sl_rank_entry *rank_entries(const summary *s)
 {
-    sl_rank_entry *entries = calloc((size_t)(s->count ? s->count : 1), sizeof *entries);
+    sl_rank_entry *entries = calloc(s->count > 0 ? (size_t)s->count : 1, sizeof *entries);
     if (entries == NULL) {
         fputs("sluice: out of memory\n", stderr);
         exit(SL__EXIT_FAILED);

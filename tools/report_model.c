@@ -94,7 +94,7 @@ void sl__report_build(const sl_record_set *set, sl__report *report)
     }
     /* The same choice of peer as the bench summary's, on the report's
      * pooled-median rates. */
-    sl_rank_entry *entries = calloc((size_t)(report->nrows ? report->nrows : 1), sizeof *entries);
+    sl_rank_entry *entries = calloc(report->nrows > 0 ? (size_t)report->nrows : 1, sizeof *entries);
     if (!entries)
         return;
     for (int i = 0; i < report->nrows; i++) {
