@@ -15,6 +15,7 @@ static const char usage[] =
     "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
     "report.html: per category and scenario, each adapter's throughput and latency\n"
     "with 95% intervals, its ratio to the reference and to the best other adapter,\n"
+    "for sluice's own adapters the ratio to the best equivalent peer (peer:<name>),\n"
     "a classification (strength above 1.2x the reference, gap below 0.8x, parity\n"
     "between, noisy when the interval straddles a threshold), the transforms run,\n"
     "whether its output was verified against the reference, and the environment.\n"
