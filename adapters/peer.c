@@ -47,15 +47,22 @@ static const char *python_of(const sl__peer *peer)
     return peer->venv ? sl__peer_venv_python() : sl__peer_python();
 }
 
-/* What the last peer run said in its hello; runs are one at a time. */
+/* What the last peer run said in its hello, and whether its output was
+ * checked statistically; runs are one at a time. */
 static struct {
     const sl_adapter *adapter;
     char framework[96];
+    bool statistical;
 } last_hello;
 
 void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size)
 {
     snprintf(out, size, "%s", last_hello.adapter == adapter ? last_hello.framework : "");
+}
+
+void sl_adapter_last_equivalence(const sl_adapter *adapter, char *out, size_t size)
+{
+    snprintf(out, size, "%s", last_hello.adapter == adapter && last_hello.statistical ? "statistical" : "");
 }
 
 const char *sl__peer_dir(void)
@@ -280,6 +287,7 @@ typedef struct session {
     int64_t nbatches;
     const uint64_t *reference;
     int64_t *latency_ns;
+    bool statistical;            /* digests are not compared: the batches are */
     int64_t first_mismatch;
     int64_t mismatches;
     uint64_t mismatch_digest;
@@ -341,7 +349,7 @@ static sl_status converse(session *s, sl_err *err)
             }
             if (ok) {
                 s->latency_ns[i] = (int64_t)latency->valuedouble;
-                if (value != s->reference[i]) {
+                if (!s->statistical && value != s->reference[i]) {
                     if (s->mismatches++ == 0) {
                         s->first_mismatch = i;
                         s->mismatch_digest = value;
@@ -401,12 +409,26 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         return st;
     last_hello.adapter = adapter;
     last_hello.framework[0] = '\0';
-    session s = {.peer = peer, .nbatches = request->nbatches, .latency_ns = latency_ns};
+    last_hello.statistical = false;
+    /* A plan whose draws are not all exported cannot be compared by digest:
+     * the peer also writes its batches, into a folder of this run's own,
+     * for the statistical check. */
+    bool statistical = !sl_export_decisions_exported(pipeline);
+    session s = {.peer = peer, .nbatches = request->nbatches, .latency_ns = latency_ns, .statistical = statistical};
     uint64_t *reference = NULL;
     st = load_reference(&reference, request->nbatches, err);
     if (st)
         return st;
     s.reference = reference;
+    char batches_dir[512] = "", batches_arg[600] = "";
+    if (statistical) {
+        st = sl_workdir_create(sl_temp_base(), "peer-batches", batches_dir, sizeof batches_dir, err);
+        if (st) {
+            free(reference);
+            return st;
+        }
+        snprintf(batches_arg, sizeof batches_arg, "--batches-dir=%s", batches_dir);
+    }
 
     char script[1024], workers[32];
     if (peer->script[0] == '/')
@@ -414,10 +436,13 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     else
         snprintf(script, sizeof script, "%s/%s", sl__peer_dir(), peer->script);
     snprintf(workers, sizeof workers, "--workers=%d", request->workers);
-    const char *argv[] = {python_of(peer), script, export_cache.dir, peer->args ? peer->args : workers, NULL};
+    const char *argv[] = {python_of(peer), script, export_cache.dir, peer->args ? peer->args : workers,
+                          statistical ? batches_arg : NULL, NULL};
     st = spawn(&s.c, argv, err);
     if (st) {
         free(reference);
+        if (statistical)
+            sl_workdir_remove(batches_dir);
         return st;
     }
     sl_err talk = {0};
@@ -427,6 +452,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     /* A peer that delivered everything, or closed its output, has a moment
      * to exit by itself, so its exit status can be reported. */
     bool clean = finish(&s.c, talked == SL_OK || s.c.out_eof ? 5000000000LL : 0, how, sizeof how);
+    bool agree = true;
+    char why[384] = "";
     if (talked != SL_OK) {
         st = sl_fail(err, talked, "%s; it %s; stderr: %s", talk.msg, how, stderr_tail(&s.c, tail, sizeof tail));
     } else if (!clean) {
@@ -438,9 +465,19 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
                      " digest %016" PRIx64 ", the reference's %016" PRIx64,
                      adapter->name, s.mismatches, s.nbatches, s.first_mismatch, s.mismatch_digest,
                      reference[s.first_mismatch]);
-    } else {
+    } else if (statistical &&
+               (st = sl__peer_statistical_check(pipeline, request->nbatches, batches_dir, &agree, why, sizeof why,
+                                                err)) == SL_OK &&
+               !agree) {
+        st = sl_fail(err, SL_EMISMATCH, "%s: statistically not the reference's work: %s", adapter->name, why);
+    } else if (!st) {
+        last_hello.statistical = statistical;
+        /* The sink gets the reference's batches: for a statistical peer they
+         * are what it was held to, not its own bytes (docs/peers.md). */
         st = feed_sink(pipeline, request->nbatches, sink, user, err);
     }
+    if (statistical)
+        sl_workdir_remove(batches_dir);
     free(reference);
     return st;
 }

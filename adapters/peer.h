@@ -42,6 +42,28 @@ void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
 bool sl__peer_not_implemented(char *reason, size_t size);
 bool sl__peer_needs_gpu(char *reason, size_t size);
 
+/* Writes "statistical" when the adapter's last run was checked
+ * statistically (its plan's draws are not exported), else "" (the bench's
+ * own digest check applies): the adapter's equivalence hook. */
+void sl__peer_equivalence(const sl_adapter *adapter, char *out, size_t size);
+
+/* The statistical check (peer_stat.c, docs/peers.md "Equivalence"). */
+typedef struct sl__moments {
+    double n, sum, sum2, sum4;
+} sl__moments;
+void sl__moments_add(sl__moments *m, double x);
+/* How many standard errors a statistic may stray: a false alarm under the
+ * hypothesis is below 1e-8 per statistic for normal residuals. */
+#define SL__PEER_STAT_K 6.0
+/* Whether residual e has the distribution of the null residual e0 (two
+ * independent honest draws' difference): means and mean squares within k
+ * standard errors. Else why says which statistic failed and by how much. */
+bool sl__residuals_agree(const sl__moments *e, const sl__moments *e0, double k, char *why, size_t size);
+/* Compares the peer's batches (dir/batch<k>_<field>.npy for the first
+ * nbatches batches) with the reference statistically; *agree, else why. */
+sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, int64_t nbatches, const char *dir, bool *agree,
+                                     char *why, size_t size, sl_err *err);
+
 /* The folder of the peer scripts: $SLUICE_PEERS_DIR, else <source>/peers. */
 const char *sl__peer_dir(void);
 

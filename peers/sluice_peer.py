@@ -45,6 +45,17 @@ class Plan:
         self.source_fields = self.raw["source"]["fields"]
         self._orders = {}
         self._decisions = {}
+        # Where to write each batch (sluice's --batches-dir): for a plan whose
+        # draws are not all exported, sluice checks the batches themselves.
+        self.batches_dir = None
+
+    def keep(self, i, arrays):
+        """Writes batch i's output fields as batch<i>_<field>.npy into
+        batches_dir, when sluice asked for them (after the clock stopped)."""
+        if self.batches_dir:
+            for spec in self.output:
+                np.save(os.path.join(self.batches_dir, "batch%d_%s.npy" % (i, spec["name"])),
+                        np.ascontiguousarray(arrays[spec["name"]]))
 
     def source(self, name):
         """A source field, memory-mapped: read as a loader reads a data set file."""
@@ -144,6 +155,7 @@ def serve(name, framework, plan, batches):
             raise SystemExit("batch %d has %d rows, the plan says %d" % (i, first.shape[0], rows))
         out.write(json.dumps({"batch": i, "latency_ns": t1 - t0, "digest": digest(plan, arrays)}) + "\n")
         out.flush()
+        plan.keep(i, arrays)
 
 
 def main(name, framework, make_batches, supported, argv=None):
@@ -154,7 +166,9 @@ def main(name, framework, make_batches, supported, argv=None):
     parser = argparse.ArgumentParser(prog=name)
     parser.add_argument("export_dir")
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--batches-dir")
     options = parser.parse_args(argv)
     plan = Plan(options.export_dir)
+    plan.batches_dir = options.batches_dir
     plan.require(supported)
     serve(name, framework, plan, make_batches(plan, options))

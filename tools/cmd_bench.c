@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "exports.h"
 #include "launch.h"
+#include "sluice/peer_rank.h"
 #include "sluice/stats.h"
 
 static const char usage[] =
@@ -199,7 +200,10 @@ typedef struct summary_row {
     char scenario[16];
     char variant[32];
     char adapter[32];
+    /* A peer's framework and version from its hello; empty for sluice's own. */
+    char framework[96];
     sl_record_outcome outcome;
+    char equivalence[32];
     char reason[256];
     double elements_per_s;
     double p50_ns;
@@ -264,6 +268,8 @@ static void summary_add(summary *s, const sl_record *record)
     memcpy(row->scenario, record->scenario, sizeof row->scenario);
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
+    memcpy(row->framework, record->framework, sizeof row->framework);
+    memcpy(row->equivalence, record->equivalence, sizeof row->equivalence);
     memcpy(row->reason, record->reason, sizeof row->reason);
     /* A run on another back end than the profile asks for is legitimate (the
      * gpu profile still measures the CPU adapters) but must not pass
@@ -342,17 +348,48 @@ static double reference_rate(const summary *s, const summary_row *row)
     return NAN;
 }
 
+/* Shows a ratio that is not ranked (either side noisy) in parentheses:
+ * kept for diagnosis, never read as a result. */
+static void mark_unranked(char *ratio, size_t size)
+{
+    if (ratio[0] == '-')
+        return;
+    char shown[128];
+    snprintf(shown, sizeof shown, "(%.100s)", ratio);
+    sl__cli_copy(ratio, size, shown);
+}
+
+/* The summary's rows as sl_best_peer sees them: the rates the table shows. */
+static sl_rank_entry *rank_entries(const summary *s)
+{
+    sl_rank_entry *entries = calloc(s->count > 0 ? (size_t)s->count : 1, sizeof *entries);
+    if (entries == NULL) {
+        fputs("sluice: out of memory\n", stderr);
+        exit(SL__EXIT_FAILED);
+    }
+    for (int i = 0; i < s->count; i++) {
+        const summary_row *row = &s->rows[i];
+        entries[i] = (sl_rank_entry){.scenario = row->scenario, .variant = row->variant, .adapter = row->adapter,
+                                     .equivalence = row->equivalence, .outcome = row->outcome,
+                                     .elements_per_s = row->elements_per_s, .noisy = row->noisy};
+    }
+    return entries;
+}
+
 static sl__table *summary_table(const summary *s)
 {
-    static const char *const headers[] = {"scenario",   "variant",  "adapter", "outcome", "threads",
-                                          "elements/s", "p50 (µs)", "±95%",    "p99 (µs)", "vs ref",
-                                          "of memcpy",  "of roofline", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(13, headers, align);
+    static const char *const headers[] = {"scenario", "variant",  "adapter",  "outcome",   "verified",
+                                          "threads",  "elements/s", "p50 (µs)", "±95%",    "p99 (µs)",
+                                          "vs ref",   "vs best peer", "of memcpy", "of roofline", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(15, headers, align);
+    sl_rank_entry *entries = rank_entries(s);
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
         char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[16], ci[16];
+        char adapter[sizeof row->adapter + sizeof row->framework + 4], vs_peer[96];
         format_fixed(ci, sizeof ci, row->ci_half_width, 100.0, 1, "%");
         snprintf(threads, sizeof threads, "%lld", (long long)row->threads);
         format_fixed(roofline, sizeof roofline, row->fraction_of_roofline, 1.0, 2, "");
@@ -360,17 +397,26 @@ static sl__table *summary_table(const summary *s)
         format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");
         format_fixed(p99, sizeof p99, row->p99_ns, 1e-3, 1, "");
         format_fixed(ratio, sizeof ratio, row->elements_per_s / reference_rate(s, row), 1.0, 2, "x");
-        if (row->noisy && ratio[0] != '-') {
-            /* Shown for diagnosis, in parentheses: too noisy to rank. */
-            char shown[sizeof ratio + 2];
-            snprintf(shown, sizeof shown, "(%s)", ratio);
-            sl__cli_copy(ratio, sizeof ratio, shown);
+        if (row->noisy)
+            mark_unranked(ratio, sizeof ratio);
+        int best = -1;
+        bool unranked = false;
+        format_fixed(vs_peer, sizeof vs_peer, sl_ratio_to_best_peer(entries, s->count, i, &best, &unranked), 1.0,
+                     2, "x");
+        if (unranked)
+            mark_unranked(vs_peer, sizeof vs_peer);
+        if (best >= 0) {
+            size_t used = strlen(vs_peer);
+            snprintf(vs_peer + used, sizeof vs_peer - used, " %s", s->rows[best].adapter);
         }
+        snprintf(adapter, sizeof adapter, row->framework[0] ? "%s (%s)" : "%s", row->adapter, row->framework);
         format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
-        const char *cells[] = {row->scenario, row->variant, row->adapter, sl_record_outcome_name(row->outcome),
-                               threads, rate, p50, ci, p99, ratio, fraction, roofline, row->reason};
+        const char *cells[] = {row->scenario, row->variant, adapter, sl_record_outcome_name(row->outcome),
+                               row->equivalence, threads, rate, p50, ci, p99, ratio, vs_peer, fraction, roofline,
+                               row->reason};
         sl__table_add_row(table, cells);
     }
+    free(entries);
     return table;
 }
 
@@ -424,7 +470,13 @@ static bool write_markdown(const sl__table *table, const sl__table *metrics, con
           "'threads' is how many threads split each batch; p50 is the median batch latency over\n"
           "every repetition's measured batches and '±95%' half the width of its 95% interval (order\n"
           "statistics, docs/records.md), as a fraction of it. A row whose interval is wider than 10%\n"
-          "of its median is noisy: its ratio is shown in parentheses and not ranked.\n",
+          "of its median is noisy: its ratio is shown in parentheses and not ranked. 'verified' is how\n"
+          "the output was held to the reference (bitwise, within a tolerance, statistical, mismatch);\n"
+          "'vs best peer' is a sluice adapter's elements/s over the fastest equivalent peer's on the\n"
+          "same variant (a peer:<name> row that ran ok and is bitwise, within a tolerance or\n"
+          "statistically equivalent; a mismatched, failed or timed-out peer is never ranked), named;\n"
+          "in parentheses when either side is noisy (only noisy peers: the fastest of them), '-'\n"
+          "when no peer qualifies. A peer's adapter is followed by its framework and version.\n",
           out);
     if (metrics) {
         fputs("\n## Scenario metrics\n\nEach scenario's own figures (docs/scenarios.md lists them):\n\n", out);

@@ -15,6 +15,7 @@ static const char usage[] =
     "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
     "report.html: per category and scenario, each adapter's throughput and latency\n"
     "with 95% intervals, its ratio to the reference and to the best other adapter,\n"
+    "for sluice's own adapters the ratio to the best equivalent peer (peer:<name>),\n"
     "a classification (strength above 1.2x the reference, gap below 0.8x, parity\n"
     "between, noisy when the interval straddles a threshold), the transforms run,\n"
     "whether its output was verified against the reference, and the environment.\n"
@@ -74,16 +75,16 @@ static void category_of(const char *scenario, char *buf, size_t size)
 
 static sl__table *variant_table(const sl__report *report, int first, int end, double step_ms)
 {
-    static const char *const headers[] = {"adapter", "outcome", "elements/s", "95% interval", "p50 (µs)", "p99 (µs)",
-                                          "vs reference", "vs best other", "class", "verified", "step verdict",
-                                          "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
-    sl__table *table = sl__table_new(12, headers, align);
+    static const char *const headers[] = {"adapter", "framework", "outcome", "elements/s", "95% interval",
+                                          "p50 (µs)", "p99 (µs)", "vs reference", "vs best other", "vs best peer",
+                                          "class", "verified", "step verdict", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
+    sl__table *table = sl__table_new(14, headers, align);
     for (int i = first; i < end; i++) {
         const sl__report_row *row = &report->rows[i];
         const sl_record *r = row->record;
-        char rate[32], lo[32], hi[32], interval[80], p50[32], p99[32], ref[32], best[80], step[96];
+        char rate[32], lo[32], hi[32], interval[80], p50[32], p99[32], ref[32], best[80], ratio[32], peer[96], step[96];
         format_rate(rate, sizeof rate, row->throughput);
         format_rate(lo, sizeof lo, row->throughput_lo);
         format_rate(hi, sizeof hi, row->throughput_hi);
@@ -96,6 +97,12 @@ static sl__table *variant_table(const sl__report *report, int first, int end, do
             size_t used = strlen(best);
             snprintf(best + used, sizeof best - used, " (%s)", row->best_other);
         }
+        format_ratio(ratio, sizeof ratio, row->vs_best_peer);
+        if (isfinite(row->vs_best_peer))
+            /* In parentheses when either side is noisy: shown, not ranked. */
+            snprintf(peer, sizeof peer, row->best_peer_unranked ? "(%s) %s" : "%s %s", ratio, row->best_peer);
+        else
+            snprintf(peer, sizeof peer, "-");
         if (step_ms > 0.0 && row->ranked) {
             /* The MaxText rule of thumb: the input pipeline keeps the step fed
              * when its slowest ordinary batch (p99) is ready within a step. */
@@ -104,8 +111,9 @@ static sl__table *variant_table(const sl__report *report, int first, int end, do
         } else {
             snprintf(step, sizeof step, "-");
         }
-        const char *cells[] = {r->adapter, sl_record_outcome_name(r->outcome), rate, interval, p50, p99, ref, best,
-                               row->classification, r->equivalence, step, r->reason};
+        const char *cells[] = {r->adapter, r->framework[0] ? r->framework : "-", sl_record_outcome_name(r->outcome),
+                               rate, interval, p50, p99, ref, best, peer, row->classification, r->equivalence, step,
+                               r->reason};
         sl__table_add_row(table, cells);
     }
     return table;
@@ -224,7 +232,7 @@ static void write_reports(const report_args *args, const sl__report *report, FIL
         sl__table *table = variant_table(report, first, end, args->step_ms);
         sl__table_print_markdown(table, md);
         fputc('\n', md);
-        sl__table_print_html(table, html, 8);
+        sl__table_print_html(table, html, 10);
         sl__table_free(table);
         char *svg = NULL;
         char reason[256] = "";

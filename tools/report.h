@@ -23,6 +23,12 @@ typedef struct sl__report_row {
     double vs_reference;         /* NAN when the reference did not run ok */
     double vs_best_other;        /* over the fastest other ranked adapter; NAN when none */
     const char *best_other;
+    /* Over the variant's best equivalent peer (sluice/peer_rank.h), for
+     * sluice's own adapters; NAN for a peer row or when no peer qualifies.
+     * best_peer_unranked: either side is noisy, so it is shown, not ranked. */
+    double vs_best_peer;
+    const char *best_peer;
+    bool best_peer_unranked;
     const char *classification;  /* strength, gap, parity, noisy, or "-" */
 } sl__report_row;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "sluice/peer_rank.h"
 #include "sluice/stats.h"
 
 static bool same_variant(const sl_record *a, const sl_record *b)
@@ -16,7 +17,7 @@ static bool same_variant(const sl_record *a, const sl_record *b)
 static void fill_row(sl__report_row *row, const sl_record *r)
 {
     *row = (sl__report_row){.record = r, .throughput = NAN, .throughput_lo = NAN, .throughput_hi = NAN,
-                            .p50_ns = NAN, .p99_ns = NAN, .vs_reference = NAN, .vs_best_other = NAN,
+                            .p50_ns = NAN, .p99_ns = NAN, .vs_reference = NAN, .vs_best_other = NAN, .vs_best_peer = NAN,
                             .classification = "-"};
     sl_median_ci ci;
     if (r->outcome != SL_RECORD_OK || !sl_record_latency_ci(r, &ci) || !(ci.median > 0.0))
@@ -91,6 +92,25 @@ void sl__report_build(const sl_record_set *set, sl__report *report)
         }
         row->classification = classify(row, reference);
     }
+    /* The same choice of peer as the bench summary's, on the report's
+     * pooled-median rates. */
+    sl_rank_entry *entries = calloc(report->nrows > 0 ? (size_t)report->nrows : 1, sizeof *entries);
+    if (!entries)
+        return;
+    for (int i = 0; i < report->nrows; i++) {
+        const sl__report_row *row = &report->rows[i];
+        entries[i] = (sl_rank_entry){.scenario = row->record->scenario, .variant = row->record->variant,
+                                     .adapter = row->record->adapter, .equivalence = row->record->equivalence,
+                                     .outcome = row->record->outcome,
+                                     .elements_per_s = row->ranked ? row->throughput : NAN, .noisy = row->noisy};
+    }
+    for (int i = 0; i < report->nrows; i++) {
+        sl__report_row *row = &report->rows[i];
+        int best = -1;
+        row->vs_best_peer = sl_ratio_to_best_peer(entries, report->nrows, i, &best, &row->best_peer_unranked);
+        row->best_peer = best >= 0 ? report->rows[best].record->adapter : NULL;
+    }
+    free(entries);
 }
 
 void sl__report_free(sl__report *report)

@@ -153,6 +153,34 @@ static cJSON *op_params(const sl_op *op, bool *ok)
         sl__json_put(p, "lengths", cJSON_CreateString(op->u.mask.lengths), ok);
         sl__json_put(p, "out", cJSON_CreateString(op->u.mask.out), ok);
         break;
+    case SL_OP_AFFINE:
+        put_number(p, "channels", op->u.affine.channels, ok);
+        sl__json_put(p, "scale", floats_json(op->u.affine.scale, op->u.affine.channels, ok), ok);
+        sl__json_put(p, "bias", floats_json(op->u.affine.bias, op->u.affine.channels, ok), ok);
+        break;
+    case SL_OP_DROPOUT:
+        put_number(p, "p", op->u.dropout.p, ok);
+        break;
+    case SL_OP_REBATCH:
+        put_number(p, "micro", op->u.rebatch.micro, ok);
+        break;
+    case SL_OP_GAUSSIAN_NOISE:
+        put_number(p, "sigma", op->u.noise.sigma, ok);
+        break;
+    case SL_OP_RANDOM_BRIGHTNESS:
+        put_number(p, "delta", op->u.brightness.delta, ok);
+        break;
+    case SL_OP_RANDOM_SCALE:
+        put_number(p, "lo", op->u.range.lo, ok);
+        put_number(p, "hi", op->u.range.hi, ok);
+        break;
+    case SL_OP_BRANCH_MEAN:
+    case SL_OP_RANDOM_APPLY:
+    case SL_OP_RANDOM_CHOICE:
+        put_number(p, "ops_a", op->u.sub.ops_a, ok);
+        put_number(p, "ops_b", op->u.sub.ops_b, ok);
+        put_number(p, "p", op->u.sub.p, ok);
+        break;
     default:
         break;
     }
@@ -288,8 +316,50 @@ done:
     return st;
 }
 
-static cJSON *op_json(const sl_pipeline *p, int index, int64_t epochs, const char *dir, bool *exportable,
-                      sl_status *st, bool *ok, sl_err *err)
+/* A batch op's per-batch decisions for the plan's first nbatches batches
+ * (row k is batch k of the plan): f32 [nbatches, columns], and, for an op
+ * that pairs rows, each row's partner within its batch, i32 [nbatches,
+ * batch size], -1 past a short batch's rows. The batches are only begun
+ * (epoch, index, row count), which is all the draws read. */
+static sl_status write_batch_decisions(const sl_pipeline *p, const sl__compiled_op *c, int64_t nbatches,
+                                       const char *values_path, const char *partners_path, sl_err *err)
+{
+    int cols = count_columns(c->desc->batch_decision_columns);
+    int64_t rows = p->spec.batch_size;
+    sl_batch *batch = NULL;
+    sl_status st = sl_batch_create(&p->output_schema, rows, &batch, err);
+    if (st)
+        return st;
+    float *values = malloc((size_t)nbatches * (size_t)cols * sizeof *values + 1);
+    int32_t *partners = malloc((size_t)nbatches * (size_t)rows * sizeof *partners + 1);
+    int64_t *partner = malloc((size_t)rows * sizeof *partner + 1);
+    if (!values || !partners || !partner) {
+        st = sl_fail(err, SL_ENOMEM, "no memory for the decisions of op %s", c->desc->name);
+        goto done;
+    }
+    sl__op_ctx ctx = {p, sl_kernel_table_for(SL_KERNELS_REFERENCE), 0};
+    for (int64_t k = 0; k < nbatches; k++) {
+        sl_position pos = {k / p->batches_per_epoch, k % p->batches_per_epoch};
+        sl__batch_begin_without_ids(p, pos, batch);
+        ctx.epoch = pos.epoch;
+        c->desc->batch_decisions(&ctx, c, batch, values + k * cols, partner);
+        for (int64_t i = 0; i < rows; i++)
+            partners[k * rows + i] = c->desc->batch_partners && i < batch->count ? (int32_t)partner[i] : -1;
+    }
+    sl_tensor t = {.dtype = SL_F32, .shape = {.rank = 2, .dims = {nbatches, cols}}, .data = values};
+    st = sl_npy_write(values_path, &t, err);
+    if (!st && c->desc->batch_partners)
+        st = write_i32_matrix(partners_path, partners, nbatches, rows, err);
+done:
+    free(values);
+    free(partners);
+    free(partner);
+    sl_batch_free(batch);
+    return st;
+}
+
+static cJSON *op_json(const sl_pipeline *p, int index, int64_t nbatches, int64_t epochs, const char *dir,
+                      bool *exportable, sl_status *st, bool *ok, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
     const sl__op_desc *desc = sl__op_desc_of(op->kind);
@@ -301,18 +371,16 @@ static cJSON *op_json(const sl_pipeline *p, int index, int64_t epochs, const cha
     sl__json_put(o, "op_id", cJSON_CreateNumber(op->op_id), ok);
     sl__json_put(o, "phase", cJSON_CreateString(phase_name(desc->phase)), ok);
     sl__json_put(o, "params", op_params(op, ok), ok);
-    /* Batch-phase ops with draws (MixUp, CutMix) have no descriptor flag,
-     * so they are recognized by their phase and random draws. */
-    bool random = desc->random || op->kind == SL_OP_MIXUP || op->kind == SL_OP_CUTMIX;
-    sl__json_put(o, "random", cJSON_CreateBool(random), ok);
-    if (!random)
+    sl__json_put(o, "random", cJSON_CreateBool(desc->random), ok);
+    if (!desc->random)
         return o;
     cJSON *dec = cJSON_CreateObject();
+    char name[64], path[4096];
     if (desc->decisions && c) {
-        char name[64], path[4096];
         snprintf(name, sizeof name, "decisions_op%d_e{epoch}.npy", index);
         sl__json_put(dec, "exported", cJSON_CreateTrue(), ok);
         sl__json_put(dec, "file", cJSON_CreateString(name), ok);
+        sl__json_put(dec, "dtype", cJSON_CreateString("i32"), ok);
         sl__json_put(dec, "columns", cJSON_CreateString(desc->decision_columns), ok);
         sl__json_put(dec, "indexed_by", cJSON_CreateString("element id"), ok);
         for (int64_t e = 0; e < epochs && !*st; e++) {
@@ -321,16 +389,65 @@ static cJSON *op_json(const sl_pipeline *p, int index, int64_t epochs, const cha
             if (!*st)
                 *st = write_decisions(p, c, e, path, err);
         }
+    } else if (desc->batch_decisions && c) {
+        char partners_name[64], partners_path[4096];
+        snprintf(name, sizeof name, "decisions_op%d_batches.npy", index);
+        snprintf(partners_name, sizeof partners_name, "decisions_op%d_partners.npy", index);
+        sl__json_put(dec, "exported", cJSON_CreateTrue(), ok);
+        sl__json_put(dec, "file", cJSON_CreateString(name), ok);
+        sl__json_put(dec, "dtype", cJSON_CreateString("f32"), ok);
+        sl__json_put(dec, "columns", cJSON_CreateString(desc->batch_decision_columns), ok);
+        sl__json_put(dec, "indexed_by", cJSON_CreateString("batch (row k is the plan's batches[k])"), ok);
+        if (desc->batch_partners) {
+            sl__json_put(dec, "partners_file", cJSON_CreateString(partners_name), ok);
+            sl__json_put(dec, "partners_dtype", cJSON_CreateString("i32"), ok);
+            sl__json_put(dec, "partners_indexed_by",
+                         cJSON_CreateString("batch, row within the batch (-1 past a short batch's rows)"), ok);
+        }
+        *st = path_in(path, sizeof path, dir, name, err);
+        if (!*st)
+            *st = path_in(partners_path, sizeof partners_path, dir, partners_name, err);
+        if (!*st)
+            *st = write_batch_decisions(p, c, nbatches, path, partners_path, err);
     } else {
         *exportable = false;
         sl__json_put(dec, "exported", cJSON_CreateFalse(), ok);
         sl__json_put(dec, "reason",
-                     cJSON_CreateString("its draws are not exported (batch-phase lambdas and partners); a peer is "
-                                        "compared statistically, never bitwise"),
+                     cJSON_CreateString(desc->no_decisions_reason
+                                            ? desc->no_decisions_reason
+                                            : "its draws are not exported; a peer is compared statistically, never "
+                                              "bitwise"),
                      ok);
     }
     sl__json_put(o, "decisions", dec, ok);
     return o;
+}
+
+/* Whether op `index`'s draws are handed over: not random, or random with a
+ * decisions hook (per element or per batch). */
+static bool op_exported(const sl_pipeline *p, int index)
+{
+    const sl__op_desc *desc = sl__op_desc_of(p->spec.ops[index].kind);
+    return !desc->random || ((desc->decisions || desc->batch_decisions) && compiled_of(p, index));
+}
+
+bool sl_export_decisions_exported(const sl_pipeline *p)
+{
+    for (int i = 0; i < p->spec.nops; i++)
+        if (!op_exported(p, i))
+            return false;
+    return true;
+}
+
+sl_status sl_export_rekeyed(const sl_pipeline *p, uint32_t salt, sl_pipeline **out, sl_err *err)
+{
+    sl_pipeline_spec spec = p->spec;
+    /* A multiple of the golden ratio's 32-bit fraction moves each op id far
+     * from the small ids scenarios use, so no two random ops share a key. */
+    for (int i = 0; i < spec.nops; i++)
+        if (!op_exported(p, i))
+            spec.ops[i].op_id += 0x9E3779B9u * salt;
+    return sl_pipeline_create(&spec, out, err);
 }
 
 sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int64_t nbatches, const char *dir,
@@ -369,7 +486,7 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
 
     cJSON *ops = cJSON_CreateArray();
     for (int i = 0; i < p->spec.nops && !st; i++)
-        sl__json_append(ops, op_json(p, i, epochs, dir, &exportable, &st, &ok, err), &ok);
+        sl__json_append(ops, op_json(p, i, nbatches, epochs, dir, &exportable, &st, &ok, err), &ok);
     sl__json_put(plan, "ops", ops, &ok);
     sl__json_put(plan, "order_file", cJSON_CreateString("order_e{epoch}.npy"), &ok);
     sl__json_put(plan, "digests_file", cJSON_CreateString("digests.npy"), &ok);

@@ -45,8 +45,9 @@ typedef struct sl__op_desc {
      * distinct buffers to an op that cannot, and never pass a read-only
      * source view as out. */
     bool in_place;
-    /* Draws random numbers per element and epoch: a cache may not follow
-     * it, since the cache would replay epoch 0's draws every epoch. */
+    /* Draws random numbers per element (or per batch) and epoch: a cache
+     * may not follow it, since the cache would replay epoch 0's draws every
+     * epoch, and `sluice export` says whether its draws are handed over. */
     bool random;
     /* Validates the op against `field` (its spec before the op, in the
      * output schema being built), updates that spec to what the op produces,
@@ -108,6 +109,19 @@ typedef struct sl__op_desc {
      * random op without it has decisions that cannot be exported. */
     const char *decision_columns;
     void (*decisions)(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
+    /* Optional, for a random batch-phase op: the names of its per-batch
+     * decisions, comma-separated ("lambda,w_own,w_partner"), and the
+     * function that writes them for one batch (its epoch, index and count
+     * are what the draws read) as f32 values in that order, and, when
+     * batch_partners, each row's partner row into partner[batch->count]:
+     * computed by the same functions batch() calls. */
+    const char *batch_decision_columns;
+    bool batch_partners;
+    void (*batch_decisions)(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, float *values,
+                            int64_t *partner);
+    /* For a random op with neither hook: why its draws are not exported,
+     * for the plan (a peer is then compared statistically). */
+    const char *no_decisions_reason;
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */

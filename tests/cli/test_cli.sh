@@ -71,6 +71,13 @@ adapters=$("$sluice" list | awk '/^ADAPTERS/ { on = 1; next } /^EXCLUSIONS/ { on
 records=$(ls "$work/records/ci/"NLP-1__128__*.json 2>/dev/null | wc -l)
 if [ "$records" -eq "$adapters" ] && [ "$adapters" -ge 4 ]; then ok "bench wrote one record per adapter"; else not_ok "bench wrote one record per adapter" "found $records for $adapters adapters"; fi
 if [ -s "$work/records/ci/summary.md" ]; then ok "bench wrote summary.md"; else not_ok "bench wrote summary.md"; fi
+# No peer ran, so every row's ratio to the best equivalent peer is '-'.
+if grep -q "| verified | threads |.*| vs best peer |" "$work/records/ci/summary.md" &&
+   grep -qE '^\| NLP-1 \| 128 \| fused \| ok \| bitwise \|([^|]*\|){6} - \|' "$work/records/ci/summary.md"; then
+  ok "summary.md has the verified and vs best peer columns, '-' without peers"
+else
+  not_ok "summary.md has the verified and vs best peer columns, '-' without peers" "$(grep -m2 '^| ' "$work/records/ci/summary.md")"
+fi
 if grep -q '"measured_batches":[[:space:]]*2' "$work/records/ci/NLP-1__128__fused.json"; then
   ok "the record holds the measured batch count asked for"
 else
@@ -101,6 +108,11 @@ else
   ok "the HTML page loads nothing from elsewhere"
 fi
 if grep -q "keeps up" "$work/records/ci/report.md"; then ok "--step-ms adds the step verdict"; else not_ok "--step-ms adds the step verdict"; fi
+if grep -q "| framework |.*| vs best peer |" "$work/records/ci/report.md"; then
+  ok "the report has the framework and vs best peer columns"
+else
+  not_ok "the report has the framework and vs best peer columns"
+fi
 cp -r "$work/records/ci" "$work/damaged"
 printf '{"schema_version": 2, "scenario": ' > "$work/damaged/NLP-1__128__broken.json"
 expect 1 "NLP-1__128__broken.json" "a truncated record is named, exit 1" -- report "$work/damaged"

@@ -54,6 +54,11 @@ const sl_adapter *sl_adapter_find(const char *name);
  * writes "lacks transform <name>" into reason. */
 bool sl_adapter_supports(const sl_adapter *adapter, sl_transform_set needed, char *reason, size_t size);
 bool sl_adapter_is_available(const sl_adapter *adapter, char *reason, size_t size);
+/* How the adapter's last run held its output to the reference when it did
+ * so itself rather than leaving it to the bench's digest comparison:
+ * "statistical" for a peer on a plan whose random draws are not exported
+ * (docs/peers.md, Equivalence); "" otherwise. */
+void sl_adapter_last_equivalence(const sl_adapter *adapter, char *out, size_t size);
 
 #ifdef __cplusplus
 }

@@ -75,7 +75,8 @@ typedef struct sl_record {
      * sluice's own adapters, and then absent from the JSON. */
     char framework[96];
     /* How the output was held to the reference's before the speed counted:
-     * "bitwise", "within N ulp", "mismatch", or "not checked" (a record that
+     * "bitwise", "within N ulp", "statistical" (a peer checked by the residual
+     * test, docs/peers.md), "mismatch", or "not checked" (a record that
      * did not run, or a bench told not to check). */
     char equivalence[32];
     uint64_t seed;

@@ -97,4 +97,6 @@ const sl__op_desc sl__op_dropout_desc = {
     .fingerprint = fingerprint,
     .rows = rows,
     .vjp = vjp,
+    .no_decisions_reason = "one keep-or-drop draw per value of the element: the mask is as large as the data; a peer "
+                           "draws its own mask and is compared statistically",
 };

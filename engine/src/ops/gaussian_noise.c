@@ -51,4 +51,6 @@ const sl__op_desc sl__op_gaussian_noise_desc = {
     .fingerprint = fingerprint,
     .rows = sl__rows_by_ew_step,
     .ew_step = ew_step,
+    .no_decisions_reason = "its draws are values, not decisions: one normal number per value of the element; a peer "
+                           "draws its own noise and is compared statistically",
 };

@@ -19,10 +19,25 @@ static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch
     return SL_OK;
 }
 
+/* What batch() draws, for a peer loader: the blend's weights and partners. */
+static void batch_decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *b, float *values,
+                            int64_t *partner)
+{
+    float lambda = sl__mix_lambda(ctx, c, b);
+    values[0] = lambda;
+    values[1] = lambda;
+    values[2] = 1.0f - lambda;
+    sl__mix_partners(ctx, c, b, partner);
+}
+
 const sl__op_desc sl__op_mixup_desc = {
     .name = "mixup",
     .phase = SL__PHASE_BATCH,
+    .random = true,
     .compile = sl__mix_compile,
     .fingerprint = sl__mix_fingerprint,
     .batch = batch,
+    .batch_decision_columns = "lambda,w_own,w_partner",
+    .batch_partners = true,
+    .batch_decisions = batch_decisions,
 };

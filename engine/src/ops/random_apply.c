@@ -24,13 +24,22 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+/* The element's pick as rows() makes it: 1 when ops_a run on the element. */
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = sl__subchain_decision(ctx, c, element) ? 1 : 0;
+}
+
 const sl__op_desc sl__op_random_apply_desc = {
     .name = "random_apply",
     .phase = SL__PHASE_ELEMENT,
+    .random = true,
     .in_place = true,
     .compile = compile,
     .fingerprint = sl__subchain_fingerprint,
     .release = sl__subchain_release,
     .rows = rows,
     .nested = sl__subchain_nested,
+    .decision_columns = "apply",
+    .decisions = decisions,
 };

@@ -26,12 +26,23 @@ static void fingerprint(const sl_op *op, XXH3_state_t *state)
 
 /* Word 0 of draw 0: its top 24 bits k give v = (k - 2^23) / 2^23, exact in
  * [-1, 1), and d = delta * v rounded once, so |d| <= delta. */
+static int32_t top24(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    return (int32_t)(sl__op_draw(ctx, c, element, 0).v[0] >> 8);
+}
+
 static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
 {
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
-    float v = (float)((int32_t)(r.v[0] >> 8) - (1 << 23)) * 0x1p-23f;
+    float v = (float)(top24(ctx, c, element) - (1 << 23)) * 0x1p-23f;
     *step = (sl_ew_step){.kind = SL_OP_ADD, .a = c->op->u.brightness.delta * v};
     return true;
+}
+
+/* The decision as the integer it comes from, so a peer computes the same
+ * float: d = float32(delta) * float32((u24 - 2^23) / 2^23). */
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = top24(ctx, c, element);
 }
 
 const sl__op_desc sl__op_random_brightness_desc = {
@@ -43,4 +54,6 @@ const sl__op_desc sl__op_random_brightness_desc = {
     .fingerprint = fingerprint,
     .rows = sl__rows_by_ew_step,
     .ew_step = ew_step,
+    .decision_columns = "u24",
+    .decisions = decisions,
 };

@@ -22,13 +22,22 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+/* The element's pick as rows() makes it: 0 for branch a, 1 for branch b. */
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = sl__subchain_decision(ctx, c, element) ? 0 : 1;
+}
+
 const sl__op_desc sl__op_random_choice_desc = {
     .name = "random_choice",
     .phase = SL__PHASE_ELEMENT,
+    .random = true,
     .in_place = true,
     .compile = compile,
     .fingerprint = sl__subchain_fingerprint,
     .release = sl__subchain_release,
     .rows = rows,
     .nested = sl__subchain_nested,
+    .decision_columns = "branch",
+    .decisions = decisions,
 };

@@ -29,13 +29,24 @@ static void fingerprint(const sl_op *op, XXH3_state_t *state)
  * f = lo + (hi - lo) u with each operation rounded in float. f >= lo
  * because rounding is monotone; rounding (hi - lo) up could carry f just
  * past hi, so it is clamped there. */
+static uint32_t word0(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    return sl__op_draw(ctx, c, element, 0).v[0];
+}
+
 static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
 {
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
     float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
-    float f = lo + (hi - lo) * sl_u32_to_unit_float(r.v[0]);
+    float f = lo + (hi - lo) * sl_u32_to_unit_float(word0(ctx, c, element));
     *step = (sl_ew_step){.kind = SL_OP_MULTIPLY, .a = f > hi ? hi : f};
     return true;
+}
+
+/* The decision as the integer sl_u32_to_unit_float scales: a peer computes
+ * f = min(hi, lo + (hi - lo) * float32(u24 / 2^24)), each step in float32. */
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = (int32_t)(word0(ctx, c, element) >> 8);
 }
 
 const sl__op_desc sl__op_random_scale_desc = {
@@ -47,4 +58,6 @@ const sl__op_desc sl__op_random_scale_desc = {
     .fingerprint = fingerprint,
     .rows = sl__rows_by_ew_step,
     .ew_step = ew_step,
+    .decision_columns = "u24",
+    .decisions = decisions,
 };

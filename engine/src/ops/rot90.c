@@ -33,6 +33,11 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
                             c->pixel_bytes, sl__rot90_turns(ctx, c, ids[r]));
 }
 
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = sl__rot90_turns(ctx, c, element);
+}
+
 const sl__op_desc sl__op_rot90_desc = {
     .name = "rot90",
     .phase = SL__PHASE_ELEMENT,
@@ -40,4 +45,8 @@ const sl__op_desc sl__op_rot90_desc = {
     .in_place = false,
     .compile = compile,
     .rows = rows,
+    /* k quarter turns counter-clockwise: numpy's rot90(image, k) over the
+     * (h, w) axes. */
+    .decision_columns = "k",
+    .decisions = decisions,
 };

@@ -1,0 +1,76 @@
+/* The best equivalent peer of a scenario variant and sluice's ratio to it
+ * (sluice/peer_rank.h). */
+#include <math.h>
+#include <string.h>
+
+#include "sluice/peer_rank.h"
+
+bool sl_adapter_is_peer(const char *adapter)
+{
+    return adapter && strncmp(adapter, "peer:", 5) == 0;
+}
+
+bool sl_equivalence_is_equivalent(const char *equivalence)
+{
+    if (!equivalence)
+        return false;
+    return strcmp(equivalence, "bitwise") == 0 || strncmp(equivalence, "within ", 7) == 0 ||
+           strncmp(equivalence, "statistical", 11) == 0;
+}
+
+static bool same_variant(const sl_rank_entry *e, const char *scenario, const char *variant)
+{
+    return strcmp(e->scenario, scenario) == 0 && strcmp(e->variant, variant) == 0;
+}
+
+static bool eligible_peer(const sl_rank_entry *e)
+{
+    return sl_adapter_is_peer(e->adapter) && e->outcome == SL_RECORD_OK &&
+           sl_equivalence_is_equivalent(e->equivalence) && isfinite(e->elements_per_s) && e->elements_per_s > 0.0;
+}
+
+/* Faster wins; a tie goes to the adapter name that sorts first. */
+static bool better(const sl_rank_entry *a, const sl_rank_entry *b)
+{
+    if (a->elements_per_s != b->elements_per_s)
+        return a->elements_per_s > b->elements_per_s;
+    return strcmp(a->adapter, b->adapter) < 0;
+}
+
+int sl_best_peer(const sl_rank_entry *entries, int count, const char *scenario, const char *variant, bool *noisy)
+{
+    int best = -1;
+    for (int pass = 0; pass < 2 && best < 0; pass++) {
+        /* Pass 0 ranks the peers whose interval allows it; pass 1 falls back
+         * to the noisy ones so that a shared machine still shows a figure,
+         * marked as not ranked. */
+        for (int i = 0; i < count; i++) {
+            const sl_rank_entry *e = &entries[i];
+            if (!same_variant(e, scenario, variant) || !eligible_peer(e) || e->noisy != (pass == 1))
+                continue;
+            if (best < 0 || better(e, &entries[best]))
+                best = i;
+        }
+    }
+    if (noisy)
+        *noisy = best >= 0 && entries[best].noisy;
+    return best;
+}
+
+double sl_ratio_to_best_peer(const sl_rank_entry *entries, int count, int i, int *best, bool *noisy)
+{
+    const sl_rank_entry *e = &entries[i];
+    bool peer_noisy = false;
+    int b = -1;
+    double ratio = NAN;
+    if (!sl_adapter_is_peer(e->adapter) && e->outcome == SL_RECORD_OK && isfinite(e->elements_per_s)) {
+        b = sl_best_peer(entries, count, e->scenario, e->variant, &peer_noisy);
+        if (b >= 0)
+            ratio = e->elements_per_s / entries[b].elements_per_s;
+    }
+    if (best)
+        *best = b;
+    if (noisy)
+        *noisy = b >= 0 && (peer_noisy || e->noisy);
+    return ratio;
+}

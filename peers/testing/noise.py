@@ -1,0 +1,59 @@
+"""A peer that draws its own Gaussian noise: normalize, gaussian_noise and
+random_brightness (AUG-1's chain) in numpy, with numpy's generator for the
+noise and sluice's exported brightness decisions. Its batches cannot equal
+sluice's bit for bit, so sluice checks them statistically (docs/peers.md,
+Equivalence). --sigma-factor=F scales the noise: 1 is honest work, 0 leaves
+it out and 2 doubles it, both of which sluice must record as a mismatch."""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sluice_peer  # noqa: E402
+
+SUPPORTED = {"normalize", "gaussian_noise", "random_brightness"}
+
+
+def make_batches(plan, factor):
+    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    rng = np.random.default_rng(2024)
+    for i, b in enumerate(plan.batches):
+        ids = plan.batch_ids(i)
+        fields = {name: data[ids] for name, data in sources.items()}
+        for op in plan.ops:
+            kind, p, name = op["kind"], op["params"], op["field"]
+            x = fields[name]
+            if kind == "normalize":
+                mean = np.asarray(p["mean"], dtype=np.float32)
+                inv_std = np.asarray(p["inv_std"], dtype=np.float32)
+                x = (x.astype(np.float32) - mean) * inv_std
+            elif kind == "gaussian_noise":
+                sigma = np.float32(p["sigma"] * factor)
+                x = x + sigma * rng.standard_normal(x.shape, dtype=np.float32)
+            elif kind == "random_brightness":
+                # d = float32(delta) * float32((u24 - 2^23) / 2^23), per element.
+                u24 = plan.decisions(op, b["epoch"])[ids, 0].astype(np.int64)
+                v = (u24 - (1 << 23)).astype(np.float32) * np.float32(2.0 ** -23)
+                d = np.float32(p["delta"]) * v
+                x = x + d.reshape((-1,) + (1,) * (x.ndim - 1))
+            fields[name] = x.astype(np.float32)
+        yield fields
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="noise")
+    parser.add_argument("export_dir")
+    parser.add_argument("--sigma-factor", type=float, default=1.0)
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--batches-dir")
+    options = parser.parse_args()
+    plan = sluice_peer.Plan(options.export_dir)
+    plan.batches_dir = options.batches_dir
+    plan.require(SUPPORTED)
+    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor))
+
+
+if __name__ == "__main__":
+    main()

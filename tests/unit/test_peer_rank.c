@@ -1,0 +1,167 @@
+/* The best equivalent peer: over hand-made records, a peer that did other
+ * work, failed or timed out is never chosen however fast it was; a variant
+ * without an eligible peer has no ratio; ties and noise are settled the
+ * way docs/report.md says. Expected ratios are worked by hand. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sluice/peer_rank.h"
+
+/* A record as the bench writes it, reduced to what ranking reads. */
+static sl_record record_of(const char *variant, const char *adapter, sl_record_outcome outcome,
+                           const char *equivalence)
+{
+    sl_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.scenario, sizeof r.scenario, "CV-1");
+    snprintf(r.variant, sizeof r.variant, "%s", variant);
+    snprintf(r.adapter, sizeof r.adapter, "%s", adapter);
+    snprintf(r.equivalence, sizeof r.equivalence, "%s", equivalence);
+    r.outcome = outcome;
+    return r;
+}
+
+static sl_rank_entry entry_of(const sl_record *r, double elements_per_s, bool noisy)
+{
+    return (sl_rank_entry){.scenario = r->scenario, .variant = r->variant, .adapter = r->adapter,
+                           .equivalence = r->equivalence, .outcome = r->outcome,
+                           .elements_per_s = elements_per_s, .noisy = noisy};
+}
+
+Test(peer_rank, a_mismatched_peer_is_never_chosen_even_when_fastest)
+{
+    sl_record r[4] = {
+        record_of("32x32", "fused", SL_RECORD_OK, "bitwise"),
+        record_of("32x32", "peer:wrong", SL_RECORD_MISMATCH, "mismatch"),
+        record_of("32x32", "peer:numpy", SL_RECORD_OK, "bitwise"),
+        record_of("32x32", "peer:torch", SL_RECORD_OK, "bitwise"),
+    };
+    sl_rank_entry e[4] = {entry_of(&r[0], 600e3, false), entry_of(&r[1], 9e6, false), entry_of(&r[2], 200e3, false),
+                          entry_of(&r[3], 150e3, false)};
+    bool noisy = true;
+    cr_expect_eq(sl_best_peer(e, 4, "CV-1", "32x32", &noisy), 2);
+    cr_expect_not(noisy);
+    int best = -1;
+    double ratio = sl_ratio_to_best_peer(e, 4, 0, &best, &noisy);
+    cr_expect_eq(best, 2);
+    cr_expect_float_eq(ratio, 3.0, 1e-12, "600k / 200k");
+    cr_expect_not(noisy);
+}
+
+Test(peer_rank, failed_timed_out_and_unchecked_peers_are_not_ranked)
+{
+    sl_record r[4] = {
+        record_of("v", "iter", SL_RECORD_OK, "bitwise"),
+        record_of("v", "peer:crash", SL_RECORD_FAILED, "not checked"),
+        record_of("v", "peer:hang", SL_RECORD_FAILED, "not checked"),
+        /* ok but never held to the reference: not equivalent work */
+        record_of("v", "peer:unchecked", SL_RECORD_OK, "not checked"),
+    };
+    sl_rank_entry e[4] = {entry_of(&r[0], 100.0, false), entry_of(&r[1], 1e9, false), entry_of(&r[2], NAN, false),
+                          entry_of(&r[3], 1e9, false)};
+    int best = 7;
+    bool noisy = true;
+    cr_expect(isnan(sl_ratio_to_best_peer(e, 4, 0, &best, &noisy)));
+    cr_expect_eq(best, -1);
+    cr_expect_not(noisy);
+}
+
+Test(peer_rank, no_peer_gives_no_ratio)
+{
+    sl_record r[2] = {record_of("v", "reference", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "fused", SL_RECORD_OK, "bitwise")};
+    sl_rank_entry e[2] = {entry_of(&r[0], 100.0, false), entry_of(&r[1], 300.0, false)};
+    int best = 7;
+    cr_expect(isnan(sl_ratio_to_best_peer(e, 2, 1, &best, NULL)));
+    cr_expect_eq(best, -1);
+    cr_expect_eq(sl_best_peer(e, 2, "CV-1", "v", NULL), -1);
+}
+
+Test(peer_rank, peers_of_another_variant_do_not_count)
+{
+    sl_record r[3] = {record_of("small", "fused", SL_RECORD_OK, "bitwise"),
+                      record_of("large", "peer:numpy", SL_RECORD_OK, "bitwise"),
+                      record_of("small", "peer:torch", SL_RECORD_OK, "bitwise")};
+    sl_rank_entry e[3] = {entry_of(&r[0], 500.0, false), entry_of(&r[1], 1000.0, false),
+                          entry_of(&r[2], 250.0, false)};
+    int best = -1;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 3, 0, &best, NULL), 2.0, 1e-12);
+    cr_expect_eq(best, 2);
+}
+
+Test(peer_rank, a_tie_goes_to_the_name_that_sorts_first_in_any_order)
+{
+    sl_record r[3] = {record_of("v", "peer:torch", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "fused", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:grain", SL_RECORD_OK, "bitwise")};
+    sl_rank_entry e[3] = {entry_of(&r[0], 400.0, false), entry_of(&r[1], 800.0, false),
+                          entry_of(&r[2], 400.0, false)};
+    cr_expect_eq(sl_best_peer(e, 3, "CV-1", "v", NULL), 2, "peer:grain sorts before peer:torch");
+    sl_rank_entry swapped[3] = {e[2], e[1], e[0]};
+    cr_expect_eq(sl_best_peer(swapped, 3, "CV-1", "v", NULL), 0);
+    int best = -1;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 3, 1, &best, NULL), 2.0, 1e-12);
+}
+
+Test(peer_rank, a_steady_peer_is_preferred_to_a_faster_noisy_one)
+{
+    sl_record r[3] = {record_of("v", "fused", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:jax", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:numpy", SL_RECORD_OK, "within 1 ulp")};
+    sl_rank_entry e[3] = {entry_of(&r[0], 900.0, false), entry_of(&r[1], 800.0, true), entry_of(&r[2], 300.0, false)};
+    int best = -1;
+    bool noisy = true;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 3, 0, &best, &noisy), 3.0, 1e-12);
+    cr_expect_eq(best, 2);
+    cr_expect_not(noisy);
+}
+
+Test(peer_rank, only_noisy_peers_give_a_ratio_marked_unranked)
+{
+    sl_record r[3] = {record_of("v", "fused", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:jax", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:tfdata", SL_RECORD_OK, "statistical")};
+    sl_rank_entry e[3] = {entry_of(&r[0], 900.0, false), entry_of(&r[1], 300.0, true), entry_of(&r[2], 450.0, true)};
+    int best = -1;
+    bool noisy = false;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 3, 0, &best, &noisy), 2.0, 1e-12);
+    cr_expect_eq(best, 2, "a statistically equivalent peer is ranked");
+    cr_expect(noisy);
+}
+
+Test(peer_rank, a_noisy_sluice_row_marks_its_ratio_unranked)
+{
+    sl_record r[2] = {record_of("v", "iter", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:numpy", SL_RECORD_OK, "bitwise")};
+    sl_rank_entry e[2] = {entry_of(&r[0], 100.0, true), entry_of(&r[1], 400.0, false)};
+    bool noisy = false;
+    int best = -1;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 2, 0, &best, &noisy), 0.25, 1e-12);
+    cr_expect(noisy);
+}
+
+Test(peer_rank, a_peer_row_has_no_ratio_of_its_own)
+{
+    sl_record r[2] = {record_of("v", "peer:torch", SL_RECORD_OK, "bitwise"),
+                      record_of("v", "peer:numpy", SL_RECORD_OK, "bitwise")};
+    sl_rank_entry e[2] = {entry_of(&r[0], 100.0, false), entry_of(&r[1], 400.0, false)};
+    int best = 5;
+    cr_expect(isnan(sl_ratio_to_best_peer(e, 2, 0, &best, NULL)));
+    cr_expect_eq(best, -1);
+}
+
+Test(peer_rank, equivalences)
+{
+    cr_expect(sl_equivalence_is_equivalent("bitwise"));
+    cr_expect(sl_equivalence_is_equivalent("within 0.001"));
+    cr_expect(sl_equivalence_is_equivalent("statistical"));
+    cr_expect_not(sl_equivalence_is_equivalent("mismatch"));
+    cr_expect_not(sl_equivalence_is_equivalent("not checked"));
+    cr_expect_not(sl_equivalence_is_equivalent(""));
+    cr_expect(sl_adapter_is_peer("peer:numpy"));
+    cr_expect_not(sl_adapter_is_peer("fused"));
+    cr_expect_not(sl_adapter_is_peer("peer"));
+}
