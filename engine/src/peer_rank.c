@@ -39,18 +39,17 @@ static bool better(const sl_rank_entry *a, const sl_rank_entry *b)
 
 int sl_best_peer(const sl_rank_entry *entries, int count, const char *scenario, const char *variant, bool *noisy)
 {
+    /* The fastest equivalent peer, noisy or not. Preferring a slower steady
+     * peer to a faster noisy one would flatter sluice exactly when the
+     * machine is at its noisiest; taking the fastest and marking the ratio
+     * unranked when it is noisy errs against sluice instead. */
     int best = -1;
-    for (int pass = 0; pass < 2 && best < 0; pass++) {
-        /* Pass 0 ranks the peers whose interval allows it; pass 1 falls back
-         * to the noisy ones so that a shared machine still shows a figure,
-         * marked as not ranked. */
-        for (int i = 0; i < count; i++) {
-            const sl_rank_entry *e = &entries[i];
-            if (!same_variant(e, scenario, variant) || !eligible_peer(e) || e->noisy != (pass == 1))
-                continue;
-            if (best < 0 || better(e, &entries[best]))
-                best = i;
-        }
+    for (int i = 0; i < count; i++) {
+        const sl_rank_entry *e = &entries[i];
+        if (!same_variant(e, scenario, variant) || !eligible_peer(e))
+            continue;
+        if (best < 0 || better(e, &entries[best]))
+            best = i;
     }
     if (noisy)
         *noisy = best >= 0 && entries[best].noisy;

@@ -37,8 +37,8 @@ bool sl_equivalence_is_equivalent(const char *equivalence);
 
 /* The best equivalent peer of a scenario variant: the fastest peer entry of
  * that variant that ran ok, is equivalent and has a finite positive speed.
- * Peers that are not noisy come first; only when every eligible peer is
- * noisy is the fastest noisy one chosen, and *noisy is set so the caller
+ * A noisy peer is not passed over for a slower steady one (that would
+ * flatter sluice); *noisy is set when the chosen one is noisy, so the caller
  * shows the ratio as not ranked. Equal speeds go to the adapter name that
  * sorts first, so the choice does not depend on the entries' order.
  * Returns the entry's index, or -1 when no peer qualifies (a mismatched,
