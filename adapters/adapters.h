@@ -9,6 +9,10 @@ extern const sl_adapter sl__adapter_reference;
 extern const sl_adapter sl__adapter_iter;
 extern const sl_adapter sl__adapter_fused;
 extern const sl_adapter sl__adapter_per_element;
+/* The CUDA back end's (cuda.c), unavailable with the reason where no device
+ * can run them. */
+extern const sl_adapter sl__adapter_cuda;
+extern const sl_adapter sl__adapter_cuda_graph;
 
 /* Every transform the CPU kernel tables implement. */
 #define SL__CPU_TRANSFORMS                                                                                            \
