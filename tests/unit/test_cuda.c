@@ -1,0 +1,306 @@
+/* The CUDA back end as far as each machine allows.
+ *
+ * Everywhere: the probe either finds a device or says why not, the cuda
+ * adapters agree with it and never claim a device they lack, and a record's
+ * device fields survive a round trip. With a device: every launcher of
+ * kernels/cuda runs on it and matches the reference kernels; without one
+ * those tests are skipped with the probe's reason, never passed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "kernels/cuda/cuda.h"
+#include "sluice/adapter.h"
+#include "sluice/kernels.h"
+#include "sluice/philox.h"
+#include "sluice/record.h"
+#include "sluice_config.h"
+#include "support.h"
+
+#if HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+Test(cuda, the_probe_finds_a_device_or_says_why_not)
+{
+    sl_cuda_device_info info;
+    bool available = sl_cuda_probe(&info, SL_CUDA_MIN_FREE_BYTES);
+    cr_expect_eq(available, info.available);
+    cr_expect_eq(info.built, (bool)HAVE_CUDA, "the probe says built=%d in a build with HAVE_CUDA=%d", info.built,
+                 HAVE_CUDA);
+    cr_expect_eq(sl_cuda_kernels() != NULL, (bool)HAVE_CUDA, "a launcher table exists exactly when CUDA is built");
+    if (available) {
+        cr_expect_neq(info.name[0], '\0', "an available device has a name");
+        cr_expect_geq(info.cc_major, 7, "CUDA 13 runs on compute capability 7.5 and later, found %d.%d", info.cc_major,
+                      info.cc_minor);
+        cr_expect_geq(info.driver_version, info.runtime_version);
+        cr_expect_geq(info.free_bytes, SL_CUDA_MIN_FREE_BYTES);
+        cr_expect_leq(info.free_bytes, info.total_bytes);
+    } else {
+        cr_expect_neq(info.reason[0], '\0', "an unavailable device must say why");
+    }
+}
+
+Test(cuda, a_device_needing_more_memory_than_any_has_is_refused_with_the_amount)
+{
+    sl_cuda_device_info info;
+    /* 2^60 bytes: no device has an exabyte. */
+    cr_expect_not(sl_cuda_probe(&info, (int64_t)1 << 60));
+    cr_expect_neq(info.reason[0], '\0');
+    if (info.device_count > 0)
+        cr_expect(strstr(info.reason, "GB of device memory free") != NULL, "reason: %s", info.reason);
+}
+
+Test(cuda, versions_read_as_major_dot_minor)
+{
+    char text[16];
+    sl_cuda_version_string(13000, text, sizeof text);
+    cr_expect_str_eq(text, "13.0");
+    sl_cuda_version_string(12040, text, sizeof text);
+    cr_expect_str_eq(text, "12.4");
+    sl_cuda_version_string(0, text, sizeof text);
+    cr_expect_str_eq(text, "none");
+}
+
+Test(cuda, the_cuda_adapters_are_available_exactly_when_the_probe_says_so)
+{
+    sl_cuda_device_info info;
+    bool available = sl_cuda_probe(&info, SL_CUDA_MIN_FREE_BYTES);
+    const char *names[] = {"cuda", "cuda-graph"};
+    for (int i = 0; i < 2; i++) {
+        const sl_adapter *adapter = sl_adapter_find(names[i]);
+        cr_assert_not_null(adapter, "adapter %s is not registered", names[i]);
+        cr_expect_str_eq(adapter->backend, "cuda");
+        char reason[256] = "";
+        cr_expect_eq(sl_adapter_is_available(adapter, reason, sizeof reason), available, "%s", names[i]);
+        if (!available)
+            cr_expect_str_eq(reason, info.reason, "%s gives another reason than the probe", names[i]);
+    }
+}
+
+Test(cuda, a_record_keeps_its_device_and_a_cpu_record_has_none)
+{
+    sl_record record;
+    memset(&record, 0, sizeof record);
+    strcpy(record.scenario, "CV-1");
+    strcpy(record.variant, "32x32");
+    strcpy(record.adapter, "cuda");
+    strcpy(record.profile, "gpu");
+    strcpy(record.backend_requested, "cuda");
+    strcpy(record.backend_active, "cuda");
+    strcpy(record.equivalence, "not checked");
+    strcpy(record.peak_rss_method, "none");
+    strcpy(record.reason, "no CUDA device");
+    record.outcome = SL_RECORD_UNAVAILABLE;
+    sl_environment env;
+    sl_environment_collect(&env);
+
+    char *json = sl_record_to_json(&record, &env);
+    cr_assert_not_null(json);
+    cr_expect_null(strstr(json, "\"device\""), "a record without a device has no device object");
+    free(json);
+
+    strcpy(record.device_name, "NVIDIA H100 80GB HBM3");
+    strcpy(record.device_compute_capability, "9.0");
+    strcpy(record.device_driver, "13.0");
+    strcpy(record.device_runtime, "13.0");
+    record.device_peak_memory_bytes = 123456789;
+    char dir[256];
+    test_tmpdir_create(dir, sizeof dir, "cuda-record");
+    char path[320];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    sl_err err = {0};
+    cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+    sl_record back;
+    cr_assert_eq(sl_record_read(path, &back, NULL, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(back.device_name, "NVIDIA H100 80GB HBM3");
+    cr_expect_str_eq(back.device_compute_capability, "9.0");
+    cr_expect_str_eq(back.device_driver, "13.0");
+    cr_expect_str_eq(back.device_runtime, "13.0");
+    cr_expect_eq(back.device_peak_memory_bytes, 123456789);
+    sl_record_release(&back);
+    test_tmpdir_remove(dir);
+}
+
+/* ---- On the device ----------------------------------------------------- */
+
+static void require_device(void)
+{
+    sl_cuda_device_info info;
+    if (!sl_cuda_probe(&info, SL_CUDA_MIN_FREE_BYTES))
+        cr_skip_test("no CUDA device to run the kernels on: %s", info.reason);
+}
+
+#if HAVE_CUDA
+static void *to_device(const void *host, size_t bytes)
+{
+    void *dev = NULL;
+    cr_assert_eq(cudaMalloc(&dev, bytes ? bytes : 1), cudaSuccess);
+    if (host)
+        cr_assert_eq(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    return dev;
+}
+
+static void from_device(void *host, const void *dev, size_t bytes)
+{
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+/* Bitwise, except that a NaN matches any NaN: a GPU returns its canonical
+ * NaN where x86 keeps the input's payload (docs/determinism.md). */
+static void expect_same_f32(const float *want, const float *got, int64_t n, const char *what)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t a, b;
+        memcpy(&a, &want[i], 4);
+        memcpy(&b, &got[i], 4);
+        if (isnan(want[i]) && isnan(got[i]))
+            continue;
+        cr_assert_eq(a, b, "%s: value %lld is %08x on the device, %08x in the reference", what, (long long)i, b, a);
+    }
+}
+
+static void fill_awkward(float *x, int64_t n)
+{
+    static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7fc00000u, 0x7f800000u, 0xff800000u,
+                                       0x00000001u, 0x807fffffu, 0x00800000u, 0x7f7fffffu, 0xff7fffffu};
+    sl_philox_key key = sl_philox_key_for(5, 5);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)i, 0, 0), key).v[0];
+        if (i < 10)
+            memcpy(&x[i], &special[i], 4);
+        else if (i % 2)
+            memcpy(&x[i], &r, 4);
+        else
+            x[i] = -300.0f + 600.0f * sl_u32_to_unit_float(r);
+    }
+}
+#endif
+
+Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = require_device)
+{
+#if HAVE_CUDA
+    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
+    const sl_kernel_table *ref = sl_kernels_reference();
+    enum { N = 3 * 100003 };
+    float *x = malloc(N * 4), *want = malloc(N * 4), *got = malloc(N * 4);
+    uint8_t *u8 = malloc(N);
+    fill_awkward(x, N);
+    for (int i = 0; i < N; i++)
+        u8[i] = (uint8_t)(i * 37);
+    float *dx = to_device(x, N * 4), *dy = to_device(NULL, N * 4);
+    uint8_t *du8 = to_device(u8, N);
+
+    const float mean[3] = {0.485f * 255, 0.456f * 255, 0.406f * 255}, sd[3] = {0.229f * 255, 0.224f * 255, 0.225f * 255};
+    sl_normalize_consts nk;
+    sl_err err = {0};
+    cr_assert_eq(sl_normalize_consts_init(&nk, 3, mean, sd, &err), SL_OK);
+    sl_cuda_channels ch;
+    sl_cuda_channels_from_normalize(&nk, &ch);
+    ref->normalize_u8(u8, want, N / 3, &nk);
+    cr_assert_eq(cu->normalize_u8(du8, dy, N, &ch, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "normalize u8");
+    ref->normalize_f32(x, want, N / 3, &nk);
+    cr_assert_eq(cu->normalize_f32(dx, dy, N, &ch, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "normalize f32");
+    sl_normalize_consts_release(&nk);
+
+    sl_cuda_chain chain = {5,
+                           {{.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f},
+                            {.kind = SL_OP_SCALE, .a = 2.0f},
+                            {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f},
+                            {.kind = SL_OP_ADD, .a = 0.1f},
+                            {.kind = SL_OP_MULTIPLY, .a = 0.9f}}};
+    memcpy(want, x, N * 4);
+    ref->ew_chain(want, N, chain.steps, chain.nsteps);
+    cr_assert_eq(cudaMemcpy(dy, x, N * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cu->ew_chain(dy, N, &chain, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "fused element-wise chain");
+
+    sl_dropout_key d = {sl_philox_key_for(42, 7), 0x100000005ull, 3, 1288490189u, 1.0f / 0.7f};
+    ref->dropout(x, want, N, &d);
+    cr_assert_eq(cu->dropout(dx, dy, N, &d, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "dropout");
+
+    ref->log1p(x, want, N);
+    cr_assert_eq(cu->log1p(dx, dy, N, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "log1p");
+
+    ref->blend(want, x, x + 1, N - 1, 0.3f, 0.7f);
+    cr_assert_eq(cu->blend(dy, dx, dx + 1, N - 1, 0.3f, 0.7f, NULL), 0);
+    from_device(got, dy, (N - 1) * 4);
+    expect_same_f32(want, got, N - 1, "blend");
+
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(du8);
+    free(x);
+    free(want);
+    free(got);
+    free(u8);
+#endif
+}
+
+Test(cuda, movement_and_integer_kernels_on_the_device_match_the_reference, .init = require_device)
+{
+#if HAVE_CUDA
+    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
+    const sl_kernel_table *ref = sl_kernels_reference();
+    enum { H = 61, W = 67, PB = 3 };
+    size_t bytes = (size_t)H * W * PB;
+    uint8_t *src = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        src[i] = (uint8_t)(i * 131 + 7);
+    uint8_t *dsrc = to_device(src, bytes), *ddst = to_device(NULL, bytes);
+
+    ref->crop_pad(src, want, H, W, PB, 40, 50, 7, 9);
+    cr_assert_eq(cu->crop_pad(dsrc, ddst, H, W, PB, 40, 50, 7, 9, NULL), 0);
+    from_device(got, ddst, bytes);
+    cr_expect(memcmp(want, got, bytes) == 0, "crop_pad differs on the device");
+
+    memcpy(want, src, bytes);
+    ref->hflip(want, H, W, PB);
+    cr_assert_eq(cu->hflip(dsrc, ddst, H, W, PB, NULL), 0);
+    from_device(got, ddst, bytes);
+    cr_expect(memcmp(want, got, bytes) == 0, "hflip differs on the device");
+
+    for (int k = 0; k < 4; k++) {
+        size_t sq = (size_t)H * H * PB;
+        ref->rot90(src, want, H, PB, k);
+        cr_assert_eq(cu->rot90(dsrc, ddst, H, PB, k, NULL), 0);
+        from_device(got, ddst, sq);
+        cr_expect(memcmp(want, got, sq) == 0, "rot90 by %d differs on the device", k);
+    }
+
+    enum { ROWS = 1000, COLS = 3 };
+    int64_t ids[ROWS * COLS], want_ids[ROWS * COLS], got_ids[ROWS * COLS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        ids[i] = (int64_t)i * 2654435761ll - 1000;
+    const int64_t sizes[COLS] = {1, 1000, (int64_t)1 << 31};
+    sl_hash_consts hk;
+    sl_err err = {0};
+    cr_assert_eq(sl_hash_consts_init(&hk, COLS, sizes, &err), SL_OK);
+    ref->hash_ids(ids, want_ids, ROWS, &hk);
+    int64_t *dids = to_device(ids, sizeof ids), *dout = to_device(NULL, sizeof ids);
+    cr_assert_eq(cu->hash_ids(dids, dout, ROWS, &hk, NULL), 0);
+    from_device(got_ids, dout, sizeof ids);
+    cr_expect(memcmp(want_ids, got_ids, sizeof ids) == 0, "hash_ids differs on the device");
+
+    cudaFree(dsrc);
+    cudaFree(ddst);
+    cudaFree(dids);
+    cudaFree(dout);
+    free(src);
+    free(want);
+    free(got);
+#endif
+}
