@@ -13,6 +13,16 @@ extern const sl_adapter sl__adapter_per_element;
  * can run them. */
 extern const sl_adapter sl__adapter_cuda;
 extern const sl_adapter sl__adapter_cuda_graph;
+/* What the cuda adapters' device runtime runs (cuda_run.c): deterministic
+ * element-wise ops with device kernels. */
+#define SL__CUDA_TRANSFORMS                                                                                           \
+    (SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) | SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | \
+     SL_TRANSFORM(SL_OP_MULTIPLY))
+/* The device runtime of both cuda adapters, and the most device memory its
+ * runs in this process had in use (-1 before any). */
+sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                       sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+int64_t sl__cuda_peak_device_bytes(void);
 
 /* Every transform the CPU kernel tables implement. */
 #define SL__CPU_TRANSFORMS                                                                                            \

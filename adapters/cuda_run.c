@@ -1,0 +1,395 @@
+/* The device runtime of the cuda and cuda-graph adapters (docs/adapters.md).
+ *
+ * UNVERIFIED: written on a machine without a GPU. It compiles and links
+ * here, but no line below has run on a device; tests/unit/test_cuda.c and
+ * the corpus equivalence tests exercise it where a device exists.
+ *
+ * What it runs: pipelines whose every op is a deterministic element-wise
+ * op the device kernels implement (normalize, scale, clip, add, multiply;
+ * SL__CUDA_TRANSFORMS). For each batch:
+ *   1. the CPU gathers the batch's source rows (a copy of the pipeline with
+ *      no ops, so the same order, shard and seed) into one of two staging
+ *      batches whose storage is page-locked (cudaHostRegister);
+ *   2. the copy stream copies every field host-to-device, then records
+ *      `copied`;
+ *   3. the compute stream waits for `copied` and runs each field's ops: a
+ *      normalize as its own kernel, each run of scale/clip/add/multiply
+ *      fused into one chain kernel, and records `done`.
+ * Batch i+1's gather and copy are issued before batch i's `done` is waited
+ * on, so they overlap batch i's kernels (double buffering: two staging
+ * batches, two sets of device buffers). A batch's time ends when `done` is
+ * synchronized: all its fields are on the device. Only then, in the sink's
+ * untimed part, are the outputs copied back so the sink (the bench's digest
+ * check) sees them.
+ *
+ * cuda-graph captures step 2 and 3 of a full batch once per buffer slot
+ * (the slots' pointers differ) into a CUDA graph and replays it, so a
+ * batch costs one graph launch; a short last batch runs the direct path. */
+#include <stdio.h>
+#include <string.h>
+
+#include "adapters.h"
+#include "engine/src/op_desc.h"
+#include "engine/src/pipeline_internal.h"
+#include "kernels/cuda/cuda.h"
+#include "sluice/timing.h"
+#include "sluice_config.h"
+
+#if HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* The most device memory in use at any point of this process's cuda runs
+ * (cudaMemGetInfo after the buffers are allocated), for records. */
+static _Atomic int64_t peak_device_bytes = -1;
+
+int64_t sl__cuda_peak_device_bytes(void)
+{
+    return peak_device_bytes;
+}
+
+#if !HAVE_CUDA
+
+sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                       sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
+{
+    (void)pipeline, (void)request, (void)sink, (void)user, (void)latency_ns;
+    return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': sluice was built without CUDA", adapter->name);
+}
+
+#else
+
+/* One launch of a field's device plan. */
+typedef enum launch_kind { LAUNCH_NORMALIZE_U8, LAUNCH_NORMALIZE_F32, LAUNCH_CHAIN } launch_kind;
+
+typedef struct launch {
+    launch_kind kind;
+    sl_cuda_channels channels;  /* normalize */
+    sl_cuda_chain chain;        /* chain */
+} launch;
+
+#define MAX_LAUNCHES SL_MAX_OPS
+
+typedef struct field_plan {
+    int source_field;           /* index in the source schema */
+    size_t in_bytes, out_bytes; /* per element */
+    int64_t out_values;         /* f32 values per element, for the kernels */
+    int nlaunches;
+    launch launches[MAX_LAUNCHES];
+} field_plan;
+
+typedef struct slot {
+    sl_batch *staging;          /* page-locked; the raw pipeline's batch */
+    void *registered;
+    void *dev_in[SL_MAX_FIELDS];
+    void *dev_out[SL_MAX_FIELDS];
+    cudaEvent_t copied, done;
+    cudaGraphExec_t graph;      /* cuda-graph: this slot's full-batch work */
+    cudaStream_t stream;        /* where the slot's graph runs (the two slots' graphs overlap) */
+    bool prepared;
+    int64_t rows;
+} slot;
+
+typedef struct runner {
+    const sl_adapter *adapter;
+    const sl_pipeline *pipeline;
+    sl_pipeline *raw;           /* the same spec with no ops */
+    int nfields;
+    field_plan fields[SL_MAX_FIELDS];
+    cudaStream_t copy, compute;
+    slot slots[2];
+    sl_batch *host_out;         /* what the sink sees */
+    bool graphs;
+} runner;
+
+static sl_status cuda_fail(sl_err *err, const runner *r, cudaError_t e, const char *what)
+{
+    return sl_fail(err, SL_EIO, "adapter '%s': %s failed: %s", r->adapter->name, what, cudaGetErrorString(e));
+}
+
+#define CUDA_TRY(call, what)                                                                                          \
+    do {                                                                                                              \
+        cudaError_t e_ = (call);                                                                                      \
+        if (e_ != cudaSuccess)                                                                                        \
+            return cuda_fail(err, r, e_, what);                                                                       \
+    } while (0)
+
+/* Each output field's launches, in op order. The steps come from the ops'
+ * own ew_step (the one definition `fused` uses), the normalize constants
+ * from the compiled op, so the device does exactly what the CPU does. */
+static sl_status plan_fields(runner *r, sl_err *err)
+{
+    const sl_pipeline *p = r->pipeline;
+    sl__op_ctx ctx = {p, sl_kernels_best(), 0};
+    r->nfields = p->output_schema.nfields;
+    for (int f = 0; f < r->nfields; f++) {
+        field_plan *fp = &r->fields[f];
+        memset(fp, 0, sizeof *fp);
+        fp->source_field = sl_schema_find(&p->source_schema, p->output_schema.fields[f].name);
+        if (fp->source_field < 0)
+            return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': output field '%s' is not a source field",
+                           r->adapter->name, p->output_schema.fields[f].name);
+        fp->in_bytes = sl_field_element_bytes(&p->source_schema.fields[fp->source_field]);
+        fp->out_bytes = sl_field_element_bytes(&p->output_schema.fields[f]);
+        fp->out_values = (int64_t)(fp->out_bytes / sizeof(float));
+    }
+    for (int i = 0; i < p->ncompiled; i++) {
+        const sl__compiled_op *c = &p->compiled[i];
+        field_plan *fp = &r->fields[c->field];
+        launch *last = fp->nlaunches ? &fp->launches[fp->nlaunches - 1] : NULL;
+        switch (c->op->kind) {
+        case SL_OP_NORMALIZE: {
+            launch *l = &fp->launches[fp->nlaunches++];
+            l->kind = c->in_dtype == SL_U8 ? LAUNCH_NORMALIZE_U8 : LAUNCH_NORMALIZE_F32;
+            sl_cuda_channels_from_normalize(&c->norm, &l->channels);
+            break;
+        }
+        case SL_OP_SCALE:
+        case SL_OP_CLIP:
+        case SL_OP_ADD:
+        case SL_OP_MULTIPLY: {
+            sl_ew_step step;
+            if (!c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
+                return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no element-wise step",
+                               r->adapter->name, i, c->desc->name);
+            if (!last || last->kind != LAUNCH_CHAIN || last->chain.nsteps == SL_CUDA_MAX_STEPS) {
+                last = &fp->launches[fp->nlaunches++];
+                last->kind = LAUNCH_CHAIN;
+                last->chain.nsteps = 0;
+            }
+            last->chain.steps[last->chain.nsteps++] = step;
+            break;
+        }
+        default:
+            return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no device kernel yet", r->adapter->name,
+                           i, c->desc->name);
+        }
+    }
+    return SL_OK;
+}
+
+/* One batch's device work on a stream: the copies in, then each field's
+ * launches (the first reads dev_in, the rest work in place on dev_out).
+ * Used directly, and inside a graph capture. */
+static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, bool copy_on_stream, sl_err *err)
+{
+    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
+    cudaStream_t copy = copy_on_stream ? stream : r->copy;
+    for (int f = 0; f < r->nfields; f++) {
+        const field_plan *fp = &r->fields[f];
+        CUDA_TRY(cudaMemcpyAsync(s->dev_in[f], s->staging->fields[fp->source_field].data,
+                                 (size_t)rows * fp->in_bytes, cudaMemcpyHostToDevice, copy),
+                 "cudaMemcpyAsync (host to device)");
+    }
+    if (!copy_on_stream) {
+        CUDA_TRY(cudaEventRecord(s->copied, r->copy), "cudaEventRecord");
+        CUDA_TRY(cudaStreamWaitEvent(stream, s->copied, 0), "cudaStreamWaitEvent");
+    }
+    for (int f = 0; f < r->nfields; f++) {
+        const field_plan *fp = &r->fields[f];
+        int64_t n = rows * fp->out_values;
+        bool first = true;
+        if (fp->nlaunches > 0 && fp->launches[0].kind == LAUNCH_CHAIN) {
+            /* A chain works in place: the field's input becomes its output. */
+            CUDA_TRY(cudaMemcpyAsync(s->dev_out[f], s->dev_in[f], (size_t)rows * fp->out_bytes,
+                                     cudaMemcpyDeviceToDevice, stream),
+                     "cudaMemcpyAsync (device to device)");
+            first = false;
+        }
+        for (int l = 0; l < fp->nlaunches; l++) {
+            const launch *la = &fp->launches[l];
+            const void *in = first ? s->dev_in[f] : s->dev_out[f];
+            int rc = 0;
+            switch (la->kind) {
+            case LAUNCH_NORMALIZE_U8: rc = cu->normalize_u8(in, s->dev_out[f], n, &la->channels, stream); break;
+            case LAUNCH_NORMALIZE_F32: rc = cu->normalize_f32(in, s->dev_out[f], n, &la->channels, stream); break;
+            case LAUNCH_CHAIN: rc = cu->ew_chain(s->dev_out[f], n, &la->chain, stream); break;
+            }
+            if (rc == SL_CUDA_EUNSUPPORTED)
+                return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': a chain the device kernels do not run",
+                               r->adapter->name);
+            if (rc)
+                return cuda_fail(err, r, (cudaError_t)rc, "a kernel launch");
+            first = false;
+        }
+        if (fp->nlaunches == 0)
+            CUDA_TRY(cudaMemcpyAsync(s->dev_out[f], s->dev_in[f], (size_t)rows * fp->out_bytes,
+                                     cudaMemcpyDeviceToDevice, stream),
+                     "cudaMemcpyAsync (device to device)");
+    }
+    return SL_OK;
+}
+
+/* The graph holds the copies in and the kernels, in one stream's order;
+ * the two slots' graphs run on the two streams, so one slot's copies
+ * overlap the other's kernels as in the direct path. */
+static sl_status capture_graph(runner *r, slot *s, sl_err *err)
+{
+    cudaGraph_t graph;
+    CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    sl_status st = enqueue(r, s, s->staging->capacity, s->stream, true, err);
+    cudaError_t e = cudaStreamEndCapture(s->stream, &graph);
+    if (st)
+        return st;
+    if (e != cudaSuccess)
+        return cuda_fail(err, r, e, "cudaStreamEndCapture");
+    e = cudaGraphInstantiate(&s->graph, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess)
+        return cuda_fail(err, r, e, "cudaGraphInstantiate");
+    return SL_OK;
+}
+
+static void note_peak(void)
+{
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess)
+        return;
+    int64_t used = (int64_t)(total_bytes - free_bytes);
+    if (used > peak_device_bytes)
+        peak_device_bytes = used;
+}
+
+static sl_status setup(runner *r, sl_err *err)
+{
+    sl_pipeline_spec raw = *sl_pipeline_get_spec(r->pipeline);
+    raw.nops = 0;
+    sl_status st = sl_pipeline_create(&raw, &r->raw, err);
+    if (st)
+        return st;
+    if ((st = plan_fields(r, err)))
+        return st;
+    int64_t capacity = raw.batch_size;
+    CUDA_TRY(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking), "cudaStreamCreate");
+    CUDA_TRY(cudaStreamCreateWithFlags(&r->compute, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (int k = 0; k < 2; k++) {
+        slot *s = &r->slots[k];
+        s->stream = k == 0 ? r->compute : r->copy;
+        if ((st = sl_batch_create(sl_pipeline_output_schema(r->raw), capacity, &s->staging, err)))
+            return st;
+        /* The storage is one allocation from element_ids to the last field. */
+        const sl_batch *b = s->staging;
+        int lastf = b->schema.nfields - 1;
+        size_t bytes = (size_t)((char *)b->fields[lastf].data - (char *)b->storage) +
+                       (size_t)capacity * sl_field_element_bytes(&b->schema.fields[lastf]);
+        CUDA_TRY(cudaHostRegister(b->storage, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+        s->registered = b->storage;
+        for (int f = 0; f < r->nfields; f++) {
+            CUDA_TRY(cudaMalloc(&s->dev_in[f], (size_t)capacity * r->fields[f].in_bytes), "cudaMalloc");
+            CUDA_TRY(cudaMalloc(&s->dev_out[f], (size_t)capacity * r->fields[f].out_bytes), "cudaMalloc");
+        }
+        CUDA_TRY(cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming), "cudaEventCreate");
+        CUDA_TRY(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate");
+        if (r->graphs && (st = capture_graph(r, s, err)))
+            return st;
+    }
+    if ((st = sl_batch_create(sl_pipeline_output_schema(r->pipeline), capacity, &r->host_out, err)))
+        return st;
+    note_peak();
+    return SL_OK;
+}
+
+static void teardown(runner *r)
+{
+    if (r->compute)
+        cudaStreamSynchronize(r->compute);
+    if (r->copy)
+        cudaStreamSynchronize(r->copy);
+    for (int k = 0; k < 2; k++) {
+        slot *s = &r->slots[k];
+        if (s->graph)
+            cudaGraphExecDestroy(s->graph);
+        if (s->copied)
+            cudaEventDestroy(s->copied);
+        if (s->done)
+            cudaEventDestroy(s->done);
+        for (int f = 0; f < SL_MAX_FIELDS; f++) {
+            if (s->dev_in[f])
+                cudaFree(s->dev_in[f]);
+            if (s->dev_out[f])
+                cudaFree(s->dev_out[f]);
+        }
+        if (s->registered)
+            cudaHostUnregister(s->registered);
+        sl_batch_free(s->staging);
+    }
+    if (r->copy)
+        cudaStreamDestroy(r->copy);
+    if (r->compute)
+        cudaStreamDestroy(r->compute);
+    sl_batch_free(r->host_out);
+    sl_pipeline_free(r->raw);
+}
+
+/* Gathers the batch at `position` on the CPU into the slot's page-locked
+ * staging batch and queues its copies and kernels. */
+static sl_status prepare(runner *r, slot *s, sl_position position, sl_err *err)
+{
+    sl_status st = sl_pipeline_produce(r->raw, SL_KERNELS_BEST, position, s->staging, err);
+    if (st)
+        return st;
+    s->rows = s->staging->count;
+    if (r->graphs && s->rows == s->staging->capacity) {
+        CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch");
+        CUDA_TRY(cudaEventRecord(s->done, s->stream), "cudaEventRecord");
+    } else {
+        if ((st = enqueue(r, s, s->rows, r->compute, false, err)))
+            return st;
+        CUDA_TRY(cudaEventRecord(s->done, r->compute), "cudaEventRecord");
+    }
+    s->prepared = true;
+    return SL_OK;
+}
+
+/* The sink's untimed part: the outputs back on the host, for the caller. */
+static sl_status deliver(runner *r, const slot *s, sl_err *err)
+{
+    sl_batch *out = r->host_out;
+    sl_batch_set_count(out, s->rows);
+    out->epoch = s->staging->epoch;
+    out->index = s->staging->index;
+    memcpy(out->element_ids, s->staging->element_ids, (size_t)s->rows * sizeof(int64_t));
+    for (int f = 0; f < r->nfields; f++)
+        CUDA_TRY(cudaMemcpy(out->fields[f].data, s->dev_out[f], (size_t)s->rows * r->fields[f].out_bytes,
+                            cudaMemcpyDeviceToHost),
+                 "cudaMemcpy (device to host)");
+    return SL_OK;
+}
+
+sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                       sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
+{
+    int64_t requested = sl_now_ns();
+    runner run = {.adapter = adapter, .pipeline = pipeline, .graphs = strcmp(adapter->name, "cuda-graph") == 0};
+    runner *r = &run;
+    sl_status st = setup(r, err);
+    sl_position position = request->start;
+    if (!st && request->nbatches > 0)
+        st = prepare(r, &r->slots[0], position, err);
+    for (int64_t i = 0; !st && i < request->nbatches; i++) {
+        slot *s = &r->slots[i % 2];
+        /* Batch i + 1 gathers and copies while batch i computes. */
+        if (i + 1 < request->nbatches) {
+            position = sl_position_advance(pipeline, position, 1);
+            if ((st = prepare(r, &r->slots[(i + 1) % 2], position, err)))
+                break;
+        }
+        cudaError_t e = cudaEventSynchronize(s->done);
+        if (e != cudaSuccess) {
+            st = cuda_fail(err, r, e, "cudaEventSynchronize");
+            break;
+        }
+        sl__test_slowdown(requested);
+        latency_ns[i] = sl_now_ns() - requested;
+        if ((st = deliver(r, s, err)))
+            break;
+        int stop = sink ? sink(r->host_out, user) : 0;
+        if (stop)
+            break;
+        requested = sl_now_ns();
+    }
+    teardown(r);
+    return st;
+}
+
+#endif
