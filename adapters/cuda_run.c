@@ -12,9 +12,11 @@
  *      batches whose storage is page-locked (cudaHostRegister);
  *   2. the copy stream copies every field host-to-device, then records
  *      `copied`;
- *   3. the compute stream waits for `copied` and runs each field's ops: a
- *      normalize as its own kernel, each run of scale/clip/add/multiply
- *      fused into one chain kernel, and records `done`.
+ *   3. the compute stream waits for `copied` and runs each field's ops as
+ *      few kernels as the chain allows: a u8 normalize with the run of
+ *      scale/clip/add/multiply after it is one kernel, a one-channel f32
+ *      normalize is a step of the chain as in `fused`, a many-channel f32
+ *      normalize its own kernel; then it records `done`.
  * Batch i+1's gather and copy are issued before batch i's `done` is waited
  * on, so they overlap batch i's kernels (double buffering: two staging
  * batches, two sets of device buffers). A batch's time ends when `done` is
@@ -60,7 +62,12 @@ sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
 #else
 
 /* One launch of a field's device plan. */
-typedef enum launch_kind { LAUNCH_NORMALIZE_U8, LAUNCH_NORMALIZE_F32, LAUNCH_CHAIN } launch_kind;
+typedef enum launch_kind {
+    LAUNCH_NORMALIZE_U8,
+    LAUNCH_NORMALIZE_U8_CHAIN,  /* a u8 normalize and the chain after it, one kernel */
+    LAUNCH_NORMALIZE_F32,
+    LAUNCH_CHAIN
+} launch_kind;
 
 typedef struct launch {
     launch_kind kind;
@@ -139,6 +146,18 @@ static sl_status plan_fields(runner *r, sl_err *err)
         launch *last = fp->nlaunches ? &fp->launches[fp->nlaunches - 1] : NULL;
         switch (c->op->kind) {
         case SL_OP_NORMALIZE: {
+            if (c->in_dtype != SL_U8 && c->norm.channels == 1) {
+                /* One channel of f32: a step of the chain, as in `fused`. */
+                sl_ew_step step = {.kind = SL_OP_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
+                if (!last || (last->kind != LAUNCH_CHAIN && last->kind != LAUNCH_NORMALIZE_U8_CHAIN) ||
+                    last->chain.nsteps == SL_CUDA_MAX_STEPS) {
+                    last = &fp->launches[fp->nlaunches++];
+                    last->kind = LAUNCH_CHAIN;
+                    last->chain.nsteps = 0;
+                }
+                last->chain.steps[last->chain.nsteps++] = step;
+                break;
+            }
             launch *l = &fp->launches[fp->nlaunches++];
             l->kind = c->in_dtype == SL_U8 ? LAUNCH_NORMALIZE_U8 : LAUNCH_NORMALIZE_F32;
             sl_cuda_channels_from_normalize(&c->norm, &l->channels);
@@ -152,7 +171,12 @@ static sl_status plan_fields(runner *r, sl_err *err)
             if (!c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
                 return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no element-wise step",
                                r->adapter->name, i, c->desc->name);
-            if (!last || last->kind != LAUNCH_CHAIN || last->chain.nsteps == SL_CUDA_MAX_STEPS) {
+            if (last && last->kind == LAUNCH_NORMALIZE_U8) {
+                /* Fused into the normalize's kernel. */
+                last->kind = LAUNCH_NORMALIZE_U8_CHAIN;
+                last->chain.nsteps = 0;
+            } else if (!last || (last->kind != LAUNCH_CHAIN && last->kind != LAUNCH_NORMALIZE_U8_CHAIN) ||
+                       last->chain.nsteps == SL_CUDA_MAX_STEPS) {
                 last = &fp->launches[fp->nlaunches++];
                 last->kind = LAUNCH_CHAIN;
                 last->chain.nsteps = 0;
@@ -202,6 +226,9 @@ static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, 
             int rc = 0;
             switch (la->kind) {
             case LAUNCH_NORMALIZE_U8: rc = cu->normalize_u8(in, s->dev_out[f], n, &la->channels, stream); break;
+            case LAUNCH_NORMALIZE_U8_CHAIN:
+                rc = cu->normalize_u8_chain(in, s->dev_out[f], n, &la->channels, &la->chain, stream);
+                break;
             case LAUNCH_NORMALIZE_F32: rc = cu->normalize_f32(in, s->dev_out[f], n, &la->channels, stream); break;
             case LAUNCH_CHAIN: rc = cu->ew_chain(s->dev_out[f], n, &la->chain, stream); break;
             }

@@ -59,6 +59,19 @@ SL_HD void sl__at_ew_chain(float *x, int64_t i, const sl_ew_step *steps, int nst
     x[i] = v;
 }
 
+/* normalize from u8 and then a chain, in one pass: each value read as a
+ * byte once and stored as a float once. The same operations in the same
+ * order as normalize_u8 followed by the chain. */
+SL_HD void sl__at_normalize_u8_chain(const uint8_t *src, float *dst, int64_t i, int channels, const float *mean,
+                                     const float *inv_std, const sl_ew_step *steps, int nsteps)
+{
+    int c = (int)(i % channels);
+    float v = sl__body_normalize((float)src[i], mean[c], inv_std[c]);
+    for (int s = 0; s < nsteps; s++)
+        v = sl__ew_apply(&steps[s], v);
+    dst[i] = v;
+}
+
 SL_HD void sl__at_blend(float *dst, const float *a, const float *b, int64_t i, float wa, float wb)
 {
     dst[i] = sl__body_blend(a[i], b[i], wa, wb);

@@ -82,6 +82,9 @@ typedef struct sl_cuda_kernel_table {
     int (*affine_f32)(const float *src, float *dst, int64_t n, const sl_cuda_channels *k, void *stream);
     int (*mul_channels)(const float *src, float *dst, int64_t n, const sl_cuda_channels *k, void *stream);
     int (*ew_chain)(float *x, int64_t n, const sl_cuda_chain *chain, void *stream);
+    /* normalize from u8 followed by a chain, fused into one kernel. */
+    int (*normalize_u8_chain)(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                              const sl_cuda_chain *chain, void *stream);
     int (*blend)(float *dst, const float *a, const float *b, int64_t n, float wa, float wb, void *stream);
     int (*dropout)(const float *src, float *dst, int64_t n, const sl_dropout_key *d, void *stream);
     int (*log1p)(const float *src, float *dst, int64_t n, void *stream);

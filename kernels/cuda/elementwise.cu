@@ -37,6 +37,13 @@ static __global__ void ew_chain(float *x, int64_t n, sl_cuda_chain chain)
     sl__at_ew_chain(x, i, chain.steps, chain.nsteps);
 }
 
+static __global__ void normalize_u8_chain(const uint8_t *src, float *dst, int64_t n, sl_cuda_channels k,
+                                          sl_cuda_chain chain)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_normalize_u8_chain(src, dst, i, k.channels, k.a, k.b, chain.steps, chain.nsteps);
+}
+
 static __global__ void blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
     SL__CUDA_FOR_EACH(i, n)
@@ -77,10 +84,10 @@ int sl__cuda_mul_channels(const float *src, float *dst, int64_t n, const sl_cuda
 
 /* A chain the device cannot run is refused whole rather than run in part:
  * too many steps, or a step drawing per value (gaussian_noise). */
-int sl__cuda_ew_chain(float *x, int64_t n, const sl_cuda_chain *chain, void *stream)
+static bool chain_supported(const sl_cuda_chain *chain)
 {
     if (chain->nsteps < 0 || chain->nsteps > SL_CUDA_MAX_STEPS)
-        return SL_CUDA_EUNSUPPORTED;
+        return false;
     for (int s = 0; s < chain->nsteps; s++)
         switch (chain->steps[s].kind) {
         case SL_OP_NORMALIZE:
@@ -88,9 +95,24 @@ int sl__cuda_ew_chain(float *x, int64_t n, const sl_cuda_chain *chain, void *str
         case SL_OP_MULTIPLY:
         case SL_OP_ADD:
         case SL_OP_CLIP: break;
-        default: return SL_CUDA_EUNSUPPORTED;
+        default: return false;
         }
+    return true;
+}
+
+int sl__cuda_ew_chain(float *x, int64_t n, const sl_cuda_chain *chain, void *stream)
+{
+    if (!chain_supported(chain))
+        return SL_CUDA_EUNSUPPORTED;
     SL__CUDA_LAUNCH(ew_chain, n, stream, x, n, *chain);
+}
+
+int sl__cuda_normalize_u8_chain(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                                const sl_cuda_chain *chain, void *stream)
+{
+    if (!chain_supported(chain))
+        return SL_CUDA_EUNSUPPORTED;
+    SL__CUDA_LAUNCH(normalize_u8_chain, n, stream, src, dst, n, *k, *chain);
 }
 
 int sl__cuda_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb, void *stream)

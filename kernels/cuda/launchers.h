@@ -16,6 +16,8 @@ int sl__cuda_normalize_f32(const float *src, float *dst, int64_t n, const sl_cud
 int sl__cuda_affine_f32(const float *src, float *dst, int64_t n, const sl_cuda_channels *k, void *stream);
 int sl__cuda_mul_channels(const float *src, float *dst, int64_t n, const sl_cuda_channels *k, void *stream);
 int sl__cuda_ew_chain(float *x, int64_t n, const sl_cuda_chain *chain, void *stream);
+int sl__cuda_normalize_u8_chain(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                                const sl_cuda_chain *chain, void *stream);
 int sl__cuda_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb, void *stream);
 int sl__cuda_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d, void *stream);
 int sl__cuda_log1p(const float *src, float *dst, int64_t n, void *stream);

@@ -61,7 +61,8 @@ bool sl_cuda_probe(sl_cuda_device_info *info, int64_t min_free_bytes)
         snprintf(info->reason, sizeof info->reason, "device 0 could not be queried: %s", cudaGetErrorString(e));
         return false;
     }
-    snprintf(info->name, sizeof info->name, "%s", prop.name);
+    /* Device names are short; the precision bounds the copy. */
+    snprintf(info->name, sizeof info->name, "%.*s", (int)sizeof info->name - 1, prop.name);
     info->cc_major = prop.major;
     info->cc_minor = prop.minor;
     size_t free_bytes = 0, total_bytes = 0;

@@ -15,6 +15,7 @@ static const sl_cuda_kernel_table table = {
     .affine_f32 = sl__cuda_affine_f32,
     .mul_channels = sl__cuda_mul_channels,
     .ew_chain = sl__cuda_ew_chain,
+    .normalize_u8_chain = sl__cuda_normalize_u8_chain,
     .blend = sl__cuda_blend,
     .dropout = sl__cuda_dropout,
     .log1p = sl__cuda_log1p,

@@ -224,6 +224,14 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     from_device(got, dy, N * 4);
     expect_same_f32(want, got, N, "fused element-wise chain");
 
+    cr_assert_eq(sl_normalize_consts_init(&nk, 3, mean, sd, &err), SL_OK);
+    ref->normalize_u8(u8, want, N / 3, &nk);
+    ref->ew_chain(want, N, chain.steps, chain.nsteps);
+    cr_assert_eq(cu->normalize_u8_chain(du8, dy, N, &ch, &chain, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "normalize u8 fused with a chain");
+    sl_normalize_consts_release(&nk);
+
     sl_dropout_key d = {sl_philox_key_for(42, 7), 0x100000005ull, 3, 1288490189u, 1.0f / 0.7f};
     ref->dropout(x, want, N, &d);
     cr_assert_eq(cu->dropout(dx, dy, N, &d, NULL), 0);

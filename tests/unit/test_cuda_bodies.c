@@ -205,6 +205,22 @@ Test(cuda_bodies, a_fused_chain_per_value_matches_the_chain_step_by_step)
         memcpy(want, x, NVALUES * 4);
         best->ew_chain(want, NVALUES, chains[k], 5);
         expect_same_f32(want, got, NVALUES, "element-wise chain against the best CPU table");
+
+        /* A u8 normalize fused with the chain, against the two in turn. */
+        uint8_t u8[NVALUES];
+        for (int64_t i = 0; i < NVALUES; i++)
+            u8[i] = (uint8_t)(i * 151 + k);
+        const float mean[3] = {123.675f, 116.28f, 103.53f}, sd[3] = {58.395f, 57.12f, 57.375f};
+        sl_normalize_consts nk;
+        sl_err err = {0};
+        cr_assert_eq(sl_normalize_consts_init(&nk, 3, mean, sd, &err), SL_OK, "%s", err.msg);
+        int64_t n = NVALUES / 3 * 3;
+        ref->normalize_u8(u8, want, n / 3, &nk);
+        ref->ew_chain(want, n, chains[k], 5);
+        for (int64_t i = 0; i < n; i++)
+            sl__at_normalize_u8_chain(u8, got, i, 3, nk.mean, nk.inv_std, chains[k], 5);
+        expect_same_f32(want, got, n, "normalize u8 fused with a chain against the reference");
+        sl_normalize_consts_release(&nk);
     }
     free(x);
     free(want);
