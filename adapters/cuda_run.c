@@ -12,11 +12,9 @@
  *      batches whose storage is page-locked (cudaHostRegister);
  *   2. the copy stream copies every field host-to-device, then records
  *      `copied`;
- *   3. the compute stream waits for `copied` and runs each field's ops as
- *      few kernels as the chain allows: a u8 normalize with the run of
- *      scale/clip/add/multiply after it is one kernel, a one-channel f32
- *      normalize is a step of the chain as in `fused`, a many-channel f32
- *      normalize its own kernel; then it records `done`.
+ *   3. the compute stream waits for `copied` and runs each field's
+ *      launches (cuda_plan.c: as few kernels as the op chain allows, a u8
+ *      normalize fused with the steps after it), then records `done`.
  * Batch i+1's gather and copy are issued before batch i's `done` is waited
  * on, so they overlap batch i's kernels (double buffering: two staging
  * batches, two sets of device buffers). A batch's time ends when `done` is
@@ -31,8 +29,7 @@
 #include <string.h>
 
 #include "adapters.h"
-#include "engine/src/op_desc.h"
-#include "engine/src/pipeline_internal.h"
+#include "adapters/cuda_plan.h"
 #include "kernels/cuda/cuda.h"
 #include "sluice/timing.h"
 #include "sluice_config.h"
@@ -61,30 +58,6 @@ sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
 
 #else
 
-/* One launch of a field's device plan. */
-typedef enum launch_kind {
-    LAUNCH_NORMALIZE_U8,
-    LAUNCH_NORMALIZE_U8_CHAIN,  /* a u8 normalize and the chain after it, one kernel */
-    LAUNCH_NORMALIZE_F32,
-    LAUNCH_CHAIN
-} launch_kind;
-
-typedef struct launch {
-    launch_kind kind;
-    sl_cuda_channels channels;  /* normalize */
-    sl_cuda_chain chain;        /* chain */
-} launch;
-
-#define MAX_LAUNCHES SL_MAX_OPS
-
-typedef struct field_plan {
-    int source_field;           /* index in the source schema */
-    size_t in_bytes, out_bytes; /* per element */
-    int64_t out_values;         /* f32 values per element, for the kernels */
-    int nlaunches;
-    launch launches[MAX_LAUNCHES];
-} field_plan;
-
 typedef struct slot {
     sl_batch *staging;          /* page-locked; the raw pipeline's batch */
     void *registered;
@@ -101,8 +74,7 @@ typedef struct runner {
     const sl_adapter *adapter;
     const sl_pipeline *pipeline;
     sl_pipeline *raw;           /* the same spec with no ops */
-    int nfields;
-    field_plan fields[SL_MAX_FIELDS];
+    sl__cuda_plan plan;
     cudaStream_t copy, compute;
     slot slots[2];
     sl_batch *host_out;         /* what the sink sees */
@@ -121,77 +93,6 @@ static sl_status cuda_fail(sl_err *err, const runner *r, cudaError_t e, const ch
             return cuda_fail(err, r, e_, what);                                                                       \
     } while (0)
 
-/* Each output field's launches, in op order. The steps come from the ops'
- * own ew_step (the one definition `fused` uses), the normalize constants
- * from the compiled op, so the device does exactly what the CPU does. */
-static sl_status plan_fields(runner *r, sl_err *err)
-{
-    const sl_pipeline *p = r->pipeline;
-    sl__op_ctx ctx = {p, sl_kernels_best(), 0};
-    r->nfields = p->output_schema.nfields;
-    for (int f = 0; f < r->nfields; f++) {
-        field_plan *fp = &r->fields[f];
-        memset(fp, 0, sizeof *fp);
-        fp->source_field = sl_schema_find(&p->source_schema, p->output_schema.fields[f].name);
-        if (fp->source_field < 0)
-            return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': output field '%s' is not a source field",
-                           r->adapter->name, p->output_schema.fields[f].name);
-        fp->in_bytes = sl_field_element_bytes(&p->source_schema.fields[fp->source_field]);
-        fp->out_bytes = sl_field_element_bytes(&p->output_schema.fields[f]);
-        fp->out_values = (int64_t)(fp->out_bytes / sizeof(float));
-    }
-    for (int i = 0; i < p->ncompiled; i++) {
-        const sl__compiled_op *c = &p->compiled[i];
-        field_plan *fp = &r->fields[c->field];
-        launch *last = fp->nlaunches ? &fp->launches[fp->nlaunches - 1] : NULL;
-        switch (c->op->kind) {
-        case SL_OP_NORMALIZE: {
-            if (c->in_dtype != SL_U8 && c->norm.channels == 1) {
-                /* One channel of f32: a step of the chain, as in `fused`. */
-                sl_ew_step step = {.kind = SL_OP_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
-                if (!last || (last->kind != LAUNCH_CHAIN && last->kind != LAUNCH_NORMALIZE_U8_CHAIN) ||
-                    last->chain.nsteps == SL_CUDA_MAX_STEPS) {
-                    last = &fp->launches[fp->nlaunches++];
-                    last->kind = LAUNCH_CHAIN;
-                    last->chain.nsteps = 0;
-                }
-                last->chain.steps[last->chain.nsteps++] = step;
-                break;
-            }
-            launch *l = &fp->launches[fp->nlaunches++];
-            l->kind = c->in_dtype == SL_U8 ? LAUNCH_NORMALIZE_U8 : LAUNCH_NORMALIZE_F32;
-            sl_cuda_channels_from_normalize(&c->norm, &l->channels);
-            break;
-        }
-        case SL_OP_SCALE:
-        case SL_OP_CLIP:
-        case SL_OP_ADD:
-        case SL_OP_MULTIPLY: {
-            sl_ew_step step;
-            if (!c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
-                return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no element-wise step",
-                               r->adapter->name, i, c->desc->name);
-            if (last && last->kind == LAUNCH_NORMALIZE_U8) {
-                /* Fused into the normalize's kernel. */
-                last->kind = LAUNCH_NORMALIZE_U8_CHAIN;
-                last->chain.nsteps = 0;
-            } else if (!last || (last->kind != LAUNCH_CHAIN && last->kind != LAUNCH_NORMALIZE_U8_CHAIN) ||
-                       last->chain.nsteps == SL_CUDA_MAX_STEPS) {
-                last = &fp->launches[fp->nlaunches++];
-                last->kind = LAUNCH_CHAIN;
-                last->chain.nsteps = 0;
-            }
-            last->chain.steps[last->chain.nsteps++] = step;
-            break;
-        }
-        default:
-            return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no device kernel yet", r->adapter->name,
-                           i, c->desc->name);
-        }
-    }
-    return SL_OK;
-}
-
 /* One batch's device work on a stream: the copies in, then each field's
  * launches (the first reads dev_in, the rest work in place on dev_out).
  * Used directly, and inside a graph capture. */
@@ -199,8 +100,8 @@ static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, 
 {
     const sl_cuda_kernel_table *cu = sl_cuda_kernels();
     cudaStream_t copy = copy_on_stream ? stream : r->copy;
-    for (int f = 0; f < r->nfields; f++) {
-        const field_plan *fp = &r->fields[f];
+    for (int f = 0; f < r->plan.nfields; f++) {
+        const sl__cuda_field_plan *fp = &r->plan.fields[f];
         CUDA_TRY(cudaMemcpyAsync(s->dev_in[f], s->staging->fields[fp->source_field].data,
                                  (size_t)rows * fp->in_bytes, cudaMemcpyHostToDevice, copy),
                  "cudaMemcpyAsync (host to device)");
@@ -209,40 +110,35 @@ static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, 
         CUDA_TRY(cudaEventRecord(s->copied, r->copy), "cudaEventRecord");
         CUDA_TRY(cudaStreamWaitEvent(stream, s->copied, 0), "cudaStreamWaitEvent");
     }
-    for (int f = 0; f < r->nfields; f++) {
-        const field_plan *fp = &r->fields[f];
+    /* The order of sl__cuda_plan_run_host, which test_cuda_plan checks on
+     * the CPU. */
+    for (int f = 0; f < r->plan.nfields; f++) {
+        const sl__cuda_field_plan *fp = &r->plan.fields[f];
         int64_t n = rows * fp->out_values;
-        bool first = true;
-        if (fp->nlaunches > 0 && fp->launches[0].kind == LAUNCH_CHAIN) {
-            /* A chain works in place: the field's input becomes its output. */
+        bool from_input = sl__cuda_plan_reads_input(fp);
+        if (!from_input)
             CUDA_TRY(cudaMemcpyAsync(s->dev_out[f], s->dev_in[f], (size_t)rows * fp->out_bytes,
                                      cudaMemcpyDeviceToDevice, stream),
                      "cudaMemcpyAsync (device to device)");
-            first = false;
-        }
         for (int l = 0; l < fp->nlaunches; l++) {
-            const launch *la = &fp->launches[l];
-            const void *in = first ? s->dev_in[f] : s->dev_out[f];
+            const sl__cuda_launch *la = &fp->launches[l];
+            const void *in = from_input ? s->dev_in[f] : s->dev_out[f];
             int rc = 0;
             switch (la->kind) {
-            case LAUNCH_NORMALIZE_U8: rc = cu->normalize_u8(in, s->dev_out[f], n, &la->channels, stream); break;
-            case LAUNCH_NORMALIZE_U8_CHAIN:
+            case SL__LAUNCH_NORMALIZE_U8: rc = cu->normalize_u8(in, s->dev_out[f], n, &la->channels, stream); break;
+            case SL__LAUNCH_NORMALIZE_U8_CHAIN:
                 rc = cu->normalize_u8_chain(in, s->dev_out[f], n, &la->channels, &la->chain, stream);
                 break;
-            case LAUNCH_NORMALIZE_F32: rc = cu->normalize_f32(in, s->dev_out[f], n, &la->channels, stream); break;
-            case LAUNCH_CHAIN: rc = cu->ew_chain(s->dev_out[f], n, &la->chain, stream); break;
+            case SL__LAUNCH_NORMALIZE_F32: rc = cu->normalize_f32(in, s->dev_out[f], n, &la->channels, stream); break;
+            case SL__LAUNCH_CHAIN: rc = cu->ew_chain(s->dev_out[f], n, &la->chain, stream); break;
             }
             if (rc == SL_CUDA_EUNSUPPORTED)
                 return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': a chain the device kernels do not run",
                                r->adapter->name);
             if (rc)
                 return cuda_fail(err, r, (cudaError_t)rc, "a kernel launch");
-            first = false;
+            from_input = false;
         }
-        if (fp->nlaunches == 0)
-            CUDA_TRY(cudaMemcpyAsync(s->dev_out[f], s->dev_in[f], (size_t)rows * fp->out_bytes,
-                                     cudaMemcpyDeviceToDevice, stream),
-                     "cudaMemcpyAsync (device to device)");
     }
     return SL_OK;
 }
@@ -284,7 +180,7 @@ static sl_status setup(runner *r, sl_err *err)
     sl_status st = sl_pipeline_create(&raw, &r->raw, err);
     if (st)
         return st;
-    if ((st = plan_fields(r, err)))
+    if ((st = sl__cuda_plan_build(r->adapter->name, r->pipeline, &r->plan, err)))
         return st;
     int64_t capacity = raw.batch_size;
     CUDA_TRY(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -301,9 +197,9 @@ static sl_status setup(runner *r, sl_err *err)
                        (size_t)capacity * sl_field_element_bytes(&b->schema.fields[lastf]);
         CUDA_TRY(cudaHostRegister(b->storage, bytes, cudaHostRegisterDefault), "cudaHostRegister");
         s->registered = b->storage;
-        for (int f = 0; f < r->nfields; f++) {
-            CUDA_TRY(cudaMalloc(&s->dev_in[f], (size_t)capacity * r->fields[f].in_bytes), "cudaMalloc");
-            CUDA_TRY(cudaMalloc(&s->dev_out[f], (size_t)capacity * r->fields[f].out_bytes), "cudaMalloc");
+        for (int f = 0; f < r->plan.nfields; f++) {
+            CUDA_TRY(cudaMalloc(&s->dev_in[f], (size_t)capacity * r->plan.fields[f].in_bytes), "cudaMalloc");
+            CUDA_TRY(cudaMalloc(&s->dev_out[f], (size_t)capacity * r->plan.fields[f].out_bytes), "cudaMalloc");
         }
         CUDA_TRY(cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming), "cudaEventCreate");
         CUDA_TRY(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate");
@@ -376,8 +272,8 @@ static sl_status deliver(runner *r, const slot *s, sl_err *err)
     out->epoch = s->staging->epoch;
     out->index = s->staging->index;
     memcpy(out->element_ids, s->staging->element_ids, (size_t)s->rows * sizeof(int64_t));
-    for (int f = 0; f < r->nfields; f++)
-        CUDA_TRY(cudaMemcpy(out->fields[f].data, s->dev_out[f], (size_t)s->rows * r->fields[f].out_bytes,
+    for (int f = 0; f < r->plan.nfields; f++)
+        CUDA_TRY(cudaMemcpy(out->fields[f].data, s->dev_out[f], (size_t)s->rows * r->plan.fields[f].out_bytes,
                             cudaMemcpyDeviceToHost),
                  "cudaMemcpy (device to host)");
     return SL_OK;
