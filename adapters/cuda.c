@@ -44,7 +44,8 @@ static void cuda_device(const sl_adapter *adapter, sl_record *record)
 
 const sl_adapter sl__adapter_cuda = {
     .name = "cuda",
-    .summary = "CUDA kernels on device 0: pinned staging, copies double-buffered against compute, outputs on the device",
+    .summary = "CUDA kernels on device 0: pinned staging, copies double-buffered against compute, outputs on the "
+               "device",
     .backend = "cuda",
     .kernels = SL_KERNELS_BEST,
     .transforms = SL__CUDA_TRANSFORMS,

@@ -183,6 +183,17 @@ static sl_status setup(runner *r, sl_err *err)
     if ((st = sl__cuda_plan_build(r->adapter->name, r->pipeline, &r->plan, err)))
         return st;
     int64_t capacity = raw.batch_size;
+    /* The gpu profile's full sizes may not fit: two slots of every field's
+     * input and output, against what the device has free. Skipped with the
+     * reason, not failed. */
+    size_t need = 0, free_bytes = 0, total_bytes = 0;
+    for (int f = 0; f < r->plan.nfields; f++)
+        need += 2 * (size_t)capacity * (r->plan.fields[f].in_bytes + r->plan.fields[f].out_bytes);
+    CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (need > free_bytes)
+        return sl_fail(err, SL_ESKIPPED,
+                       "adapter '%s': the batch buffers need %.2f GB of device memory, %.2f GB are free",
+                       r->adapter->name, (double)need / 1e9, (double)free_bytes / 1e9);
     CUDA_TRY(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking), "cudaStreamCreate");
     CUDA_TRY(cudaStreamCreateWithFlags(&r->compute, cudaStreamNonBlocking), "cudaStreamCreate");
     for (int k = 0; k < 2; k++) {

@@ -349,6 +349,10 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
                 record->outcome = SL_RECORD_MISMATCH;
                 sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
             }
+            /* An adapter that finds the variant cannot fit where it runs (a
+             * GPU's memory) skips it, with the reason. */
+            if (status == SL_ESKIPPED)
+                record->outcome = SL_RECORD_SKIPPED;
             goto done;
         }
         if (sink.seen != total) {

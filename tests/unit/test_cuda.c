@@ -195,7 +195,8 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     float *dx = to_device(x, N * 4), *dy = to_device(NULL, N * 4);
     uint8_t *du8 = to_device(u8, N);
 
-    const float mean[3] = {0.485f * 255, 0.456f * 255, 0.406f * 255}, sd[3] = {0.229f * 255, 0.224f * 255, 0.225f * 255};
+    const float mean[3] = {0.485f * 255, 0.456f * 255, 0.406f * 255};
+    const float sd[3] = {0.229f * 255, 0.224f * 255, 0.225f * 255};
     sl_normalize_consts nk;
     sl_err err = {0};
     cr_assert_eq(sl_normalize_consts_init(&nk, 3, mean, sd, &err), SL_OK);

@@ -55,8 +55,8 @@ static void expect_plan_matches(sl_pipeline_spec *spec, sl__cuda_plan *plan)
             size_t bytes = (size_t)want->count * plan->fields[f].out_bytes;
             void *got = malloc(bytes ? bytes : 1);
             sl__cuda_plan_run_host(plan, f, rows->fields[plan->fields[f].source_field].data, got, want->count);
-            cr_expect(memcmp(got, want->fields[f].data, bytes) == 0, "field %s of batch %lld differs from the pipeline's",
-                      want->schema.fields[f].name, (long long)b);
+            cr_expect(memcmp(got, want->fields[f].data, bytes) == 0,
+                      "field %s of batch %lld differs from the pipeline's", want->schema.fields[f].name, (long long)b);
             free(got);
         }
         sl_batch_free(want);
