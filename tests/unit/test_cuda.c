@@ -304,11 +304,120 @@ Test(cuda, movement_and_integer_kernels_on_the_device_match_the_reference, .init
     from_device(got_ids, dout, sizeof ids);
     cr_expect(memcmp(want_ids, got_ids, sizeof ids) == 0, "hash_ids differs on the device");
 
+    enum { D = 7 };
+    size_t vbytes = (size_t)D * H * W * PB;
+    uint8_t *vsrc = malloc(vbytes), *vwant = malloc(vbytes), *vgot = malloc(vbytes);
+    for (size_t i = 0; i < vbytes; i++)
+        vsrc[i] = (uint8_t)(i * 61 + 3);
+    uint8_t *dvsrc = to_device(vsrc, vbytes), *dvdst = to_device(NULL, vbytes);
+    for (unsigned axes = 0; axes < 8; axes++) {
+        memcpy(vwant, vsrc, vbytes);
+        ref->flip3d(vwant, D, H, W, PB, axes);
+        cr_assert_eq(cu->flip3d(dvsrc, dvdst, D, H, W, PB, axes, NULL), 0);
+        from_device(vgot, dvdst, vbytes);
+        cr_expect(memcmp(vwant, vgot, vbytes) == 0, "flip3d of axes %u differs on the device", axes);
+    }
+    size_t pbytes = (size_t)4 * 30 * 40 * PB;
+    ref->crop3d(vsrc, vwant, D, H, W, PB, 4, 30, 40, 2, 11, 20);
+    cr_assert_eq(cu->crop3d(dvsrc, dvdst, H, W, PB, 4, 30, 40, 2, 11, 20, NULL), 0);
+    from_device(vgot, dvdst, pbytes);
+    cr_expect(memcmp(vwant, vgot, pbytes) == 0, "crop3d differs on the device");
+
+    /* one_hot, pack, pad_rows and the attention mask, with lengths and
+     * labels outside their ranges. */
+    enum { COUNT = 300, CLASSES = 10, WIDTH = 24, STRIDE = 40 };
+    int32_t labels[COUNT], lengths[COUNT], tokens[COUNT * STRIDE];
+    for (int i = 0; i < COUNT; i++)
+        labels[i] = i % 13 - 1, lengths[i] = i % 50 - 5;
+    for (int i = 0; i < COUNT * STRIDE; i++)
+        tokens[i] = i;
+    static float want_oh[COUNT * CLASSES], got_oh[COUNT * CLASSES];
+    int32_t *dlabels = to_device(labels, sizeof labels), *dlengths = to_device(lengths, sizeof lengths);
+    int32_t *dtokens = to_device(tokens, sizeof tokens), *dpadded = to_device(NULL, sizeof tokens);
+    float *doh = to_device(NULL, sizeof want_oh);
+    ref->one_hot(labels, want_oh, COUNT, CLASSES);
+    cr_assert_eq(cu->one_hot(dlabels, doh, COUNT, CLASSES, NULL), 0);
+    from_device(got_oh, doh, sizeof got_oh);
+    cr_expect(memcmp(want_oh, got_oh, sizeof got_oh) == 0, "one_hot differs on the device");
+
+    static int32_t want_tok[COUNT * STRIDE], got_tok[COUNT * STRIDE];
+    ref->pack(want_tok, tokens, 100, 256, -3);
+    cr_assert_eq(cu->pack(dpadded, dtokens, 100, 256, -3, NULL), 0);
+    from_device(got_tok, dpadded, 256 * sizeof(int32_t));
+    cr_expect(memcmp(want_tok, got_tok, 256 * sizeof(int32_t)) == 0, "pack differs on the device");
+
+    memcpy(want_tok, tokens, sizeof tokens);
+    ref->pad_rows(want_tok, lengths, COUNT, STRIDE, WIDTH, 0);
+    cr_assert_eq(cu->pad_rows(dpadded, dtokens, dlengths, COUNT, STRIDE, WIDTH, 0, NULL), 0);
+    from_device(got_tok, dpadded, (size_t)COUNT * WIDTH * sizeof(int32_t));
+    cr_expect(memcmp(want_tok, got_tok, (size_t)COUNT * WIDTH * sizeof(int32_t)) == 0,
+              "pad_rows differs on the device");
+
+    static uint8_t want_mask[COUNT * WIDTH], got_mask[COUNT * WIDTH];
+    uint8_t *dmask = to_device(NULL, sizeof want_mask);
+    ref->length_mask(want_mask, lengths, COUNT, WIDTH);
+    cr_assert_eq(cu->length_mask(dmask, dlengths, COUNT, WIDTH, NULL), 0);
+    from_device(got_mask, dmask, sizeof got_mask);
+    cr_expect(memcmp(want_mask, got_mask, sizeof got_mask) == 0, "attention mask differs on the device");
+
     cudaFree(dsrc);
     cudaFree(ddst);
     cudaFree(dids);
     cudaFree(dout);
+    cudaFree(dvsrc);
+    cudaFree(dvdst);
+    cudaFree(dlabels);
+    cudaFree(dlengths);
+    cudaFree(dtokens);
+    cudaFree(dpadded);
+    cudaFree(doh);
+    cudaFree(dmask);
     free(src);
+    free(want);
+    free(got);
+    free(vsrc);
+    free(vwant);
+    free(vgot);
+#endif
+}
+
+Test(cuda, bilinear_resize_on_the_device_matches_the_reference, .init = require_device)
+{
+#if HAVE_CUDA
+    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
+    const sl_kernel_table *ref = sl_kernels_reference();
+    const int in_h = 97, in_w = 131, out_h = 64, out_w = 80, c = 3;
+    size_t n_in = (size_t)in_h * in_w * c, n_out = (size_t)out_h * out_w * c;
+    sl_resize_plan plan, dev_plan;
+    void *storage = aligned_alloc(64, (sl_resize_plan_bytes(out_h, out_w, c) + 63) / 64 * 64);
+    sl_resize_plan_init(&plan, storage, in_h, in_w, out_h, out_w, c);
+    float *scratch = malloc(sl_resize_scratch_values(&plan) * 4 + 4);
+    uint8_t *u8 = malloc(n_in);
+    float *f = malloc(n_in * 4), *want = malloc(n_out * 4), *got = malloc(n_out * 4);
+    for (size_t i = 0; i < n_in; i++)
+        u8[i] = (uint8_t)(i * 29 + 1);
+    fill_awkward(f, (int64_t)n_in);
+    cr_assert_eq(sl_cuda_resize_plan_upload(&plan, &dev_plan), 0);
+    uint8_t *du8 = to_device(u8, n_in);
+    float *df = to_device(f, n_in * 4), *dout = to_device(NULL, n_out * 4);
+
+    ref->resize_u8(u8, (int64_t)in_w * c, want, &plan, scratch);
+    cr_assert_eq(cu->resize_u8(du8, (int64_t)in_w * c, dout, &dev_plan, NULL), 0);
+    from_device(got, dout, n_out * 4);
+    expect_same_f32(want, got, (int64_t)n_out, "resize u8");
+    ref->resize_f32(f, (int64_t)in_w * c, want, &plan, scratch);
+    cr_assert_eq(cu->resize_f32(df, (int64_t)in_w * c, dout, &dev_plan, NULL), 0);
+    from_device(got, dout, n_out * 4);
+    expect_same_f32(want, got, (int64_t)n_out, "resize f32");
+
+    sl_cuda_resize_plan_free(&dev_plan);
+    cudaFree(du8);
+    cudaFree(df);
+    cudaFree(dout);
+    free(storage);
+    free(scratch);
+    free(u8);
+    free(f);
     free(want);
     free(got);
 #endif
