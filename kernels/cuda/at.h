@@ -47,15 +47,23 @@ SL_HD void sl__at_mul_channels(const float *src, float *dst, int64_t i, int chan
     dst[i] = sl__body_multiply(src[i], s[i % channels]);
 }
 
+/* One step on value i: gaussian_noise draws by the value's index within
+ * the element, every other step is its body. */
+SL_HD float sl__at_step(const sl_ew_step *step, float v, int64_t i)
+{
+    return step->kind == SL_OP_GAUSSIAN_NOISE ? sl__noise_value(step, v, i) : sl__ew_apply(step, v);
+}
+
 /* Every step of a chain on value i, in order: the fusion that `fused` does
  * per tile on the CPU, done per value (each value sees the same operations
- * in the same order as in the reference's step-after-step loops). Chains
- * with gaussian_noise are not handled here (see docs/determinism.md). */
+ * in the same order as in the reference's step-after-step loops). With a
+ * gaussian_noise step, x is one element and i counts from its first value,
+ * as for sl_ew_chain_fn. */
 SL_HD void sl__at_ew_chain(float *x, int64_t i, const sl_ew_step *steps, int nsteps)
 {
     float v = x[i];
     for (int s = 0; s < nsteps; s++)
-        v = sl__ew_apply(&steps[s], v);
+        v = sl__at_step(&steps[s], v, i);
     x[i] = v;
 }
 
@@ -68,7 +76,7 @@ SL_HD void sl__at_normalize_u8_chain(const uint8_t *src, float *dst, int64_t i, 
     int c = (int)(i % channels);
     float v = sl__body_normalize((float)src[i], mean[c], inv_std[c]);
     for (int s = 0; s < nsteps; s++)
-        v = sl__ew_apply(&steps[s], v);
+        v = sl__at_step(&steps[s], v, i);
     dst[i] = v;
 }
 

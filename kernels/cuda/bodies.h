@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/src/normal.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -123,6 +124,41 @@ SL_HD float sl__ew_apply(const sl_ew_step *step, float v)
     case SL_OP_CLIP: return sl__body_clip(v, step->a, step->b);
     default: return v;
     }
+}
+
+/* gaussian_noise on one value: v + sigma z, z the normal variate of the
+ * value's word rounded to float (engine/src/normal.h, libm-free), then one
+ * product and one sum in float. */
+SL_HD float sl__noise_apply(float v, float sigma, uint32_t word)
+{
+    return v + sigma * sl__normal_f32(word);
+}
+
+/* Where gaussian_noise's values find their words: in groups of 64, value
+ * i = 64 g + 16 k + j (k < 4, j < 16) takes word k of Philox block
+ * 16 g + j of its element. Sixteen blocks side by side then give their
+ * words in value order, word by word, which is how a vector unit computes
+ * them (kernels/cpu/noise.h): no transposition. */
+#define SL_NOISE_BLOCKS 16
+#define SL_NOISE_GROUP (4 * SL_NOISE_BLOCKS)
+
+/* Block `draw` (counted from the element's first) of a gaussian_noise
+ * step. */
+SL_HD sl_philox_ctr sl__noise_block(const sl_ew_step *step, uint32_t draw)
+{
+    sl_philox_ctr c = step->ctr;
+    c.v[3] += draw;
+    return sl_philox4x32_10(c, step->key);
+}
+
+/* gaussian_noise on value i of an element by itself: its block and word
+ * found from i, as a GPU thread computes it (the CPU kernels compute each
+ * block once for four values). */
+SL_HD float sl__noise_value(const sl_ew_step *step, float v, int64_t i)
+{
+    uint32_t draw = (uint32_t)(i / SL_NOISE_GROUP * SL_NOISE_BLOCKS + i % SL_NOISE_BLOCKS);
+    sl_philox_ctr block = sl__noise_block(step, draw);
+    return sl__noise_apply(v, step->a, block.v[i % SL_NOISE_GROUP / SL_NOISE_BLOCKS]);
 }
 
 /* Bilinear interpolation of one output value from its four source values,

@@ -63,8 +63,10 @@ typedef struct sl_cuda_channels {
 } sl_cuda_channels;
 
 /* An element-wise chain by value, fused into one kernel: each value loads
- * once, runs every step, stores once. gaussian_noise is not supported on
- * the device yet (a chain holding it is refused with SL_CUDA_EUNSUPPORTED). */
+ * once, runs every step, stores once. A chain with a gaussian_noise step
+ * covers one element (its values counted from the element's first, as for
+ * sl_ew_chain_fn); a kind without a device body is refused with
+ * SL_CUDA_EUNSUPPORTED. */
 #define SL_CUDA_MAX_STEPS 16
 typedef struct sl_cuda_chain {
     int nsteps;

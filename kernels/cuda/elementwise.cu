@@ -83,7 +83,7 @@ int sl__cuda_mul_channels(const float *src, float *dst, int64_t n, const sl_cuda
 }
 
 /* A chain the device cannot run is refused whole rather than run in part:
- * too many steps, or a step drawing per value (gaussian_noise). */
+ * too many steps, or a kind it has no body for. */
 static bool chain_supported(const sl_cuda_chain *chain)
 {
     if (chain->nsteps < 0 || chain->nsteps > SL_CUDA_MAX_STEPS)
@@ -94,7 +94,8 @@ static bool chain_supported(const sl_cuda_chain *chain)
         case SL_OP_SCALE:
         case SL_OP_MULTIPLY:
         case SL_OP_ADD:
-        case SL_OP_CLIP: break;
+        case SL_OP_CLIP:
+        case SL_OP_GAUSSIAN_NOISE: break;
         default: return false;
         }
     return true;

@@ -96,28 +96,7 @@ static inline void sl__log_mel_with(const float *wave, float *out, const sl_mels
 /* sl__log1p_f32, sl__id_hash, sl__ew_apply and the other per-value bodies
  * are in kernels/cuda/bodies.h, shared with the CUDA kernels. */
 
-/* gaussian_noise on one value: v + sigma z, z the normal variate of the
- * value's word rounded to float, then one product and one sum in float. */
-static inline float sl__noise_apply(float v, float sigma, uint32_t word)
-{
-    return v + sigma * sl__normal_f32(word);
-}
-
-/* Where gaussian_noise's values find their words: in groups of 64, value
- * i = 64 g + 16 k + j (k < 4, j < 16) takes word k of Philox block
- * 16 g + j of its element. Sixteen blocks side by side then give their
- * words in value order, word by word, which is how a vector unit computes
- * them (kernels/cpu/noise.h): no transposition. */
-#define SL_NOISE_BLOCKS 16
-#define SL_NOISE_GROUP (4 * SL_NOISE_BLOCKS)
-
-/* Block `draw` (counted from the element's first) of a gaussian_noise
- * step. */
-static inline sl_philox_ctr sl__noise_block(const sl_ew_step *step, uint32_t draw)
-{
-    sl_philox_ctr c = step->ctr;
-    c.v[3] += draw;
-    return sl_philox4x32_10(c, step->key);
-}
+/* gaussian_noise's per-value helpers (sl__noise_apply, sl__noise_block,
+ * SL_NOISE_BLOCKS, SL_NOISE_GROUP) are in kernels/cuda/bodies.h. */
 
 #endif

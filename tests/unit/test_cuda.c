@@ -233,6 +233,20 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     expect_same_f32(want, got, N, "normalize u8 fused with a chain");
     sl_normalize_consts_release(&nk);
 
+    /* gaussian_noise: one element of N values. */
+    sl_cuda_chain noisy = {3,
+                           {{.kind = SL_OP_SCALE, .a = 0.5f},
+                            {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.3f},
+                            {.kind = SL_OP_CLIP, .a = -2.0f, .b = 2.0f}}};
+    noisy.steps[1].key = sl_philox_key_for(42, 11);
+    noisy.steps[1].ctr = sl_philox_ctr_for(12345, 2, 0);
+    memcpy(want, x, N * 4);
+    ref->ew_chain(want, N, noisy.steps, noisy.nsteps);
+    cr_assert_eq(cudaMemcpy(dy, x, N * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cu->ew_chain(dy, N, &noisy, NULL), 0);
+    from_device(got, dy, N * 4);
+    expect_same_f32(want, got, N, "chain with gaussian_noise");
+
     sl_dropout_key d = {sl_philox_key_for(42, 7), 0x100000005ull, 3, 1288490189u, 1.0f / 0.7f};
     ref->dropout(x, want, N, &d);
     cr_assert_eq(cu->dropout(dx, dy, N, &d, NULL), 0);

@@ -227,6 +227,37 @@ Test(cuda_bodies, a_fused_chain_per_value_matches_the_chain_step_by_step)
     free(got);
 }
 
+Test(cuda_bodies, gaussian_noise_per_value_matches_the_chain_per_element)
+{
+    /* Two noise steps of different keys and element counters around
+     * ordinary steps, over one element of a length that ends mid-group, so
+     * the last group of 64 values is partial. */
+    sl_ew_step steps[5] = {
+        {.kind = SL_OP_NORMALIZE, .a = 0.25f, .b = 2.0f},
+        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.3f},
+        {.kind = SL_OP_ADD, .a = -1.5f},
+        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 1e-3f},
+        {.kind = SL_OP_CLIP, .a = -2.0f, .b = 2.0f},
+    };
+    steps[1].key = sl_philox_key_for(42, 11);
+    steps[1].ctr = sl_philox_ctr_for(0x123456789ull, 2, 0);
+    steps[3].key = sl_philox_key_for(42, 12);
+    steps[3].ctr = sl_philox_ctr_for(7, 0, 5);
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    enum { N = 64 * 20 + 37 };
+    float x[N], want[N], got[N];
+    fill_awkward_f32(x, N, 9);
+    memcpy(want, x, sizeof x);
+    memcpy(got, x, sizeof x);
+    ref->ew_chain(want, N, steps, 5);
+    for (int64_t i = 0; i < N; i++)
+        sl__at_ew_chain(got, i, steps, 5);
+    expect_same_f32(want, got, N, "a chain with gaussian_noise against the reference");
+    memcpy(want, x, sizeof x);
+    best->ew_chain(want, N, steps, 5);
+    expect_same_f32(want, got, N, "a chain with gaussian_noise against the best CPU table");
+}
+
 Test(cuda_bodies, blend_dropout_and_log1p_match_the_kernels)
 {
     const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
