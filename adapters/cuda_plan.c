@@ -25,6 +25,17 @@ static sl__cuda_launch *chain_for(sl__cuda_field_plan *fp)
     return last;
 }
 
+/* Appends a step to the field's chain; op is the compiled op that gives it
+ * per row, or -1 when it is the same for every row. */
+static void append_step(sl__cuda_field_plan *fp, sl_ew_step step, int op)
+{
+    sl__cuda_launch *chain = chain_for(fp);
+    chain->op[chain->chain.nsteps] = op;
+    chain->chain.steps[chain->chain.nsteps++] = step;
+    if (op >= 0)
+        chain->per_row = true;
+}
+
 sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_plan *plan, sl_err *err)
 {
     memset(plan, 0, sizeof *plan);
@@ -48,8 +59,7 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_pl
         case SL_OP_NORMALIZE:
             if (c->in_dtype != SL_U8 && c->norm.channels == 1) {
                 step = (sl_ew_step){.kind = SL_OP_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
-                sl__cuda_launch *chain = chain_for(fp);
-                chain->chain.steps[chain->chain.nsteps++] = step;
+                append_step(fp, step, -1);
             } else {
                 sl__cuda_launch *l = &fp->launches[fp->nlaunches++];
                 l->kind = c->in_dtype == SL_U8 ? SL__LAUNCH_NORMALIZE_U8 : SL__LAUNCH_NORMALIZE_F32;
@@ -59,20 +69,50 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_pl
         case SL_OP_SCALE:
         case SL_OP_CLIP:
         case SL_OP_ADD:
-        case SL_OP_MULTIPLY: {
-            if (!c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
+        case SL_OP_MULTIPLY:
+        case SL_OP_GAUSSIAN_NOISE:
+        case SL_OP_RANDOM_BRIGHTNESS:
+        case SL_OP_RANDOM_SCALE:
+            if (c->owner >= 0 || !c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
                 return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no element-wise step", who, i,
                                c->desc->name);
-            sl__cuda_launch *chain = chain_for(fp);
-            chain->chain.steps[chain->chain.nsteps++] = step;
+            append_step(fp, step, c->desc->random ? i : -1);
             break;
-        }
         default:
             return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no device kernel yet", who, i,
                            c->desc->name);
         }
     }
+    for (int f = 0; f < plan->nfields; f++)
+        for (int l = 0; l < plan->fields[f].nlaunches; l++) {
+            sl__cuda_launch *la = &plan->fields[f].launches[l];
+            if (la->per_row) {
+                la->row_first = plan->row_steps;
+                plan->row_steps += la->chain.nsteps;
+            }
+        }
     return SL_OK;
+}
+
+void sl__cuda_plan_row_steps(const sl__cuda_plan *plan, const sl_pipeline *p, int64_t epoch, const int64_t *ids,
+                             int64_t rows, sl_ew_step *table)
+{
+    sl__op_ctx ctx = {p, sl_kernels_best(), epoch};
+    for (int f = 0; f < plan->nfields; f++)
+        for (int l = 0; l < plan->fields[f].nlaunches; l++) {
+            const sl__cuda_launch *la = &plan->fields[f].launches[l];
+            if (!la->per_row)
+                continue;
+            for (int64_t r = 0; r < rows; r++) {
+                sl_ew_step *row = table + r * plan->row_steps + la->row_first;
+                for (int s = 0; s < la->chain.nsteps; s++) {
+                    if (la->op[s] < 0)
+                        row[s] = la->chain.steps[s];
+                    else
+                        p->compiled[la->op[s]].desc->ew_step(&ctx, &p->compiled[la->op[s]], ids[r], &row[s]);
+                }
+            }
+        }
 }
 
 bool sl__cuda_plan_reads_input(const sl__cuda_field_plan *field)
@@ -80,7 +120,8 @@ bool sl__cuda_plan_reads_input(const sl__cuda_field_plan *field)
     return field->nlaunches > 0 && field->launches[0].kind != SL__LAUNCH_CHAIN;
 }
 
-void sl__cuda_plan_run_host(const sl__cuda_plan *plan, int f, const void *in, void *out, int64_t rows)
+void sl__cuda_plan_run_host(const sl__cuda_plan *plan, int f, const void *in, void *out, int64_t rows,
+                            const sl_ew_step *table)
 {
     const sl__cuda_field_plan *fp = &plan->fields[f];
     const int64_t n = rows * fp->out_values;
@@ -90,6 +131,19 @@ void sl__cuda_plan_run_host(const sl__cuda_plan *plan, int f, const void *in, vo
     for (int l = 0; l < fp->nlaunches; l++) {
         const sl__cuda_launch *la = &fp->launches[l];
         const void *src = from_input ? in : out;
+        if (la->per_row) {
+            for (int64_t i = 0; i < n; i++) {
+                if (la->kind == SL__LAUNCH_NORMALIZE_U8_CHAIN)
+                    sl__at_normalize_u8_chain_rows(src, out, i, la->channels.channels, la->channels.a,
+                                                   la->channels.b, fp->out_values, table, plan->row_steps,
+                                                   la->row_first, la->chain.nsteps);
+                else
+                    sl__at_ew_chain_rows(out, i, fp->out_values, table, plan->row_steps, la->row_first,
+                                         la->chain.nsteps);
+            }
+            from_input = false;
+            continue;
+        }
         for (int64_t i = 0; i < n; i++)
             switch (la->kind) {
             case SL__LAUNCH_NORMALIZE_U8:

@@ -20,6 +20,16 @@ typedef struct sl__cuda_launch {
     sl__cuda_launch_kind kind;
     sl_cuda_channels channels;  /* the normalizes */
     sl_cuda_chain chain;        /* the chains */
+    /* A chain with a step drawn per element (gaussian_noise,
+     * random_brightness, random_scale) runs from the batch's row table:
+     * its steps are [row_first, row_first + chain.nsteps) of each row's
+     * plan->row_steps steps, resolved on the host per row
+     * (sl__cuda_plan_row_steps); op[s] is the compiled op whose ew_step
+     * gives step s for a row, or -1 for a step the same in every row
+     * (chain.steps[s]). */
+    bool per_row;
+    int row_first;
+    int op[SL_CUDA_MAX_STEPS];
 } sl__cuda_launch;
 
 typedef struct sl__cuda_field_plan {
@@ -32,6 +42,7 @@ typedef struct sl__cuda_field_plan {
 
 typedef struct sl__cuda_plan {
     int nfields;                /* the output schema's */
+    int row_steps;              /* steps per row of the row table; 0 without random steps */
     sl__cuda_field_plan fields[SL_MAX_FIELDS];
 } sl__cuda_plan;
 
@@ -48,9 +59,16 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *pipeline, sl__
  * first, or no launch at all). */
 bool sl__cuda_plan_reads_input(const sl__cuda_field_plan *field);
 
+/* The row table of a batch of `rows` elements (ids, of `epoch`): rows x
+ * plan->row_steps steps, each random op's step resolved by its own ew_step
+ * for the row's element, exactly as `fused` resolves it. */
+void sl__cuda_plan_row_steps(const sl__cuda_plan *plan, const sl_pipeline *pipeline, int64_t epoch,
+                             const int64_t *ids, int64_t rows, sl_ew_step *table);
+
 /* Field f of `rows` rows through its launches on the CPU, exactly as the
  * device would order them: in holds the source rows, out receives the
- * output rows. */
-void sl__cuda_plan_run_host(const sl__cuda_plan *plan, int f, const void *in, void *out, int64_t rows);
+ * output rows, table the batch's row table (NULL when row_steps is 0). */
+void sl__cuda_plan_run_host(const sl__cuda_plan *plan, int f, const void *in, void *out, int64_t rows,
+                            const sl_ew_step *table);
 
 #endif

@@ -4,9 +4,11 @@
  * here, but no line below has run on a device; tests/unit/test_cuda.c and
  * the corpus equivalence tests exercise it where a device exists.
  *
- * What it runs: pipelines whose every op is a deterministic element-wise
- * op the device kernels implement (normalize, scale, clip, add, multiply;
- * SL__CUDA_TRANSFORMS). For each batch:
+ * What it runs: pipelines whose every op is an element-wise op the device
+ * kernels implement (SL__CUDA_TRANSFORMS): normalize, scale, clip, add,
+ * multiply, and the random gaussian_noise, random_brightness and
+ * random_scale, whose steps the host resolves per row with the ops' own
+ * ew_step into a row table copied with the batch. For each batch:
  *   1. the CPU gathers the batch's source rows (a copy of the pipeline with
  *      no ops, so the same order, shard and seed) into one of two staging
  *      batches whose storage is page-locked (cudaHostRegister);
@@ -63,6 +65,8 @@ typedef struct slot {
     void *registered;
     void *dev_in[SL_MAX_FIELDS];
     void *dev_out[SL_MAX_FIELDS];
+    sl_ew_step *row_table;      /* page-locked: each row's resolved random steps */
+    sl_ew_step *dev_row_table;
     cudaEvent_t copied, done;
     cudaGraphExec_t graph;      /* cuda-graph: this slot's full-batch work */
     cudaStream_t stream;        /* where the slot's graph runs (the two slots' graphs overlap) */
@@ -93,12 +97,32 @@ static sl_status cuda_fail(sl_err *err, const runner *r, cudaError_t e, const ch
             return cuda_fail(err, r, e_, what);                                                                       \
     } while (0)
 
+/* One launch of a field's plan: its kernel on n values of in into out. */
+static int launch(const runner *r, const slot *s, const sl__cuda_field_plan *fp, const sl__cuda_launch *la,
+                  const void *in, void *out, int64_t n, cudaStream_t stream)
+{
+    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
+    const int rs = r->plan.row_steps;
+    if (la->per_row && la->kind == SL__LAUNCH_NORMALIZE_U8_CHAIN)
+        return cu->normalize_u8_chain_rows(in, out, n, &la->channels, fp->out_values, s->dev_row_table, rs,
+                                           la->row_first, la->chain.nsteps, stream);
+    if (la->per_row)
+        return cu->ew_chain_rows(out, n, fp->out_values, s->dev_row_table, rs, la->row_first, la->chain.nsteps,
+                                 stream);
+    switch (la->kind) {
+    case SL__LAUNCH_NORMALIZE_U8: return cu->normalize_u8(in, out, n, &la->channels, stream);
+    case SL__LAUNCH_NORMALIZE_U8_CHAIN: return cu->normalize_u8_chain(in, out, n, &la->channels, &la->chain, stream);
+    case SL__LAUNCH_NORMALIZE_F32: return cu->normalize_f32(in, out, n, &la->channels, stream);
+    case SL__LAUNCH_CHAIN: return cu->ew_chain(out, n, &la->chain, stream);
+    }
+    return SL_CUDA_EUNSUPPORTED;
+}
+
 /* One batch's device work on a stream: the copies in, then each field's
  * launches (the first reads dev_in, the rest work in place on dev_out).
  * Used directly, and inside a graph capture. */
 static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, bool copy_on_stream, sl_err *err)
 {
-    const sl_cuda_kernel_table *cu = sl_cuda_kernels();
     cudaStream_t copy = copy_on_stream ? stream : r->copy;
     for (int f = 0; f < r->plan.nfields; f++) {
         const sl__cuda_field_plan *fp = &r->plan.fields[f];
@@ -106,6 +130,11 @@ static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, 
                                  (size_t)rows * fp->in_bytes, cudaMemcpyHostToDevice, copy),
                  "cudaMemcpyAsync (host to device)");
     }
+    if (r->plan.row_steps > 0)
+        CUDA_TRY(cudaMemcpyAsync(s->dev_row_table, s->row_table,
+                                 (size_t)rows * (size_t)r->plan.row_steps * sizeof(sl_ew_step),
+                                 cudaMemcpyHostToDevice, copy),
+                 "cudaMemcpyAsync (host to device)");
     if (!copy_on_stream) {
         CUDA_TRY(cudaEventRecord(s->copied, r->copy), "cudaEventRecord");
         CUDA_TRY(cudaStreamWaitEvent(stream, s->copied, 0), "cudaStreamWaitEvent");
@@ -123,15 +152,7 @@ static sl_status enqueue(runner *r, slot *s, int64_t rows, cudaStream_t stream, 
         for (int l = 0; l < fp->nlaunches; l++) {
             const sl__cuda_launch *la = &fp->launches[l];
             const void *in = from_input ? s->dev_in[f] : s->dev_out[f];
-            int rc = 0;
-            switch (la->kind) {
-            case SL__LAUNCH_NORMALIZE_U8: rc = cu->normalize_u8(in, s->dev_out[f], n, &la->channels, stream); break;
-            case SL__LAUNCH_NORMALIZE_U8_CHAIN:
-                rc = cu->normalize_u8_chain(in, s->dev_out[f], n, &la->channels, &la->chain, stream);
-                break;
-            case SL__LAUNCH_NORMALIZE_F32: rc = cu->normalize_f32(in, s->dev_out[f], n, &la->channels, stream); break;
-            case SL__LAUNCH_CHAIN: rc = cu->ew_chain(s->dev_out[f], n, &la->chain, stream); break;
-            }
+            int rc = launch(r, s, fp, la, in, s->dev_out[f], n, stream);
             if (rc == SL_CUDA_EUNSUPPORTED)
                 return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': a chain the device kernels do not run",
                                r->adapter->name);
@@ -186,7 +207,8 @@ static sl_status setup(runner *r, sl_err *err)
     /* The gpu profile's full sizes may not fit: two slots of every field's
      * input and output, against what the device has free. Skipped with the
      * reason, not failed. */
-    size_t need = 0, free_bytes = 0, total_bytes = 0;
+    size_t need = 2 * (size_t)capacity * (size_t)r->plan.row_steps * sizeof(sl_ew_step), free_bytes = 0,
+           total_bytes = 0;
     for (int f = 0; f < r->plan.nfields; f++)
         need += 2 * (size_t)capacity * (r->plan.fields[f].in_bytes + r->plan.fields[f].out_bytes);
     CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
@@ -211,6 +233,11 @@ static sl_status setup(runner *r, sl_err *err)
         for (int f = 0; f < r->plan.nfields; f++) {
             CUDA_TRY(cudaMalloc(&s->dev_in[f], (size_t)capacity * r->plan.fields[f].in_bytes), "cudaMalloc");
             CUDA_TRY(cudaMalloc(&s->dev_out[f], (size_t)capacity * r->plan.fields[f].out_bytes), "cudaMalloc");
+        }
+        if (r->plan.row_steps > 0) {
+            size_t table_bytes = (size_t)capacity * (size_t)r->plan.row_steps * sizeof(sl_ew_step);
+            CUDA_TRY(cudaMallocHost((void **)&s->row_table, table_bytes), "cudaMallocHost");
+            CUDA_TRY(cudaMalloc((void **)&s->dev_row_table, table_bytes), "cudaMalloc");
         }
         CUDA_TRY(cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming), "cudaEventCreate");
         CUDA_TRY(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate");
@@ -245,6 +272,10 @@ static void teardown(runner *r)
         }
         if (s->registered)
             cudaHostUnregister(s->registered);
+        if (s->row_table)
+            cudaFreeHost(s->row_table);
+        if (s->dev_row_table)
+            cudaFree(s->dev_row_table);
         sl_batch_free(s->staging);
     }
     if (r->copy)
@@ -263,6 +294,11 @@ static sl_status prepare(runner *r, slot *s, sl_position position, sl_err *err)
     if (st)
         return st;
     s->rows = s->staging->count;
+    /* The random ops' steps for these rows, drawn on the host by the ops'
+     * own ew_step (as `fused` draws them), copied with the batch. */
+    if (r->plan.row_steps > 0)
+        sl__cuda_plan_row_steps(&r->plan, r->pipeline, s->staging->epoch, s->staging->element_ids, s->rows,
+                                s->row_table);
     if (r->graphs && s->rows == s->staging->capacity) {
         CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch");
         CUDA_TRY(cudaEventRecord(s->done, s->stream), "cudaEventRecord");

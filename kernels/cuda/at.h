@@ -80,6 +80,34 @@ SL_HD void sl__at_normalize_u8_chain(const uint8_t *src, float *dst, int64_t i, 
     dst[i] = v;
 }
 
+/* A chain whose steps differ per element (a random op resolved for each
+ * row): value i is value i mod `values` of row i / values, and its steps
+ * are [first, first + nsteps) of that row's row_steps steps in table. */
+SL_HD void sl__at_ew_chain_rows(float *x, int64_t i, int64_t values, const sl_ew_step *table, int row_steps, int first,
+                                int nsteps)
+{
+    const sl_ew_step *steps = table + i / values * row_steps + first;
+    int64_t j = i % values;
+    float v = x[i];
+    for (int s = 0; s < nsteps; s++)
+        v = sl__at_step(&steps[s], v, j);
+    x[i] = v;
+}
+
+/* The same after a u8 normalize, in one pass. */
+SL_HD void sl__at_normalize_u8_chain_rows(const uint8_t *src, float *dst, int64_t i, int channels, const float *mean,
+                                          const float *inv_std, int64_t values, const sl_ew_step *table, int row_steps,
+                                          int first, int nsteps)
+{
+    const sl_ew_step *steps = table + i / values * row_steps + first;
+    int64_t j = i % values;
+    int c = (int)(i % channels);
+    float v = sl__body_normalize((float)src[i], mean[c], inv_std[c]);
+    for (int s = 0; s < nsteps; s++)
+        v = sl__at_step(&steps[s], v, j);
+    dst[i] = v;
+}
+
 SL_HD void sl__at_blend(float *dst, const float *a, const float *b, int64_t i, float wa, float wb)
 {
     dst[i] = sl__body_blend(a[i], b[i], wa, wb);

@@ -87,6 +87,16 @@ typedef struct sl_cuda_kernel_table {
     /* normalize from u8 followed by a chain, fused into one kernel. */
     int (*normalize_u8_chain)(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
                               const sl_cuda_chain *chain, void *stream);
+    /* The same two with steps that differ per row (random ops resolved per
+     * element): n values of rows of `values` each; row r's steps are
+     * [first, first + nsteps) of its row_steps steps in the device array
+     * table (rows x row_steps). A gaussian_noise step numbers its draws
+     * from the row's first value. */
+    int (*ew_chain_rows)(float *x, int64_t n, int64_t values, const sl_ew_step *table, int row_steps, int first,
+                         int nsteps, void *stream);
+    int (*normalize_u8_chain_rows)(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                                   int64_t values, const sl_ew_step *table, int row_steps, int first, int nsteps,
+                                   void *stream);
     int (*blend)(float *dst, const float *a, const float *b, int64_t n, float wa, float wb, void *stream);
     int (*dropout)(const float *src, float *dst, int64_t n, const sl_dropout_key *d, void *stream);
     int (*log1p)(const float *src, float *dst, int64_t n, void *stream);

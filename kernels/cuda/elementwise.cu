@@ -44,6 +44,21 @@ static __global__ void normalize_u8_chain(const uint8_t *src, float *dst, int64_
     sl__at_normalize_u8_chain(src, dst, i, k.channels, k.a, k.b, chain.steps, chain.nsteps);
 }
 
+static __global__ void ew_chain_rows(float *x, int64_t n, int64_t values, const sl_ew_step *table, int row_steps,
+                                     int first, int nsteps)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_ew_chain_rows(x, i, values, table, row_steps, first, nsteps);
+}
+
+static __global__ void normalize_u8_chain_rows(const uint8_t *src, float *dst, int64_t n, sl_cuda_channels k,
+                                               int64_t values, const sl_ew_step *table, int row_steps, int first,
+                                               int nsteps)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_normalize_u8_chain_rows(src, dst, i, k.channels, k.a, k.b, values, table, row_steps, first, nsteps);
+}
+
 static __global__ void blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
     SL__CUDA_FOR_EACH(i, n)
@@ -129,4 +144,21 @@ int sl__cuda_dropout(const float *src, float *dst, int64_t n, const sl_dropout_k
 int sl__cuda_log1p(const float *src, float *dst, int64_t n, void *stream)
 {
     SL__CUDA_LAUNCH(log1p_f32, n, stream, src, dst, n);
+}
+
+int sl__cuda_ew_chain_rows(float *x, int64_t n, int64_t values, const sl_ew_step *table, int row_steps, int first,
+                           int nsteps, void *stream)
+{
+    if (values <= 0 || nsteps < 0 || first < 0 || first + nsteps > row_steps)
+        return SL_CUDA_EUNSUPPORTED;
+    SL__CUDA_LAUNCH(ew_chain_rows, n, stream, x, n, values, table, row_steps, first, nsteps);
+}
+
+int sl__cuda_normalize_u8_chain_rows(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                                     int64_t values, const sl_ew_step *table, int row_steps, int first, int nsteps,
+                                     void *stream)
+{
+    if (values <= 0 || nsteps < 0 || first < 0 || first + nsteps > row_steps)
+        return SL_CUDA_EUNSUPPORTED;
+    SL__CUDA_LAUNCH(normalize_u8_chain_rows, n, stream, src, dst, n, *k, values, table, row_steps, first, nsteps);
 }

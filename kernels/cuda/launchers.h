@@ -18,6 +18,11 @@ int sl__cuda_mul_channels(const float *src, float *dst, int64_t n, const sl_cuda
 int sl__cuda_ew_chain(float *x, int64_t n, const sl_cuda_chain *chain, void *stream);
 int sl__cuda_normalize_u8_chain(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
                                 const sl_cuda_chain *chain, void *stream);
+int sl__cuda_ew_chain_rows(float *x, int64_t n, int64_t values, const sl_ew_step *table, int row_steps, int first,
+                           int nsteps, void *stream);
+int sl__cuda_normalize_u8_chain_rows(const uint8_t *src, float *dst, int64_t n, const sl_cuda_channels *k,
+                                     int64_t values, const sl_ew_step *table, int row_steps, int first, int nsteps,
+                                     void *stream);
 int sl__cuda_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb, void *stream);
 int sl__cuda_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d, void *stream);
 int sl__cuda_log1p(const float *src, float *dst, int64_t n, void *stream);

@@ -76,7 +76,8 @@ bool sl_cuda_probe(sl_cuda_device_info *info, int64_t min_free_bytes)
     info->total_bytes = (int64_t)total_bytes;
     if (info->free_bytes < min_free_bytes) {
         snprintf(info->reason, sizeof info->reason,
-                 "%s has %.2f GB of device memory free, fewer than the %.2f GB needed", info->name, (double)info->free_bytes / 1e9, (double)min_free_bytes / 1e9);
+                 "%s has %.2f GB of device memory free, fewer than the %.2f GB needed", info->name,
+                 (double)info->free_bytes / 1e9, (double)min_free_bytes / 1e9);
         return false;
     }
     info->available = true;

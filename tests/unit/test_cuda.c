@@ -247,6 +247,25 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     from_device(got, dy, N * 4);
     expect_same_f32(want, got, N, "chain with gaussian_noise");
 
+    /* The same steps per row from a row table: 3 rows of N / 3 values, each
+     * row its own noise counter and brightness, against the reference's
+     * chain row by row. */
+    enum { ROWS = 3, VALUES = N / ROWS, RS = 2 };
+    sl_ew_step table[ROWS * RS];
+    for (int r = 0; r < ROWS; r++) {
+        table[r * RS] = noisy.steps[1];
+        table[r * RS].ctr = sl_philox_ctr_for((uint64_t)(1000 + r), 2, 0);
+        table[r * RS + 1] = (sl_ew_step){.kind = SL_OP_ADD, .a = 0.1f * (float)r};
+        memcpy(want + r * VALUES, x + r * VALUES, VALUES * 4);
+        ref->ew_chain(want + r * VALUES, VALUES, &table[r * RS], RS);
+    }
+    sl_ew_step *dtable = to_device(table, sizeof table);
+    cr_assert_eq(cudaMemcpy(dy, x, N * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cu->ew_chain_rows(dy, ROWS * VALUES, VALUES, dtable, RS, 0, RS, NULL), 0);
+    from_device(got, dy, ROWS * VALUES * 4);
+    expect_same_f32(want, got, ROWS * VALUES, "chain with per-row steps");
+    cudaFree(dtable);
+
     sl_dropout_key d = {sl_philox_key_for(42, 7), 0x100000005ull, 3, 1288490189u, 1.0f / 0.7f};
     ref->dropout(x, want, N, &d);
     cr_assert_eq(cu->dropout(dx, dy, N, &d, NULL), 0);

@@ -28,9 +28,10 @@ static sl_source *fixture(sl_fixture_kind kind, int c)
     return src;
 }
 
-/* Batch 1 of epoch 0 (a short one: 50 rows in batches of 16 leave 2 at
- * the end, so batch 3 is short) through the pipeline, and through the plan
- * from the rows of the same pipeline without ops; every field compared. */
+/* Every batch of epochs 0 and 1 (50 rows in batches of 16 leave 2 at the
+ * end, so batch 3 is short) through the pipeline, and through the plan from
+ * the rows of the same pipeline without ops and the batch's row table;
+ * every field compared. */
 static void expect_plan_matches(sl_pipeline_spec *spec, sl__cuda_plan *plan)
 {
     sl_err err = {0};
@@ -40,25 +41,30 @@ static void expect_plan_matches(sl_pipeline_spec *spec, sl__cuda_plan *plan)
     raw_spec.nops = 0;
     cr_assert_eq(sl_pipeline_create(&raw_spec, &raw, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl__cuda_plan_build("cuda", p, plan, &err), SL_OK, "%s", err.msg);
-    for (int64_t b = 0; b < 4; b++) {
+    for (int64_t b = 0; b < 8; b++) {
+        sl_position at = {b / 4, b % 4};
         sl_batch *want, *rows;
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), spec->batch_size, &want, &err), SL_OK);
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(raw), spec->batch_size, &rows, &err), SL_OK);
-        cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){0, b}, want, &err), SL_OK, "%s",
-                     err.msg);
-        cr_assert_eq(sl_pipeline_produce(raw, SL_KERNELS_BEST, (sl_position){0, b}, rows, &err), SL_OK, "%s",
-                     err.msg);
+        cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, at, want, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_pipeline_produce(raw, SL_KERNELS_BEST, at, rows, &err), SL_OK, "%s", err.msg);
         cr_assert_eq(rows->count, want->count);
         cr_assert(memcmp(rows->element_ids, want->element_ids, (size_t)want->count * sizeof(int64_t)) == 0,
                   "the pipeline without ops gathers other rows");
+        sl_ew_step *table = NULL;
+        if (plan->row_steps > 0) {
+            table = malloc((size_t)rows->count * (size_t)plan->row_steps * sizeof *table);
+            sl__cuda_plan_row_steps(plan, p, rows->epoch, rows->element_ids, rows->count, table);
+        }
         for (int f = 0; f < plan->nfields; f++) {
             size_t bytes = (size_t)want->count * plan->fields[f].out_bytes;
             void *got = malloc(bytes ? bytes : 1);
-            sl__cuda_plan_run_host(plan, f, rows->fields[plan->fields[f].source_field].data, got, want->count);
+            sl__cuda_plan_run_host(plan, f, rows->fields[plan->fields[f].source_field].data, got, want->count, table);
             cr_expect(memcmp(got, want->fields[f].data, bytes) == 0,
                       "field %s of batch %lld differs from the pipeline's", want->schema.fields[f].name, (long long)b);
             free(got);
         }
+        free(table);
         sl_batch_free(want);
         sl_batch_free(rows);
     }
@@ -142,6 +148,45 @@ Test(cuda_plan, a_many_channel_f32_normalize_is_a_launch_between_chains)
     cr_expect_eq(plan.fields[0].launches[1].kind, SL__LAUNCH_NORMALIZE_F32);
     cr_expect_eq(plan.fields[0].launches[2].kind, SL__LAUNCH_CHAIN);
     cr_expect_not(sl__cuda_plan_reads_input(&plan.fields[0]), "a chain first works on a copy of the input");
+    sl_source_free(src);
+}
+
+Test(cuda_plan, random_steps_are_resolved_per_row_into_the_fused_normalize)
+{
+    /* AUG-1's chain and AUG-2's stochastic one on one field: normalize from
+     * u8, then noise, brightness and scale drawn per element. */
+    sl_source *src = fixture(SL_FIXTURE_IMAGES, 3);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 16, 7);
+    add(&spec, sl_op_normalize("image", 3, mean3, std3));
+    add(&spec, sl_op_gaussian_noise("image", 11, 0.1f));
+    add(&spec, sl_op_random_brightness("image", 12, 0.2f));
+    add(&spec, sl_op_clip("image", -2.0f, 2.0f));
+    add(&spec, sl_op_random_scale("image", 13, 0.8f, 1.2f));
+    sl__cuda_plan plan;
+    expect_plan_matches(&spec, &plan);
+    cr_expect_eq(plan.fields[0].nlaunches, 1);
+    cr_expect_eq(plan.fields[0].launches[0].kind, SL__LAUNCH_NORMALIZE_U8_CHAIN);
+    cr_expect(plan.fields[0].launches[0].per_row);
+    cr_expect_eq(plan.row_steps, 4, "noise, brightness, clip and scale are the row's steps");
+    sl_source_free(src);
+}
+
+Test(cuda_plan, random_steps_on_floats_with_a_one_channel_normalize)
+{
+    sl_source *src = fixture(SL_FIXTURE_FLOATS, 1);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 16, 7);
+    const float m = 0.5f, s = 4.0f;
+    add(&spec, sl_op_normalize("x", 1, &m, &s));
+    add(&spec, sl_op_gaussian_noise("x", 21, 0.05f));
+    add(&spec, sl_op_random_scale("x", 22, 0.5f, 1.5f));
+    add(&spec, sl_op_gaussian_noise("x", 23, 0.01f));
+    sl__cuda_plan plan;
+    expect_plan_matches(&spec, &plan);
+    cr_expect_eq(plan.fields[0].nlaunches, 1);
+    cr_expect(plan.fields[0].launches[0].per_row);
+    cr_expect_eq(plan.row_steps, 4);
     sl_source_free(src);
 }
 
