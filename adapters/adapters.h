@@ -9,6 +9,22 @@ extern const sl_adapter sl__adapter_reference;
 extern const sl_adapter sl__adapter_iter;
 extern const sl_adapter sl__adapter_fused;
 extern const sl_adapter sl__adapter_per_element;
+/* The CUDA back end's (cuda.c), unavailable with the reason where no device
+ * can run them. */
+extern const sl_adapter sl__adapter_cuda;
+extern const sl_adapter sl__adapter_cuda_graph;
+/* What the cuda adapters' device runtime runs (cuda_run.c, cuda_plan.c):
+ * element-wise ops with device kernels, the random ones among them drawn
+ * per element on the host. */
+#define SL__CUDA_TRANSFORMS                                                                                           \
+    (SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) | SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | \
+     SL_TRANSFORM(SL_OP_MULTIPLY) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) |      \
+     SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+/* The device runtime of both cuda adapters, and the most device memory its
+ * runs in this process had in use (-1 before any). */
+sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                       sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+int64_t sl__cuda_peak_device_bytes(void);
 
 /* Every transform the CPU kernel tables implement. */
 #define SL__CPU_TRANSFORMS                                                                                            \

@@ -10,6 +10,8 @@ static const sl_adapter *const adapters[] = {
     &sl__adapter_iter,
     &sl__adapter_fused,
     &sl__adapter_per_element,
+    &sl__adapter_cuda,
+    &sl__adapter_cuda_graph,
     /* Peers last: other loaders, run as child processes (peer.c). */
     &sl__peer_numpy.adapter,
     &sl__peer_torch.adapter,

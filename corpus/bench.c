@@ -277,6 +277,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->profile);
     }
     fill_identity(instance, adapter, profile, record);
+    if (adapter->device)
+        adapter->device(adapter, record);
 
     sl__copy_string(record->equivalence, sizeof record->equivalence, "not checked");
     if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
@@ -347,6 +349,10 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
                 record->outcome = SL_RECORD_MISMATCH;
                 sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
             }
+            /* An adapter that finds the variant cannot fit where it runs (a
+             * GPU's memory) skips it, with the reason. */
+            if (status == SL_ESKIPPED)
+                record->outcome = SL_RECORD_SKIPPED;
             goto done;
         }
         if (sink.seen != total) {
@@ -462,6 +468,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         status = sl_bench_scenario_metrics(instance, adapter, record, err);
 
 done:
+    if (adapter->device)
+        adapter->device(adapter, record); /* the peak of the runs just made */
     sl_digest_free(digest);
     free(latencies);
     return status;

@@ -21,6 +21,10 @@
 #include <math.h>
 #include <stdint.h>
 
+/* SL_HOSTDEV: SL_HOSTDEV in C, __host__ __device__ under nvcc, so the
+ * CUDA kernels (kernels/cuda/bodies.h) draw the same variate. */
+#include "sluice/philox.h"
+
 /* Acklam's coefficients ("An algorithm for computing the inverse normal
  * cumulative distribution function", 2003), as decimal literals that every
  * compiler rounds to the same double. Central region: x = q A(r) / B(r) with
@@ -58,19 +62,19 @@
 
 /* p's word: the smaller of w and its complement, so that t = min(p, 1 - p)
  * is exact, and z(w) = -z(~w) bit for bit. */
-static inline uint32_t sl__normal_half_word(uint32_t w)
+SL_HOSTDEV uint32_t sl__normal_half_word(uint32_t w)
 {
     return w ^ (uint32_t)(0u - (w >> 31));
 }
 
 /* t = (h + 1/2) / 2^32 for h < 2^31: 33 significant bits, exact in double. */
-static inline double sl__normal_t(uint32_t h)
+SL_HOSTDEV double sl__normal_t(uint32_t h)
 {
     return ((double)h + 0.5) * 0x1p-32;
 }
 
 /* The central region's x for q = t - 1/2 (exact). */
-static inline double sl__normal_central(double t)
+SL_HOSTDEV double sl__normal_central(double t)
 {
     double q = t - 0.5;
     double r = q * q;
@@ -93,8 +97,20 @@ typedef union sl__normal_bits {
  * biased exponent becomes a double by placing it in the mantissa of 2^52
  * and subtracting 2^52 (exact), which needs no int64 conversion, an
  * instruction AVX2 lacks. */
-static inline double sl__normal_split(double t, double *e)
+SL_HOSTDEV double sl__normal_split(double t, double *e)
 {
+#if defined(__CUDACC__)
+    /* C++ before C++20 has no designated initializers: the same bits,
+     * assigned. */
+    sl__normal_bits bits, biased, m;
+    bits.d = t;
+    uint64_t mantissa = bits.u & 0x000FFFFFFFFFFFFFull;
+    uint64_t above = mantissa > SL_NORMAL_SQRT2_MANTISSA;
+    biased.u = 0x4330000000000000ull | ((bits.u >> 52) + above);
+    *e = (biased.d - 0x1p52) - 1023.0;
+    m.u = mantissa | ((0x3FFull - above) << 52);
+    return m.d;
+#else
     sl__normal_bits bits = {.d = t};
     uint64_t mantissa = bits.u & 0x000FFFFFFFFFFFFFull;
     uint64_t above = mantissa > SL_NORMAL_SQRT2_MANTISSA; /* m >= sqrt(2): halve it */
@@ -102,10 +118,11 @@ static inline double sl__normal_split(double t, double *e)
     *e = (biased.d - 0x1p52) - 1023.0;
     sl__normal_bits m = {.u = mantissa | ((0x3FFull - above) << 52)};
     return m.d;
+#endif
 }
 
 /* log t, for t normal and positive. */
-static inline double sl__normal_log(double t)
+SL_HOSTDEV double sl__normal_log(double t)
 {
     double e;
     double m = sl__normal_split(t, &e);
@@ -117,7 +134,7 @@ static inline double sl__normal_log(double t)
 }
 
 /* The lower tail's x for t < SL_NORMAL_P_LOW. sqrt is correctly rounded. */
-static inline double sl__normal_tail(double t)
+SL_HOSTDEV double sl__normal_tail(double t)
 {
     double s = sqrt(-2.0 * sl__normal_log(t));
     double num = ((((SL_NORMAL_C1 * s + SL_NORMAL_C2) * s + SL_NORMAL_C3) * s + SL_NORMAL_C4) * s + SL_NORMAL_C5) * s +
@@ -127,7 +144,7 @@ static inline double sl__normal_tail(double t)
 }
 
 /* Phi^-1((w + 1/2) / 2^32) in double, within 1.15e-9 relative. */
-static inline double sl__normal_from_word(uint32_t w)
+SL_HOSTDEV double sl__normal_from_word(uint32_t w)
 {
     double t = sl__normal_t(sl__normal_half_word(w));
     double x = t < SL_NORMAL_P_LOW ? sl__normal_tail(t) : sl__normal_central(t);
@@ -135,7 +152,7 @@ static inline double sl__normal_from_word(uint32_t w)
 }
 
 /* The variate gaussian_noise adds (times sigma): the double rounded once. */
-static inline float sl__normal_f32(uint32_t w)
+SL_HOSTDEV float sl__normal_f32(uint32_t w)
 {
     return (float)sl__normal_from_word(w);
 }

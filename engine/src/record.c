@@ -113,6 +113,14 @@ static const text_field backend_texts[] = {
     TEXT(sl_record, "active", backend_active),
 };
 
+/* The optional "device" object, present when device_name is set. */
+static const text_field device_texts[] = {
+    TEXT(sl_record, "name", device_name),
+    TEXT(sl_record, "compute_capability", device_compute_capability),
+    TEXT(sl_record, "driver", device_driver),
+    TEXT(sl_record, "runtime", device_runtime),
+};
+
 static const text_field env_texts[] = {
     TEXT(sl_environment, "cpu_model", cpu_model),
     TEXT(sl_environment, "compiler", compiler),
@@ -240,6 +248,12 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     if (r->framework[0])
         sl__json_put(root, "framework", cJSON_CreateString(r->framework), &ok);
     sl__json_put(root, "backend", texts_object(backend_texts, COUNT(backend_texts), r, &ok), &ok);
+    if (r->device_name[0]) {
+        cJSON *device = texts_object(device_texts, COUNT(device_texts), r, &ok);
+        if (device)
+            sl__json_put(device, "peak_memory_bytes", cJSON_CreateNumber((double)r->device_peak_memory_bytes), &ok);
+        sl__json_put(root, "device", device, &ok);
+    }
     sl__json_put(root, "transforms", transforms_json(r->transforms, &ok), &ok);
     sl__json_put(root, "seed", sl__json_u64_text(r->seed), &ok);
     for (size_t i = 0; i < COUNT(record_i64s); i++) {
@@ -365,6 +379,15 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
         status = sl__json_expect(backend, cJSON_Object, path, "backend", err);
     if (status == SL_OK)
         status = read_texts(backend, "backend.", backend_texts, COUNT(backend_texts), r, path, err);
+    const cJSON *device = sl__json_member(root, "device");
+    if (status == SL_OK && device) {
+        status = sl__json_expect(device, cJSON_Object, path, "device", err);
+        if (status == SL_OK)
+            status = read_texts(device, "device.", device_texts, COUNT(device_texts), r, path, err);
+        if (status == SL_OK)
+            status = sl__json_int64(sl__json_member(device, "peak_memory_bytes"), path, "device.peak_memory_bytes",
+                                    &r->device_peak_memory_bytes, err);
+    }
     for (size_t i = 0; status == SL_OK && i < COUNT(record_i64s); i++)
         status = sl__json_int64(sl__json_member(root, record_i64s[i].key), path, record_i64s[i].key,
                                 (int64_t *)((char *)r + record_i64s[i].offset), err);

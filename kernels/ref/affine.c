@@ -8,7 +8,7 @@ void sl__ref_affine_f32(const float *src, float *dst, int64_t pixels, const sl_a
     for (int64_t p = 0; p < pixels; p++)
         for (int c = 0; c < k->channels; c++) {
             int64_t i = p * k->channels + c;
-            dst[i] = src[i] * k->scale[c] + k->bias[c];
+            dst[i] = sl__body_affine(src[i], k->scale[c], k->bias[c]);
         }
 }
 
@@ -17,7 +17,7 @@ void sl__ref_mul_channels(const float *src, float *dst, int64_t pixels, int chan
     for (int64_t p = 0; p < pixels; p++)
         for (int c = 0; c < channels; c++) {
             int64_t i = p * channels + c;
-            dst[i] = src[i] * s[c];
+            dst[i] = sl__body_multiply(src[i], s[c]);
         }
 }
 

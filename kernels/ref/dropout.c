@@ -8,7 +8,7 @@ void sl__ref_dropout_from(const float *src, float *dst, int64_t first, int64_t n
     for (int64_t i = first; i < n; i++) {
         if (i == first || i % 4 == 0)
             r = sl_philox4x32_10(sl_philox_ctr_for(d->element, d->epoch, (uint32_t)(i / 4)), d->key);
-        dst[i] = r.v[i % 4] < d->threshold ? 0.0f : src[i] * d->scale;
+        dst[i] = sl__body_dropout(src[i], r.v[i % 4], d->threshold, d->scale);
     }
 }
 

@@ -5,7 +5,7 @@
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
     for (int64_t i = 0; i < n; i++)
-        dst[i] = a[i] * wa + b[i] * wb;
+        dst[i] = sl__body_blend(a[i], b[i], wa, wb);
 }
 
 void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1)

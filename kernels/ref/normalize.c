@@ -7,7 +7,7 @@ void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const 
     for (int64_t p = 0; p < pixels; p++)
         for (int c = 0; c < k->channels; c++) {
             int64_t i = p * k->channels + c;
-            dst[i] = ((float)src[i] - k->mean[c]) * k->inv_std[c];
+            dst[i] = sl__body_normalize((float)src[i], k->mean[c], k->inv_std[c]);
         }
 }
 
@@ -16,6 +16,6 @@ void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, const s
     for (int64_t p = 0; p < pixels; p++)
         for (int c = 0; c < k->channels; c++) {
             int64_t i = p * k->channels + c;
-            dst[i] = (src[i] - k->mean[c]) * k->inv_std[c];
+            dst[i] = sl__body_normalize(src[i], k->mean[c], k->inv_std[c]);
         }
 }

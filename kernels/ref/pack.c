@@ -4,5 +4,5 @@
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad)
 {
     for (int64_t i = 0; i < seq_len; i++)
-        dst[i] = i < available ? src[i] : pad;
+        dst[i] = sl__body_pack_token(src, available, i, pad);
 }

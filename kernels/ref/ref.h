@@ -7,6 +7,7 @@
 
 #include "sluice/detmath.h"
 #include "engine/src/normal.h"
+#include "kernels/cuda/bodies.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -52,20 +53,6 @@ void sl__ref_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int
                       int32_t pad);
 void sl__ref_length_mask(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
 
-/* One step applied to one value. Clip is written as comparisons rather than
- * fminf/fmaxf so that NaN handling is the same in every back end. */
-static inline float sl__ew_apply(const sl_ew_step *step, float v)
-{
-    switch (step->kind) {
-    case SL_OP_NORMALIZE: return (v - step->a) * step->b;
-    case SL_OP_SCALE:
-    case SL_OP_MULTIPLY: return v * step->a;
-    case SL_OP_ADD: return v + step->a;
-    case SL_OP_CLIP: return v < step->a ? step->a : (v > step->b ? step->b : v);
-    default: return v;
-    }
-}
-
 /* The log-mel steps every back end shares; only the two matrix products
  * differ between back ends. A product is row-major and dense:
  * c (m x n) = a (m x kk) times b (kk x n). */
@@ -106,94 +93,10 @@ static inline void sl__log_mel_with(const float *wave, float *out, const sl_mels
         out[i] = ((out[i] > floor ? out[i] : floor) + 4.0f) * 0.25f;
 }
 
-/* log(1 + x) in binary32 with correctly rounded operations only, after
- * FreeBSD's e_logf.c and s_log1pf.c (fdlibm). 1 + x = 2^k m with m in
- * [sqrt(2)/2, sqrt(2)); f = m - 1, s = f / (2 + f), and
- * log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)) with e_logf's minimax R.
- * The rounding error of 1 + x is recovered exactly (Fast2Sum) and added
- * back as c / (1 + x). Near zero (x in [sqrt(2)/2 - 1, sqrt(2) - 1)) f is x
- * itself. Every branch is a select, so a vectorizing compiler runs the same
- * operations in lanes, and no instance contracts them (-ffp-contract=off):
- * reference and optimized kernels agree bit for bit. Measured over every
- * float in (-1, inf): at most 1.54 ulp from the exact value (test_kernels
- * holds a sample and the worst case to it). */
-/* cond ? a : b, as a bit blend of two values both already computed. Written
- * with a ternary, GCC sinks each operand's arithmetic into its own branch
- * and then, since float operations may trap, will not vectorize the loop. */
-static inline float sl__f32_blend(int32_t cond, float a, float b)
-{
-    uint32_t ua, ub, mask = (uint32_t)-cond;
-    memcpy(&ua, &a, sizeof ua);
-    memcpy(&ub, &b, sizeof ub);
-    uint32_t r = (ua & mask) | (ub & ~mask);
-    float out;
-    memcpy(&out, &r, sizeof out);
-    return out;
-}
+/* sl__log1p_f32, sl__id_hash, sl__ew_apply and the other per-value bodies
+ * are in kernels/cuda/bodies.h, shared with the CUDA kernels. */
 
-static inline float sl__log1p_f32(float x)
-{
-    float u = 1.0f + x;
-    uint32_t bits;
-    memcpy(&bits, &u, sizeof bits);
-    int32_t k = (int32_t)(bits >> 23) - 127;
-    uint32_t mant = bits & 0x7fffffu;
-    int32_t halve = mant >= 0x3504f4u; /* m >= sqrt(2): take m / 2 and k + 1 */
-    uint32_t m_bits = mant | (halve ? 0x3f000000u : 0x3f800000u);
-    float m;
-    memcpy(&m, &m_bits, sizeof m);
-    k += halve;
-    /* The rounding error of 1 + x, exactly, by Knuth's TwoSum (no ordering
-     * of the operands needed, so no branch). */
-    float x_part = u - 1.0f;
-    float c_far = ((1.0f - (u - x_part)) + (x - x_part)) / u;
-    int32_t near = (x < 0x1.a827a0p-2f) & (x >= -0x1.2bec32p-2f);
-    float dk = (float)(k & (near - 1)); /* k, or 0 near zero */
-    float f = sl__f32_blend(near, x, m - 1.0f);
-    float c = sl__f32_blend(near, 0.0f, c_far);
-    float hfsq = 0.5f * f * f;
-    float s = f / (2.0f + f);
-    float z = s * s, w = z * z;
-    float t1 = w * (0x1.99c26ep-2f + w * 0x1.f13c4cp-3f);
-    float t2 = z * (0x1.555554p-1f + w * 0x1.23d3dcp-2f);
-    float r = dk * 0x1.62e300p-1f - ((hfsq - (s * (hfsq + (t2 + t1)) + (dk * 0x1.2fefa2p-17f + c))) - f);
-    /* Zeros keep their sign; then infinity, -1, the outside of the domain
-     * and NaN. */
-    r = sl__f32_blend(x == 0.0f, x, r);
-    r = sl__f32_blend(x == __builtin_inff(), x, r);
-    r = sl__f32_blend(x == -1.0f, -__builtin_inff(), r);
-    r = sl__f32_blend(x < -1.0f, __builtin_nanf(""), r);
-    return sl__f32_blend(x != x, x, r);
-}
-
-/* The 32-bit hash of a raw id that hash_ids reduces modulo a table size. */
-static inline uint32_t sl__id_hash(int64_t id)
-{
-    return (uint32_t)(sl_mix64((uint64_t)id) >> 32);
-}
-
-/* gaussian_noise on one value: v + sigma z, z the normal variate of the
- * value's word rounded to float, then one product and one sum in float. */
-static inline float sl__noise_apply(float v, float sigma, uint32_t word)
-{
-    return v + sigma * sl__normal_f32(word);
-}
-
-/* Where gaussian_noise's values find their words: in groups of 64, value
- * i = 64 g + 16 k + j (k < 4, j < 16) takes word k of Philox block
- * 16 g + j of its element. Sixteen blocks side by side then give their
- * words in value order, word by word, which is how a vector unit computes
- * them (kernels/cpu/noise.h): no transposition. */
-#define SL_NOISE_BLOCKS 16
-#define SL_NOISE_GROUP (4 * SL_NOISE_BLOCKS)
-
-/* Block `draw` (counted from the element's first) of a gaussian_noise
- * step. */
-static inline sl_philox_ctr sl__noise_block(const sl_ew_step *step, uint32_t draw)
-{
-    sl_philox_ctr c = step->ctr;
-    c.v[3] += draw;
-    return sl_philox4x32_10(c, step->key);
-}
+/* gaussian_noise's per-value helpers (sl__noise_apply, sl__noise_block,
+ * SL_NOISE_BLOCKS, SL_NOISE_GROUP) are in kernels/cuda/bodies.h. */
 
 #endif

@@ -18,9 +18,7 @@
                 for (int c = 0; c < C; c++) {                                                                         \
                     float p00 = (float)r0[a + c], p01 = (float)r0[b + c];                                             \
                     float p10 = (float)r1[a + c], p11 = (float)r1[b + c];                                             \
-                    float top = p00 + wx * (p01 - p00);                                                               \
-                    float bot = p10 + wx * (p11 - p10);                                                               \
-                    dst[((int64_t)oy * plan->out_w + ox) * C + c] = top + wy * (bot - top);                           \
+                    dst[((int64_t)oy * plan->out_w + ox) * C + c] = sl__body_bilinear(p00, p01, p10, p11, wx, wy);    \
                 }                                                                                                     \
             }                                                                                                         \
         }                                                                                                             \

@@ -12,9 +12,7 @@ void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxe
             for (int x = 0; x < pw; x++)
                 for (size_t b = 0; b < voxel_bytes; b++) {
                     size_t o = (((size_t)z * (size_t)ph + (size_t)y) * (size_t)pw + (size_t)x) * voxel_bytes + b;
-                    size_t i = (((size_t)(z + oz) * (size_t)h + (size_t)(y + oy)) * (size_t)w + (size_t)(x + ox)) *
-                                   voxel_bytes +
-                               b;
+                    size_t i = (size_t)sl__body_crop3d_src(z, y, x, h, w, oz, oy, ox) * voxel_bytes + b;
                     out[o] = in[i];
                 }
 }
@@ -27,11 +25,8 @@ void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsig
     for (int z = 0; z < d; z++)
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {
-                int mz = axes & SL_AXIS_D ? d - 1 - z : z;
-                int my = axes & SL_AXIS_H ? h - 1 - y : y;
-                int mx = axes & SL_AXIS_W ? w - 1 - x : x;
                 size_t a = ((size_t)z * (size_t)h + (size_t)y) * (size_t)w + (size_t)x;
-                size_t m = ((size_t)mz * (size_t)h + (size_t)my) * (size_t)w + (size_t)mx;
+                size_t m = (size_t)sl__body_flip3d_src(z, y, x, d, h, w, axes);
                 if (a >= m)
                     continue;
                 for (size_t b = 0; b < voxel_bytes; b++) {

@@ -29,6 +29,8 @@ typedef struct sl_run_request {
  * the sink and the sink returned (batch 0 when the call began). The sink's own
  * time is never counted. So the latencies of a run add up to its wall time,
  * for every adapter. latency_ns has room for nbatches entries. */
+struct sl_record;
+
 typedef struct sl_adapter {
     const char *name;
     const char *summary;
@@ -44,6 +46,10 @@ typedef struct sl_adapter {
      * framework and version its last run reported, e.g. "grain 0.2.18", or
      * an empty string when that run never said; records carry it. */
     void (*framework)(const struct sl_adapter *adapter, char *out, size_t size);
+    /* NULL for CPU adapters. A "cuda" adapter fills the record's device
+     * fields (device_name ... device_peak_memory_bytes, sluice/record.h)
+     * when the machine has a device, its peak from its last run. */
+    void (*device)(const struct sl_adapter *adapter, struct sl_record *record);
 } sl_adapter;
 
 int sl_adapter_count(void);

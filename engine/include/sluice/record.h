@@ -74,6 +74,16 @@ typedef struct sl_record {
     /* The framework and version a peer reported ("torch 2.1.2"); empty for
      * sluice's own adapters, and then absent from the JSON. */
     char framework[96];
+    /* The CUDA device of a "cuda" back-end adapter's run, when the machine
+     * has one (docs/records.md): its name, compute capability ("9.0"), the
+     * CUDA versions of driver and runtime ("13.0"), and the most device
+     * memory in use during the run (-1 when not measured). device_name
+     * empty means no device, and then the JSON has no "device" object. */
+    char device_name[96];
+    char device_compute_capability[8];
+    char device_driver[16];
+    char device_runtime[16];
+    int64_t device_peak_memory_bytes;
     /* How the output was held to the reference's before the speed counted:
      * "bitwise", "within N ulp", "statistical" (a peer checked by the residual
      * test, docs/peers.md), "mismatch", or "not checked" (a record that
