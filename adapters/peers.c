@@ -7,11 +7,27 @@
 #include "adapters.h"
 #include "peer.h"
 
-/* What the Python peers implement: the ops of the gate scenarios. */
+/* What every Python peer implements: the ops of the gate scenarios. */
 #define PEER_GATE_TRANSFORMS                                                                                          \
     (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
      SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
+
+/* Ops that move data or count, with their decisions exported and no float
+ * rounding of their own: volumes' crops and flips, token padding, dynamic
+ * padding and masks, id hashing and bag offsets, one-hot labels; plus the
+ * ops that leave a batch's bytes as they are for a peer (bucket_by_length
+ * is in the exported order already; rebatch splits and rejoins a batch). */
+#define PEER_MOVEMENT_TRANSFORMS                                                                                      \
+    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |           \
+     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |               \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                    \
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
+
+/* numpy also computes zscore's float64 moments in sluice's order and
+ * sluice's libm-free log1p operation for operation (docs/peers.md). */
+#define PEER_NUMPY_TRANSFORMS                                                                                         \
+    (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
 
 static bool numpy_available(char *reason, size_t size)
 {
@@ -28,7 +44,7 @@ const sl__peer sl__peer_numpy = {
                 .summary = "numpy, vectorized one batch at a time (peers/numpy_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_NUMPY_TRANSFORMS,
                 .available = numpy_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},

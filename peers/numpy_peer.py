@@ -6,6 +6,11 @@ It computes what sluice computes, not numpy's shortest idiom: normalize is
 (x - mean) * inv_std with inv_std = float32(1 / std), as sluice's kernels do,
 rather than (x - mean) / std, which rounds differently; clip is two
 comparisons, so NaN passes through as in sluice. Everything stays float32.
+zscore's moments are summed in float64 in sluice's fixed order (value i into
+partial sum i mod 8, the partials added pairwise); log1p is sluice's own
+libm-free definition written in float32 numpy arithmetic (numpy's np.log1p
+rounds differently, and the protocol compares bits); hash_ids is SplitMix64's
+finalizer in uint64 arithmetic.
 """
 import os
 import sys
@@ -15,7 +20,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
+             "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
+             "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -59,6 +66,138 @@ def random_hflip(x, dec):
     return x
 
 
+def zscore(x):
+    """Per element (x - mean) * (1 / std), the moments in sluice's order."""
+    n = x.shape[0]
+    v = x.reshape(n, -1).astype(np.float64)
+    lanes = -v.shape[1] % 8
+    if lanes:
+        v = np.concatenate([v, np.zeros((n, lanes))], axis=1)
+    v = v.reshape(n, -1, 8)
+
+    def lane_sum(parts):
+        # parts [n, rows, 8]: each lane summed down its rows in order (numpy
+        # reduces a non-contiguous axis row by row), then pairwise.
+        p = np.add.reduce(parts, axis=1)
+        return ((p[:, 0] + p[:, 1]) + (p[:, 2] + p[:, 3])) + ((p[:, 4] + p[:, 5]) + (p[:, 6] + p[:, 7]))
+
+    count = x[0].size
+    mean = lane_sum(v) / count
+    centred = v - mean[:, None, None]
+    if lanes:
+        centred[:, -1, 8 - lanes:] = 0.0
+    var = lane_sum(centred * centred) / count
+    sd = np.sqrt(var)
+    with np.errstate(divide="ignore"):
+        inv = np.where(sd > 0.0, (1.0 / sd).astype(np.float32), np.float32(1.0))
+    shape = (n,) + (1,) * (x.ndim - 1)
+    return (x - mean.astype(np.float32).reshape(shape)) * inv.astype(np.float32).reshape(shape)
+
+
+def random_crop3d(x, p, dec):
+    """Each volume's d x h x w patch at its exported offset."""
+    n = x.shape[0]
+    z = dec[:, 0:1] + np.arange(p["d"])[None, :]
+    y = dec[:, 1:2] + np.arange(p["h"])[None, :]
+    w = dec[:, 2:3] + np.arange(p["w"])[None, :]
+    return x[np.arange(n)[:, None, None, None], z[:, :, None, None], y[:, None, :, None], w[:, None, None, :]]
+
+
+def random_flip3d(x, dec):
+    """Mirrors each volume's axes named by its exported bits (D=1, H=2, W=4)."""
+    x = x.copy()
+    for bit, axis in ((1, 1), (2, 2), (4, 3)):
+        sel = (dec[:, 0] & bit) != 0
+        x[sel] = np.flip(x[sel], axis=axis)
+    return x
+
+
+def pad_tokens(x, p):
+    """Each row's tokens before its first end id (at most length - 1), the end
+    id, then pads."""
+    length, end = p["length"], p["end_id"]
+    is_end = x == end
+    content = np.where(is_end.any(axis=1), is_end.argmax(axis=1), x.shape[1])
+    keep = np.minimum(content, length - 1)
+    width = min(length, x.shape[1])
+    out = np.full((x.shape[0], length), p["pad_id"], dtype=np.int32)
+    out[:, :width] = x[:, :width]
+    pos = np.arange(length)[None, :]
+    out[pos >= keep[:, None]] = p["pad_id"]
+    out[pos == keep[:, None]] = end
+    return out
+
+
+F = np.float32
+
+
+def H(text):
+    """A float32 constant from C's hex notation (each is exact in float32)."""
+    return np.float32(float.fromhex(text))
+
+
+def log1p(x):
+    """sluice's log1p (sl__log1p_f32 in kernels/ref/ref.h), operation for
+    operation in float32."""
+    x = x.astype(np.float32)
+    with np.errstate(all="ignore"):
+        u = F(1) + x
+        bits = u.view(np.uint32)
+        k = (bits >> 23).astype(np.int32) - 127
+        mant = bits & np.uint32(0x7FFFFF)
+        halve = mant >= np.uint32(0x3504F4)
+        m = (mant | np.where(halve, np.uint32(0x3F000000), np.uint32(0x3F800000))).view(np.float32)
+        k = k + halve
+        x_part = u - F(1)
+        c_far = ((F(1) - (u - x_part)) + (x - x_part)) / u
+        near = (x < H("0x1.a827a0p-2")) & (x >= -H("0x1.2bec32p-2"))
+        dk = np.where(near, 0, k).astype(np.float32)
+        f = np.where(near, x, m - F(1))
+        c = np.where(near, F(0), c_far)
+        hfsq = F(0.5) * f * f
+        s = f / (F(2) + f)
+        z = s * s
+        w = z * z
+        t1 = w * (H("0x1.99c26ep-2") + w * H("0x1.f13c4cp-3"))
+        t2 = z * (H("0x1.555554p-1") + w * H("0x1.23d3dcp-2"))
+        r = dk * H("0x1.62e300p-1") - ((hfsq - (s * (hfsq + (t2 + t1)) + (dk * H("0x1.2fefa2p-17") + c)))
+                                              - f)
+        r = np.where(x == F(0), x, r)
+        r = np.where(x == np.inf, x, r)
+        r = np.where(x == F(-1), -np.inf, r)
+        r = np.where(x < F(-1), np.nan, r)
+        return np.where(x != x, x, r).astype(np.float32)
+
+
+def hash_ids(x, p):
+    """Each id of column j to (SplitMix64's finalizer >> 32) mod size[j];
+    negative (missing) ids stay -1."""
+    v = x.astype(np.uint64)
+    v = v + np.uint64(0x9E3779B97F4A7C15)
+    v = (v ^ (v >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    v = (v ^ (v >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    v = (v ^ (v >> np.uint64(31))) >> np.uint64(32)
+    sizes = np.asarray(p["sizes"], dtype=np.uint64)
+    return np.where(x < 0, np.int64(-1), (v % sizes).astype(np.int64))
+
+
+def pad_to_multiple(x, lengths, p):
+    """The batch's rows cut to the smallest multiple that holds its longest
+    sequence (at most the capacity), pads after each row's length."""
+    capacity = x.shape[1]
+    longest = min(max(int(lengths.max(initial=0)), 0), capacity)
+    m = p["multiple"]
+    width = min((longest + m - 1) // m * m, capacity)
+    out = x[:, :width].copy()
+    out[np.arange(width)[None, :] >= np.clip(lengths, 0, width)[:, None]] = p["pad_id"]
+    return out
+
+
+def attention_mask(x, lengths):
+    width = x.shape[1]
+    return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
+
+
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     for i in range(len(plan.batches)):
@@ -88,6 +227,30 @@ def make_batches(plan, options):
                 x = random_crop(x, p, plan.decisions(op, epoch)[ids])
             elif kind == "random_hflip":
                 x = random_hflip(x, plan.decisions(op, epoch)[ids])
+            elif kind == "zscore":
+                x = zscore(x)
+            elif kind == "random_crop3d":
+                x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
+            elif kind == "random_flip3d":
+                x = random_flip3d(x, plan.decisions(op, epoch)[ids])
+            elif kind == "one_hot":
+                x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
+            elif kind == "pad_tokens":
+                x = pad_tokens(x, p)
+            elif kind == "log1p":
+                x = log1p(x)
+            elif kind == "hash_ids":
+                x = hash_ids(x, p)
+            elif kind == "bag_offsets":
+                # Each column's running count of present ids down the batch.
+                fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
+            elif kind == "pad_to_multiple":
+                x = pad_to_multiple(x, fields[p["lengths"]], p)
+            elif kind == "attention_mask":
+                fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
+            # bucket_by_length is in the exported order already; rebatch
+            # splits a batch into micro-batches and joins them back, which
+            # leaves its bytes as they were.
             fields[name] = x
         yield fields
 
