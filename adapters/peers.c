@@ -4,8 +4,11 @@
  * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
  * of Datarax's peer set is listed, unavailable with the reason, so that no
  * loader a reader expects is silently missing. */
+#include <stdlib.h>
+
 #include "adapters.h"
 #include "peer.h"
+#include "sluice_config.h"
 
 /* What every Python peer implements: the ops of the gate scenarios. */
 #define PEER_GATE_TRANSFORMS                                                                                          \
@@ -118,6 +121,48 @@ const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_s
 const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
                                         "(peers/jax_peer.py)",
                                         jax_available, "jax_peer.py", "--workers=0");
+
+/* Datarax pins its own jax, grain and tensorflow, so it has a virtual
+ * environment of its own. */
+const char *sl__peer_datarax_python(void)
+{
+    const char *python = getenv("SLUICE_DATARAX_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-datarax/bin/python";
+}
+
+static bool datarax_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,xxhash,jax,flax,datarax", reason, size);
+}
+
+/* What the Datarax peers implement: the gate ops and the data movement that
+ * JAX expresses with static shapes. Not zscore (XLA's reductions sum in their
+ * own order), log1p, pad_to_multiple and attention_mask (a batch's width
+ * depends on its data, and a jitted step's shapes cannot). */
+#define PEER_DATARAX_TRANSFORMS                                                                                       \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                  \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH))
+
+#define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                            \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = PEER_DATARAX_TRANSFORMS,                                                           \
+                    .available = datarax_available,                                                                  \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = "datarax_peer.py", .args = ARGS, .python = sl__peer_datarax_python,                                \
+    }
+
+const sl__peer sl__peer_datarax = DATARAX_PEER("peer:datarax", "Datarax Pipeline over the exported order, one "
+                                               "ElementOperator per op, iterated (peers/datarax_peer.py)",
+                                               "--workers=0");
+const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datarax Pipeline.scan: every batch of the "
+                                                    "plan in one XLA call (peers/datarax_peer.py --scan)",
+                                                    "--scan");
 
 /* Datarax's other peers, not run by sluice yet: listed with the reason. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
