@@ -27,6 +27,17 @@
      SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                    \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
 
+/* The JAX peers (jax, datarax) compute the gate ops and the data movement
+ * with static shapes, and sluice's libm-free log1p operation for operation
+ * (peers/jax_ops.py); XLA code capped at AVX, so no fused multiply-add.
+ * Not zscore (XLA's reductions sum in their own order), nor pad_to_multiple
+ * and attention_mask (a batch's width depends on its data, a jitted
+ * function's shapes cannot). */
+#define PEER_JAX_TRANSFORMS                                                                                           \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                  \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
+
 /* numpy also computes zscore's float64 moments in sluice's order and
  * sluice's libm-free log1p operation for operation (docs/peers.md). */
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
@@ -96,13 +107,13 @@ static bool jax_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,jax", reason, size);
 }
 
-#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS)                                                           \
+#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS)                                               \
     {                                                                                                                \
         .adapter = {.name = NAME,                                                                                    \
                     .summary = SUMMARY,                                                                              \
                     .backend = "cpu",                                                                                \
                     .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = PEER_GATE_TRANSFORMS,                                                              \
+                    .transforms = TRANSFORMS,                                                                        \
                     .available = AVAILABLE,                                                                          \
                     .run = sl__peer_run,                                                                             \
                     .framework = sl__peer_framework},                                                                \
@@ -111,16 +122,16 @@ static bool jax_available(char *reason, size_t size)
 
 const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
                                           "iterated in the main thread (peers/grain_peer.py)",
-                                          grain_available, "grain_peer.py", "--workers=0");
+                                          grain_available, "grain_peer.py", "--workers=0", PEER_GATE_TRANSFORMS);
 const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset iterated with 2 prefetch threads "
                                              "(ReadOptions num_threads=2) (peers/grain_peer.py)",
-                                             grain_available, "grain_peer.py", "--workers=2");
+                                             grain_available, "grain_peer.py", "--workers=2", PEER_GATE_TRANSFORMS);
 const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
                                            "batch, prefetch (peers/tfdata_peer.py)",
-                                           tfdata_available, "tfdata_peer.py", "--workers=0");
+                                           tfdata_available, "tfdata_peer.py", "--workers=0", PEER_GATE_TRANSFORMS);
 const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
                                         "(peers/jax_peer.py)",
-                                        jax_available, "jax_peer.py", "--workers=0");
+                                        jax_available, "jax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS);
 
 /* Datarax pins its own jax, grain and tensorflow, so it has a virtual
  * environment of its own. */
@@ -135,22 +146,13 @@ static bool datarax_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,xxhash,jax,flax,datarax", reason, size);
 }
 
-/* What the Datarax peers implement: the gate ops and the data movement that
- * JAX expresses with static shapes. Not zscore (XLA's reductions sum in their
- * own order), log1p, pad_to_multiple and attention_mask (a batch's width
- * depends on its data, and a jitted step's shapes cannot). */
-#define PEER_DATARAX_TRANSFORMS                                                                                       \
-    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                  \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
-     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH))
-
 #define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                            \
     {                                                                                                                \
         .adapter = {.name = NAME,                                                                                    \
                     .summary = SUMMARY,                                                                              \
                     .backend = "cpu",                                                                                \
                     .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = PEER_DATARAX_TRANSFORMS,                                                           \
+                    .transforms = PEER_JAX_TRANSFORMS,                                                           \
                     .available = datarax_available,                                                                  \
                     .run = sl__peer_run,                                                                             \
                     .framework = sl__peer_framework},                                                                \

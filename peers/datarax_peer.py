@@ -18,18 +18,20 @@ around at their end. The plan's short last batch of an epoch is therefore
 computed as a full batch whose tail wraps around to the start of the epoch's
 order, as Datarax's MemorySource would, and the peer keeps its first rows.
 
-It computes what sluice computes, not the shortest idiom where the two round
-differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
-clip is two comparisons, so NaN passes through as in sluice; float32
-throughout. Each op's result passes through lax.optimization_barrier so that
-XLA cannot contract a multiply and a following add into one fused
-multiply-add, which rounds once where sluice rounds twice; and x64 is on so
-that i64 fields stay i64.
+The ops are peers/jax_ops.py's (computed as sluice computes them, each
+result fenced with lax.optimization_barrier so that XLA cannot contract a
+multiply and an add into one fused multiply-add); x64 is on so that i64
+fields stay i64.
 """
 import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# XLA contracts a multiply and an add into one fused multiply-add (which rounds
+# once where sluice rounds twice) even across lax.optimization_barrier, which
+# its CPU pipeline removes before fusion; capping its x86 code at AVX, the
+# level before FMA instructions, keeps every operation rounded on its own.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -45,11 +47,11 @@ from datarax.core.data_source import DataSourceModule  # noqa: E402
 from datarax.operators.element_operator import ElementOperator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids", "bag_offsets", "rebatch"}
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
+SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
+RANDOM = jax_ops.RANDOM
 EPOCH, ID = "_epoch", "_id"
 
 
@@ -118,67 +120,13 @@ class ExportedOrderSource(DataSourceModule):
 def element_fn(op):
     """The op as a Datarax element function fn(element, key) -> element; the
     key is unused: the decisions are the exported ones, in the element."""
-    kind, p, name = op["kind"], op["params"], op["field"]
-
-    def apply(x, data):
-        if kind == "normalize":
-            mean = jnp.asarray(np.asarray(p["mean"], dtype=np.float32))
-            inv_std = jnp.asarray(np.asarray(p["inv_std"], dtype=np.float32))
-            if p["channels"] == 1:
-                mean, inv_std = mean[0], inv_std[0]
-            return lax.optimization_barrier(x.astype(jnp.float32) - mean) * inv_std
-        if kind in ("scale", "multiply"):
-            return x * jnp.float32(p["value"])
-        if kind == "add":
-            return x + jnp.float32(p["value"])
-        if kind == "clip":
-            lo, hi = jnp.float32(p["lo"]), jnp.float32(p["hi"])
-            return jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
-        if kind == "random_crop":
-            d = data[decision_field(op)]
-            ch, cw = p["crop_h"], p["crop_w"]
-            h, w = x.shape[0], x.shape[1]
-            top, left = (h - ch) // 2, (w - cw) // 2
-            rest = x.shape[2:]
-            start = (d[0], d[1]) + (jnp.zeros((), d.dtype),) * len(rest)
-            crop = lax.dynamic_slice(x, start, (ch, cw) + rest)
-            return jnp.pad(crop, [(top, h - ch - top), (left, w - cw - left)] + [(0, 0)] * len(rest))
-        if kind == "random_hflip":
-            return jnp.where(data[decision_field(op)][0] != 0, x[:, ::-1], x)
-        if kind == "random_crop3d":
-            d = data[decision_field(op)]
-            return lax.dynamic_slice(x, (d[0], d[1], d[2]), (p["d"], p["h"], p["w"]))
-        if kind == "random_flip3d":
-            axes = data[decision_field(op)][0]
-            for bit, axis in ((1, 0), (2, 1), (4, 2)):
-                x = jnp.where((axes & bit) != 0, jnp.flip(x, axis=axis), x)
-            return x
-        if kind == "one_hot":
-            return (x == jnp.arange(p["classes"], dtype=x.dtype)).astype(jnp.float32)
-        if kind == "pad_tokens":
-            length, end = p["length"], p["end_id"]
-            capacity = x.shape[0]
-            is_end = x == end
-            content = jnp.where(is_end.any(), jnp.argmax(is_end), capacity)
-            keep = jnp.minimum(content, length - 1)
-            if capacity < length:
-                x = jnp.pad(x, (0, length - capacity), constant_values=p["pad_id"])
-            x = x[:length]
-            pos = jnp.arange(length)
-            return jnp.where(pos < keep, x, jnp.where(pos == keep, jnp.int32(end), jnp.int32(p["pad_id"])))
-        if kind == "hash_ids":
-            v = x.astype(jnp.uint64) + jnp.uint64(0x9E3779B97F4A7C15)
-            v = (v ^ (v >> jnp.uint64(30))) * jnp.uint64(0xBF58476D1CE4E5B9)
-            v = (v ^ (v >> jnp.uint64(27))) * jnp.uint64(0x94D049BB133111EB)
-            v = (v ^ (v >> jnp.uint64(31))) >> jnp.uint64(32)
-            sizes = jnp.asarray(np.asarray(p["sizes"], dtype=np.uint64))
-            return jnp.where(x < 0, jnp.int64(-1), (v % sizes).astype(jnp.int64))
-        raise ValueError("no element function for %s" % kind)
+    apply = jax_ops.element_op(op)
+    name, decisions = op["field"], decision_field(op) if op["kind"] in RANDOM else None
 
     def fn(element, key):
         del key
         data = dict(element.data)
-        data[name] = lax.optimization_barrier(apply(data[name], data))
+        data[name] = lax.optimization_barrier(apply(data[name], data[decisions] if decisions else None))
         return element.replace(data=data)
 
     return fn
@@ -193,7 +141,7 @@ class BagOffsets(nnx.Module):
 
     def __call__(self, batch):
         batch = dict(batch)
-        batch[self.out] = jnp.cumsum((batch[self.field] >= 0).astype(jnp.int64), axis=0)
+        batch[self.out] = jax_ops.bag_offsets(batch[self.field])
         return batch
 
 
