@@ -4,14 +4,19 @@ vmaps them over a batch) and peer:datarax (whose ElementOperator vmaps them).
 They compute what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
 clip is two comparisons, so NaN passes through as in sluice; float32
-throughout. Every float operation whose result feeds another passes through
-lax.optimization_barrier, so that XLA cannot contract a multiply and an add
-into one fused multiply-add (which rounds once where sluice rounds twice) or
-reassociate; the caller's process must enable x64 so i64 fields stay i64.
+throughout; log1p and the id hash are sluice's own definitions
+(peers/sluice_ops.py). Every op's result passes through
+lax.optimization_barrier; that does not stop XLA's CPU back end from
+contracting a multiply and an add into one fused multiply-add (which rounds
+once where sluice rounds twice), so the peers also cap its code at AVX
+(XLA_FLAGS=--xla_cpu_max_isa=AVX, set before jax is imported). The caller's
+process must enable x64 so i64 fields stay i64.
 """
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+import sluice_ops
 
 # Ops that only move, select or count values, or compute in integers:
 # bitwise in any framework that keeps the dtypes.
@@ -22,54 +27,32 @@ RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
 B = lax.optimization_barrier
 
 
-def f32(text):
-    """A float32 constant from C's hex notation (each is exact in float32)."""
-    return jnp.float32(float.fromhex(text))
+class JaxArrays:
+    """sluice_ops' array interface in jax.numpy, each float result fenced."""
+
+    f32 = staticmethod(jnp.float32)
+    where = staticmethod(jnp.where)
+    to_f32 = staticmethod(lambda i: i.astype(jnp.float32))
+    fence = staticmethod(B)
+
+    @staticmethod
+    def bits(x):
+        return lax.bitcast_convert_type(x.astype(jnp.float32), jnp.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return lax.bitcast_convert_type(i.astype(jnp.int32), jnp.float32)
 
 
 def log1p(x):
-    """sluice's libm-free log1p (sl__log1p_f32 in kernels/ref/ref.h), operation
-    for operation in float32, each result fenced from the next."""
-    one = jnp.float32(1)
-    u = B(one + x)
-    bits = lax.bitcast_convert_type(u, jnp.uint32)
-    k = (bits >> 23).astype(jnp.int32) - 127
-    mant = bits & jnp.uint32(0x7FFFFF)
-    halve = mant >= jnp.uint32(0x3504F4)
-    m = lax.bitcast_convert_type(mant | jnp.where(halve, jnp.uint32(0x3F000000), jnp.uint32(0x3F800000)),
-                                 jnp.float32)
-    k = k + halve.astype(jnp.int32)
-    x_part = B(u - one)
-    c_far = B(B(B(one - B(u - x_part)) + B(x - x_part)) / u)
-    near = (x < f32("0x1.a827a0p-2")) & (x >= -f32("0x1.2bec32p-2"))
-    dk = jnp.where(near, 0, k).astype(jnp.float32)
-    f = jnp.where(near, x, B(m - one))
-    c = jnp.where(near, jnp.float32(0), c_far)
-    hfsq = B(B(jnp.float32(0.5) * f) * f)
-    s = B(f / B(jnp.float32(2) + f))
-    z = B(s * s)
-    w = B(z * z)
-    t1 = B(w * B(f32("0x1.99c26ep-2") + B(w * f32("0x1.f13c4cp-3"))))
-    t2 = B(z * B(f32("0x1.555554p-1") + B(w * f32("0x1.23d3dcp-2"))))
-    inner = B(s * B(hfsq + B(t2 + t1)))
-    tail = B(B(dk * f32("0x1.2fefa2p-17")) + c)
-    r = B(B(dk * f32("0x1.62e300p-1")) - B(B(hfsq - B(inner + tail)) - f))
-    r = jnp.where(x == 0, x, r)
-    r = jnp.where(x == jnp.inf, x, r)
-    r = jnp.where(x == -1, -jnp.inf, r)
-    r = jnp.where(x < -1, jnp.nan, r)
-    return jnp.where(x != x, x, r)
+    return sluice_ops.log1p(x, JaxArrays)
 
 
 def hash_ids(x, sizes):
-    """Each id of column j to (SplitMix64's finalizer >> 32) mod sizes[j];
-    negative (missing) ids stay -1."""
-    v = x.astype(jnp.uint64) + jnp.uint64(0x9E3779B97F4A7C15)
-    v = (v ^ (v >> jnp.uint64(30))) * jnp.uint64(0xBF58476D1CE4E5B9)
-    v = (v ^ (v >> jnp.uint64(27))) * jnp.uint64(0x94D049BB133111EB)
-    v = (v ^ (v >> jnp.uint64(31))) >> jnp.uint64(32)
+    """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay -1."""
+    high = sluice_ops.id_hash_high32(x.astype(jnp.uint64), lambda v, n: v >> jnp.uint64(n), jnp.uint64)
     sizes = jnp.asarray(np.asarray(sizes, dtype=np.uint64))
-    return jnp.where(x < 0, jnp.int64(-1), (v % sizes).astype(jnp.int64))
+    return jnp.where(x < 0, jnp.int64(-1), (high % sizes).astype(jnp.int64))
 
 
 def element_op(op):

@@ -8,9 +8,9 @@ rather than (x - mean) / std, which rounds differently; clip is two
 comparisons, so NaN passes through as in sluice. Everything stays float32.
 zscore's moments are summed in float64 in sluice's fixed order (value i into
 partial sum i mod 8, the partials added pairwise); log1p is sluice's own
-libm-free definition written in float32 numpy arithmetic (numpy's np.log1p
-rounds differently, and the protocol compares bits); hash_ids is SplitMix64's
-finalizer in uint64 arithmetic.
+libm-free definition and hash_ids SplitMix64's finalizer, from
+peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
+differently, and the protocol compares bits).
 """
 import os
 import sys
@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
@@ -128,57 +129,33 @@ def pad_tokens(x, p):
     return out
 
 
-F = np.float32
+class NumpyArrays:
+    """sluice_ops' array interface in numpy (float32 arithmetic)."""
 
+    f32 = staticmethod(np.float32)
+    where = staticmethod(np.where)
+    to_f32 = staticmethod(lambda i: i.astype(np.float32))
+    fence = staticmethod(lambda x: x)
 
-def H(text):
-    """A float32 constant from C's hex notation (each is exact in float32)."""
-    return np.float32(float.fromhex(text))
+    @staticmethod
+    def bits(x):
+        return np.ascontiguousarray(x, dtype=np.float32).view(np.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return np.ascontiguousarray(i, dtype=np.int32).view(np.float32)
 
 
 def log1p(x):
-    """sluice's log1p (sl__log1p_f32 in kernels/ref/ref.h), operation for
-    operation in float32."""
-    x = x.astype(np.float32)
     with np.errstate(all="ignore"):
-        u = F(1) + x
-        bits = u.view(np.uint32)
-        k = (bits >> 23).astype(np.int32) - 127
-        mant = bits & np.uint32(0x7FFFFF)
-        halve = mant >= np.uint32(0x3504F4)
-        m = (mant | np.where(halve, np.uint32(0x3F000000), np.uint32(0x3F800000))).view(np.float32)
-        k = k + halve
-        x_part = u - F(1)
-        c_far = ((F(1) - (u - x_part)) + (x - x_part)) / u
-        near = (x < H("0x1.a827a0p-2")) & (x >= -H("0x1.2bec32p-2"))
-        dk = np.where(near, 0, k).astype(np.float32)
-        f = np.where(near, x, m - F(1))
-        c = np.where(near, F(0), c_far)
-        hfsq = F(0.5) * f * f
-        s = f / (F(2) + f)
-        z = s * s
-        w = z * z
-        t1 = w * (H("0x1.99c26ep-2") + w * H("0x1.f13c4cp-3"))
-        t2 = z * (H("0x1.555554p-1") + w * H("0x1.23d3dcp-2"))
-        r = dk * H("0x1.62e300p-1") - ((hfsq - (s * (hfsq + (t2 + t1)) + (dk * H("0x1.2fefa2p-17") + c)))
-                                              - f)
-        r = np.where(x == F(0), x, r)
-        r = np.where(x == np.inf, x, r)
-        r = np.where(x == F(-1), -np.inf, r)
-        r = np.where(x < F(-1), np.nan, r)
-        return np.where(x != x, x, r).astype(np.float32)
+        return sluice_ops.log1p(x.astype(np.float32), NumpyArrays).astype(np.float32)
 
 
 def hash_ids(x, p):
-    """Each id of column j to (SplitMix64's finalizer >> 32) mod size[j];
-    negative (missing) ids stay -1."""
-    v = x.astype(np.uint64)
-    v = v + np.uint64(0x9E3779B97F4A7C15)
-    v = (v ^ (v >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    v = (v ^ (v >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    v = (v ^ (v >> np.uint64(31))) >> np.uint64(32)
+    """Each id of column j to its hash mod size[j]; missing (negative) ids stay -1."""
+    high = sluice_ops.id_hash_high32(x.astype(np.uint64), lambda v, n: v >> np.uint64(n), np.uint64)
     sizes = np.asarray(p["sizes"], dtype=np.uint64)
-    return np.where(x < 0, np.int64(-1), (v % sizes).astype(np.int64))
+    return np.where(x < 0, np.int64(-1), (high % sizes).astype(np.int64))
 
 
 def pad_to_multiple(x, lengths, p):
