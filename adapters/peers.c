@@ -38,10 +38,11 @@
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
 
-/* numpy also computes zscore's float64 moments in sluice's order and
- * sluice's libm-free log1p operation for operation (docs/peers.md). */
+/* numpy and torch also compute zscore's float64 moments in sluice's order
+ * and sluice's libm-free log1p operation for operation (docs/peers.md). */
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
 
 static bool numpy_available(char *reason, size_t size)
 {
@@ -71,7 +72,7 @@ const sl__peer sl__peer_torch = {
                 .summary = "PyTorch DataLoader, map-style Dataset, 0 workers (peers/torch_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_TORCH_TRANSFORMS,
                 .available = torch_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},
@@ -84,7 +85,7 @@ const sl__peer sl__peer_torch_w2 = {
                 .summary = "PyTorch DataLoader, map-style Dataset, 2 worker processes (peers/torch_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_TORCH_TRANSFORMS,
                 .available = torch_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},
