@@ -38,7 +38,7 @@
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
 
-/* numpy and torch also compute zscore's float64 moments in sluice's order
+/* numpy, torch and Grain (whose element Maps call numpy) also compute zscore's float64 moments in sluice's order
  * and sluice's libm-free log1p operation for operation (docs/peers.md). */
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
@@ -123,10 +123,10 @@ static bool jax_available(char *reason, size_t size)
 
 const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
                                           "iterated in the main thread (peers/grain_peer.py)",
-                                          grain_available, "grain_peer.py", "--workers=0", PEER_GATE_TRANSFORMS);
+                                          grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS);
 const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset iterated with 2 prefetch threads "
                                              "(ReadOptions num_threads=2) (peers/grain_peer.py)",
-                                             grain_available, "grain_peer.py", "--workers=2", PEER_GATE_TRANSFORMS);
+                                             grain_available, "grain_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS);
 const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
                                            "batch, prefetch (peers/tfdata_peer.py)",
                                            tfdata_available, "tfdata_peer.py", "--workers=0", PEER_GATE_TRANSFORMS);
