@@ -43,6 +43,8 @@
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
 #define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
+/* tf.data: all but zscore (its reductions sum in their own order). */
+#define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
 static bool numpy_available(char *reason, size_t size)
 {
@@ -129,7 +131,7 @@ const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset 
                                              grain_available, "grain_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS);
 const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
                                            "batch, prefetch (peers/tfdata_peer.py)",
-                                           tfdata_available, "tfdata_peer.py", "--workers=0", PEER_GATE_TRANSFORMS);
+                                           tfdata_available, "tfdata_peer.py", "--workers=0", PEER_TFDATA_TRANSFORMS);
 const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
                                         "(peers/jax_peer.py)",
                                         jax_available, "jax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS);

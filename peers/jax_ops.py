@@ -34,6 +34,8 @@ class JaxArrays:
     where = staticmethod(jnp.where)
     to_f32 = staticmethod(lambda i: i.astype(jnp.float32))
     fence = staticmethod(B)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
 
     @staticmethod
     def bits(x):

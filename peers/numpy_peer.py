@@ -136,6 +136,8 @@ class NumpyArrays:
     where = staticmethod(np.where)
     to_f32 = staticmethod(lambda i: i.astype(np.float32))
     fence = staticmethod(lambda x: x)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
 
     @staticmethod
     def bits(x):

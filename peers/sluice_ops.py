@@ -10,7 +10,8 @@ does (and so bitwise):
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
-float32 with int32 bits i; to_f32(int array) -> float32 values; fence(x) -> x,
+float32 with int32 bits i; shr(i, n) and band(i, m): i >> n and i & m on
+those int32 bits; to_f32(int array) -> float32 values; fence(x) -> x,
 a point a compiler may not fuse or reorder arithmetic across (identity
 outside XLA). Plain Python operators do the arithmetic, each in float32.
 """
@@ -28,11 +29,11 @@ def log1p(x, A):
     one = F(1.0)
     u = fence(one + x)
     bits = A.bits(u)
-    k = (bits >> 23) - 127
-    mant = bits & 0x7FFFFF
+    k = A.shr(bits, 23) - 127
+    mant = A.band(bits, 0x7FFFFF)
     halve = mant >= 0x3504F4  # m >= sqrt(2): take m / 2 and k + 1
-    m = A.from_bits(mant | A.where(halve, 0x3F000000, 0x3F800000))
-    k = k + halve
+    m = A.from_bits(mant + A.where(halve, 0x3F000000, 0x3F800000))  # mant has none of those bits
+    k = k + A.where(halve, 1, 0)
     # The rounding error of 1 + x, exactly, by Knuth's TwoSum.
     x_part = fence(u - one)
     c_far = fence(fence(fence(one - fence(u - x_part)) + fence(x - x_part)) / u)

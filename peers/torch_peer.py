@@ -37,6 +37,8 @@ class TorchArrays:
     f32 = staticmethod(lambda v: torch.tensor(v, dtype=torch.float32))
     to_f32 = staticmethod(lambda i: i.to(torch.float32))
     fence = staticmethod(lambda x: x)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
 
     @staticmethod
     def where(cond, a, b):
