@@ -25,6 +25,7 @@ fields stay i64.
 """
 import os
 import sys
+import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # XLA contracts a multiply and an add into one fused multiply-add (which rounds
@@ -52,7 +53,7 @@ import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
 RANDOM = jax_ops.RANDOM
-EPOCH, ID = "_epoch", "_id"
+ID = "_id"
 
 
 def decision_field(op):
@@ -64,33 +65,31 @@ def slots(plan):
     for an epoch's short last batch, the epoch's order again from its start
     (Datarax's sources wrap around)."""
     ids, epochs = [], []
-    for i, b in enumerate(plan.batches):
+    for b in plan.batches:
         order = plan.order(b["epoch"])
-        pos = (b["offset"] + np.arange(plan.batch_size)) % len(order)
-        ids.append(order[pos])
-        epochs.append(np.full(plan.batch_size, b["epoch"], dtype=np.int32))
+        ids.append(order[(b["offset"] + np.arange(plan.batch_size)) % len(order)])
+        epochs.append(np.full(plan.batch_size, b["epoch"]))
     return np.concatenate(ids).astype(np.int64), np.concatenate(epochs)
 
 
 class ExportedOrderSource(DataSourceModule):
     """A random-access Datarax source: slot k of the plan is element ids[k] of
     epoch epochs[k], read from the in-memory source fields, with its exported
-    decisions for each random op."""
+    decisions for each random op (a table per op: the plan's epochs by
+    element id)."""
 
     def __init__(self, plan, pack, *, rngs=None):
         super().__init__(StructuralConfig(), rngs=rngs, name="ExportedOrderSource")
         ids, epochs = slots(plan)
+        present = sorted(set(epochs.tolist()))
+        row = {e: r for r, e in enumerate(present)}
         self.length = len(ids)
         self.pack = pack
         self.fields = nnx.data({f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields})
         self.slot_ids = nnx.data(jnp.asarray(ids))
-        self.slot_epochs = nnx.data(jnp.asarray(epochs))
-        n_epochs = int(epochs.max()) + 1
-        self.decisions = nnx.data({
-            decision_field(op): jnp.asarray(np.stack([plan.decisions(op, e) if e in set(epochs.tolist())
-                                                      else np.zeros_like(plan.decisions(op, int(epochs[0])))
-                                                      for e in range(n_epochs)]))
-            for op in plan.ops if op["kind"] in RANDOM})
+        self.slot_rows = nnx.data(jnp.asarray(np.array([row[e] for e in epochs.tolist()], dtype=np.int32)))
+        self.decisions = nnx.data({decision_field(op): jnp.asarray(np.stack([plan.decisions(op, e) for e in present]))
+                                   for op in plan.ops if op["kind"] in RANDOM})
 
     def __len__(self):
         return self.length
@@ -101,8 +100,8 @@ class ExportedOrderSource(DataSourceModule):
     def get_batch_at(self, start, size, key=None):
         pos = jnp.asarray(start, jnp.int64) + jnp.arange(size, dtype=jnp.int64)
         ids = jnp.take(self.slot_ids, pos, mode="wrap")
-        epochs = jnp.take(self.slot_epochs, pos, mode="wrap")
-        out = {ID: ids, EPOCH: epochs}
+        rows = jnp.take(self.slot_rows, pos, mode="wrap")
+        out = {ID: ids}
         for name, data in self.fields.items():
             if self.pack is not None and name == self.pack["field"]:
                 p = self.pack["params"]
@@ -113,7 +112,7 @@ class ExportedOrderSource(DataSourceModule):
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         for name, table in self.decisions.items():
-            out[name] = table[epochs, ids]
+            out[name] = table[rows, ids]
         return out
 
 
@@ -201,8 +200,6 @@ class ScanBatches:
         return self
 
     def __next__(self):
-        import time
-
         if self.stacked is None:
             t0 = time.perf_counter_ns()
             out = self.pipeline.scan(_keep_batch, length=self.n)
