@@ -44,6 +44,8 @@ const char *sl__peer_venv_python(void)
 
 static const char *python_of(const sl__peer *peer)
 {
+    if (peer->python)
+        return peer->python();
     return peer->venv ? sl__peer_venv_python() : sl__peer_python();
 }
 
@@ -521,8 +523,8 @@ bool sl__peer_python_has_in(const char *python, const char *modules, char *reaso
     bool ok = false;
     char why[256] = "";
     if (access(python, X_OK) != 0) {
-        snprintf(why, sizeof why, "no Python at %.120s (ci/install-peers.sh makes it, or set SLUICE_PYTHON / "
-                 "SLUICE_PEER_PYTHON)", python);
+        snprintf(why, sizeof why, "no Python at %.120s (ci/install-peers.sh makes it, or set SLUICE_PYTHON, "
+                 "SLUICE_PEER_PYTHON or SLUICE_DATARAX_PYTHON)", python);
     } else {
         char list[160];
         snprintf(list, sizeof list, "%s", modules);

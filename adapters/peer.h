@@ -15,6 +15,9 @@ typedef struct sl__peer {
      * rather than the system's (sl__peer_python): frameworks that PyPI has
      * and Debian does not. */
     bool venv;
+    /* The Python that runs it when not NULL, before venv: a framework with its
+     * own pinned virtual environment (Datarax pins its own jax and grain). */
+    const char *(*python)(void);
     /* Time limits in seconds; 0 takes SLUICE_PEER_{STARTUP,BATCH,TOTAL}_S
      * from the environment, else 120, 60 and 1800. */
     double startup_s, batch_s, total_s;
@@ -75,6 +78,11 @@ extern const sl__peer sl__peer_grain;
 extern const sl__peer sl__peer_grain_t2;
 extern const sl__peer sl__peer_tfdata;
 extern const sl__peer sl__peer_jax;
+extern const sl__peer sl__peer_datarax;
+extern const sl__peer sl__peer_datarax_scan;
+/* Datarax's virtual environment's Python: $SLUICE_DATARAX_PYTHON, else
+ * <source>/.venv-datarax/bin/python (made by ci/install-peers.sh). */
+const char *sl__peer_datarax_python(void);
 /* Datarax's other peers, listed as unavailable with the reason. */
 #define SL__PEER_LISTED_COUNT 10
 extern const sl__peer sl__peer_listed[SL__PEER_LISTED_COUNT];

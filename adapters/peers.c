@@ -4,14 +4,47 @@
  * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
  * of Datarax's peer set is listed, unavailable with the reason, so that no
  * loader a reader expects is silently missing. */
+#include <stdlib.h>
+
 #include "adapters.h"
 #include "peer.h"
+#include "sluice_config.h"
 
-/* What the Python peers implement: the ops of the gate scenarios. */
+/* What every Python peer implements: the ops of the gate scenarios. */
 #define PEER_GATE_TRANSFORMS                                                                                          \
     (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
      SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
+
+/* Ops that move data or count, with their decisions exported and no float
+ * rounding of their own: volumes' crops and flips, token padding, dynamic
+ * padding and masks, id hashing and bag offsets, one-hot labels; plus the
+ * ops that leave a batch's bytes as they are for a peer (bucket_by_length
+ * is in the exported order already; rebatch splits and rejoins a batch). */
+#define PEER_MOVEMENT_TRANSFORMS                                                                                      \
+    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |           \
+     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |               \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                    \
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
+
+/* The JAX peers (jax, datarax) compute the gate ops and the data movement
+ * with static shapes, and sluice's libm-free log1p operation for operation
+ * (peers/jax_ops.py); XLA code capped at AVX, so no fused multiply-add.
+ * Not zscore (XLA's reductions sum in their own order), nor pad_to_multiple
+ * and attention_mask (a batch's width depends on its data, a jitted
+ * function's shapes cannot). */
+#define PEER_JAX_TRANSFORMS                                                                                           \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                  \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
+
+/* numpy, torch and Grain (whose element Maps call numpy) also compute zscore's float64 moments in sluice's order
+ * and sluice's libm-free log1p operation for operation (docs/peers.md). */
+#define PEER_NUMPY_TRANSFORMS                                                                                         \
+    (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
+/* tf.data: all but zscore (its reductions sum in their own order). */
+#define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
 static bool numpy_available(char *reason, size_t size)
 {
@@ -28,7 +61,7 @@ const sl__peer sl__peer_numpy = {
                 .summary = "numpy, vectorized one batch at a time (peers/numpy_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_NUMPY_TRANSFORMS,
                 .available = numpy_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},
@@ -41,7 +74,7 @@ const sl__peer sl__peer_torch = {
                 .summary = "PyTorch DataLoader, map-style Dataset, 0 workers (peers/torch_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_TORCH_TRANSFORMS,
                 .available = torch_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},
@@ -54,7 +87,7 @@ const sl__peer sl__peer_torch_w2 = {
                 .summary = "PyTorch DataLoader, map-style Dataset, 2 worker processes (peers/torch_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_GATE_TRANSFORMS,
+                .transforms = PEER_TORCH_TRANSFORMS,
                 .available = torch_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},
@@ -77,13 +110,13 @@ static bool jax_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,jax", reason, size);
 }
 
-#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS)                                                           \
+#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS)                                               \
     {                                                                                                                \
         .adapter = {.name = NAME,                                                                                    \
                     .summary = SUMMARY,                                                                              \
                     .backend = "cpu",                                                                                \
                     .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = PEER_GATE_TRANSFORMS,                                                              \
+                    .transforms = TRANSFORMS,                                                                        \
                     .available = AVAILABLE,                                                                          \
                     .run = sl__peer_run,                                                                             \
                     .framework = sl__peer_framework},                                                                \
@@ -92,16 +125,49 @@ static bool jax_available(char *reason, size_t size)
 
 const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
                                           "iterated in the main thread (peers/grain_peer.py)",
-                                          grain_available, "grain_peer.py", "--workers=0");
+                                          grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS);
 const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset iterated with 2 prefetch threads "
                                              "(ReadOptions num_threads=2) (peers/grain_peer.py)",
-                                             grain_available, "grain_peer.py", "--workers=2");
+                                             grain_available, "grain_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS);
 const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
                                            "batch, prefetch (peers/tfdata_peer.py)",
-                                           tfdata_available, "tfdata_peer.py", "--workers=0");
+                                           tfdata_available, "tfdata_peer.py", "--workers=0", PEER_TFDATA_TRANSFORMS);
 const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
                                         "(peers/jax_peer.py)",
-                                        jax_available, "jax_peer.py", "--workers=0");
+                                        jax_available, "jax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS);
+
+/* Datarax pins its own jax, grain and tensorflow, so it has a virtual
+ * environment of its own. */
+const char *sl__peer_datarax_python(void)
+{
+    const char *python = getenv("SLUICE_DATARAX_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-datarax/bin/python";
+}
+
+static bool datarax_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,xxhash,jax,flax,datarax", reason, size);
+}
+
+#define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                            \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = PEER_JAX_TRANSFORMS,                                                           \
+                    .available = datarax_available,                                                                  \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = "datarax_peer.py", .args = ARGS, .python = sl__peer_datarax_python,                                \
+    }
+
+const sl__peer sl__peer_datarax = DATARAX_PEER("peer:datarax", "Datarax Pipeline over the exported order, one "
+                                               "ElementOperator per op, iterated (peers/datarax_peer.py)",
+                                               "--workers=0");
+const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datarax Pipeline.scan: every batch of the "
+                                                    "plan in one XLA call (peers/datarax_peer.py --scan)",
+                                                    "--scan");
 
 /* Datarax's other peers, not run by sluice yet: listed with the reason. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \

@@ -20,6 +20,8 @@ static const sl_adapter *const adapters[] = {
     &sl__peer_grain_t2.adapter,
     &sl__peer_tfdata.adapter,
     &sl__peer_jax.adapter,
+    &sl__peer_datarax.adapter,
+    &sl__peer_datarax_scan.adapter,
     &sl__peer_listed[0].adapter,
     &sl__peer_listed[1].adapter,
     &sl__peer_listed[2].adapter,

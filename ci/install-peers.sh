@@ -9,13 +9,20 @@
 #    <repo>/.venv-peers (git-ignored), which runs peer:grain, peer:grain-t2,
 #    peer:tfdata and peer:jax unless SLUICE_PEER_PYTHON names another Python:
 #    grain, tensorflow-cpu, jax[cpu], numpy and xxhash.
+# 3. From PyPI, every package pinned (ci/peers-datarax.txt), into a second
+#    virtual environment at <repo>/.venv-datarax, which runs peer:datarax and
+#    peer:datarax-scan unless SLUICE_DATARAX_PYTHON names another Python:
+#    Datarax pins its own jax, grain and tensorflow (2.20, where the peers'
+#    environment has 2.21), so it cannot share .venv-peers.
 #
 # The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
 # there already). VENV=<dir> puts the environment elsewhere (then export
-# SLUICE_PEER_PYTHON=<dir>/bin/python).
+# SLUICE_PEER_PYTHON=<dir>/bin/python); DATARAX_VENV=<dir> puts Datarax's
+# elsewhere (then export SLUICE_DATARAX_PYTHON=<dir>/bin/python).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=${VENV:-$here/.venv-peers}
+datarax_venv=${DATARAX_VENV:-$here/.venv-datarax}
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
     sudo=
@@ -27,8 +34,7 @@ fi
 /usr/bin/python3 -c 'import numpy, xxhash, torch; print("system: numpy", numpy.__version__, "xxhash", xxhash.VERSION, "torch", torch.__version__)'
 
 # The pins were resolved together on Python 3.11 (Debian 12); change them
-# together. datarax (0.1.4) is left out: it pulls in flax and its own pins of
-# jax and grain, and sluice has no peer script for it yet.
+# together.
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     grain==0.2.18 \
@@ -40,4 +46,12 @@ fi
 from importlib.metadata import version
 for name in ("grain", "tensorflow-cpu", "jax", "numpy", "xxhash"):
     print("venv:", name, version(name))
+'
+
+[ -x "$datarax_venv/bin/python" ] || /usr/bin/python3 -m venv "$datarax_venv"
+"$datarax_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-datarax.txt"
+"$datarax_venv/bin/python" -c '
+from importlib.metadata import version
+for name in ("datarax", "jax", "flax", "grain", "numpy", "xxhash"):
+    print("datarax venv:", name, version(name))
 '

@@ -10,6 +10,9 @@ processes.
 It computes what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
 clip is two comparisons, so NaN passes through as in sluice; float32 throughout.
+Beyond the gate ops, each Map calls peers/numpy_peer.py's function for the op
+on its one element (zscore, volume crops and flips, token padding, sluice's
+log1p and id hash), and the batch ops are a Map after .batch().
 """
 import os
 import sys
@@ -18,9 +21,14 @@ import grain
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
+             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
+             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+# Ops on a whole batch: a Map after .batch().
+BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
 
 KEY = "_sluice_key"
 
@@ -108,6 +116,65 @@ class RandomHFlip(OpTransform):
         return x[:, ::-1].copy() if self.plan.decisions(self.op, epoch)[i][0] else x
 
 
+class ZScore(OpTransform):
+    def apply(self, x, key):
+        return numpy_peer.zscore(x[None])[0]
+
+
+class RandomCrop3d(OpTransform):
+    def apply(self, x, key):
+        epoch, i = key
+        z, y, w = (int(v) for v in self.plan.decisions(self.op, epoch)[i][:3])
+        return x[z:z + self.p["d"], y:y + self.p["h"], w:w + self.p["w"]].copy()
+
+
+class RandomFlip3d(OpTransform):
+    def apply(self, x, key):
+        epoch, i = key
+        axes = int(self.plan.decisions(self.op, epoch)[i][0])
+        dims = tuple(d for bit, d in ((1, 0), (2, 1), (4, 2)) if axes & bit)
+        return np.flip(x, axis=dims).copy() if dims else x
+
+
+class OneHot(OpTransform):
+    def apply(self, x, key):
+        return (np.arange(self.p["classes"]) == x).astype(np.float32)
+
+
+class PadTokens(OpTransform):
+    def apply(self, x, key):
+        return numpy_peer.pad_tokens(x[None], self.p)[0]
+
+
+class Log1p(OpTransform):
+    def apply(self, x, key):
+        return numpy_peer.log1p(x)
+
+
+class HashIds(OpTransform):
+    def apply(self, x, key):
+        return numpy_peer.hash_ids(x, self.p)
+
+
+class BatchOps(grain.transforms.Map):
+    """The plan's batch ops on a batch of numpy arrays: bag offsets, dynamic
+    padding to a multiple and the attention mask (numpy_peer's)."""
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def map(self, batch):
+        for op in self.ops:
+            kind, p, name = op["kind"], op["params"], op["field"]
+            if kind == "bag_offsets":
+                batch[p["out"]] = np.cumsum(batch[name] >= 0, axis=0, dtype=np.int64)
+            elif kind == "pad_to_multiple":
+                batch[name] = numpy_peer.pad_to_multiple(batch[name], batch[p["lengths"]], p)
+            else:
+                batch[p["out"]] = numpy_peer.attention_mask(batch[name], batch[p["lengths"]])
+        return batch
+
+
 class DropKey(grain.transforms.Map):
     def map(self, element):
         del element[KEY]
@@ -115,7 +182,9 @@ class DropKey(grain.transforms.Map):
 
 
 TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "add": Add, "clip": Clip,
-              "random_crop": RandomCrop, "random_hflip": RandomHFlip}
+              "random_crop": RandomCrop, "random_hflip": RandomHFlip, "zscore": ZScore, "random_crop3d": RandomCrop3d,
+              "random_flip3d": RandomFlip3d, "one_hot": OneHot, "pad_tokens": PadTokens, "log1p": Log1p,
+              "hash_ids": HashIds}
 
 
 def make_batches(plan, options):
@@ -126,8 +195,14 @@ def make_batches(plan, options):
         first = batches[0]["offset"] // plan.batch_size
         ds = grain.MapDataset.source(ExportedEpoch(plan, sources, epoch, pack))
         for op in ops:
-            ds = ds.map(TRANSFORMS[op["kind"]](plan, op))
+            if op["kind"] in TRANSFORMS:
+                ds = ds.map(TRANSFORMS[op["kind"]](plan, op))
         ds = ds.map(DropKey()).batch(plan.batch_size, drop_remainder=False)
+        # bucket_by_length is in the exported order already; rebatch splits a
+        # batch into micro-batches and joins them back, the same bytes.
+        batch_ops = [op for op in ops if op["kind"] in BATCH]
+        if batch_ops:
+            ds = ds.map(BatchOps(batch_ops))
         ds = ds[first:first + len(batches)]
         # iter(ds) alone would prefetch with Grain's default 16 threads; the
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.

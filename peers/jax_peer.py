@@ -1,22 +1,28 @@
 """peer:jax: the scenario's pipeline written the way a JAX user writes it on
-the CPU: the source fields and the epoch's decisions as device arrays, and one
-jax.jit-compiled function per batch shape that gathers the batch's elements
-(jnp.take), applies the ops as jnp array code (crops with vmap'd
-lax.dynamic_slice, flips with jnp.where) and returns the batch; the batch is
-a numpy array (np.asarray after block_until_ready) before the clock stops.
-Compilation happens at the first batch of each shape (the warmup).
+the CPU: the source fields and the epoch's decisions as device arrays, each op
+a function of one element (peers/jax_ops.py) vmapped over the batch, and one
+jax.jit-compiled batch function that gathers the batch's elements (jnp.take)
+and applies the ops; the batch is a numpy array (np.asarray after
+block_until_ready) before the clock stops.
 
-It computes what sluice computes, not the shortest idiom where the two round
-differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
-clip is two comparisons, so NaN passes through as in sluice; float32
-throughout. Each op's result passes through lax.optimization_barrier so that
-XLA cannot contract a multiply and a following add into one fused
-multiply-add, which rounds once where sluice rounds twice.
+An epoch's short last batch has a shape of its own, so it needs a compilation
+of its own. As JAX users do for a fixed set of shapes, the peer compiles every
+batch shape the plan contains ahead of time (jit(...).lower(...).compile())
+before it says hello, so no compilation happens among the batches.
+
+The ops compute what sluice computes (see peers/jax_ops.py: each result
+fenced with lax.optimization_barrier so that XLA cannot contract a multiply
+and an add into one fused multiply-add); x64 is on so i64 fields stay i64.
 """
 import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# XLA contracts a multiply and an add into one fused multiply-add (which rounds
+# once where sluice rounds twice) even across lax.optimization_barrier, which
+# its CPU pipeline removes before fusion; capping its x86 code at AVX, the
+# level before FMA instructions, keeps every operation rounded on its own.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -27,16 +33,18 @@ from jax import lax  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
-RANDOM = ("random_crop", "random_hflip")
+SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
 
 
 def build(plan):
-    """The jitted batch function: (sources, decisions, ids) -> dict of arrays."""
+    """The batch function: (sources, decisions, ids) -> dict of arrays."""
     ops = list(plan.ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+    # rebatch splits a batch into micro-batches and joins them back: the same bytes.
+    ops = [op for op in ops if op["kind"] != "rebatch"]
 
     def batch_fn(sources, decisions, ids):
         out = {}
@@ -50,57 +58,56 @@ def build(plan):
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         for op in ops:
-            kind, p, name = op["kind"], op["params"], op["field"]
-            x = out[name]
-            if kind == "normalize":
-                mean = jnp.asarray(np.asarray(p["mean"], dtype=np.float32))
-                inv_std = jnp.asarray(np.asarray(p["inv_std"], dtype=np.float32))
-                if p["channels"] == 1:
-                    mean, inv_std = mean[0], inv_std[0]
-                x = lax.optimization_barrier(x.astype(jnp.float32) - mean) * inv_std
-            elif kind in ("scale", "multiply"):
-                x = x * jnp.float32(p["value"])
-            elif kind == "add":
-                x = x + jnp.float32(p["value"])
-            elif kind == "clip":
-                lo, hi = jnp.float32(p["lo"]), jnp.float32(p["hi"])
-                x = jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
-            elif kind == "random_crop":
+            name = op["field"]
+            if op["kind"] == "bag_offsets":
+                out[op["params"]["out"]] = jax_ops.bag_offsets(out[name])
+                continue
+            f = jax_ops.element_op(op)
+            if op["kind"] in jax_ops.RANDOM:
                 d = jnp.take(decisions[op["index"]], ids, axis=0)
-                ch, cw = p["crop_h"], p["crop_w"]
-                h, w = x.shape[1], x.shape[2]
-                top, left = (h - ch) // 2, (w - cw) // 2
-                rest = x.shape[3:]
-
-                def crop(img, off):
-                    start = (off[0], off[1]) + (jnp.zeros((), off.dtype),) * len(rest)
-                    return lax.dynamic_slice(img, start, (ch, cw) + rest)
-
-                cropped = jax.vmap(crop)(x, d)
-                pads = [(0, 0), (top, h - ch - top), (left, w - cw - left)] + [(0, 0)] * len(rest)
-                x = jnp.pad(cropped, pads)
-            elif kind == "random_hflip":
-                flip = jnp.take(decisions[op["index"]], ids, axis=0)[:, 0] != 0
-                x = jnp.where(flip.reshape((-1,) + (1,) * (x.ndim - 1)), x[:, :, ::-1], x)
+                x = jax.vmap(f)(out[name], d)
+            else:
+                x = jax.vmap(lambda x, f=f: f(x, None))(out[name])
             out[name] = lax.optimization_barrier(x)
         return out
 
     return jax.jit(batch_fn)
 
 
-def make_batches(plan, options):
-    sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
-    fn = build(plan)
+def epoch_decisions(plan, epoch):
+    return {op["index"]: jnp.asarray(plan.decisions(op, epoch)) for op in plan.ops if op["kind"] in jax_ops.RANDOM}
+
+
+def make_batches(plan, sources, compiled):
     decisions = {}
     for i, b in enumerate(plan.batches):
         epoch = b["epoch"]
         if epoch not in decisions:
-            decisions = {epoch: {op["index"]: jnp.asarray(plan.decisions(op, epoch))
-                                 for op in plan.ops if op["kind"] in RANDOM}}
+            decisions = {epoch: epoch_decisions(plan, epoch)}
         ids = jnp.asarray(plan.batch_ids(i))
-        out = fn(sources, decisions[epoch], ids)
+        out = compiled[int(ids.shape[0])](sources, decisions[epoch], ids)
         yield {k: np.asarray(v.block_until_ready()) for k, v in out.items()}
 
 
+def main():
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="jax")
+    parser.add_argument("export_dir")
+    parser.add_argument("--workers", type=int, default=0)
+    options = parser.parse_args()
+    plan = sluice_peer.Plan(options.export_dir)
+    plan.require(SUPPORTED)
+    sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
+    fn = build(plan)
+    # Every batch shape of the plan, compiled before the hello (start-up).
+    first = epoch_decisions(plan, plan.batches[0]["epoch"])
+    compiled = {}
+    for rows in sorted({b["rows"] for b in plan.batches}):
+        ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
+        compiled[rows] = fn.lower(sources, first, ids).compile()
+    sluice_peer.serve("jax", "jax " + jax.__version__, plan, make_batches(plan, sources, compiled))
+
+
 if __name__ == "__main__":
-    sluice_peer.main("jax", "jax " + jax.__version__, make_batches, SUPPORTED)
+    main()

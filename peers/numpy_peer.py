@@ -6,6 +6,11 @@ It computes what sluice computes, not numpy's shortest idiom: normalize is
 (x - mean) * inv_std with inv_std = float32(1 / std), as sluice's kernels do,
 rather than (x - mean) / std, which rounds differently; clip is two
 comparisons, so NaN passes through as in sluice. Everything stays float32.
+zscore's moments are summed in float64 in sluice's fixed order (value i into
+partial sum i mod 8, the partials added pairwise); log1p is sluice's own
+libm-free definition and hash_ids SplitMix64's finalizer, from
+peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
+differently, and the protocol compares bits).
 """
 import os
 import sys
@@ -13,9 +18,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
+             "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
+             "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -59,6 +67,116 @@ def random_hflip(x, dec):
     return x
 
 
+def zscore(x):
+    """Per element (x - mean) * (1 / std), the moments in sluice's order."""
+    n = x.shape[0]
+    v = x.reshape(n, -1).astype(np.float64)
+    lanes = -v.shape[1] % 8
+    if lanes:
+        v = np.concatenate([v, np.zeros((n, lanes))], axis=1)
+    v = v.reshape(n, -1, 8)
+
+    def lane_sum(parts):
+        # parts [n, rows, 8]: each lane summed down its rows in order (numpy
+        # reduces a non-contiguous axis row by row), then pairwise.
+        p = np.add.reduce(parts, axis=1)
+        return ((p[:, 0] + p[:, 1]) + (p[:, 2] + p[:, 3])) + ((p[:, 4] + p[:, 5]) + (p[:, 6] + p[:, 7]))
+
+    count = x[0].size
+    mean = lane_sum(v) / count
+    centred = v - mean[:, None, None]
+    if lanes:
+        centred[:, -1, 8 - lanes:] = 0.0
+    var = lane_sum(centred * centred) / count
+    sd = np.sqrt(var)
+    with np.errstate(divide="ignore"):
+        inv = np.where(sd > 0.0, (1.0 / sd).astype(np.float32), np.float32(1.0))
+    shape = (n,) + (1,) * (x.ndim - 1)
+    return (x - mean.astype(np.float32).reshape(shape)) * inv.astype(np.float32).reshape(shape)
+
+
+def random_crop3d(x, p, dec):
+    """Each volume's d x h x w patch at its exported offset."""
+    n = x.shape[0]
+    z = dec[:, 0:1] + np.arange(p["d"])[None, :]
+    y = dec[:, 1:2] + np.arange(p["h"])[None, :]
+    w = dec[:, 2:3] + np.arange(p["w"])[None, :]
+    return x[np.arange(n)[:, None, None, None], z[:, :, None, None], y[:, None, :, None], w[:, None, None, :]]
+
+
+def random_flip3d(x, dec):
+    """Mirrors each volume's axes named by its exported bits (D=1, H=2, W=4)."""
+    x = x.copy()
+    for bit, axis in ((1, 1), (2, 2), (4, 3)):
+        sel = (dec[:, 0] & bit) != 0
+        x[sel] = np.flip(x[sel], axis=axis)
+    return x
+
+
+def pad_tokens(x, p):
+    """Each row's tokens before its first end id (at most length - 1), the end
+    id, then pads."""
+    length, end = p["length"], p["end_id"]
+    is_end = x == end
+    content = np.where(is_end.any(axis=1), is_end.argmax(axis=1), x.shape[1])
+    keep = np.minimum(content, length - 1)
+    width = min(length, x.shape[1])
+    out = np.full((x.shape[0], length), p["pad_id"], dtype=np.int32)
+    out[:, :width] = x[:, :width]
+    pos = np.arange(length)[None, :]
+    out[pos >= keep[:, None]] = p["pad_id"]
+    out[pos == keep[:, None]] = end
+    return out
+
+
+class NumpyArrays:
+    """sluice_ops' array interface in numpy (float32 arithmetic)."""
+
+    f32 = staticmethod(np.float32)
+    where = staticmethod(np.where)
+    to_f32 = staticmethod(lambda i: i.astype(np.float32))
+    fence = staticmethod(lambda x: x)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
+
+    @staticmethod
+    def bits(x):
+        return np.ascontiguousarray(x, dtype=np.float32).view(np.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return np.ascontiguousarray(i, dtype=np.int32).view(np.float32)
+
+
+def log1p(x):
+    with np.errstate(all="ignore"):
+        return sluice_ops.log1p(x.astype(np.float32), NumpyArrays).astype(np.float32)
+
+
+def hash_ids(x, p):
+    """Each id of column j to its hash mod size[j]; missing (negative) ids stay -1."""
+    high = sluice_ops.id_hash_high32(x.astype(np.uint64), lambda v, n: v >> np.uint64(n), np.uint64)
+    sizes = np.asarray(p["sizes"], dtype=np.uint64)
+    return np.where(x < 0, np.int64(-1), (high % sizes).astype(np.int64))
+
+
+def pad_to_multiple(x, lengths, p):
+    """The batch's rows cut to the smallest multiple that holds its longest
+    sequence (at most the capacity), pads after each row's length."""
+    capacity = x.shape[1]
+    longest = min(max(int(lengths.max(initial=0)), 0), capacity)
+    m = p["multiple"]
+    width = min((longest + m - 1) // m * m, capacity)
+    out = x[:, :width].copy()
+    out[np.arange(width)[None, :] >= np.clip(lengths, 0, width)[:, None]] = p["pad_id"]
+    return out
+
+
+def attention_mask(x, lengths):
+    width = x.shape[1]
+    return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
+
+
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     for i in range(len(plan.batches)):
@@ -88,6 +206,30 @@ def make_batches(plan, options):
                 x = random_crop(x, p, plan.decisions(op, epoch)[ids])
             elif kind == "random_hflip":
                 x = random_hflip(x, plan.decisions(op, epoch)[ids])
+            elif kind == "zscore":
+                x = zscore(x)
+            elif kind == "random_crop3d":
+                x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
+            elif kind == "random_flip3d":
+                x = random_flip3d(x, plan.decisions(op, epoch)[ids])
+            elif kind == "one_hot":
+                x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
+            elif kind == "pad_tokens":
+                x = pad_tokens(x, p)
+            elif kind == "log1p":
+                x = log1p(x)
+            elif kind == "hash_ids":
+                x = hash_ids(x, p)
+            elif kind == "bag_offsets":
+                # Each column's running count of present ids down the batch.
+                fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
+            elif kind == "pad_to_multiple":
+                x = pad_to_multiple(x, fields[p["lengths"]], p)
+            elif kind == "attention_mask":
+                fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
+            # bucket_by_length is in the exported order already; rebatch
+            # splits a batch into micro-batches and joins them back, which
+            # leaves its bytes as they were.
             fields[name] = x
         yield fields
 

@@ -9,6 +9,8 @@ It computes what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
 clip is two comparisons (tf.where), so NaN passes through as in sluice;
 float32 throughout. tf.data keeps the order (deterministic=True, its default).
+log1p and the id hash are sluice's own definitions (peers/sluice_ops.py) in
+TensorFlow ops; the batch ops are a map after .batch().
 """
 import os
 import sys
@@ -21,10 +23,78 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+# Grappler's arithmetic optimizer rewrites a chain of multiplies by constants
+# (x * a * b into x * (a * b)), which rounds once where sluice rounds twice:
+# PC-1's deeper chains differed by an ulp with it on.
+tf.config.optimizer.set_experimental_options({"arithmetic_optimization": False})
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
+             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
+             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
+BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
+
+
+class TfArrays:
+    """sluice_ops' array interface in TensorFlow (float32 arithmetic)."""
+
+    f32 = staticmethod(lambda v: tf.constant(v, tf.float32))
+    to_f32 = staticmethod(lambda i: tf.cast(i, tf.float32))
+    fence = staticmethod(lambda x: x)
+    shr = staticmethod(lambda i, n: tf.bitwise.right_shift(i, n))
+    band = staticmethod(lambda i, m: tf.bitwise.bitwise_and(i, m))
+
+    @staticmethod
+    def where(cond, a, b):
+        return tf.where(cond, a, b)
+
+    @staticmethod
+    def bits(x):
+        return tf.bitcast(tf.cast(x, tf.float32), tf.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return tf.bitcast(tf.cast(i, tf.int32), tf.float32)
+
+
+def hash_ids(x, sizes):
+    """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay -1."""
+    high = sluice_ops.id_hash_high32(tf.bitcast(x, tf.uint64), lambda v, n: tf.bitwise.right_shift(v, tf.constant(
+        n, tf.uint64)), lambda c: tf.constant(c, tf.uint64))
+    hashed = tf.math.floormod(tf.bitcast(high, tf.int64), tf.constant(sizes, tf.int64))
+    return tf.where(x < 0, tf.constant(-1, tf.int64), hashed)
+
+
+def batch_fn(ops):
+    """The plan's batch ops on a batch: each column's running count of present
+    ids, the batch cut to the smallest multiple that holds its longest
+    sequence with pads after each row's length, and the mask of its tokens."""
+
+    def fn(batch):
+        batch = dict(batch)
+        for op in ops:
+            kind, p, x = op["kind"], op["params"], batch[op["field"]]
+            if kind == "bag_offsets":
+                batch[p["out"]] = tf.cumsum(tf.cast(x >= 0, tf.int64), axis=0)
+                continue
+            capacity = tf.shape(x, out_type=tf.int32)[1]
+            lengths = batch[p["lengths"]]
+            if kind == "pad_to_multiple":
+                longest = tf.minimum(tf.maximum(tf.reduce_max(lengths), 0), capacity)
+                m = p["multiple"]
+                width = tf.minimum((longest + m - 1) // m * m, capacity)
+                keep = tf.range(width)[None, :] < tf.clip_by_value(lengths, 0, width)[:, None]
+                batch[op["field"]] = tf.where(keep, x[:, :width], tf.constant(p["pad_id"], x.dtype))
+            else:
+                keep = tf.range(capacity)[None, :] < tf.clip_by_value(lengths, 0, capacity)[:, None]
+                batch[p["out"]] = tf.cast(keep, tf.uint8)
+        return batch
+
+    return fn
 
 
 def element_fn(plan, sources, ops, pack, decisions):
@@ -43,6 +113,8 @@ def element_fn(plan, sources, ops, pack, decisions):
                 out[name] = tf.gather(data, i)
         for op in ops:
             kind, p, name = op["kind"], op["params"], op["field"]
+            if kind in BATCH:
+                continue
             x = out[name]
             if kind == "normalize":
                 mean = tf.constant(np.asarray(p["mean"], dtype=np.float32))
@@ -70,6 +142,29 @@ def element_fn(plan, sources, ops, pack, decisions):
             elif kind == "random_hflip":
                 flip = tf.gather(decisions[op["index"]], i)[0] != 0
                 x = tf.cond(flip, lambda x=x: tf.reverse(x, axis=[1]), lambda x=x: x)
+            elif kind == "random_crop3d":
+                d = tf.gather(decisions[op["index"]], i)
+                x = tf.slice(x, d[:3], [p["d"], p["h"], p["w"]])
+            elif kind == "random_flip3d":
+                axes = tf.gather(decisions[op["index"]], i)[0]
+                for bit, axis in ((1, 0), (2, 1), (4, 2)):
+                    x = tf.cond(tf.bitwise.bitwise_and(axes, bit) != 0, lambda x=x, a=axis: tf.reverse(x, axis=[a]),
+                                lambda x=x: x)
+            elif kind == "one_hot":
+                x = tf.one_hot(x, p["classes"], dtype=tf.float32)
+            elif kind == "pad_tokens":
+                capacity = x.shape[0]
+                is_end = tf.cast(x == p["end_id"], tf.int32)
+                content = tf.where(tf.reduce_any(is_end != 0), tf.argmax(is_end, output_type=tf.int32), capacity)
+                keep = tf.minimum(content, p["length"] - 1)
+                if capacity < p["length"]:
+                    x = tf.pad(x, [[0, p["length"] - capacity]], constant_values=p["pad_id"])
+                pos = tf.range(p["length"])
+                x = tf.where(pos < keep, x[:p["length"]], tf.where(pos == keep, p["end_id"], p["pad_id"]))
+            elif kind == "log1p":
+                x = sluice_ops.log1p(x, TfArrays)
+            elif kind == "hash_ids":
+                x = hash_ids(x, p["sizes"])
             out[name] = x
         return out
 
@@ -83,12 +178,17 @@ def make_batches(plan, options):
     dataset = None
     for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
         decisions = {op["index"]: tf.constant(plan.decisions(op, epoch))
-                     for op in ops if op["kind"] in ("random_crop", "random_hflip")}
+                     for op in ops if op["kind"] in RANDOM}
         start = batches[0]["offset"]
         ids = plan.order(epoch)[start:start + sum(b["rows"] for b in batches)]
         ds = (tf.data.Dataset.from_tensor_slices(ids)
               .map(element_fn(plan, sources, ops, pack, decisions), num_parallel_calls=tf.data.AUTOTUNE)
               .batch(plan.batch_size))
+        # bucket_by_length is in the exported order already; rebatch splits a
+        # batch into micro-batches and joins them back, the same bytes.
+        batch_ops = [op for op in ops if op["kind"] in BATCH]
+        if batch_ops:
+            ds = ds.map(batch_fn(batch_ops))
         dataset = ds if dataset is None else dataset.concatenate(ds)
     for batch in dataset.prefetch(tf.data.AUTOTUNE):
         yield {k: v.numpy() for k, v in batch.items()}

@@ -6,7 +6,11 @@ the default collate, and DataLoader(num_workers=0 or 2).
 It computes what sluice computes, not torchvision's idiom: Normalize would be
 (x - mean) / std, which rounds differently from sluice's (x - mean) * inv_std
 with inv_std = float32(1 / std), so the Dataset multiplies by inv_std. clip is
-two comparisons (torch.where), so NaN passes through as in sluice.
+two comparisons (torch.where), so NaN passes through as in sluice. log1p
+and the id hash are sluice's own definitions (peers/sluice_ops.py) in torch
+arithmetic: torch.log1p rounds differently. The batch ops (bag offsets,
+dynamic padding to a multiple and the attention mask) are a collate_fn over
+the default collate, the way PyTorch users pad per batch.
 """
 import os
 import sys
@@ -14,11 +18,75 @@ import sys
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
+from torch.utils.data.dataloader import default_collate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
+             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
+             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
+BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
+
+
+class TorchArrays:
+    """sluice_ops' array interface in torch (float32 arithmetic)."""
+
+    f32 = staticmethod(lambda v: torch.tensor(v, dtype=torch.float32))
+    to_f32 = staticmethod(lambda i: i.to(torch.float32))
+    fence = staticmethod(lambda x: x)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
+
+    @staticmethod
+    def where(cond, a, b):
+        def t(v):
+            return v if torch.is_tensor(v) else torch.tensor(v, dtype=torch.int32)
+        return torch.where(cond, t(a), t(b))
+
+    @staticmethod
+    def bits(x):
+        return x.to(torch.float32).contiguous().view(torch.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return i.to(torch.int32).contiguous().view(torch.float32)
+
+
+def zscore(x):
+    """(x - mean) * (1 / std) over the element's values, the moments summed in
+    float64 in sluice's order: value i into partial sum i mod 8 (a column of
+    a [-1, 8] view, summed down its rows), the partials added pairwise."""
+    d = x.reshape(-1).to(torch.float64)
+    n = d.shape[0]
+    pad = -n % 8
+    lanes = torch.nn.functional.pad(d, (0, pad)).view(-1, 8)
+
+    def lane_sum(t):
+        p = t.sum(0)
+        return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+
+    mean = lane_sum(lanes) / n
+    centred = lanes - mean
+    if pad:
+        centred[-1, 8 - pad:] = 0
+    sd = torch.sqrt(lane_sum(centred * centred) / n)
+    inv = (1.0 / sd).to(torch.float32) if sd > 0 else torch.tensor(1.0, dtype=torch.float32)
+    return (x - mean.to(torch.float32)) * inv
+
+
+def hash_ids(x, sizes):
+    """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay
+    -1. torch has no uint64: int64 arithmetic wraps alike, and a logical shift
+    is an arithmetic one masked to the bits it keeps."""
+    def shr(v, n):
+        return (v >> n) & ((1 << (64 - n)) - 1)
+
+    high = sluice_ops.id_hash_high32(x.to(torch.int64), shr,
+                                     lambda c: torch.tensor(sluice_ops.signed64(c), dtype=torch.int64))
+    return torch.where(x < 0, torch.tensor(-1, dtype=torch.int64), high % sizes)
 
 
 class ExportedDataset(Dataset):
@@ -29,8 +97,10 @@ class ExportedDataset(Dataset):
         self.sources = {f["name"]: torch.from_numpy(plan.load_source(f["name"])) for f in plan.source_fields}
         self.ops = plan.ops
         self.decisions = {}
+        self.sizes = {op["index"]: torch.tensor(op["params"]["sizes"], dtype=torch.int64)
+                      for op in self.ops if op["kind"] == "hash_ids"}
         for op in self.ops:
-            if op["kind"] in ("random_crop", "random_hflip"):
+            if op["kind"] in RANDOM:
                 for e in range(plan.raw["epochs"]):
                     self.decisions[(op["index"], e)] = torch.from_numpy(plan.decisions(op, e))
 
@@ -54,6 +124,8 @@ class ExportedDataset(Dataset):
                 out[name] = data[i]
         for op in ops:
             kind, p, name = op["kind"], op["params"], op["field"]
+            if kind in BATCH:
+                continue  # in the collate_fn
             x = out[name]
             if kind == "normalize":
                 mean = torch.tensor(p["mean"], dtype=torch.float32)
@@ -77,6 +149,29 @@ class ExportedDataset(Dataset):
             elif kind == "random_hflip":
                 if int(self.decisions[(op["index"], epoch)][i][0]):
                     x = torch.flip(x, dims=[1])
+            elif kind == "zscore":
+                x = zscore(x)
+            elif kind == "random_crop3d":
+                z, y, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
+                x = x[z:z + p["d"], y:y + p["h"], w:w + p["w"]].clone()
+            elif kind == "random_flip3d":
+                axes = int(self.decisions[(op["index"], epoch)][i][0])
+                dims = [d for bit, d in ((1, 0), (2, 1), (4, 2)) if axes & bit]
+                if dims:
+                    x = torch.flip(x, dims=dims)
+            elif kind == "one_hot":
+                x = torch.nn.functional.one_hot(x.to(torch.int64), p["classes"]).to(torch.float32)
+            elif kind == "pad_tokens":
+                ends = (x == p["end_id"]).nonzero()
+                keep = min(int(ends[0]) if len(ends) else x.shape[0], p["length"] - 1)
+                y = torch.full((p["length"],), p["pad_id"], dtype=torch.int32)
+                y[:keep] = x[:keep]
+                y[keep] = p["end_id"]
+                x = y
+            elif kind == "log1p":
+                x = sluice_ops.log1p(x, TorchArrays)
+            elif kind == "hash_ids":
+                x = hash_ids(x, self.sizes[op["index"]])
             out[name] = x
         return out
 
@@ -95,8 +190,41 @@ class ExportedOrder(Sampler):
         return len(self.plan.batches)
 
 
+class Collate:
+    """The default collate, then the plan's batch ops: each column's running
+    count of present ids (bag_offsets), the batch cut to the smallest multiple
+    that holds its longest sequence with pads after each row's length
+    (pad_to_multiple), and the mask of each row's tokens (attention_mask)."""
+
+    def __init__(self, plan):
+        self.ops = [op for op in plan.ops if op["kind"] in BATCH]
+
+    def __call__(self, elements):
+        batch = default_collate(elements)
+        for op in self.ops:
+            kind, p, x = op["kind"], op["params"], batch[op["field"]]
+            if kind == "bag_offsets":
+                batch[p["out"]] = torch.cumsum((x >= 0).to(torch.int64), dim=0)
+                continue
+            capacity = x.shape[1]
+            lengths = batch[p["lengths"]]
+            if kind == "pad_to_multiple":
+                longest = min(max(int(lengths.max()), 0), capacity)
+                m = p["multiple"]
+                width = min((longest + m - 1) // m * m, capacity)
+                keep = torch.arange(width)[None, :] < lengths.clamp(0, width)[:, None]
+                batch[op["field"]] = torch.where(keep, x[:, :width], torch.tensor(p["pad_id"], dtype=x.dtype))
+            else:
+                width = x.shape[1]
+                batch[p["out"]] = (torch.arange(width)[None, :] < lengths.clamp(0, width)[:, None]).to(torch.uint8)
+        return batch
+
+
 def make_batches(plan, options):
-    loader = DataLoader(ExportedDataset(plan), batch_sampler=ExportedOrder(plan), num_workers=options.workers)
+    # bucket_by_length is in the exported order already; rebatch splits a
+    # batch into micro-batches and joins them back, the same bytes.
+    loader = DataLoader(ExportedDataset(plan), batch_sampler=ExportedOrder(plan), num_workers=options.workers,
+                        collate_fn=Collate(plan))
     for batch in loader:
         # Tensors on the CPU share their memory with numpy: no copy.
         yield {k: v.numpy() for k, v in batch.items()}

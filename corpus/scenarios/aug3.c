@@ -105,11 +105,18 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
         if (st == SL_OK)
             depths[count++] = (double)variants[v].param;
     }
-    if (st == SL_OK)
+    /* An adapter without the noise ops (a peer) runs the sweep's normalize
+     * but cannot time the depths: the record says so instead of failing. */
+    char lacks[160];
+    bool timed = st == SL_OK && count > 0 &&
+                 sl_adapter_supports(adapter, sl_pipeline_transforms(pipelines[count - 1]), lacks, sizeof lacks);
+    if (st == SL_OK && count > 0 && !timed && !record->reason[0])
+        snprintf(record->reason, sizeof record->reason, "depths not timed: %s", lacks);
+    if (timed)
         st = sl__scenario_time_pipelines(adapter, pipelines, count, record, AUG3_PASSES, p50, err);
     for (int i = 0; i < count; i++)
         sl_pipeline_free(pipelines[i]);
-    if (st)
+    if (st || !timed)
         return st;
 
     double slope, intercept, r2;

@@ -184,3 +184,21 @@ Test(peers, a_missing_module_makes_a_peer_unavailable_with_the_reason)
     cr_assert_not(sl__peer_python_has("numpy,no_such_module_for_sluice", reason, sizeof reason));
     cr_assert(strstr(reason, "no_such_module_for_sluice") != NULL, "%s", reason);
 }
+
+/* Datarax runs with a Python of its own (SLUICE_DATARAX_PYTHON, else
+ * .venv-datarax): without it both Datarax peers are unavailable and say
+ * which Python they looked for; the other peers' Python is not consulted. */
+Test(peers_listed, datarax_peers_name_their_own_python_when_it_is_missing)
+{
+    const char *missing = "/nonexistent/sluice-test/datarax/bin/python";
+    cr_assert_eq(setenv("SLUICE_DATARAX_PYTHON", missing, 1), 0);
+    cr_assert_str_eq(sl__peer_datarax_python(), missing);
+    const sl_adapter *both[] = {&sl__peer_datarax.adapter, &sl__peer_datarax_scan.adapter};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(sl_adapter_find(both[i]->name), both[i], "%s is registered", both[i]->name);
+        char reason[256] = "";
+        cr_assert_not(sl_adapter_is_available(both[i], reason, sizeof reason), "%s", both[i]->name);
+        cr_assert(strstr(reason, missing) != NULL, "%s: '%s'", both[i]->name, reason);
+    }
+    unsetenv("SLUICE_DATARAX_PYTHON");
+}

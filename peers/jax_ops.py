@@ -1,0 +1,120 @@
+"""sluice's ops as JAX functions on one element, shared by peer:jax (which
+vmaps them over a batch) and peer:datarax (whose ElementOperator vmaps them).
+
+They compute what sluice computes, not the shortest idiom where the two round
+differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
+clip is two comparisons, so NaN passes through as in sluice; float32
+throughout; log1p and the id hash are sluice's own definitions
+(peers/sluice_ops.py). Every op's result passes through
+lax.optimization_barrier; that does not stop XLA's CPU back end from
+contracting a multiply and an add into one fused multiply-add (which rounds
+once where sluice rounds twice), so the peers also cap its code at AVX
+(XLA_FLAGS=--xla_cpu_max_isa=AVX, set before jax is imported). The caller's
+process must enable x64 so i64 fields stay i64.
+"""
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+import sluice_ops
+
+# Ops that only move, select or count values, or compute in integers:
+# bitwise in any framework that keeps the dtypes.
+MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids"}
+ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p"}
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
+
+B = lax.optimization_barrier
+
+
+class JaxArrays:
+    """sluice_ops' array interface in jax.numpy, each float result fenced."""
+
+    f32 = staticmethod(jnp.float32)
+    where = staticmethod(jnp.where)
+    to_f32 = staticmethod(lambda i: i.astype(jnp.float32))
+    fence = staticmethod(B)
+    shr = staticmethod(lambda i, n: i >> n)
+    band = staticmethod(lambda i, m: i & m)
+
+    @staticmethod
+    def bits(x):
+        return lax.bitcast_convert_type(x.astype(jnp.float32), jnp.int32)
+
+    @staticmethod
+    def from_bits(i):
+        return lax.bitcast_convert_type(i.astype(jnp.int32), jnp.float32)
+
+
+def log1p(x):
+    return sluice_ops.log1p(x, JaxArrays)
+
+
+def hash_ids(x, sizes):
+    """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay -1."""
+    high = sluice_ops.id_hash_high32(x.astype(jnp.uint64), lambda v, n: v >> jnp.uint64(n), jnp.uint64)
+    sizes = jnp.asarray(np.asarray(sizes, dtype=np.uint64))
+    return jnp.where(x < 0, jnp.int64(-1), (high % sizes).astype(jnp.int64))
+
+
+def element_op(op):
+    """The op on one element: f(x, d) -> x, d its exported decisions row (or
+    None for an op without)."""
+    kind, p = op["kind"], op["params"]
+
+    if kind == "normalize":
+        mean = jnp.asarray(np.asarray(p["mean"], dtype=np.float32))
+        inv_std = jnp.asarray(np.asarray(p["inv_std"], dtype=np.float32))
+        if p["channels"] == 1:
+            mean, inv_std = mean[0], inv_std[0]
+        return lambda x, d: B(x.astype(jnp.float32) - mean) * inv_std
+    if kind in ("scale", "multiply"):
+        return lambda x, d: x * jnp.float32(p["value"])
+    if kind == "add":
+        return lambda x, d: x + jnp.float32(p["value"])
+    if kind == "clip":
+        lo, hi = jnp.float32(p["lo"]), jnp.float32(p["hi"])
+        return lambda x, d: jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
+    if kind == "log1p":
+        return lambda x, d: log1p(x)
+    if kind == "hash_ids":
+        return lambda x, d: hash_ids(x, p["sizes"])
+    if kind == "one_hot":
+        return lambda x, d: (x == jnp.arange(p["classes"], dtype=x.dtype)).astype(jnp.float32)
+    if kind == "random_crop":
+        def crop(x, d):
+            ch, cw = p["crop_h"], p["crop_w"]
+            h, w = x.shape[0], x.shape[1]
+            top, left = (h - ch) // 2, (w - cw) // 2
+            rest = x.shape[2:]
+            start = (d[0], d[1]) + (jnp.zeros((), d.dtype),) * len(rest)
+            cut = lax.dynamic_slice(x, start, (ch, cw) + rest)
+            return jnp.pad(cut, [(top, h - ch - top), (left, w - cw - left)] + [(0, 0)] * len(rest))
+        return crop
+    if kind == "random_hflip":
+        return lambda x, d: jnp.where(d[0] != 0, x[:, ::-1], x)
+    if kind == "random_crop3d":
+        return lambda x, d: lax.dynamic_slice(x, (d[0], d[1], d[2]), (p["d"], p["h"], p["w"]))
+    if kind == "random_flip3d":
+        def flip(x, d):
+            for bit, axis in ((1, 0), (2, 1), (4, 2)):
+                x = jnp.where((d[0] & bit) != 0, jnp.flip(x, axis=axis), x)
+            return x
+        return flip
+    if kind == "pad_tokens":
+        def pad(x, d):
+            length, end, pad_id = p["length"], p["end_id"], p["pad_id"]
+            capacity = x.shape[0]
+            is_end = x == end
+            keep = jnp.minimum(jnp.where(is_end.any(), jnp.argmax(is_end), capacity), length - 1)
+            if capacity < length:
+                x = jnp.pad(x, (0, length - capacity), constant_values=pad_id)
+            pos = jnp.arange(length)
+            return jnp.where(pos < keep, x[:length], jnp.where(pos == keep, jnp.int32(end), jnp.int32(pad_id)))
+        return pad
+    raise ValueError("no JAX function for op %s" % kind)
+
+
+def bag_offsets(ids):
+    """bag_offsets on a batch: each column's running count of present ids."""
+    return jnp.cumsum((ids >= 0).astype(jnp.int64), axis=0)

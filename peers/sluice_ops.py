@@ -1,0 +1,79 @@
+"""sluice's own definitions of the ops whose arithmetic no framework has a
+matching function for, written once over a small array interface so that the
+numpy, torch and JAX peers compute them operation for operation as sluice
+does (and so bitwise):
+
+- log1p: sluice's libm-free log1p (sl__log1p_f32 in kernels/ref/ref.h); each
+  framework's own log1p rounds differently, and the protocol compares bits;
+- the id hash of hash_ids: SplitMix64's finalizer (sl_mix64 in
+  engine/include/sluice/philox.h), its high 32 bits.
+
+An array interface `A` provides: f32(python float) -> a float32 scalar;
+where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
+float32 with int32 bits i; shr(i, n) and band(i, m): i >> n and i & m on
+those int32 bits; to_f32(int array) -> float32 values; fence(x) -> x,
+a point a compiler may not fuse or reorder arithmetic across (identity
+outside XLA). Plain Python operators do the arithmetic, each in float32.
+"""
+
+LOG1P_NEAR_HI = float.fromhex("0x1.a827a0p-2")
+LOG1P_NEAR_LO = -float.fromhex("0x1.2bec32p-2")
+LG1, LG2 = float.fromhex("0x1.555554p-1"), float.fromhex("0x1.99c26ep-2")
+LG3, LG4 = float.fromhex("0x1.23d3dcp-2"), float.fromhex("0x1.f13c4cp-3")
+LN2_HI, LN2_LO = float.fromhex("0x1.62e300p-1"), float.fromhex("0x1.2fefa2p-17")
+
+
+def log1p(x, A):
+    """log(1 + x) of float32 x, as sluice computes it."""
+    F, fence = A.f32, A.fence
+    one = F(1.0)
+    u = fence(one + x)
+    bits = A.bits(u)
+    k = A.shr(bits, 23) - 127
+    mant = A.band(bits, 0x7FFFFF)
+    halve = mant >= 0x3504F4  # m >= sqrt(2): take m / 2 and k + 1
+    m = A.from_bits(mant + A.where(halve, 0x3F000000, 0x3F800000))  # mant has none of those bits
+    k = k + A.where(halve, 1, 0)
+    # The rounding error of 1 + x, exactly, by Knuth's TwoSum.
+    x_part = fence(u - one)
+    c_far = fence(fence(fence(one - fence(u - x_part)) + fence(x - x_part)) / u)
+    near = (x < F(LOG1P_NEAR_HI)) & (x >= F(LOG1P_NEAR_LO))
+    dk = A.to_f32(A.where(near, 0, k))
+    f = A.where(near, x, fence(m - one))
+    c = A.where(near, F(0.0), c_far)
+    hfsq = fence(fence(F(0.5) * f) * f)
+    s = fence(f / fence(F(2.0) + f))
+    z = fence(s * s)
+    w = fence(z * z)
+    t1 = fence(w * fence(F(LG2) + fence(w * F(LG4))))
+    t2 = fence(z * fence(F(LG1) + fence(w * F(LG3))))
+    inner = fence(s * fence(hfsq + fence(t2 + t1)))
+    tail = fence(fence(dk * F(LN2_LO)) + c)
+    r = fence(fence(dk * F(LN2_HI)) - fence(fence(hfsq - fence(inner + tail)) - f))
+    # Zeros keep their sign; then infinity, -1, the outside of the domain and NaN.
+    r = A.where(x == F(0.0), x, r)
+    r = A.where(x == F(float("inf")), x, r)
+    r = A.where(x == F(-1.0), F(float("-inf")), r)
+    r = A.where(x < F(-1.0), F(float("nan")), r)
+    return A.where(x != x, x, r)
+
+
+MIX_ADD = 0x9E3779B97F4A7C15
+MIX_MUL1 = 0xBF58476D1CE4E5B9
+MIX_MUL2 = 0x94D049BB133111EB
+
+
+def signed64(v):
+    """A 64-bit constant as the int64 with the same bits (frameworks without
+    uint64 multiply int64s, which wrap the same way)."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def id_hash_high32(v, shr, const):
+    """The high 32 bits of SplitMix64's finalizer of 64-bit ids v (uint64, or
+    int64 wrapping alike): shr(v, n) shifts right logically by n, const(c)
+    makes v's type of a 64-bit constant."""
+    v = v + const(MIX_ADD)
+    v = (v ^ shr(v, 30)) * const(MIX_MUL1)
+    v = (v ^ shr(v, 27)) * const(MIX_MUL2)
+    return shr(v ^ shr(v, 31), 32)
