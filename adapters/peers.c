@@ -4,6 +4,7 @@
  * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
  * of Datarax's peer set is listed, unavailable with the reason, so that no
  * loader a reader expects is silently missing. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "adapters.h"
@@ -169,7 +170,50 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
                                                     "plan in one XLA call (peers/datarax_peer.py --scan)",
                                                     "--scan");
 
-/* Datarax's other peers, not run by sluice yet: listed with the reason. */
+/* Peers with a virtual environment of their own, <source>/.venv-<name>
+ * (ci/install-peers.sh), or the Python that ENV names. */
+#define OWN_VENV_PYTHON(FN, ENV, DIR)                                                                                 \
+    static const char *FN(void)                                                                                      \
+    {                                                                                                                \
+        const char *python = getenv(ENV);                                                                            \
+        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                              \
+    }
+#define OWN_VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON)                                     \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = TRANSFORMS,                                                                        \
+                    .available = AVAILABLE,                                                                          \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = SCRIPT, .args = ARGS, .python = PYTHON,                                                            \
+    }
+
+/* MosaicML Streaming (mosaicml-streaming 0.13.0, ci/peers-streaming.txt): MDS
+ * shards written before the hello, read back through StreamingDataset by
+ * index, numpy_peer's ops on the stacked batch. Its venv sees Debian's torch
+ * and torchvision (system site packages). */
+OWN_VENV_PYTHON(streaming_python, "SLUICE_STREAMING_PYTHON", ".venv-streaming")
+
+static bool streaming_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(streaming_python(), "numpy,xxhash,streaming", reason, size);
+}
+
+/* LitData needs a newer torch than any this machine can install. */
+static bool litdata_unavailable(char *reason, size_t size)
+{
+    snprintf(reason, size, "not installable here: litdata 0.2.76 needs torch >= 2.4 (it uses torch.uint16); Debian's "
+                           "torch is 1.13, PyPI's torch 2.x pulls CUDA libraries, and PyTorch's CPU wheel index is "
+                           "not reachable");
+    return false;
+}
+
+/* Datarax's other peers, not run by sluice yet: listed with the reason.
+ * Those of them that run here are full peers in this list, so that the
+ * list keeps its order in adapters/registry.c. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
     {                                                                                                                \
         .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,            \
@@ -182,8 +226,10 @@ const sl__peer sl__peer_listed[] = {
     LISTED_PEER("peer:webdataset", "WebDataset, tar shards", sl__peer_not_implemented),
     LISTED_PEER("peer:hf-datasets", "Hugging Face Datasets", sl__peer_not_implemented),
     LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
-    LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_not_implemented),
-    LISTED_PEER("peer:mosaicml-streaming", "MosaicML Streaming", sl__peer_not_implemented),
+    LISTED_PEER("peer:litdata", "LitData (Lightning)", litdata_unavailable),
+    OWN_VENV_PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset "
+                  "read by index in the exported order, batches stacked (peers/streaming_peer.py)",
+                  streaming_available, "streaming_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, streaming_python),
     LISTED_PEER("peer:ffcv", "FFCV", sl__peer_not_implemented),
     LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_not_implemented),
     LISTED_PEER("peer:deeplake", "Deep Lake", sl__peer_not_implemented),

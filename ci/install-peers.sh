@@ -14,6 +14,13 @@
 #    peer:datarax-scan unless SLUICE_DATARAX_PYTHON names another Python:
 #    Datarax pins its own jax, grain and tensorflow (2.20, where the peers'
 #    environment has 2.21), so it cannot share .venv-peers.
+# 4. MosaicML Streaming, every package pinned (ci/peers-streaming.txt),
+#    with --no-deps into <repo>/.venv-streaming, a venv that sees the
+#    system's packages: Streaming imports torch and torchvision, which come
+#    from Debian (CPU only; python3-torchvision is in the apt step). It runs
+#    peer:mosaicml-streaming unless SLUICE_STREAMING_PYTHON names another
+#    Python. LitData is not installed: it needs torch >= 2.4
+#    (docs/peers.md).
 #
 # The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
 # there already). VENV=<dir> puts the environment elsewhere (then export
@@ -23,13 +30,14 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=${VENV:-$here/.venv-peers}
 datarax_venv=${DATARAX_VENV:-$here/.venv-datarax}
+streaming_venv=${STREAMING_VENV:-$here/.venv-streaming}
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
     sudo=
     [ "$(id -u)" = 0 ] || sudo=sudo
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update
-    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash python3-torch
+    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash python3-torch python3-torchvision
 fi
 /usr/bin/python3 -c 'import numpy, xxhash, torch; print("system: numpy", numpy.__version__, "xxhash", xxhash.VERSION, "torch", torch.__version__)'
 
@@ -54,4 +62,14 @@ for name in ("grain", "tensorflow-cpu", "jax", "numpy", "xxhash"):
 from importlib.metadata import version
 for name in ("datarax", "jax", "flax", "grain", "numpy", "xxhash"):
     print("datarax venv:", name, version(name))
+'
+
+[ -x "$streaming_venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$streaming_venv"
+"$streaming_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r "$here/ci/peers-streaming.txt"
+"$streaming_venv/bin/python" -c '
+from importlib.metadata import version
+import streaming, torch, torchvision
+print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torch", torch.__version__,
+      "torchvision", torchvision.__version__)
 '
