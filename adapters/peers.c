@@ -169,6 +169,53 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
                                                     "plan in one XLA call (peers/datarax_peer.py --scan)",
                                                     "--scan");
 
+/* Hugging Face Datasets and WebDataset each have a pinned virtual environment
+ * of their own (.venv-hf, .venv-wds: ci/peers-hf-datasets.txt and
+ * ci/peers-webdataset.txt); both hand numpy batches to numpy_peer's ops, so
+ * they compute what peer:numpy computes. */
+const char *sl__peer_hf_python(void)
+{
+    const char *python = getenv("SLUICE_HF_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-hf/bin/python";
+}
+
+const char *sl__peer_wds_python(void)
+{
+    const char *python = getenv("SLUICE_WDS_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-wds/bin/python";
+}
+
+static bool hf_datasets_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_hf_python(), "numpy,xxhash,pyarrow,datasets", reason, size);
+}
+
+static bool webdataset_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_wds_python(), "numpy,xxhash,webdataset", reason, size);
+}
+
+#define OWN_VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, PYTHON)                                                      \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = PEER_NUMPY_TRANSFORMS,                                                             \
+                    .available = AVAILABLE,                                                                          \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = SCRIPT, .args = "--workers=0", .python = PYTHON,                                                   \
+    }
+
+const sl__peer sl__peer_hf_datasets = OWN_VENV_PEER("peer:hf-datasets", "Hugging Face Datasets: Arrow on disk, "
+                                                    "load_from_disk, numpy format, select(order), iter(batch_size) "
+                                                    "(peers/hf_datasets_peer.py)",
+                                                    hf_datasets_available, "hf_datasets_peer.py", sl__peer_hf_python);
+const sl__peer sl__peer_webdataset = OWN_VENV_PEER("peer:webdataset", "WebDataset: tar shards in the exported order, "
+                                                   "WebDataset(...).decode().batched() (peers/webdataset_peer.py)",
+                                                   webdataset_available, "webdataset_peer.py", sl__peer_wds_python);
+
 /* Datarax's other peers, not run by sluice yet: listed with the reason. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
     {                                                                                                                \
@@ -179,8 +226,6 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
 
 const sl__peer sl__peer_listed[] = {
     LISTED_PEER("peer:spdl", "SPDL (Meta's scalable data loading)", sl__peer_not_implemented),
-    LISTED_PEER("peer:webdataset", "WebDataset, tar shards", sl__peer_not_implemented),
-    LISTED_PEER("peer:hf-datasets", "Hugging Face Datasets", sl__peer_not_implemented),
     LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
     LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_not_implemented),
     LISTED_PEER("peer:mosaicml-streaming", "MosaicML Streaming", sl__peer_not_implemented),

@@ -177,6 +177,55 @@ def attention_mask(x, lengths):
     return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
 
 
+def apply_ops(plan, ops, fields, ids, epoch):
+    """Applies ops (the plan's, less a leading pack_tokens) to a batch's
+    fields, a dict of numpy arrays with the batch's rows first, in place;
+    ids are the batch's element ids (rows of the per-element decisions).
+    Other peers that hand numpy batches (Hugging Face Datasets, WebDataset)
+    call it too."""
+    for op in ops:
+        kind, p, name = op["kind"], op["params"], op["field"]
+        x = fields[name]
+        if kind == "normalize":
+            x = normalize(x, p)
+        elif kind in ("scale", "multiply"):
+            x = x * np.float32(p["value"])
+        elif kind == "add":
+            x = x + np.float32(p["value"])
+        elif kind == "clip":
+            x = clip(x, p)
+        elif kind == "random_crop":
+            x = random_crop(x, p, plan.decisions(op, epoch)[ids])
+        elif kind == "random_hflip":
+            x = random_hflip(x, plan.decisions(op, epoch)[ids])
+        elif kind == "zscore":
+            x = zscore(x)
+        elif kind == "random_crop3d":
+            x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
+        elif kind == "random_flip3d":
+            x = random_flip3d(x, plan.decisions(op, epoch)[ids])
+        elif kind == "one_hot":
+            x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
+        elif kind == "pad_tokens":
+            x = pad_tokens(x, p)
+        elif kind == "log1p":
+            x = log1p(x)
+        elif kind == "hash_ids":
+            x = hash_ids(x, p)
+        elif kind == "bag_offsets":
+            # Each column's running count of present ids down the batch.
+            fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
+        elif kind == "pad_to_multiple":
+            x = pad_to_multiple(x, fields[p["lengths"]], p)
+        elif kind == "attention_mask":
+            fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
+        # bucket_by_length is in the exported order already; rebatch
+        # splits a batch into micro-batches and joins them back, which
+        # leaves its bytes as they were.
+        fields[name] = x
+    return fields
+
+
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     for i in range(len(plan.batches)):
@@ -191,47 +240,7 @@ def make_batches(plan, options):
         for name, data in sources.items():
             if name not in fields:
                 fields[name] = data[ids]
-        for op in ops:
-            kind, p, name = op["kind"], op["params"], op["field"]
-            x = fields[name]
-            if kind == "normalize":
-                x = normalize(x, p)
-            elif kind in ("scale", "multiply"):
-                x = x * np.float32(p["value"])
-            elif kind == "add":
-                x = x + np.float32(p["value"])
-            elif kind == "clip":
-                x = clip(x, p)
-            elif kind == "random_crop":
-                x = random_crop(x, p, plan.decisions(op, epoch)[ids])
-            elif kind == "random_hflip":
-                x = random_hflip(x, plan.decisions(op, epoch)[ids])
-            elif kind == "zscore":
-                x = zscore(x)
-            elif kind == "random_crop3d":
-                x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
-            elif kind == "random_flip3d":
-                x = random_flip3d(x, plan.decisions(op, epoch)[ids])
-            elif kind == "one_hot":
-                x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
-            elif kind == "pad_tokens":
-                x = pad_tokens(x, p)
-            elif kind == "log1p":
-                x = log1p(x)
-            elif kind == "hash_ids":
-                x = hash_ids(x, p)
-            elif kind == "bag_offsets":
-                # Each column's running count of present ids down the batch.
-                fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
-            elif kind == "pad_to_multiple":
-                x = pad_to_multiple(x, fields[p["lengths"]], p)
-            elif kind == "attention_mask":
-                fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
-            # bucket_by_length is in the exported order already; rebatch
-            # splits a batch into micro-batches and joins them back, which
-            # leaves its bytes as they were.
-            fields[name] = x
-        yield fields
+        yield apply_ops(plan, ops, fields, ids, epoch)
 
 
 if __name__ == "__main__":
