@@ -83,8 +83,16 @@ extern const sl__peer sl__peer_datarax_scan;
 /* Datarax's virtual environment's Python: $SLUICE_DATARAX_PYTHON, else
  * <source>/.venv-datarax/bin/python (made by ci/install-peers.sh). */
 const char *sl__peer_datarax_python(void);
+/* Hugging Face Datasets and WebDataset, each with a Python of its own:
+ * $SLUICE_HF_PYTHON, else <source>/.venv-hf/bin/python, and
+ * $SLUICE_WDS_PYTHON, else <source>/.venv-wds/bin/python (made by
+ * ci/install-peers.sh). */
+extern const sl__peer sl__peer_hf_datasets;
+extern const sl__peer sl__peer_webdataset;
+const char *sl__peer_hf_python(void);
+const char *sl__peer_wds_python(void);
 /* Datarax's other peers, listed as unavailable with the reason. */
-#define SL__PEER_LISTED_COUNT 10
+#define SL__PEER_LISTED_COUNT 8
 extern const sl__peer sl__peer_listed[SL__PEER_LISTED_COUNT];
 
 #endif

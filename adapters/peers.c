@@ -172,8 +172,8 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
 
 /* Peers with a virtual environment of their own, <source>/.venv-<name>
  * (ci/install-peers.sh), or the Python that ENV names. */
-#define OWN_VENV_PYTHON(FN, ENV, DIR)                                                                                 \
-    static const char *FN(void)                                                                                      \
+#define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                        \
+    STORAGE const char *FN(void)                                                                                     \
     {                                                                                                                \
         const char *python = getenv(ENV);                                                                            \
         return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                              \
@@ -195,7 +195,7 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
  * shards written before the hello, read back through StreamingDataset by
  * index, numpy_peer's ops on the stacked batch. Its venv sees Debian's torch
  * and torchvision (system site packages). */
-OWN_VENV_PYTHON(streaming_python, "SLUICE_STREAMING_PYTHON", ".venv-streaming")
+OWN_VENV_PYTHON(static, streaming_python, "SLUICE_STREAMING_PYTHON", ".venv-streaming")
 
 static bool streaming_available(char *reason, size_t size)
 {
@@ -211,6 +211,34 @@ static bool litdata_unavailable(char *reason, size_t size)
     return false;
 }
 
+/* Hugging Face Datasets and WebDataset each have a pinned virtual
+ * environment of their own (ci/peers-hf-datasets.txt,
+ * ci/peers-webdataset.txt); both hand numpy batches to numpy_peer's ops, so
+ * they compute what peer:numpy computes. */
+OWN_VENV_PYTHON(, sl__peer_hf_python, "SLUICE_HF_PYTHON", ".venv-hf")
+OWN_VENV_PYTHON(, sl__peer_wds_python, "SLUICE_WDS_PYTHON", ".venv-wds")
+
+static bool hf_datasets_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_hf_python(), "numpy,xxhash,pyarrow,datasets", reason, size);
+}
+
+static bool webdataset_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_wds_python(), "numpy,xxhash,webdataset", reason, size);
+}
+
+const sl__peer sl__peer_hf_datasets =
+    OWN_VENV_PEER("peer:hf-datasets", "Hugging Face Datasets: Arrow on disk, load_from_disk, numpy format, "
+                  "select(order), iter(batch_size) (peers/hf_datasets_peer.py)",
+                  hf_datasets_available, "hf_datasets_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS,
+                  sl__peer_hf_python);
+const sl__peer sl__peer_webdataset =
+    OWN_VENV_PEER("peer:webdataset", "WebDataset: tar shards in the exported order, "
+                  "WebDataset(...).decode().batched() (peers/webdataset_peer.py)",
+                  webdataset_available, "webdataset_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS,
+                  sl__peer_wds_python);
+
 /* Datarax's other peers, not run by sluice yet: listed with the reason.
  * Those of them that run here are full peers in this list, so that the
  * list keeps its order in adapters/registry.c. */
@@ -223,8 +251,6 @@ static bool litdata_unavailable(char *reason, size_t size)
 
 const sl__peer sl__peer_listed[] = {
     LISTED_PEER("peer:spdl", "SPDL (Meta's scalable data loading)", sl__peer_not_implemented),
-    LISTED_PEER("peer:webdataset", "WebDataset, tar shards", sl__peer_not_implemented),
-    LISTED_PEER("peer:hf-datasets", "Hugging Face Datasets", sl__peer_not_implemented),
     LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
     LISTED_PEER("peer:litdata", "LitData (Lightning)", litdata_unavailable),
     OWN_VENV_PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset "

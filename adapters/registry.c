@@ -22,6 +22,8 @@ static const sl_adapter *const adapters[] = {
     &sl__peer_jax.adapter,
     &sl__peer_datarax.adapter,
     &sl__peer_datarax_scan.adapter,
+    &sl__peer_hf_datasets.adapter,
+    &sl__peer_webdataset.adapter,
     &sl__peer_listed[0].adapter,
     &sl__peer_listed[1].adapter,
     &sl__peer_listed[2].adapter,
@@ -30,8 +32,6 @@ static const sl_adapter *const adapters[] = {
     &sl__peer_listed[5].adapter,
     &sl__peer_listed[6].adapter,
     &sl__peer_listed[7].adapter,
-    &sl__peer_listed[8].adapter,
-    &sl__peer_listed[9].adapter,
 };
 
 int sl_adapter_count(void)

@@ -73,3 +73,16 @@ import streaming, torch, torchvision
 print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torch", torch.__version__,
       "torchvision", torchvision.__version__)
 '
+
+# 5. Hugging Face Datasets and WebDataset, each in a virtual environment of
+#    its own, every package pinned (ci/peers-hf-datasets.txt,
+#    ci/peers-webdataset.txt): <repo>/.venv-hf runs peer:hf-datasets unless
+#    SLUICE_HF_PYTHON names another Python (HF_VENV=<dir> puts it elsewhere),
+#    <repo>/.venv-wds runs peer:webdataset unless SLUICE_WDS_PYTHON does
+#    (WDS_VENV=<dir>).
+for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset"; do
+    dir=${pair%%:*}; rest=${pair#*:}; req=${rest%%:*}; name=${rest#*:}
+    [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir"
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$req.txt"
+    "$dir/bin/python" -c "from importlib.metadata import version; print('$req venv: $name', version('$name'))"
+done

@@ -211,3 +211,23 @@ Test(peers_listed, datarax_peers_name_their_own_python_when_it_is_missing)
     }
     unsetenv("SLUICE_DATARAX_PYTHON");
 }
+
+/* Hugging Face Datasets and WebDataset run with a Python each of their own
+ * (SLUICE_HF_PYTHON else .venv-hf, SLUICE_WDS_PYTHON else .venv-wds):
+ * without it the peer is unavailable and names the Python it looked for. */
+Test(peers_listed, hf_and_webdataset_peers_name_their_own_python_when_it_is_missing)
+{
+    const char *vars[] = {"SLUICE_HF_PYTHON", "SLUICE_WDS_PYTHON"};
+    const char *missing[] = {"/nonexistent/sluice-test/hf/bin/python", "/nonexistent/sluice-test/wds/bin/python"};
+    const sl_adapter *peers[] = {&sl__peer_hf_datasets.adapter, &sl__peer_webdataset.adapter};
+    const char *(*python[])(void) = {sl__peer_hf_python, sl__peer_wds_python};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(setenv(vars[i], missing[i], 1), 0);
+        cr_assert_str_eq(python[i](), missing[i]);
+        cr_assert_eq(sl_adapter_find(peers[i]->name), peers[i], "%s is registered", peers[i]->name);
+        char reason[256] = "";
+        cr_assert_not(sl_adapter_is_available(peers[i], reason, sizeof reason), "%s", peers[i]->name);
+        cr_assert(strstr(reason, missing[i]) != NULL, "%s: '%s'", peers[i]->name, reason);
+        unsetenv(vars[i]);
+    }
+}
