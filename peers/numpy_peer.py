@@ -177,61 +177,73 @@ def attention_mask(x, lengths):
     return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
 
 
+def gather(plan, sources, ids):
+    """A batch's fields: the source rows of ids (pack_tokens' sequences cut from
+    its token stream). Returns the fields and the ops left to apply."""
+    fields = {}
+    ops = plan.ops
+    if ops and ops[0]["kind"] == "pack_tokens":
+        p = ops[0]["params"]
+        fields[ops[0]["field"]] = gather_tokens(sources[ops[0]["field"]], ids, p["seq_len"], p["pad_id"])
+        ops = ops[1:]
+    for name, data in sources.items():
+        if name not in fields:
+            fields[name] = data[ids]
+    return fields, ops
+
+
+def apply_ops(plan, fields, ops, epoch, ids):
+    """The plan's ops, in order, on a batch's fields (elements ids of epoch)."""
+    for op in ops:
+        kind, p, name = op["kind"], op["params"], op["field"]
+        x = fields[name]
+        if kind == "normalize":
+            x = normalize(x, p)
+        elif kind in ("scale", "multiply"):
+            x = x * np.float32(p["value"])
+        elif kind == "add":
+            x = x + np.float32(p["value"])
+        elif kind == "clip":
+            x = clip(x, p)
+        elif kind == "random_crop":
+            x = random_crop(x, p, plan.decisions(op, epoch)[ids])
+        elif kind == "random_hflip":
+            x = random_hflip(x, plan.decisions(op, epoch)[ids])
+        elif kind == "zscore":
+            x = zscore(x)
+        elif kind == "random_crop3d":
+            x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
+        elif kind == "random_flip3d":
+            x = random_flip3d(x, plan.decisions(op, epoch)[ids])
+        elif kind == "one_hot":
+            x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
+        elif kind == "pad_tokens":
+            x = pad_tokens(x, p)
+        elif kind == "log1p":
+            x = log1p(x)
+        elif kind == "hash_ids":
+            x = hash_ids(x, p)
+        elif kind == "bag_offsets":
+            # Each column's running count of present ids down the batch.
+            fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
+        elif kind == "pad_to_multiple":
+            x = pad_to_multiple(x, fields[p["lengths"]], p)
+        elif kind == "attention_mask":
+            fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
+        # bucket_by_length is in the exported order already; rebatch
+        # splits a batch into micro-batches and joins them back, which
+        # leaves its bytes as they were.
+        fields[name] = x
+    return fields
+
+
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     for i in range(len(plan.batches)):
         epoch = plan.batches[i]["epoch"]
         ids = plan.batch_ids(i)
-        fields = {}
-        ops = plan.ops
-        if ops and ops[0]["kind"] == "pack_tokens":
-            p = ops[0]["params"]
-            fields[ops[0]["field"]] = gather_tokens(sources[ops[0]["field"]], ids, p["seq_len"], p["pad_id"])
-            ops = ops[1:]
-        for name, data in sources.items():
-            if name not in fields:
-                fields[name] = data[ids]
-        for op in ops:
-            kind, p, name = op["kind"], op["params"], op["field"]
-            x = fields[name]
-            if kind == "normalize":
-                x = normalize(x, p)
-            elif kind in ("scale", "multiply"):
-                x = x * np.float32(p["value"])
-            elif kind == "add":
-                x = x + np.float32(p["value"])
-            elif kind == "clip":
-                x = clip(x, p)
-            elif kind == "random_crop":
-                x = random_crop(x, p, plan.decisions(op, epoch)[ids])
-            elif kind == "random_hflip":
-                x = random_hflip(x, plan.decisions(op, epoch)[ids])
-            elif kind == "zscore":
-                x = zscore(x)
-            elif kind == "random_crop3d":
-                x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
-            elif kind == "random_flip3d":
-                x = random_flip3d(x, plan.decisions(op, epoch)[ids])
-            elif kind == "one_hot":
-                x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
-            elif kind == "pad_tokens":
-                x = pad_tokens(x, p)
-            elif kind == "log1p":
-                x = log1p(x)
-            elif kind == "hash_ids":
-                x = hash_ids(x, p)
-            elif kind == "bag_offsets":
-                # Each column's running count of present ids down the batch.
-                fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
-            elif kind == "pad_to_multiple":
-                x = pad_to_multiple(x, fields[p["lengths"]], p)
-            elif kind == "attention_mask":
-                fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
-            # bucket_by_length is in the exported order already; rebatch
-            # splits a batch into micro-batches and joins them back, which
-            # leaves its bytes as they were.
-            fields[name] = x
-        yield fields
+        fields, ops = gather(plan, sources, ids)
+        yield apply_ops(plan, fields, ops, epoch, ids)
 
 
 if __name__ == "__main__":
