@@ -169,7 +169,60 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
                                                     "plan in one XLA call (peers/datarax_peer.py --scan)",
                                                     "--scan");
 
-/* Datarax's other peers, not run by sluice yet: listed with the reason. */
+/* Peers with a virtual environment of their own, <source>/.venv-<name>
+ * (ci/install-peers.sh), or the Python that ENV names. */
+#define OWN_VENV_PYTHON(FN, ENV, DIR)                                                                                 \
+    static const char *FN(void)                                                                                      \
+    {                                                                                                                \
+        const char *python = getenv(ENV);                                                                            \
+        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                              \
+    }
+#define OWN_VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON)                                     \
+    {                                                                                                                \
+        .adapter = {.name = NAME,                                                                                    \
+                    .summary = SUMMARY,                                                                              \
+                    .backend = "cpu",                                                                                \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
+                    .transforms = TRANSFORMS,                                                                        \
+                    .available = AVAILABLE,                                                                          \
+                    .run = sl__peer_run,                                                                             \
+                    .framework = sl__peer_framework},                                                                \
+        .script = SCRIPT, .args = ARGS, .python = PYTHON,                                                            \
+    }
+
+/* SPDL (spdl 0.8.0, ci/peers-spdl.txt): its stages call numpy_peer's ops. */
+OWN_VENV_PYTHON(spdl_python, "SLUICE_SPDL_PYTHON", ".venv-spdl")
+
+static bool spdl_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(spdl_python(), "numpy,xxhash,spdl", reason, size);
+}
+
+/* Ray Data (ray 2.60.0, ci/peers-ray.txt): numpy_peer's ops in map_batches,
+ * but not the ops whose batch width depends on the data (pad_to_multiple,
+ * attention_mask): Ray's blocks join batches into tensor columns of one
+ * width. Its local cluster starts before the hello, in up to 300 s. */
+#define PEER_RAY_TRANSFORMS                                                                                           \
+    (PEER_NUMPY_TRANSFORMS & ~(SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK)))
+OWN_VENV_PYTHON(ray_python, "SLUICE_RAY_PYTHON", ".venv-ray")
+
+static bool ray_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(ray_python(), "numpy,xxhash,ray,pyarrow,pandas", reason, size);
+}
+
+/* Deep Lake (deeplake 4.7.4, ci/peers-deeplake.txt): the export written to a
+ * local Deep Lake dataset before the hello, batches read by id. */
+OWN_VENV_PYTHON(deeplake_python, "SLUICE_DEEPLAKE_PYTHON", ".venv-deeplake")
+
+static bool deeplake_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(deeplake_python(), "numpy,xxhash,deeplake", reason, size);
+}
+
+/* Datarax's other peers, not run by sluice yet: listed with the reason.
+ * Those of them that run here are full peers in this list, so that the
+ * list keeps its order in adapters/registry.c. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
     {                                                                                                                \
         .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,            \
@@ -178,14 +231,30 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
     }
 
 const sl__peer sl__peer_listed[] = {
-    LISTED_PEER("peer:spdl", "SPDL (Meta's scalable data loading)", sl__peer_not_implemented),
+    OWN_VENV_PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages "
+                  "on 2 threads, sink (peers/spdl_peer.py)",
+                  spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python),
     LISTED_PEER("peer:webdataset", "WebDataset, tar shards", sl__peer_not_implemented),
     LISTED_PEER("peer:hf-datasets", "Hugging Face Datasets", sl__peer_not_implemented),
-    LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
+    {.adapter = {.name = "peer:ray-data",
+                 .summary = "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
+                            "a local cluster of 2 CPUs (peers/ray_data_peer.py)",
+                 .backend = "cpu",
+                 .kernels = SL_KERNELS_REFERENCE,
+                 .transforms = PEER_RAY_TRANSFORMS,
+                 .available = ray_available,
+                 .run = sl__peer_run,
+                 .framework = sl__peer_framework},
+     .script = "ray_data_peer.py",
+     .args = "--workers=2",
+     .python = ray_python,
+     .startup_s = 300},
     LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_not_implemented),
     LISTED_PEER("peer:mosaicml-streaming", "MosaicML Streaming", sl__peer_not_implemented),
     LISTED_PEER("peer:ffcv", "FFCV", sl__peer_not_implemented),
     LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_not_implemented),
-    LISTED_PEER("peer:deeplake", "Deep Lake", sl__peer_not_implemented),
+    OWN_VENV_PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
+                  "(dataset[field][ids]) (peers/deeplake_peer.py)",
+                  deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python),
     LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu),
 };

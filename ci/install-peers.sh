@@ -14,6 +14,11 @@
 #    peer:datarax-scan unless SLUICE_DATARAX_PYTHON names another Python:
 #    Datarax pins its own jax, grain and tensorflow (2.20, where the peers'
 #    environment has 2.21), so it cannot share .venv-peers.
+# 4. From PyPI, every package pinned, one virtual environment per framework
+#    whose pins are its own: <repo>/.venv-spdl (ci/peers-spdl.txt, peer:spdl,
+#    or SLUICE_SPDL_PYTHON) and <repo>/.venv-ray (ci/peers-ray.txt,
+#    peer:ray-data, or SLUICE_RAY_PYTHON) and <repo>/.venv-deeplake
+#    (ci/peers-deeplake.txt, peer:deeplake, or SLUICE_DEEPLAKE_PYTHON).
 #
 # The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
 # there already). VENV=<dir> puts the environment elsewhere (then export
@@ -55,3 +60,11 @@ from importlib.metadata import version
 for name in ("datarax", "jax", "flax", "grain", "numpy", "xxhash"):
     print("datarax venv:", name, version(name))
 '
+
+for name in spdl ray deeplake; do
+    [ -x "$here/.venv-$name/bin/python" ] || /usr/bin/python3 -m venv "$here/.venv-$name"
+    "$here/.venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$name.txt"
+done
+"$here/.venv-spdl/bin/python" -c 'from importlib.metadata import version; print("spdl venv: spdl", version("spdl"))'
+"$here/.venv-ray/bin/python" -c 'from importlib.metadata import version; print("ray venv: ray", version("ray"))'
+"$here/.venv-deeplake/bin/python" -c 'from importlib.metadata import version; print("deeplake venv: deeplake", version("deeplake"))'
