@@ -492,6 +492,20 @@ bool sl__peer_not_implemented(char *reason, size_t size)
     return false;
 }
 
+bool sl__peer_ffcv_not_installable(char *reason, size_t size)
+{
+    snprintf(reason, size, "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
+             "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
+    return false;
+}
+
+bool sl__peer_energon_not_installable(char *reason, size_t size)
+{
+    snprintf(reason, size, "not installed: megatron-energon 7.4.1 needs torch 2 (PyPI's pulls CUDA 13 libraries); "
+             "Debian's torch 1.13 fails its import on Python 3.11 (docs/peers.md)");
+    return false;
+}
+
 bool sl__peer_needs_gpu(char *reason, size_t size)
 {
     snprintf(reason, size, "needs a GPU: its pipelines run on a CUDA device, and sluice's peers run on the CPU");

@@ -44,6 +44,8 @@ void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
  * for peers that are listed but not implemented). */
 bool sl__peer_not_implemented(char *reason, size_t size);
 bool sl__peer_needs_gpu(char *reason, size_t size);
+bool sl__peer_ffcv_not_installable(char *reason, size_t size);
+bool sl__peer_energon_not_installable(char *reason, size_t size);
 
 /* Writes "statistical" when the adapter's last run was checked
  * statistically (its plan's draws are not exported), else "" (the bench's

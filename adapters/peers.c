@@ -251,8 +251,8 @@ const sl__peer sl__peer_listed[] = {
      .startup_s = 300},
     LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_not_implemented),
     LISTED_PEER("peer:mosaicml-streaming", "MosaicML Streaming", sl__peer_not_implemented),
-    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_not_implemented),
-    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_not_implemented),
+    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable),
+    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_installable),
     OWN_VENV_PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
                   "(dataset[field][ids]) (peers/deeplake_peer.py)",
                   deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python),
