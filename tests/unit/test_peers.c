@@ -113,17 +113,25 @@ Test(peers, sluices_own_adapters_name_no_framework)
 }
 
 /* Datarax's other peers are listed, each unavailable with its reason, and a
- * bench records them skipped with that reason rather than leaving them out. */
+ * bench records them skipped with that reason rather than leaving them out.
+ * Those with a peer script are full peers kept in the list (their
+ * availability depends on their virtual environments). */
 Test(peers_listed, every_listed_peer_is_unavailable_with_a_reason)
 {
+    static const char *const whys[] = {"needs a GPU", "not implemented yet", "not installable:", "not installed:"};
     for (int i = 0; i < SL__PEER_LISTED_COUNT; i++) {
         const sl_adapter *adapter = &sl__peer_listed[i].adapter;
         cr_assert_eq(sl_adapter_find(adapter->name), adapter, "%s is registered", adapter->name);
+        if (sl__peer_listed[i].script[0])
+            continue;
         char reason[256] = "";
         cr_assert_not(sl_adapter_is_available(adapter, reason, sizeof reason), "%s", adapter->name);
-        bool gpu = strcmp(adapter->name, "peer:dali") == 0;
-        const char *want = gpu ? "needs a GPU" : "not implemented yet";
-        cr_assert_eq(strncmp(reason, want, strlen(want)), 0, "%s: '%s'", adapter->name, reason);
+        bool known = false;
+        for (size_t k = 0; k < sizeof whys / sizeof *whys; k++)
+            known = known || strncmp(reason, whys[k], strlen(whys[k])) == 0;
+        cr_assert(known, "%s: '%s'", adapter->name, reason);
+        if (strcmp(adapter->name, "peer:dali") == 0)
+            cr_assert_eq(strncmp(reason, "needs a GPU", 11), 0, "%s", reason);
     }
 }
 
