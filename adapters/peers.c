@@ -1,7 +1,8 @@
 /* The peer loaders sluice knows (peers/ holds their scripts; docs/peers.md).
  * Each is available when its Python has the modules it imports: numpy and
  * torch in the system's Python (Debian's packages), grain, tf.data and JAX
- * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
+ * in the peers' virtual environment (PyPI, ci/install-peers.sh); Datarax,
+ * SPDL, Ray Data and Deep Lake in virtual environments of their own. The rest
  * of Datarax's peer set is listed, unavailable with the reason, so that no
  * loader a reader expects is silently missing. */
 #include <stdlib.h>
