@@ -1,7 +1,7 @@
 """peer:ray-data: the scenario's pipeline written the way a Ray Data user
 writes it: a local Ray cluster limited to this machine's CPUs, the source
 fields put in Ray's object store, each epoch's exported element order made a
-dataset with ray.data.from_numpy, .map_batches(fn, batch_size=, 
+dataset with ray.data.from_numpy, .map_batches(fn, batch_size=,
 batch_format="numpy") whose fn gathers the batch's rows from the object
 store and applies the plan's ops, and .iter_batches(batch_size=,
 batch_format="numpy") in order (DataContext.execution_options.preserve_order).
