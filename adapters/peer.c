@@ -486,9 +486,25 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
 
 /* --- availability ---------------------------------------------------------- */
 
-bool sl__peer_not_implemented(char *reason, size_t size)
+bool sl__peer_litdata_not_installable(char *reason, size_t size)
 {
-    snprintf(reason, size, "not implemented yet: no peer script for it in peers/ (docs/peers.md)");
+    snprintf(reason, size, "not installable: litdata 0.2.76 needs torch >= 2.4 (it uses torch.uint16); Debian's "
+                           "torch is 1.13, PyPI's torch 2.x pulls CUDA libraries, and PyTorch's CPU wheel index is "
+                           "not reachable (docs/peers.md)");
+    return false;
+}
+
+bool sl__peer_ffcv_not_installable(char *reason, size_t size)
+{
+    snprintf(reason, size, "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
+             "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
+    return false;
+}
+
+bool sl__peer_energon_not_installable(char *reason, size_t size)
+{
+    snprintf(reason, size, "not installed: megatron-energon 7.4.1 needs torch 2 (PyPI's pulls CUDA 13 libraries); "
+             "Debian's torch 1.13 fails its import on Python 3.11 (docs/peers.md)");
     return false;
 }
 

@@ -42,8 +42,10 @@ const char *sl__peer_venv_python(void);
 void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
 /* Says a peer of Datarax's set is not run here and why (its available hook
  * for peers that are listed but not implemented). */
-bool sl__peer_not_implemented(char *reason, size_t size);
+bool sl__peer_litdata_not_installable(char *reason, size_t size);
 bool sl__peer_needs_gpu(char *reason, size_t size);
+bool sl__peer_ffcv_not_installable(char *reason, size_t size);
+bool sl__peer_energon_not_installable(char *reason, size_t size);
 
 /* Writes "statistical" when the adapter's last run was checked
  * statistically (its plan's draws are not exported), else "" (the bench's

@@ -1,7 +1,9 @@
 /* The peer loaders sluice knows (peers/ holds their scripts; docs/peers.md).
  * Each is available when its Python has the modules it imports: numpy and
  * torch in the system's Python (Debian's packages), grain, tf.data and JAX
- * in the peers' virtual environment (PyPI, ci/install-peers.sh). The rest
+ * in the peers' virtual environment (PyPI, ci/install-peers.sh); Datarax,
+ * MosaicML Streaming, Hugging Face Datasets, WebDataset, SPDL, Ray Data and
+ * Deep Lake in virtual environments of their own. The rest
  * of Datarax's peer set is listed, unavailable with the reason, so that no
  * loader a reader expects is silently missing. */
 #include <stdio.h>
@@ -202,15 +204,6 @@ static bool streaming_available(char *reason, size_t size)
     return sl__peer_python_has_in(streaming_python(), "numpy,xxhash,streaming", reason, size);
 }
 
-/* LitData needs a newer torch than any this machine can install. */
-static bool litdata_unavailable(char *reason, size_t size)
-{
-    snprintf(reason, size, "not installable here: litdata 0.2.76 needs torch >= 2.4 (it uses torch.uint16); Debian's "
-                           "torch is 1.13, PyPI's torch 2.x pulls CUDA libraries, and PyTorch's CPU wheel index is "
-                           "not reachable");
-    return false;
-}
-
 /* Hugging Face Datasets and WebDataset each have a pinned virtual
  * environment of their own (ci/peers-hf-datasets.txt,
  * ci/peers-webdataset.txt); both hand numpy batches to numpy_peer's ops, so
@@ -239,6 +232,36 @@ const sl__peer sl__peer_webdataset =
                   webdataset_available, "webdataset_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS,
                   sl__peer_wds_python);
 
+/* SPDL (spdl 0.8.0, ci/peers-spdl.txt): its stages call numpy_peer's ops. */
+OWN_VENV_PYTHON(static, spdl_python, "SLUICE_SPDL_PYTHON", ".venv-spdl")
+
+static bool spdl_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(spdl_python(), "numpy,xxhash,spdl", reason, size);
+}
+
+/* Ray Data (ray 2.60.0, ci/peers-ray.txt): numpy_peer's ops in map_batches,
+ * but not the ops whose batch width depends on the data (pad_to_multiple,
+ * attention_mask): Ray's blocks join batches into tensor columns of one
+ * width. Its local cluster starts before the hello, in up to 300 s. */
+#define PEER_RAY_TRANSFORMS                                                                                           \
+    (PEER_NUMPY_TRANSFORMS & ~(SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK)))
+OWN_VENV_PYTHON(static, ray_python, "SLUICE_RAY_PYTHON", ".venv-ray")
+
+static bool ray_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(ray_python(), "numpy,xxhash,ray,pyarrow,pandas", reason, size);
+}
+
+/* Deep Lake (deeplake 4.7.4, ci/peers-deeplake.txt): the export written to a
+ * local Deep Lake dataset before the hello, batches read by id. */
+OWN_VENV_PYTHON(static, deeplake_python, "SLUICE_DEEPLAKE_PYTHON", ".venv-deeplake")
+
+static bool deeplake_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(deeplake_python(), "numpy,xxhash,deeplake", reason, size);
+}
+
 /* Datarax's other peers, not run by sluice yet: listed with the reason.
  * Those of them that run here are full peers in this list, so that the
  * list keeps its order in adapters/registry.c. */
@@ -250,14 +273,30 @@ const sl__peer sl__peer_webdataset =
     }
 
 const sl__peer sl__peer_listed[] = {
-    LISTED_PEER("peer:spdl", "SPDL (Meta's scalable data loading)", sl__peer_not_implemented),
-    LISTED_PEER("peer:ray-data", "Ray Data", sl__peer_not_implemented),
-    LISTED_PEER("peer:litdata", "LitData (Lightning)", litdata_unavailable),
+    OWN_VENV_PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages "
+                  "on 2 threads, sink (peers/spdl_peer.py)",
+                  spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python),
+    {.adapter = {.name = "peer:ray-data",
+                 .summary = "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
+                            "a local cluster of 2 CPUs (peers/ray_data_peer.py)",
+                 .backend = "cpu",
+                 .kernels = SL_KERNELS_REFERENCE,
+                 .transforms = PEER_RAY_TRANSFORMS,
+                 .available = ray_available,
+                 .run = sl__peer_run,
+                 .framework = sl__peer_framework},
+     .script = "ray_data_peer.py",
+     .args = "--workers=2",
+     .python = ray_python,
+     .startup_s = 300},
+    LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_litdata_not_installable),
     OWN_VENV_PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset "
                   "read by index in the exported order, batches stacked (peers/streaming_peer.py)",
                   streaming_available, "streaming_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, streaming_python),
-    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_not_implemented),
-    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_not_implemented),
-    LISTED_PEER("peer:deeplake", "Deep Lake", sl__peer_not_implemented),
+    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable),
+    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_installable),
+    OWN_VENV_PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
+                  "(dataset[field][ids]) (peers/deeplake_peer.py)",
+                  deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python),
     LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu),
 };

