@@ -46,6 +46,14 @@
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
 #define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
+/* peer:numpy alone also applies the ops whose decisions the export writes
+ * beyond the gate's: rot90's turns, brightness offsets and scale factors,
+ * and MixUp's and CutMix's per-batch draws and partners; and gaussian noise
+ * of its own, checked statistically. */
+#define PEER_NUMPY_OWN_TRANSFORMS                                                                                     \
+    (PEER_NUMPY_TRANSFORMS | SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) |                     \
+     SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                     \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE))
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
@@ -64,7 +72,7 @@ const sl__peer sl__peer_numpy = {
                 .summary = "numpy, vectorized one batch at a time (peers/numpy_peer.py)",
                 .backend = "cpu",
                 .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_NUMPY_TRANSFORMS,
+                .transforms = PEER_NUMPY_OWN_TRANSFORMS,
                 .available = numpy_available,
                 .run = sl__peer_run,
                 .framework = sl__peer_framework},

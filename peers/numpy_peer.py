@@ -24,6 +24,12 @@ import sluice_peer  # noqa: E402
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
              "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
              "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+# What peer:numpy itself adds, from the exported per-element and per-batch
+# decisions (the peers that reuse apply_ops without a batch index do not
+# claim them), and gaussian noise drawn by numpy's own generator, keyed by
+# (seed, op id, epoch, batch) as a numpy user keys it: its batches cannot
+# equal sluice's, so sluice checks them statistically (docs/peers.md).
+NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "gaussian_noise"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -177,6 +183,59 @@ def attention_mask(x, lengths):
     return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
 
 
+def rot90(x, k):
+    """Each image turned k[i] quarter turns counter-clockwise over (h, w)."""
+    out = np.empty_like(x)
+    for turns in range(4):
+        rows = k == turns
+        if rows.any():
+            out[rows] = np.rot90(x[rows], turns, axes=(1, 2))
+    return out
+
+
+def per_row(values, x):
+    """values[i] broadcast over row i of x."""
+    return values.reshape((-1,) + (1,) * (x.ndim - 1))
+
+
+def random_brightness(x, p, u24):
+    # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
+    d = np.float32(p["delta"]) * ((u24.astype(np.float64) - 2**23) / 2**23).astype(np.float32)
+    return x + per_row(d.astype(np.float32), x)
+
+
+def random_scale(x, p, u24):
+    lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
+    f = (lo + (hi - lo) * (u24.astype(np.float64) / 2**24).astype(np.float32)).astype(np.float32)
+    return x * per_row(np.minimum(f, hi), x)
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
+    return (x * np.float32(w_own)).astype(np.float32) + (x[partner] * np.float32(w_partner)).astype(np.float32)
+
+
+def mix(plan, op, fields, batch):
+    """MixUp and CutMix from the exported per-batch decisions of batch `batch`."""
+    d = op["decisions"]
+    row = plan.batch_decisions(op)[batch]
+    rows = fields[op["field"]].shape[0]
+    partner = plan.batch_partners(op)[batch][:rows]
+    label = op["params"]["label"]
+    if op["kind"] == "mixup":
+        w_own, w_partner = row[1], row[2]
+        fields[op["field"]] = blend(fields[op["field"]], partner, w_own, w_partner)
+    else:
+        y0, y1, x0, x1 = (int(v) for v in row[1:5])
+        w_own, w_partner = row[5], row[6]
+        x = fields[op["field"]]
+        out = x.copy()
+        out[:, y0:y1, x0:x1] = x[partner][:, y0:y1, x0:x1]
+        fields[op["field"]] = out
+    fields[label] = blend(fields[label], partner, w_own, w_partner)
+    assert d["exported"]
+
+
 def gather(plan, sources, ids):
     """A batch's fields: the source rows of ids (pack_tokens' sequences cut from
     its token stream). Returns the fields and the ops left to apply."""
@@ -192,8 +251,9 @@ def gather(plan, sources, ids):
     return fields, ops
 
 
-def apply_ops(plan, fields, ops, epoch, ids):
-    """The plan's ops, in order, on a batch's fields (elements ids of epoch)."""
+def apply_ops(plan, fields, ops, epoch, ids, batch=None):
+    """The plan's ops, in order, on a batch's fields (elements ids of epoch;
+    batch, the index in plan.batches, for the ops with per-batch decisions)."""
     for op in ops:
         kind, p, name = op["kind"], op["params"], op["field"]
         x = fields[name]
@@ -230,6 +290,18 @@ def apply_ops(plan, fields, ops, epoch, ids):
             x = pad_to_multiple(x, fields[p["lengths"]], p)
         elif kind == "attention_mask":
             fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
+        elif kind == "rot90":
+            x = rot90(x, plan.decisions(op, epoch)[ids][:, 0])
+        elif kind == "random_brightness":
+            x = random_brightness(x, p, plan.decisions(op, epoch)[ids][:, 0])
+        elif kind == "random_scale":
+            x = random_scale(x, p, plan.decisions(op, epoch)[ids][:, 0])
+        elif kind == "gaussian_noise":
+            rng = np.random.default_rng([int(plan.raw["seed"]), op["op_id"], epoch, batch])
+            x = x + np.float32(p["sigma"]) * rng.standard_normal(x.shape, dtype=np.float32)
+        elif kind in ("mixup", "cutmix"):
+            mix(plan, op, fields, batch)
+            continue
         # bucket_by_length is in the exported order already; rebatch
         # splits a batch into micro-batches and joins them back, which
         # leaves its bytes as they were.
@@ -243,8 +315,8 @@ def make_batches(plan, options):
         epoch = plan.batches[i]["epoch"]
         ids = plan.batch_ids(i)
         fields, ops = gather(plan, sources, ids)
-        yield apply_ops(plan, fields, ops, epoch, ids)
+        yield apply_ops(plan, fields, ops, epoch, ids, batch=i)
 
 
 if __name__ == "__main__":
-    sluice_peer.main("numpy", "numpy " + np.__version__, make_batches, SUPPORTED)
+    sluice_peer.main("numpy", "numpy " + np.__version__, make_batches, SUPPORTED | NUMPY_ONLY)

@@ -86,6 +86,23 @@ class Plan:
             self._decisions[key] = np.load(os.path.join(self.dir, name))
         return self._decisions[key]
 
+    def batch_decisions(self, op):
+        """A batch op's per-batch decisions, f32 [nbatches, columns], row k for batches[k]."""
+        return self._batch_file(op, "file")
+
+    def batch_partners(self, op):
+        """A mixing op's partners, i32 [nbatches, batch_size], -1 past a short batch."""
+        return self._batch_file(op, "partners_file")
+
+    def _batch_file(self, op, key):
+        d = op.get("decisions") or {}
+        if not d.get("exported") or key not in d:
+            raise SystemExit("op %d (%s) has no exported %s" % (op["index"], op["kind"], key))
+        cache = (op["index"], key)
+        if cache not in self._decisions:
+            self._decisions[cache] = np.load(os.path.join(self.dir, d[key]))
+        return self._decisions[cache]
+
     def kinds(self):
         return [op["kind"] for op in self.ops]
 
