@@ -15,8 +15,8 @@
 
 /* What every Python peer implements: the ops of the gate scenarios. */
 #define PEER_GATE_TRANSFORMS                                                                                          \
-    (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                   \
-     SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                             \
+    (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                    \
+     SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                              \
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
 
 /* Ops that move data or count, with their decisions exported and no float
@@ -25,9 +25,9 @@
  * ops that leave a batch's bytes as they are for a peer (bucket_by_length
  * is in the exported order already; rebatch splits and rejoins a batch). */
 #define PEER_MOVEMENT_TRANSFORMS                                                                                      \
-    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |           \
-     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |               \
-     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                    \
+    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |            \
+     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |                \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                     \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
 
 /* The JAX peers (jax, datarax) compute the gate ops and the data movement
@@ -37,8 +37,8 @@
  * and attention_mask (a batch's width depends on its data, a jitted
  * function's shapes cannot). */
 #define PEER_JAX_TRANSFORMS                                                                                           \
-    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                  \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                   \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                   \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                    \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute zscore's float64 moments in sluice's order
@@ -51,8 +51,8 @@
  * and MixUp's and CutMix's per-batch draws and partners; and gaussian noise
  * of its own, checked statistically. */
 #define PEER_NUMPY_OWN_TRANSFORMS                                                                                     \
-    (PEER_NUMPY_TRANSFORMS | SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) |                     \
-     SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                     \
+    (PEER_NUMPY_TRANSFORMS | SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) |                      \
+     SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                      \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE))
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
@@ -121,17 +121,22 @@ static bool jax_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,jax", reason, size);
 }
 
-#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS)                                               \
-    {                                                                                                                \
-        .adapter = {.name = NAME,                                                                                    \
-                    .summary = SUMMARY,                                                                              \
-                    .backend = "cpu",                                                                                \
-                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = TRANSFORMS,                                                                        \
-                    .available = AVAILABLE,                                                                          \
-                    .run = sl__peer_run,                                                                             \
-                    .framework = sl__peer_framework},                                                                \
-        .script = SCRIPT, .args = ARGS, .venv = true,                                                                \
+/* The adapter part every peer entry shares: a CPU adapter on the reference
+ * kernels, run and described by the peer protocol (peer.c). */
+#define PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS)                                                            \
+    .adapter = {.name = NAME,                                                                                         \
+                .summary = SUMMARY,                                                                                   \
+                .backend = "cpu",                                                                                     \
+                .kernels = SL_KERNELS_REFERENCE,                                                                      \
+                .transforms = TRANSFORMS,                                                                             \
+                .available = AVAILABLE,                                                                               \
+                .run = sl__peer_run,                                                                                  \
+                .framework = sl__peer_framework}
+
+#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS)                                                 \
+    {                                                                                                                 \
+        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS),                                                           \
+        .script = SCRIPT, .args = ARGS, .venv = true,                                                                 \
     }
 
 const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
@@ -160,17 +165,10 @@ static bool datarax_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,xxhash,jax,flax,datarax", reason, size);
 }
 
-#define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                            \
-    {                                                                                                                \
-        .adapter = {.name = NAME,                                                                                    \
-                    .summary = SUMMARY,                                                                              \
-                    .backend = "cpu",                                                                                \
-                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = PEER_JAX_TRANSFORMS,                                                           \
-                    .available = datarax_available,                                                                  \
-                    .run = sl__peer_run,                                                                             \
-                    .framework = sl__peer_framework},                                                                \
-        .script = "datarax_peer.py", .args = ARGS, .python = sl__peer_datarax_python,                                \
+#define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                             \
+    {                                                                                                                 \
+        PEER_ADAPTER(NAME, SUMMARY, datarax_available, PEER_JAX_TRANSFORMS),                                          \
+        .script = "datarax_peer.py", .args = ARGS, .python = sl__peer_datarax_python,                                 \
     }
 
 const sl__peer sl__peer_datarax = DATARAX_PEER("peer:datarax", "Datarax Pipeline over the exported order, one "
@@ -183,22 +181,15 @@ const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datara
 /* Peers with a virtual environment of their own, <source>/.venv-<name>
  * (ci/install-peers.sh), or the Python that ENV names. */
 #define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                        \
-    STORAGE const char *FN(void)                                                                                     \
-    {                                                                                                                \
-        const char *python = getenv(ENV);                                                                            \
-        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                              \
+    STORAGE const char *FN(void)                                                                                      \
+    {                                                                                                                 \
+        const char *python = getenv(ENV);                                                                             \
+        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                                 \
     }
 #define OWN_VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON)                                     \
-    {                                                                                                                \
-        .adapter = {.name = NAME,                                                                                    \
-                    .summary = SUMMARY,                                                                              \
-                    .backend = "cpu",                                                                                \
-                    .kernels = SL_KERNELS_REFERENCE,                                                                 \
-                    .transforms = TRANSFORMS,                                                                        \
-                    .available = AVAILABLE,                                                                          \
-                    .run = sl__peer_run,                                                                             \
-                    .framework = sl__peer_framework},                                                                \
-        .script = SCRIPT, .args = ARGS, .python = PYTHON,                                                            \
+    {                                                                                                                 \
+        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS),                                                           \
+        .script = SCRIPT, .args = ARGS, .python = PYTHON,                                                             \
     }
 
 /* MosaicML Streaming (mosaicml-streaming 0.13.0, ci/peers-streaming.txt): MDS
@@ -273,30 +264,22 @@ static bool deeplake_available(char *reason, size_t size)
 /* Datarax's other peers, not run by sluice yet: listed with the reason.
  * Those of them that run here are full peers in this list, so that the
  * list keeps its order in adapters/registry.c. */
-#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                              \
-    {                                                                                                                \
-        .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,            \
-                    .transforms = 0, .available = WHY, .run = sl__peer_run, .framework = sl__peer_framework},        \
-        .script = "", .venv = true,                                                                                  \
+#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                               \
+    {                                                                                                                 \
+        .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,              \
+                    .transforms = 0, .available = WHY, .run = sl__peer_run, .framework = sl__peer_framework},         \
+        .script = "", .venv = true,                                                                                   \
     }
 
 const sl__peer sl__peer_listed[] = {
     OWN_VENV_PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages "
                   "on 2 threads, sink (peers/spdl_peer.py)",
                   spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python),
-    {.adapter = {.name = "peer:ray-data",
-                 .summary = "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
-                            "a local cluster of 2 CPUs (peers/ray_data_peer.py)",
-                 .backend = "cpu",
-                 .kernels = SL_KERNELS_REFERENCE,
-                 .transforms = PEER_RAY_TRANSFORMS,
-                 .available = ray_available,
-                 .run = sl__peer_run,
-                 .framework = sl__peer_framework},
-     .script = "ray_data_peer.py",
-     .args = "--workers=2",
-     .python = ray_python,
-     .startup_s = 300},
+    {PEER_ADAPTER("peer:ray-data",
+                  "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, a local cluster "
+                  "of 2 CPUs (peers/ray_data_peer.py)",
+                  ray_available, PEER_RAY_TRANSFORMS),
+     .script = "ray_data_peer.py", .args = "--workers=2", .python = ray_python, .startup_s = 300},
     LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_litdata_not_installable),
     OWN_VENV_PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset "
                   "read by index in the exported order, batches stacked (peers/streaming_peer.py)",
