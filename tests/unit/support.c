@@ -42,3 +42,23 @@ char *test_read_text(const char *path)
     cr_assert_eq(sl_read_file(path, &data, &size, &err), SL_OK, "%s", err.msg);
     return data;
 }
+
+void test_bench_instance(const char *scenario_id, const char *variant, int measured, sl_scenario_instance **instance,
+                         sl_bench_options *options)
+{
+    const sl_scenario *scenario = sl_scenario_find(scenario_id);
+    cr_assert_not_null(scenario, "no scenario %s", scenario_id);
+    sl_build_options build;
+    sl_build_options_init(&build, SL_PROFILE_CI, 42);
+    sl_err err = {0};
+    cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, variant), &build, instance, &err),
+                 SL_OK, "%s", err.msg);
+    sl_bench_options_init(options, SL_PROFILE_CI, 42);
+    options->repetitions = 1;
+    options->warmup_batches = 1;
+    options->measured_batches = measured;
+    options->skip_probes = true;
+    options->check_against_reference = true;
+    cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s",
+                 err.msg);
+}

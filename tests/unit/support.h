@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "sluice/sluice.h"
+
 /* Creates a fresh directory /tmp/sluice-<tag>-XXXXXX and writes its path to
  * dir, or fails the test. */
 void test_tmpdir_create(char *dir, size_t size, const char *tag);
@@ -15,5 +17,12 @@ void test_write_text(const char *path, const char *text);
 /* The whole of path as a NUL-terminated string the caller frees, or fails
  * the test naming the file. */
 char *test_read_text(const char *path);
+
+/* Builds the ci-profile instance of scenario/variant (seed 42) and bench
+ * options for one repetition of 1 warmup and `measured` batches, without
+ * probes, checked against the reference, whose digest it computes; or fails
+ * the test. */
+void test_bench_instance(const char *scenario, const char *variant, int measured, sl_scenario_instance **instance,
+                         sl_bench_options *options);
 
 #endif

@@ -12,6 +12,8 @@
 
 #include <criterion/criterion.h>
 
+#include "support.h"
+
 #include "../../adapters/peer.h"
 #include "sluice/bench.h"
 #include "sluice/peer_rank.h"
@@ -87,21 +89,7 @@ static void setup(void)
         cr_skip_test("the statistical peer tests need the peers' Python with numpy and xxhash: %s", reason);
     const char *root = getenv("SLUICE_SOURCE_ROOT");
     snprintf(script_path, sizeof script_path, "%s/peers/testing/noise.py", root ? root : ".");
-    const sl_scenario *scenario = sl_scenario_find("AUG-1");
-    cr_assert_not_null(scenario);
-    sl_build_options build;
-    sl_build_options_init(&build, SL_PROFILE_CI, 42);
-    sl_err err = {0};
-    cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, "32x32"), &build, &instance, &err),
-                 SL_OK, "%s", err.msg);
-    sl_bench_options_init(&options, SL_PROFILE_CI, 42);
-    options.repetitions = 1;
-    options.warmup_batches = 1;
-    options.measured_batches = 3;
-    options.skip_probes = true;
-    options.check_against_reference = true;
-    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
-                 err.msg);
+    test_bench_instance("AUG-1", "32x32", 3, &instance, &options);
 }
 
 static void teardown(void)

@@ -3,6 +3,8 @@
  * bitwise, and a peer that crashes, hangs, prints garbage or returns wrong
  * data is recorded as such with the reason, and the run carries on. */
 #include <criterion/criterion.h>
+
+#include "support.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,21 +41,7 @@ static void setup(void)
     char reason[256] = "";
     if (!sl__peer_python_has("numpy,xxhash", reason, sizeof reason))
         cr_skip_test("the protocol tests need the peers' Python with numpy and xxhash: %s", reason);
-    const sl_scenario *scenario = sl_scenario_find("PC-1");
-    cr_assert_not_null(scenario);
-    sl_build_options build;
-    sl_build_options_init(&build, SL_PROFILE_CI, 42);
-    sl_err err = {0};
-    cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, "depth1"), &build, &instance, &err),
-                 SL_OK, "%s", err.msg);
-    sl_bench_options_init(&options, SL_PROFILE_CI, 42);
-    options.repetitions = 1;
-    options.warmup_batches = 1;
-    options.measured_batches = 4;
-    options.skip_probes = true;
-    options.check_against_reference = true;
-    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
-                 err.msg);
+    test_bench_instance("PC-1", "depth1", 4, &instance, &options);
 }
 
 static void teardown(void)
