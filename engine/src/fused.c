@@ -13,6 +13,7 @@
 #include "op_desc.h"
 #include "pipeline_internal.h"
 #include "pool.h"
+#include "split_choice.h"
 #include "sluice/timing.h"
 
 /* One step of a field's row program: a run of chainable ops applied per
@@ -34,8 +35,10 @@ typedef struct field_program {
     row_step steps[SL_MAX_OPS];
 } field_program;
 
-/* Batches each way, in two blocks, before the executor decides to split. */
-#define SPLIT_TRIALS 4
+/* A batch is split across threads only when each thread's share is worth
+ * a wakeup: below this many output bytes (NLP-1's 16 KiB batch, say) the
+ * handoff would cost more than the rows, so one thread runs it. */
+#define SPLIT_MIN_BYTES ((size_t)64 * 1024)
 
 /* What one thread needs to carry elements through their ops: every buffer
  * a row touches besides the source and the batch, so threads share nothing
@@ -45,7 +48,8 @@ typedef struct lane {
     void *op_scratch;           /* what an op's rows function asks for */
     void *stage_a, *stage_b;    /* an element between ops that change its layout */
     sl_ew_step chain_steps[SL_MAX_OPS];
-    /* The first failure in this lane's slice of a batch. */
+    /* The first failure in this lane's rows of a batch: a lane that failed
+     * runs no more rows, and its later chunks have higher rows. */
     int64_t failed_row;
     sl_status status;
     sl_err err;
@@ -63,12 +67,10 @@ struct sl_fused {
     lane *lanes;                /* one per thread */
     int64_t epoch;              /* of the batch the lanes are computing */
     sl_position position;       /* of that batch */
-    bool ids_in_slices;         /* each thread computes its own rows' ids */
-    /* Whether splitting pays on this machine, learned on the first batches
-     * (see choose_split). */
-    int trial_batches;
-    int64_t trial_ns[2][SPLIT_TRIALS];
-    int split_choice;           /* -1 undecided, 0 one thread, 1 split */
+    bool ids_in_chunks;         /* each thread computes its own rows' ids */
+    /* Whether splitting pays on this machine now, learned from the
+     * batches' own times and revisited (split_choice.h). */
+    sl__split_choice split_choice;
     /* A bucketed order's last sorted window: its next batches reuse it. */
     sl__bucket_cache bucket_cache;
 };
@@ -153,7 +155,7 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice 
     fz->kernels = sl_kernel_table_for(kernels);
     fz->nfields = pipeline->output_schema.nfields;
     fz->threads = threads;
-    fz->split_choice = -1;
+    sl__split_choice_init(&fz->split_choice);
     int chain_used = 0;
     size_t read_bytes = 1, stage_bytes = 1, scratch_bytes = 1;
     for (int f = 0; f < fz->nfields; f++) {
@@ -184,7 +186,9 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice 
             return sl_fail(err, SL_ENOMEM, "cannot allocate fused scratch of %zu bytes for thread %d", stage_bytes, t);
         }
     }
-    if (threads > 1) {
+    /* Batches too small to split run on the caller's thread alone, so
+     * their executor starts no worker to sit beside it. */
+    if (threads > 1 && sl_batch_data_bytes(fz->batch) >= SPLIT_MIN_BYTES) {
         st = sl__pool_create(threads, &fz->pool, err);
         if (st) {
             sl_fused_free(fz);
@@ -288,23 +292,36 @@ static void prefetch_element(const sl_fused *fz, int64_t element)
     }
 }
 
-/* A batch is split across threads only when each thread's share is worth
- * a wakeup: below this many output bytes (NLP-1's 16 KiB batch, say) the
- * handoff would cost more than the rows, so one thread runs it. */
-#define SPLIT_MIN_BYTES ((size_t)64 * 1024)
+/* A split batch's rows are claimed in chunks (pool.h). About four chunks a
+ * thread let a fast thread take over a slow one's share, and a chunk of at
+ * least 16 KiB of output keeps the claim (one atomic add on a line the
+ * threads share) small beside the chunk's work. */
+#define CHUNKS_PER_THREAD 4
+#define CHUNK_MIN_BYTES ((size_t)16 * 1024)
 
-/* Runs rows [first, end) of the current batch on one thread. A failure is
- * kept with its row, so the error reported is the first row's whatever the
- * thread count. */
+static int64_t chunk_rows(const sl_fused *fz, const sl_batch *b)
+{
+    size_t row_bytes = sl_batch_data_bytes(b) / (size_t)b->count;
+    int64_t chunks = (int64_t)fz->threads * CHUNKS_PER_THREAD;
+    int64_t by_share = (b->count + chunks - 1) / chunks;
+    int64_t by_bytes = row_bytes ? (int64_t)((CHUNK_MIN_BYTES + row_bytes - 1) / row_bytes) : 1;
+    return by_share > by_bytes ? by_share : by_bytes;
+}
+
+/* Runs rows [first, end) of the current batch, one chunk, on one thread. A
+ * failure is kept with its row, so the error reported is the first row's
+ * whatever the thread count and whichever thread claimed which chunk. */
 static void run_rows(void *arg, int thread, int64_t first, int64_t end)
 {
     sl_fused *fz = arg;
     const sl_pipeline *p = fz->pipeline;
     sl_batch *b = fz->batch;
     lane *l = &fz->lanes[thread];
-    if (fz->ids_in_slices)
+    if (l->status)
+        return;
+    if (fz->ids_in_chunks)
         sl__batch_ids(p, fz->position, first, end - first, b->element_ids + first);
-    /* The slice's first rows have no earlier rows to hide their misses
+    /* The chunk's first rows have no earlier rows to hide their misses
      * behind; asking for them together at least overlaps them with each
      * other. */
     for (int64_t r = first; r < end && r < first + PREFETCH_DISTANCE; r++)
@@ -324,52 +341,9 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     }
 }
 
-/* Whether splitting a batch across the pool pays is a property of the
- * machine, not of the code: on the 2-vCPU virtual machines these numbers
- * come from, two threads ran a batch anywhere from 1.7x faster to 2x slower
- * than one, depending on where the hypervisor placed the vCPUs (a consumer
- * reading rows another core wrote pays for every cache line). So the
- * executor times its first batches both ways, split first, then on one
- * thread (a block each, so that workers still polling after the last split
- * batch disturb one unsplit batch, which the median ignores), and keeps the
- * faster for the rest of its life. Which way a batch runs never changes its
- * bytes, only its time. */
-static bool choose_split(sl_fused *fz)
-{
-    if (fz->split_choice >= 0)
-        return fz->split_choice == 1;
-    bool split = fz->trial_batches < SPLIT_TRIALS;
-    /* While one thread runs the batches, idle workers must not poll: on a
-     * vCPU that shares a core they would slow the very thread being timed. */
-    sl__pool_set_polling(fz->pool, split);
-    return split;
-}
-
-static int compare_ns(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void record_trial(sl_fused *fz, bool split, int64_t ns)
-{
-    if (fz->split_choice >= 0)
-        return;
-    int slot = fz->trial_batches % SPLIT_TRIALS;
-    fz->trial_ns[split ? 1 : 0][slot] = ns;
-    if (++fz->trial_batches < 2 * SPLIT_TRIALS)
-        return;
-    qsort(fz->trial_ns[0], SPLIT_TRIALS, sizeof(int64_t), compare_ns);
-    qsort(fz->trial_ns[1], SPLIT_TRIALS, sizeof(int64_t), compare_ns);
-    /* Medians of the two ways; splitting must win by 5% to be kept. */
-    int64_t one = fz->trial_ns[0][SPLIT_TRIALS / 2], many = fz->trial_ns[1][SPLIT_TRIALS / 2];
-    fz->split_choice = (double)many < 0.95 * (double)one ? 1 : 0;
-    sl__pool_set_polling(fz->pool, fz->split_choice == 1);
-}
-
 /* Computes the rows of the batch at position (its ids too, unless
  * ids_known: the probe reuses one batch's). A split batch's ids are
- * computed by each thread for its own slice, since the keyed shuffle costs
+ * computed by each thread for its own chunks, since the keyed shuffle costs
  * about as much as a small row's arithmetic. */
 static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_known, sl_err *err)
 {
@@ -383,10 +357,14 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
      * batch op may have narrowed a field of the previous pass. */
     sl__batch_begin_without_ids(p, position, b);
     bool splittable = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
-    bool split = splittable && choose_split(fz);
+    bool split = splittable && sl__split_choice_next(&fz->split_choice);
+    /* Idle workers poll only while batches are split: on a vCPU that shares
+     * a core a polling worker would slow the one thread running the batch. */
+    if (splittable)
+        sl__pool_set_polling(fz->pool, split);
     /* A bucketed order sorts a whole window per batch, so one thread finds
-     * the batch's ids rather than every thread its slice. */
-    fz->ids_in_slices = !ids_known && !p->bucket;
+     * the batch's ids rather than every thread its chunks. */
+    fz->ids_in_chunks = !ids_known && !p->bucket;
     if (!ids_known && p->bucket) {
         sl_status st = sl__batch_all_ids(p, position, b->count, b->element_ids, &fz->bucket_cache, err);
         if (st)
@@ -394,11 +372,11 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
     }
     int64_t started = sl_now_ns();
     if (split)
-        sl__pool_run(fz->pool, run_rows, fz, b->count);
+        sl__pool_run(fz->pool, run_rows, fz, b->count, chunk_rows(fz, b));
     else
         run_rows(fz, 0, 0, b->count);
     if (splittable)
-        record_trial(fz, split, sl_now_ns() - started);
+        sl__split_choice_record(&fz->split_choice, sl_now_ns() - started);
     const lane *failed = NULL;
     for (int t = 0; t < fz->threads; t++)
         if (fz->lanes[t].status && (!failed || fz->lanes[t].failed_row < failed->failed_row))

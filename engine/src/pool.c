@@ -5,7 +5,7 @@
  * on the posting side and a scheduler wakeup (tens of microseconds on a
  * virtual machine) on the other, which is more than a small batch's rows
  * take. So both sides spin for a bounded time first: a worker that finished
- * its slice keeps polling for the next loop before it sleeps, and the caller
+ * its chunks keeps polling for the next loop before it sleeps, and the caller
  * polls for the workers' completion the same way. Past that bound
  * they block, so an idle pool costs nothing and an oversubscribed machine is
  * not starved by spinning. The spin has no PAUSE instruction: these
@@ -23,7 +23,7 @@
 /* A worker waits for the next loop while the caller hands the batch to its
  * consumer (in `sluice bench`, a digest of the whole batch: tens of
  * microseconds), so it polls longer than the caller, which only waits for
- * slices that started together with its own. OpenMP runtimes poll for far
+ * chunks that started together with its own. OpenMP runtimes poll for far
  * longer (KMP_BLOCKTIME defaults to 200 ms); 200 µs covers a consumer's
  * work between batches without keeping an idle pool awake. */
 #define WORKER_SPIN_NS 200000
@@ -40,10 +40,11 @@ typedef struct worker {
 struct sl__pool {
     pthread_mutex_t lock;
     pthread_cond_t start;          /* a new loop was posted */
-    pthread_cond_t done;           /* the last worker slice of a loop finished */
+    pthread_cond_t done;           /* the last worker of a loop finished */
     int threads;
     _Atomic uint64_t generation;   /* incremented per loop; workers run each once */
-    _Atomic int pending;           /* worker slices of the current loop not yet done */
+    _Atomic int pending;           /* workers not yet done with the current loop */
+    _Atomic int64_t next_task;     /* the first task of the next chunk to claim */
     _Atomic bool stopping;
     _Atomic bool polling;          /* workers poll before sleeping (sl__pool_set_polling) */
     int sleepers;                  /* workers blocked on start (under lock) */
@@ -52,13 +53,20 @@ struct sl__pool {
     sl__pool_fn fn;
     void *ctx;
     int64_t ntasks;
+    int64_t chunk;
     worker *workers;
 };
 
-static void slice_bounds(int64_t ntasks, int threads, int thread, int64_t *first, int64_t *end)
+/* Runs chunks of the current loop on `thread` until none is left. */
+static void claim_chunks(sl__pool *pool, int thread)
 {
-    *first = ntasks * thread / threads;
-    *end = ntasks * (thread + 1) / threads;
+    for (;;) {
+        int64_t first = atomic_fetch_add_explicit(&pool->next_task, pool->chunk, memory_order_relaxed);
+        if (first >= pool->ntasks)
+            return;
+        int64_t end = pool->ntasks - first < pool->chunk ? pool->ntasks : first + pool->chunk;
+        pool->fn(pool->ctx, thread, first, end);
+    }
 }
 
 /* Spins until generation moves past seen (or the pool stops), then blocks. */
@@ -91,10 +99,7 @@ static void *worker_main(void *arg)
         seen = wait_for_loop(pool, seen);
         if (atomic_load_explicit(&pool->stopping, memory_order_acquire))
             break;
-        int64_t first, end;
-        slice_bounds(pool->ntasks, pool->threads, w->index, &first, &end);
-        if (first < end)
-            pool->fn(pool->ctx, w->index, first, end);
+        claim_chunks(pool, w->index);
         if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&pool->lock);
             if (pool->caller_waiting)
@@ -114,7 +119,9 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err)
     if (!pool)
         return sl_fail(err, SL_ENOMEM, "cannot allocate a thread pool");
     pool->threads = threads;
-    atomic_init(&pool->polling, true);
+    /* Off until the caller first hands out loops: an executor whose batches
+     * are never split must not have a worker spinning beside it. */
+    atomic_init(&pool->polling, false);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->start, NULL);
     pthread_cond_init(&pool->done, NULL);
@@ -145,9 +152,8 @@ int sl__pool_threads(const sl__pool *pool)
     return pool->threads;
 }
 
-void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks)
+void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks, int64_t chunk)
 {
-    int64_t first, end;
     if (pool->threads == 1) {
         if (ntasks > 0)
             fn(ctx, 0, 0, ntasks);
@@ -156,6 +162,8 @@ void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks)
     pool->fn = fn;
     pool->ctx = ctx;
     pool->ntasks = ntasks;
+    pool->chunk = chunk > 0 ? chunk : 1;
+    atomic_store_explicit(&pool->next_task, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
     /* A worker decides to sleep under the lock after re-reading generation,
@@ -165,9 +173,7 @@ void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks)
         pthread_cond_broadcast(&pool->start);
     pthread_mutex_unlock(&pool->lock);
 
-    slice_bounds(ntasks, pool->threads, 0, &first, &end);
-    if (first < end)
-        fn(ctx, 0, first, end);
+    claim_chunks(pool, 0);
 
     int64_t deadline = sl_now_ns() + CALLER_SPIN_NS;
     for (unsigned spins = 1; atomic_load_explicit(&pool->pending, memory_order_acquire) > 0; spins++) {

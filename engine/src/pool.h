@@ -1,10 +1,14 @@
 /* A persistent pool of threads that runs one parallel loop at a time: the
- * caller hands it `ntasks` tasks, every thread (the caller included) runs a
- * fixed contiguous slice of them, and the call returns when all are done.
+ * caller hands it `ntasks` tasks, every thread (the caller included) claims
+ * contiguous chunks of them in order until none is left, and the call
+ * returns when all are done.
  *
- * Slices are fixed by the thread count, not claimed dynamically, because a
- * fused batch's rows are independent: which thread runs a row never changes
- * the row's bytes, and fixed slices need no shared counter per row. */
+ * Chunks are claimed, not dealt out as one fixed slice per thread, because
+ * the threads do not run at the same speed: on the virtual machines this
+ * project runs on, a worker whose vCPU has been idle ran its half of a batch
+ * at a fifth of the caller's speed for several batches, and with fixed
+ * halves the batch waited for it. A fused batch's rows are independent, so
+ * which thread runs a row never changes the row's bytes. */
 #ifndef SLUICE_POOL_H
 #define SLUICE_POOL_H
 
@@ -13,7 +17,8 @@
 
 #include "sluice/status.h"
 
-/* Runs tasks [first, end) on thread `thread` (0 is the caller). */
+/* Runs tasks [first, end), one claimed chunk, on thread `thread` (0 is the
+ * caller). A thread's chunks come in increasing order. */
 typedef void (*sl__pool_fn)(void *ctx, int thread, int64_t first, int64_t end);
 
 typedef struct sl__pool sl__pool;
@@ -21,13 +26,15 @@ typedef struct sl__pool sl__pool;
 /* Starts threads - 1 workers; threads >= 1. */
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err);
 int sl__pool_threads(const sl__pool *pool);
-/* Splits [0, ntasks) into sl__pool_threads contiguous slices, runs them in
- * parallel and returns when every slice is done. Not reentrant. */
-void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks);
+/* Runs [0, ntasks) in chunks of `chunk` tasks (the last may be shorter),
+ * each claimed by whichever thread is free first, and returns when every
+ * chunk is done. Not reentrant. */
+void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks, int64_t chunk);
 void sl__pool_free(sl__pool *pool);
-/* Whether idle workers poll for the next loop before they sleep (the
- * default) or sleep at once: a caller that stops handing out loops turns it
- * off, so that polling workers do not take CPU time from its own work. */
+/* Whether idle workers poll for the next loop before they sleep or sleep at
+ * once (the default, until a caller turns polling on): a caller turns it on
+ * while it hands out loops and off when it stops, so that polling workers
+ * do not take CPU time from its own work. */
 void sl__pool_set_polling(sl__pool *pool, bool polling);
 
 #endif
