@@ -19,7 +19,8 @@ BUILD_DIR="$dir/build" ci/build.sh -Dtests=false -Dcuda=disabled
 sluice=$dir/build/tools/sluice
 rm -rf "$dir/runs" "$dir/baselines"
 for r in $(seq 1 "$runs"); do
-  "$sluice" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/$r" >/dev/null
+  # One fused thread, as ci/gate.sh measures (its comment says why).
+  "$sluice" bench --scenarios gate --kernels cpu-avx2 --threads 1 --quiet --output-dir "$dir/runs/$r" >/dev/null
 done
 # pool NAME FIRST SECOND: saves runs FIRST and SECOND as baseline NAME.
 pool() {

@@ -42,11 +42,18 @@ A=$dir/base/tools/sluice
 B=$dir/head/tools/sluice
 head_env=(${GATE_HEAD_ENV:-})
 
+# Both signals run fused on one thread: with several, the executor chooses
+# per batch from the batches' own times whether to split (docs/adapters.md),
+# so which batches split would differ between the sides by the machine's
+# moment, not by the code, and callgrind's counts would follow the clock.
+one_thread=(--threads 1)
+
 # Wall time, ABAB.
 for r in $(seq 1 "$rounds"); do
   echo "== round $r: base, then head" >&2
-  "$A" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/A$r" >/dev/null
-  env "${head_env[@]}" "$B" bench --scenarios gate --kernels cpu-avx2 --quiet --output-dir "$dir/runs/B$r" >/dev/null
+  "$A" bench --scenarios gate --kernels cpu-avx2 "${one_thread[@]}" --quiet --output-dir "$dir/runs/A$r" >/dev/null
+  env "${head_env[@]}" "$B" bench --scenarios gate --kernels cpu-avx2 "${one_thread[@]}" --quiet \
+    --output-dir "$dir/runs/B$r" >/dev/null
 done
 from=()
 records=()
@@ -69,7 +76,7 @@ if [ "${GATE_INSTRUCTIONS:-1}" != 0 ]; then
     out=$(mktemp)
     env "$@" valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sl_bench_run --callgrind-out-file="$out" \
       "$sluice" bench --scenarios "$scenario" --variants "$variant" --adapters "$adapter" --kernels cpu-avx2 \
-      --repetitions 1 --warmup 1 --batches 3 --no-probes --quiet --output-dir "$dir/runs/valgrind" \
+      "${one_thread[@]}" --repetitions 1 --warmup 1 --batches 3 --no-probes --quiet --output-dir "$dir/runs/valgrind" \
       >/dev/null 2>&1 || true
     awk '/^summary:/ {print $2}' "$out"
     rm -f "$out"

@@ -146,6 +146,18 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
     }
 }
 
+/* A record with several threads says how many of its kept measured batches
+ * ran split: the executor chooses per batch whether splitting pays
+ * (engine/src/split_choice.h), so a thread count alone does not say how its
+ * batches ran. */
+static void add_split_fraction(sl_record *record, const bool *split)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < record->measured_batches; i++)
+        count += split[i];
+    sl_record_add_metric(record, "split_fraction", (double)count / (double)record->measured_batches, "ratio");
+}
+
 double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, int repetitions)
 {
     sl_fused *fused;
@@ -313,8 +325,12 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     /* One latency array per repetition, so the kept one can be copied out
      * after the median is known. */
     int64_t *latencies = malloc((size_t)repetitions * (size_t)total * sizeof *latencies);
+    /* Which batches a threaded adapter split, per repetition likewise. */
+    bool *splits = calloc((size_t)repetitions * (size_t)total, sizeof *splits);
     sl_digest *digest = NULL;
-    if (latencies == NULL) {
+    if (latencies == NULL || splits == NULL) {
+        free(latencies);
+        free(splits);
         return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
     }
 
@@ -329,8 +345,11 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
             goto done;
         }
         measure_sink sink = {.warmup = warmup, .digest = digest};
-        sl_run_request request = {
-            .start = {0, 0}, .nbatches = total, .workers = options->workers, .threads = record->threads};
+        sl_run_request request = {.start = {0, 0},
+                                  .nbatches = total,
+                                  .workers = options->workers,
+                                  .threads = record->threads,
+                                  .split = splits + (size_t)r * (size_t)total};
         sl_rss_probe probe;
         sl_err run_err = {0};
 
@@ -424,6 +443,8 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         }
     }
     add_metrics(instance, options, record);
+    if (record->threads > 1)
+        add_split_fraction(record, splits + (size_t)kept * (size_t)total + warmup);
     if (options->check_against_reference) {
         bool close = false;
         double worst = 0.0;
@@ -472,6 +493,7 @@ done:
         adapter->device(adapter, record); /* the peak of the runs just made */
     sl_digest_free(digest);
     free(latencies);
+    free(splits);
     return status;
 }
 

@@ -31,9 +31,10 @@ static const char usage[] =
     "  --kernels NAME             the kernel table behind iter and fused: cpu-generic, cpu-avx2,\n"
     "                             cpu-avx512 (default: the fastest this CPU runs; also the\n"
     "                             environment variable SLUICE_KERNELS)\n"
-    "  --threads N|auto           threads that split each batch in fused (default 1; auto: the\n"
+    "  --threads N|auto           threads that may split each batch in fused (default auto: the\n"
     "                             CPUs this process may use, from its affinity mask and cgroup\n"
-    "                             quota)\n"
+    "                             quota); fused splits a batch only when that pays, and records\n"
+    "                             how many it split (split_fraction)\n"
     "  --output-dir DIR           where records go (default records)\n"
     "  --seed N                   fixture and pipeline seed (default 42)\n"
     "  --quiet                    no progress output\n"
@@ -106,9 +107,9 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
                 sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
             }
         } else if (sl__cli_option(&cli, "--threads", &value)) {
-            args->threads = strcmp(value, "auto") == 0
-                                ? sl_available_cpus()
-                                : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
+            /* 0 is auto, resolved when the options are made. */
+            args->threads =
+                strcmp(value, "auto") == 0 ? 0 : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--output-dir", &value)) {
             /* Records go to DIR/<profile>/<name of up to 255 bytes>, which
              * must fit a path; a longer DIR was once cut short silently. */
@@ -585,7 +586,9 @@ static sl_status instance_options(const bench_run *run, const sl_scenario_instan
     options->warmup_batches = run->args->warmup;
     options->measured_batches = run->args->batches;
     options->workers = run->args->workers;
-    options->threads = run->args->threads > 0 ? run->args->threads : 1;
+    int usable = sl_available_cpus();
+    options->threads = run->args->threads > 0 ? run->args->threads
+                                              : (usable < SL_FUSED_MAX_THREADS ? usable : SL_FUSED_MAX_THREADS);
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     if (!run->args->no_probes) {

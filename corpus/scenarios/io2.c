@@ -125,7 +125,8 @@ static sl_status measure_epoch(const sl_scenario_instance *instance, const sl_ad
         st = sl_pipeline_create(spec, &pipeline, err);
     }
     if (st == SL_OK) {
-        sl_run_request request = {{0, 0}, nbatches, record->workers, 0, record->threads};
+        sl_run_request request = {
+            .start = {0, 0}, .nbatches = nbatches, .workers = record->workers, .threads = record->threads};
         st = adapter->run(adapter, pipeline, &request, count_batch, &delivered, latency, err);
     }
     if (st == SL_OK && delivered != nbatches)

@@ -88,7 +88,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const struct sl_a
     int64_t *latency = malloc((size_t)nbatches * sizeof *latency);
     if (!latency)
         return sl_fail(err, SL_ENOMEM, "NLP-2 metrics: cannot allocate %lld latencies", (long long)nbatches);
-    sl_run_request request = {{0, 0}, nbatches, 0, 0, 1};
+    sl_run_request request = {.start = {0, 0}, .nbatches = nbatches, .threads = 1};
     sl_status st = adapter->run(adapter, p, &request, count_batch, &w, latency, err);
     free(latency);
     if (st)

@@ -81,7 +81,8 @@ static int collect(const sl_batch *b, void *user)
 void harness_run(const sl_scenario_instance *instance, const char *adapter_name, int workers, int prefetch_depth,
                  sl_position start, int64_t nbatches, run_output *out)
 {
-    sl_run_request request = {start, nbatches, workers, prefetch_depth, 1};
+    sl_run_request request = {
+        .start = start, .nbatches = nbatches, .workers = workers, .prefetch_depth = prefetch_depth, .threads = 1};
     harness_run_request(instance, adapter_name, &request, out);
 }
 
@@ -238,7 +239,8 @@ void harness_check_determinism(const char *id, const char *variant)
     double tolerance = second->scenario->tolerance;
     run_output base = {0};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        sl_run_request request = {{0, 0}, 0, runs[i].workers, runs[i].depth, runs[i].threads};
+        sl_run_request request = {
+            .workers = runs[i].workers, .prefetch_depth = runs[i].depth, .threads = runs[i].threads};
         harness_run_request(second, runs[i].adapter, &request, &b);
         if (!(tolerance > 0.0)) {
             expect_same_output(&a, &b, runs[i].what);

@@ -64,7 +64,7 @@ Test(io2, every_source_yields_identical_batches)
         int workers, threads;
     } runs[] = {{"reference", 0, 1}, {"fused", 0, 1}, {"fused", 0, 3}, {"iter", 2, 1}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        sl_run_request request = {{0, 0}, 0, runs[r].workers, 0, runs[r].threads};
+        sl_run_request request = {.workers = runs[r].workers, .threads = runs[r].threads};
         harness_run_request(stream, runs[r].adapter, &request, &out);
         char what[64];
         snprintf(what, sizeof what, "stream on %s, %d workers, %d threads", runs[r].adapter, runs[r].workers,

@@ -156,8 +156,9 @@ Test(io3, choices_depend_on_neither_batch_size_nor_workers)
     run_output out[4];
     for (int i = 0; i < 4; i++) {
         sl_scenario_instance *instance = build_io3("w70", 42, true, runs[i].batch);
-        sl_run_request request = {{0, 0}, 2 * sl_pipeline_batches_per_epoch(instance->pipeline), runs[i].workers, 0,
-                                  runs[i].threads};
+        sl_run_request request = {.nbatches = 2 * sl_pipeline_batches_per_epoch(instance->pipeline),
+                                  .workers = runs[i].workers,
+                                  .threads = runs[i].threads};
         harness_run_request(instance, runs[i].adapter, &request, &out[i]);
         cr_assert_eq(out[i].rows, 2 * EPOCH);
         sl_scenario_instance_free(instance);

@@ -60,7 +60,7 @@ static sl_module *run_module(const sl_scenario_instance *instance, const char *a
         cr_assert_eq(sl_module_create(instance->pipeline, "x", start, &module, &err), SL_OK, "%s", err.msg);
     const sl_adapter *adapter = sl_adapter_find(adapter_name);
     cr_assert_not_null(adapter);
-    sl_run_request request = {start, nbatches, workers, 0, threads};
+    sl_run_request request = {.start = start, .nbatches = nbatches, .workers = workers, .threads = threads};
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
     folding f = {module, out, sl_digest_new()};
     cr_assert_eq(adapter->run(adapter, instance->pipeline, &request, fold_and_keep, &f, latency, &err), SL_OK, "%s",

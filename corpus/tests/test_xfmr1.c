@@ -23,8 +23,9 @@ static const float stddev[3] = {58.395f, 57.12f, 57.375f};
 static void run_epochs(const sl_scenario_instance *instance, const char *adapter, int workers, int threads,
                        run_output *out)
 {
-    sl_run_request request = {{0, 0}, EPOCHS * sl_pipeline_batches_per_epoch(instance->pipeline), workers, 0,
-                              threads};
+    sl_run_request request = {.nbatches = EPOCHS * sl_pipeline_batches_per_epoch(instance->pipeline),
+                              .workers = workers,
+                              .threads = threads};
     harness_run_request(instance, adapter, &request, out);
 }
 

@@ -71,6 +71,7 @@ struct sl_fused {
     /* Whether splitting pays on this machine now, learned from the
      * batches' own times and revisited (split_choice.h). */
     sl__split_choice split_choice;
+    bool last_split;            /* how the batch last computed ran */
     /* A bucketed order's last sorted window: its next batches reuse it. */
     sl__bucket_cache bucket_cache;
 };
@@ -202,6 +203,11 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice 
 int sl_fused_threads(const sl_fused *fz)
 {
     return fz->threads;
+}
+
+bool sl_fused_last_split(const sl_fused *fz)
+{
+    return fz->last_split;
 }
 
 void sl_fused_free(sl_fused *fz)
@@ -358,6 +364,7 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
     sl__batch_begin_without_ids(p, position, b);
     bool splittable = fz->pool && sl_batch_data_bytes(b) >= SPLIT_MIN_BYTES;
     bool split = splittable && sl__split_choice_next(&fz->split_choice);
+    fz->last_split = split;
     /* Idle workers poll only while batches are split: on a vCPU that shares
      * a core a polling worker would slow the one thread running the batch. */
     if (splittable)

@@ -231,3 +231,79 @@ Test(bench, an_adapter_that_differs_from_the_reference_is_a_mismatch)
     cr_expect(strstr(record.reason, "differs from the reference") != NULL, "%s", record.reason);
     sl_record_release(&record);
 }
+
+/* A threaded adapter says which batches it split. The scripted one splits
+ * the first r + 1 batches of repetition r; the kept repetition is the median
+ * one (scripted_ns: repetition 2), whose measured batches (after 1 warmup
+ * batch) are split at positions 1 and 2 of 4: a fraction of 0.5, which no
+ * other repetition or window would give. */
+static sl_status scripted_split_run(const sl_adapter *adapter, const sl_pipeline *pipeline,
+                                    const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
+                                    sl_err *err)
+{
+    int rep = calls;
+    cr_assert_not_null(request->split, "the bench asks which batches were split");
+    for (int64_t i = 0; i < request->nbatches; i++)
+        request->split[i] = i <= rep;
+    return scripted_run(adapter, pipeline, request, sink, user, latency_ns, err);
+}
+
+static const sl_record_metric *metric_named(const sl_record *record, const char *name)
+{
+    for (int i = 0; i < record->nmetrics; i++)
+        if (strcmp(record->metrics[i].name, name) == 0)
+            return &record->metrics[i];
+    return NULL;
+}
+
+Test(bench, a_threaded_record_says_how_many_measured_batches_ran_split)
+{
+    reset_script();
+    sl_adapter threaded = scripted;
+    threaded.threaded = true;
+    threaded.run = scripted_split_run;
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    options.skip_probes = true;
+    options.threads = 2;
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, &threaded, &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(record.repetition_kept, 2);
+    const sl_record_metric *split = metric_named(&record, "split_fraction");
+    cr_assert_not_null(split);
+    cr_expect_float_eq(split->value, 0.5, 1e-12);
+    sl_record_release(&record);
+
+    /* One thread, or an adapter that does not split: no such figure. */
+    reset_script();
+    options.threads = 1;
+    cr_assert_eq(sl_bench_run(instance, &threaded, &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_expect_null(metric_named(&record, "split_fraction"));
+    sl_record_release(&record);
+    reset_script();
+    options.threads = 2;
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_expect_null(metric_named(&record, "split_fraction"));
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+/* The real fused executor never splits a batch under 64 KiB: NLP-1's small
+ * token batches run on one thread whatever the thread count. */
+Test(bench, fused_never_splits_a_small_batch)
+{
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    options.skip_probes = true;
+    options.threads = 2;
+    cr_assert_lt(sl_pipeline_batch_bytes(instance->pipeline), (size_t)64 * 1024);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s", err.msg);
+    const sl_record_metric *split = metric_named(&record, "split_fraction");
+    cr_assert_not_null(split);
+    cr_expect_float_eq(split->value, 0.0, 1e-12);
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}

@@ -193,7 +193,7 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
         int64_t batches = sl_pipeline_batches_per_epoch(p);
         int64_t *latency = calloc((size_t)batches, sizeof *latency);
         collected sink = {other, 0};
-        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){{0, 0}, batches, 0, 0, 1}, collect, &sink, latency,
+        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1}, collect, &sink, latency,
                                   &err),
                      SL_OK, "%s", err.msg);
         cr_assert_eq(sink.rows, N);

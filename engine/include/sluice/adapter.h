@@ -21,6 +21,10 @@ typedef struct sl_run_request {
     int workers;           /* honoured by adapters that prefetch */
     int prefetch_depth;
     int threads;           /* threads splitting each batch, for adapters that do (fused); 0 means 1 */
+    /* When not NULL, nbatches entries: an adapter that splits batches sets
+     * entry i to whether batch i ran split, since it chooses per batch
+     * whether splitting pays. Others leave it alone. */
+    bool *split;
 } sl_run_request;
 
 /* Latency of batch i is the time from the request for it to all its fields

@@ -190,6 +190,11 @@ sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels,
 sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice kernels, int threads,
                                   sl_fused **out, sl_err *err);
 int sl_fused_threads(const sl_fused *fused);
+/* Whether the batch last computed was split across threads. An executor
+ * with several threads chooses per batch, from the batches' own times,
+ * whether splitting pays on this machine now (engine/src/split_choice.h);
+ * batches below 64 KiB are never split. */
+bool sl_fused_last_split(const sl_fused *fused);
 /* The roofline probe: the median time of this executor's work on the first
  * batch of epoch 0, repeated `repetitions` times once it is in cache. It
  * runs the pipeline's own op chain through the executor's kernels and
