@@ -18,9 +18,7 @@ gather of the batch's rows through the indices mapping, the Arrow-to-numpy
 conversion of every column, and the ops.
 """
 import os
-import shutil
 import sys
-import tempfile
 
 # Nothing here may reach the network (the Hub); the data set is local.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -74,14 +72,8 @@ def convert(plan, pack):
         columns[name] = data
         features[name] = feature(dtype, shape)
     ds = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
-    # Written aside then renamed, so a run cut short leaves no half data set.
-    tmp = tempfile.mkdtemp(prefix=".hf-datasets-", dir=plan.dir)
-    try:
+    with sluice_peer.written_aside(path) as tmp:
         ds.save_to_disk(tmp)
-        os.rename(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 

@@ -14,10 +14,13 @@ for people goes to stderr.
 
 This module needs only the standard library, numpy and xxhash.
 """
+import contextlib
 import json
 import os
+import shutil
 import struct
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -112,6 +115,21 @@ class Plan:
         missing = [k for k in self.kinds() if k not in supported]
         if missing:
             raise SystemExit("this peer lacks transform(s): %s" % ", ".join(missing))
+
+
+@contextlib.contextmanager
+def written_aside(path):
+    """Yields a fresh directory beside `path` to write into, and renames it to
+    `path` when the block ends, so that a run cut short leaves no half-written
+    data set for a later run to take as whole; on an error it is removed."""
+    parent, name = os.path.split(path)
+    tmp = tempfile.mkdtemp(prefix="." + name + "-", dir=parent)
+    try:
+        yield tmp
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def epoch_batches(plan):

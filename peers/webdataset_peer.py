@@ -26,9 +26,7 @@ collation (np.stack of the samples' arrays), and the ops.
 """
 import glob
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 import webdataset as wds
@@ -64,9 +62,7 @@ def write_shards(plan, pack, epochs):
     if os.path.isdir(path):
         return path
     fields = sample_fields(plan, pack)
-    # Written aside then renamed, so a run cut short leaves no half shards.
-    tmp = tempfile.mkdtemp(prefix=".webdataset-", dir=plan.dir)
-    try:
+    with sluice_peer.written_aside(path) as tmp:
         for epoch, order in epochs:
             with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT,
                                  verbose=0) as sink:
@@ -75,10 +71,6 @@ def write_shards(plan, pack, epochs):
                     for name, data in fields.items():
                         sample[name + ".npy"] = np.asarray(data[i])
                     sink.write(sample)
-        os.rename(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 
