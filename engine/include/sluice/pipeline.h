@@ -184,9 +184,11 @@ sl_status sl_fused_create(const sl_pipeline *pipeline, sl_kernel_choice kernels,
 
 #define SL_FUSED_MAX_THREADS 256
 /* The same with a persistent pool of `threads` threads (the caller's among
- * them) that split each batch's rows in fixed contiguous slices. A batch's
- * bytes do not depend on the thread count: rows are independent, and the
- * batch-phase ops run once the rows are done, on the caller's thread. */
+ * them) that split each batch's rows, each thread claiming contiguous chunks
+ * of them as it is free, whenever splitting is faster on this machine (see
+ * sl_fused_last_split). A batch's bytes do not depend on the thread count or
+ * on which thread ran which rows: rows are independent, and the batch-phase
+ * ops run once the rows are done, on the caller's thread. */
 sl_status sl_fused_create_threads(const sl_pipeline *pipeline, sl_kernel_choice kernels, int threads,
                                   sl_fused **out, sl_err *err);
 int sl_fused_threads(const sl_fused *fused);
