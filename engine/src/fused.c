@@ -48,8 +48,7 @@ typedef struct lane {
     void *op_scratch;           /* what an op's rows function asks for */
     void *stage_a, *stage_b;    /* an element between ops that change its layout */
     sl_ew_step chain_steps[SL_MAX_OPS];
-    /* The first failure in this lane's rows of a batch: a lane that failed
-     * runs no more rows, and its later chunks have higher rows. */
+    /* The lowest failing row among this lane's chunks of a batch. */
     int64_t failed_row;
     sl_status status;
     sl_err err;
@@ -314,17 +313,18 @@ static int64_t chunk_rows(const sl_fused *fz, const sl_batch *b)
     return by_share > by_bytes ? by_share : by_bytes;
 }
 
-/* Runs rows [first, end) of the current batch, one chunk, on one thread. A
- * failure is kept with its row, so the error reported is the first row's
- * whatever the thread count and whichever thread claimed which chunk. */
+/* Runs rows [first, end) of the current batch, one chunk, on one thread,
+ * up to its first failing row. A failure is kept with its row, so the error
+ * reported is the first failing row's whatever the thread count and
+ * whichever thread claimed which chunk: every chunk runs, and each stops
+ * only at a failure, so no row before the batch's first failing row is
+ * left out. */
 static void run_rows(void *arg, int thread, int64_t first, int64_t end)
 {
     sl_fused *fz = arg;
     const sl_pipeline *p = fz->pipeline;
     sl_batch *b = fz->batch;
     lane *l = &fz->lanes[thread];
-    if (l->status)
-        return;
     if (fz->ids_in_chunks)
         sl__batch_ids(p, fz->position, first, end - first, b->element_ids + first);
     /* The chunk's first rows have no earlier rows to hide their misses
@@ -337,10 +337,17 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
             prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
         for (int f = 0; f < p->source_schema.nfields; f++) {
             void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
-            sl_status st = run_row(fz, l, f, fz->epoch, b->element_ids[r], out, &l->err);
+            sl_err row_err;
+            sl_status st = run_row(fz, l, f, fz->epoch, b->element_ids[r], out, &row_err);
             if (st) {
-                l->status = st;
-                l->failed_row = r;
+                /* A lane may take a lower chunk (another thread's) after a
+                 * higher one, so it keeps its lowest failing row, and it
+                 * still runs the chunks it claims after a failure. */
+                if (!l->status || r < l->failed_row) {
+                    l->status = st;
+                    l->failed_row = r;
+                    l->err = row_err;
+                }
                 return;
             }
         }

@@ -624,3 +624,56 @@ Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
     cr_expect(strstr(err.msg, "op 0") && strstr(err.msg, "text"), "%s", err.msg);
     sl_source_free(src);
 }
+
+/* A pread source over a file cut short fails row by row, each error naming
+ * the offset of the row that failed. In a split batch the threads may run
+ * rows in any order, and a thread may take another's rows after its own:
+ * the error reported is still the first failing row's, as the reference
+ * executor, which runs rows in order, finds it, for any thread count. */
+Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
+{
+    char dir[128];
+    test_tmpdir_create(dir, sizeof dir, "firstfail");
+    sl_source *fixture = images(512, 32);
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
+    char image_path[256], label_path[256];
+    snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
+    snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
+    const char *names[2] = {"image", "label"};
+    const char *paths[2] = {image_path, label_path};
+    sl_source *src;
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_PREAD, 2, names, paths, &src, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 64, 7);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean3, std3), &err), SL_OK);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    /* Cut the images, once open, at about a third: a third of each shuffled
+     * batch's rows still read whole, the rest fail, scattered over it. */
+    cr_assert_eq(truncate(image_path, 128 + 170 * 32 * 32 * 3), 0);
+
+    sl_batch *b;
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 64, &b, &err), SL_OK);
+    sl_err first = {0};
+    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &first), SL_EIO);
+    cr_assert(strstr(first.msg, "offset"), "the reference names the failing offset: %s", first.msg);
+    sl_batch_free(b);
+
+    for (int threads = 1; threads <= 4; threads++) {
+        /* Several executors each: which thread takes which rows varies. */
+        for (int run = 0; run < 8; run++) {
+            sl_fused *fz;
+            cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+            memset(&err, 0, sizeof err);
+            cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 1, NULL, NULL, &err), SL_EIO);
+            cr_assert(sl_fused_last_split(fz) == (threads > 1), "the first batch of a trial is split");
+            cr_expect_str_eq(err.msg, first.msg, "fused with %d threads", threads);
+            sl_fused_free(fz);
+        }
+    }
+    sl_pipeline_free(p);
+    sl_source_free(src);
+    sl_source_free(fixture);
+    test_tmpdir_remove(dir);
+}
