@@ -212,6 +212,7 @@ typedef struct summary_row {
     double fraction_of_memcpy;
     double fraction_of_roofline;
     int64_t threads;
+    double split_fraction;     /* NAN where the record has none (one thread) */
     double ci_half_width;      /* of the pooled median, as a fraction of it */
     bool noisy;
     /* The scenario's own figures (its metrics hook), "name value unit; ...". */
@@ -265,7 +266,7 @@ static void summary_add(summary *s, const sl_record *record)
     summary_row *row = &s->rows[s->count++];
     *row = (summary_row){.outcome = record->outcome, .elements_per_s = NAN, .p50_ns = NAN, .p99_ns = NAN,
                          .fraction_of_memcpy = NAN, .fraction_of_roofline = NAN, .threads = record->threads,
-                         .ci_half_width = NAN};
+                         .split_fraction = NAN, .ci_half_width = NAN};
     memcpy(row->scenario, record->scenario, sizeof row->scenario);
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
@@ -300,6 +301,8 @@ static void summary_add(summary *s, const sl_record *record)
         row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
         const double *roofline = find_metric(record, "fraction_of_roofline");
         row->fraction_of_roofline = roofline != NULL ? *roofline : NAN;
+        const double *split = find_metric(record, "split_fraction");
+        row->split_fraction = split != NULL ? *split : NAN;
         format_scenario_metrics(record, row->scenario_metrics, sizeof row->scenario_metrics);
     }
     s->failed += record->outcome == SL_RECORD_FAILED;
@@ -389,10 +392,15 @@ static sl__table *summary_table(const summary *s)
     sl_rank_entry *entries = rank_entries(s);
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[16], ci[16];
+        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[32], ci[16];
         char adapter[sizeof row->adapter + sizeof row->framework + 4], vs_peer[96];
         format_fixed(ci, sizeof ci, row->ci_half_width, 100.0, 1, "%");
-        snprintf(threads, sizeof threads, "%lld", (long long)row->threads);
+        /* Several threads may split a batch, not must: the share that ran
+         * split follows the count, so "2" is never read as "twice the cores". */
+        if (isnan(row->split_fraction))
+            snprintf(threads, sizeof threads, "%lld", (long long)row->threads);
+        else
+            snprintf(threads, sizeof threads, "%lld (%.0f%%)", (long long)row->threads, 100.0 * row->split_fraction);
         format_fixed(roofline, sizeof roofline, row->fraction_of_roofline, 1.0, 2, "");
         format_rate(rate, sizeof rate, row->elements_per_s);
         format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");

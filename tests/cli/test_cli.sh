@@ -36,6 +36,8 @@ expect 2 "NOPE" "an unknown scenario is named, exit 2" -- bench --scenarios NOPE
 expect 2 "CV-1" "an unknown scenario lists the valid ones" -- bench --scenarios NOPE
 expect 2 "warp" "an unknown adapter is named, exit 2" -- bench --adapters warp
 expect 2 "--bogus" "an unknown option is named, exit 2" -- bench --bogus
+expect 2 "--threads" "a thread count of 0 is refused, the option named" -- bench --threads 0
+expect 2 "--threads" "a thread count that is not a number or auto is refused" -- bench --threads many
 expect 2 "--repetitions" "a bad number names its option, exit 2" -- bench --repetitions abc
 expect 2 "--output-dir" "a missing value names its option, exit 2" -- bench --output-dir
 expect 2 "turbo" "an unknown profile is named, exit 2" -- bench --profile turbo
@@ -82,6 +84,19 @@ if grep -q '"measured_batches":[[:space:]]*2' "$work/records/ci/NLP-1__128__fuse
   ok "the record holds the measured batch count asked for"
 else
   not_ok "the record holds the measured batch count asked for"
+fi
+
+# With two threads the threads cell also says how many measured batches ran
+# split; NLP-1's 16 KiB batches are under the 64 KiB below which fused never
+# splits, so none did.
+expect 0 "" "bench runs fused with two threads" -- bench --scenarios NLP-1 --adapters fused --threads 2 \
+  --warmup 1 --batches 2 --repetitions 1 --output-dir "$work/threads" --quiet
+if grep -qE '^\| NLP-1 \| 128 \| fused \| ok \| bitwise \| 2 \(0%\) \|' "$work/threads/ci/summary.md" &&
+   grep -q '"name":[[:space:]]*"split_fraction"' "$work/threads/ci/NLP-1__128__fused.json"; then
+  ok "a two-thread record says its split fraction, 0 for batches under 64 KiB"
+else
+  not_ok "a two-thread record says its split fraction, 0 for batches under 64 KiB" \
+    "$(grep -m2 'NLP-1' "$work/threads/ci/summary.md")"
 fi
 
 # --kernels puts the named table behind iter and fused, and the records say so.
