@@ -485,25 +485,49 @@ Test(pipeline, token_packing_is_the_same_through_every_source)
 /* Every executor fails, naming the file, when the mapped file under its
  * source shrinks: before, the first read past the new end was a SIGBUS that
  * killed the process with nothing recorded. */
+/* 512 images of 32x32x3 exported as npy files into a fresh folder, read back
+ * through a file source of one kind and normalized in shuffled batches of
+ * 64 (768 KiB of output, large enough for fused to split). */
+typedef struct file_pipeline {
+    char dir[128];
+    char image_path[256];
+    sl_source *fixture, *source;
+    sl_pipeline *pipeline;
+} file_pipeline;
+
+static void file_pipeline_open(file_pipeline *fp, const char *tag, sl_source_kind kind)
+{
+    test_tmpdir_create(fp->dir, sizeof fp->dir, tag);
+    fp->fixture = images(512, 32);
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(fp->fixture, fp->dir, &err), SL_OK, "%s", err.msg);
+    char label_path[256];
+    snprintf(fp->image_path, sizeof fp->image_path, "%s/image.npy", fp->dir);
+    snprintf(label_path, sizeof label_path, "%s/label.npy", fp->dir);
+    const char *names[2] = {"image", "label"};
+    const char *paths[2] = {fp->image_path, label_path};
+    cr_assert_eq(sl_source_file_create(kind, 2, names, paths, &fp->source, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, fp->source, 64, 7);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean3, std3), &err), SL_OK);
+    cr_assert_eq(sl_pipeline_create(&spec, &fp->pipeline, &err), SL_OK, "%s", err.msg);
+}
+
+static void file_pipeline_close(file_pipeline *fp)
+{
+    sl_pipeline_free(fp->pipeline);
+    sl_source_free(fp->source);
+    sl_source_free(fp->fixture);
+    test_tmpdir_remove(fp->dir);
+}
+
 Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
 {
-    char dir[128];
-    test_tmpdir_create(dir, sizeof dir, "shrink");
-    sl_source *fixture = images(512, 32);
+    file_pipeline fp;
+    file_pipeline_open(&fp, "shrink", SL_SOURCE_MMAP);
+    const sl_pipeline *p = fp.pipeline;
+    const char *image_path = fp.image_path;
     sl_err err = {0};
-    cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
-    char image_path[256], label_path[256];
-    snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
-    snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
-    const char *names[2] = {"image", "label"};
-    const char *paths[2] = {image_path, label_path};
-    sl_source *mapped;
-    cr_assert_eq(sl_source_file_create(SL_SOURCE_MMAP, 2, names, paths, &mapped, &err), SL_OK, "%s", err.msg);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, mapped, 64, 7);
-    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean3, std3), &err), SL_OK);
-    sl_pipeline *p;
-    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(truncate(image_path, 4096), 0);
 
     /* Every batch of a shuffled epoch holds elements far past 4 KiB. */
@@ -532,10 +556,7 @@ Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
         cr_assert(strstr(err.msg, image_path), "fused with %d threads: %s", threads, err.msg);
         sl_fused_free(fz);
     }
-    sl_pipeline_free(p);
-    sl_source_free(mapped);
-    sl_source_free(fixture);
-    test_tmpdir_remove(dir);
+    file_pipeline_close(&fp);
 }
 
 /* A file deleted or made unreadable after its source opened it is not an
@@ -632,26 +653,13 @@ Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
  * executor, which runs rows in order, finds it, for any thread count. */
 Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
 {
-    char dir[128];
-    test_tmpdir_create(dir, sizeof dir, "firstfail");
-    sl_source *fixture = images(512, 32);
+    file_pipeline fp;
+    file_pipeline_open(&fp, "firstfail", SL_SOURCE_PREAD);
+    const sl_pipeline *p = fp.pipeline;
     sl_err err = {0};
-    cr_assert_eq(sl_source_export_npy(fixture, dir, &err), SL_OK, "%s", err.msg);
-    char image_path[256], label_path[256];
-    snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
-    snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
-    const char *names[2] = {"image", "label"};
-    const char *paths[2] = {image_path, label_path};
-    sl_source *src;
-    cr_assert_eq(sl_source_file_create(SL_SOURCE_PREAD, 2, names, paths, &src, &err), SL_OK, "%s", err.msg);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 64, 7);
-    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean3, std3), &err), SL_OK);
-    sl_pipeline *p;
-    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
     /* Cut the images, once open, at about a third: a third of each shuffled
      * batch's rows still read whole, the rest fail, scattered over it. */
-    cr_assert_eq(truncate(image_path, 128 + 170 * 32 * 32 * 3), 0);
+    cr_assert_eq(truncate(fp.image_path, 128 + 170 * 32 * 32 * 3), 0);
 
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 64, &b, &err), SL_OK);
@@ -672,8 +680,5 @@ Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
             sl_fused_free(fz);
         }
     }
-    sl_pipeline_free(p);
-    sl_source_free(src);
-    sl_source_free(fixture);
-    test_tmpdir_remove(dir);
+    file_pipeline_close(&fp);
 }
