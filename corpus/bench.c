@@ -144,6 +144,13 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
         sl_record_add_metric(record, "fraction_of_roofline", sl_record_elements_per_s(record) / roofline_elements_per_s,
                              "ratio");
     }
+
+    double gather_ns = options->gather_ns_per_batch > 0.0 ? options->gather_ns_per_batch
+                                                          : sl_probe_gather_ns_per_batch(instance->pipeline, options);
+    if (gather_ns > 0.0) {
+        sl_record_add_metric(record, "gather_probe_ns_per_batch", gather_ns, "ns");
+        sl_record_add_metric(record, "fraction_of_gather", gather_ns / p50_ns, "ratio");
+    }
 }
 
 /* A record with several threads says how many of its kept measured batches
@@ -178,6 +185,23 @@ static void measured_window(const sl_bench_options *options, const sl_profile_se
 {
     *warmup = options->warmup_batches >= 0 ? options->warmup_batches : profile->warmup_batches;
     *measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
+}
+
+double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
+{
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL)
+        return 0.0;
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    double ns = 0.0;
+    sl_err err = {0};
+    /* As many timed passes as the run has repetitions, each after the
+     * window was read once, as an adapter's repetitions after the first. */
+    int passes = options->repetitions > 0 ? options->repetitions : profile->repetitions;
+    if (sl_pipeline_gather_probe(pipeline, warmup, measured, passes, &ns, &err) != SL_OK)
+        return 0.0;
+    return ns;
 }
 
 sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,

@@ -475,8 +475,10 @@ static bool write_markdown(const sl__table *table, const sl__table *metrics, con
     fputs("\nelements/s and latencies are those of the median repetition; 'vs ref' is elements/s over\n"
           "the reference adapter's on the same variant; 'of memcpy' is output bytes/s over plain\n"
           "memcpy bandwidth for blocks of one batch's size; 'of roofline' is elements/s over the\n"
-          "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread);\n"
-          "'threads' is how many threads split each batch; p50 is the median batch latency over\n"
+          "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread;\n"
+          "records also hold fraction_of_gather, against just fetching the batch's source bytes);\n"
+          "'threads' is how many threads may split each batch, with the share of measured batches\n"
+          "that ran split in parentheses; p50 is the median batch latency over\n"
           "every repetition's measured batches and '±95%' half the width of its 95% interval (order\n"
           "statistics, docs/records.md), as a fraction of it. A row whose interval is wider than 10%\n"
           "of its median is noisy: its ratio is shown in parentheses and not ranked. 'verified' is how\n"
@@ -603,6 +605,7 @@ static sl_status instance_options(const bench_run *run, const sl_scenario_instan
         options->memcpy_probe_bytes_per_s =
             sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
         options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+        options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
     } else {
         options->skip_probes = true;
     }

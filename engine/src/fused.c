@@ -274,29 +274,6 @@ static sl_status run_row(const sl_fused *fz, lane *l, int field, int64_t epoch, 
     return SL_OK;
 }
 
-/* Shuffled elements sit at unrelated addresses, so each one's first read
- * would miss the cache and wait. Asking for an element a few rows ahead
- * overlaps those misses with the work on the current row. Only the leading
- * lines are requested; the hardware prefetcher follows a row once it is read
- * in order. */
-#define PREFETCH_DISTANCE 4
-#define PREFETCH_MAX_BYTES 2048
-
-static void prefetch_element(const sl_fused *fz, int64_t element)
-{
-    const sl_pipeline *p = fz->pipeline;
-    for (int f = 0; f < p->source_schema.nfields; f++) {
-        size_t offset, bytes;
-        sl__element_span(p, f, element, &offset, &bytes);
-        const char *row = bytes ? sl_source_map(p->source, f, offset, bytes) : NULL;
-        if (!row)
-            continue;
-        size_t span = bytes < PREFETCH_MAX_BYTES ? bytes : PREFETCH_MAX_BYTES;
-        for (size_t at = 0; at < span; at += 64)
-            __builtin_prefetch(row + at, 0, 3);
-    }
-}
-
 /* A split batch's rows are claimed in chunks (pool.h). About four chunks a
  * thread let a fast thread take over a slow one's share, and a chunk of at
  * least 16 KiB of output keeps the claim (one atomic add on a line the
@@ -330,11 +307,11 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     /* The chunk's first rows have no earlier rows to hide their misses
      * behind; asking for them together at least overlaps them with each
      * other. */
-    for (int64_t r = first; r < end && r < first + PREFETCH_DISTANCE; r++)
-        prefetch_element(fz, b->element_ids[r]);
+    for (int64_t r = first; r < end && r < first + SL__PREFETCH_DISTANCE; r++)
+        sl__prefetch_element(p, b->element_ids[r]);
     for (int64_t r = first; r < end; r++) {
-        if (r + PREFETCH_DISTANCE < end)
-            prefetch_element(fz, b->element_ids[r + PREFETCH_DISTANCE]);
+        if (r + SL__PREFETCH_DISTANCE < end)
+            sl__prefetch_element(p, b->element_ids[r + SL__PREFETCH_DISTANCE]);
         for (int f = 0; f < p->source_schema.nfields; f++) {
             void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
             sl_err row_err;

@@ -394,6 +394,24 @@ void sl__element_span(const sl_pipeline *p, int field, int64_t element, size_t *
     *nbytes = bytes;
 }
 
+/* Only this much of a row is requested: the hardware prefetcher follows
+ * the rest once the row is read in order. */
+#define PREFETCH_MAX_BYTES 2048
+
+void sl__prefetch_element(const sl_pipeline *p, int64_t element)
+{
+    for (int f = 0; f < p->source_schema.nfields; f++) {
+        size_t offset, bytes;
+        sl__element_span(p, f, element, &offset, &bytes);
+        const char *row = bytes ? sl_source_map(p->source, f, offset, bytes) : NULL;
+        if (!row)
+            continue;
+        size_t span = bytes < PREFETCH_MAX_BYTES ? bytes : PREFETCH_MAX_BYTES;
+        for (size_t at = 0; at < span; at += 64)
+            __builtin_prefetch(row + at, 0, 3);
+    }
+}
+
 sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernels, int field, int64_t element,
                              void *dst, sl_err *err)
 {

@@ -95,6 +95,14 @@ struct sl_pipeline {
  * the packed field the element's window of the token stream (shorter at the
  * stream's end). */
 void sl__element_span(const sl_pipeline *pipeline, int field, int64_t element, size_t *offset, size_t *nbytes);
+/* Shuffled elements sit at unrelated addresses, so each one's first read
+ * would miss the cache and wait. Asking for an element this many rows ahead
+ * overlaps those misses with the work on the current row. */
+#define SL__PREFETCH_DISTANCE 4
+/* Requests the leading lines of every source field of element, where the
+ * source has a mapped view; the hardware prefetcher follows a row once it
+ * is read in order. */
+void sl__prefetch_element(const sl_pipeline *pipeline, int64_t element);
 /* Reads element's bytes of a source field into dst (packing token streams). */
 sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int field,
                              int64_t element, void *dst, sl_err *err);

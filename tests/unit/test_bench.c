@@ -2,6 +2,7 @@
  * the test controls: the median repetition is kept, the first batch comes
  * from the first repetition, adapters that lack a transform or are not
  * available are recorded as such, and repetitions that disagree fail. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -305,5 +306,58 @@ Test(bench, fused_never_splits_a_small_batch)
     cr_assert_not_null(split);
     cr_expect_float_eq(split->value, 0.0, 1e-12);
     sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+/* The gather probe's figures: the time to fetch the measured batches'
+ * source bytes, and the record's p50 against it, computed here from the
+ * record's own latencies. Without probes neither is there. */
+Test(bench, a_record_carries_the_gather_probe_and_its_fraction)
+{
+    reset_script();
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    const sl_record_metric *gather = metric_named(&record, "gather_probe_ns_per_batch");
+    const sl_record_metric *fraction = metric_named(&record, "fraction_of_gather");
+    cr_assert_not_null(gather);
+    cr_assert_not_null(fraction);
+    cr_expect(gather->value > 0.0 && isfinite(gather->value), "gather probe %g ns", gather->value);
+    double p50 = sl_percentile_i64(record.latency_ns, (size_t)record.measured_batches, 50.0);
+    cr_expect_float_eq(fraction->value, gather->value / p50, 1e-12 * fraction->value);
+    sl_record_release(&record);
+
+    reset_script();
+    options.skip_probes = true;
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    cr_expect_null(metric_named(&record, "gather_probe_ns_per_batch"));
+    cr_expect_null(metric_named(&record, "fraction_of_gather"));
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
+{
+    sl_scenario_instance *instance = small_nlp1();
+    const sl_pipeline *p = instance->pipeline;
+    double ns = -1.0;
+    sl_err err = {0};
+    cr_expect_eq(sl_pipeline_gather_probe(p, 0, 0, 1, &ns, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "gather probe"), "%s", err.msg);
+    cr_expect_eq(sl_pipeline_gather_probe(p, -1, 4, 1, &ns, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_gather_probe(p, 0, 4, 0, &ns, &err), SL_EINVAL);
+    cr_expect_float_eq(ns, -1.0, 0.0, "a refused probe leaves its result alone");
+
+    sl_bench_options options = three_reps();
+    uint64_t before, after;
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &before, &err), SL_OK, "%s", err.msg);
+    /* Past the epoch's end: the window runs on into the next epoch. */
+    int64_t batches = 2 * sl_pipeline_batches_per_epoch(p);
+    cr_assert_eq(sl_pipeline_gather_probe(p, 1, batches, 2, &ns, &err), SL_OK, "%s", err.msg);
+    cr_expect(ns > 0.0, "%g ns", ns);
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &after, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(before, after);
     sl_scenario_instance_free(instance);
 }

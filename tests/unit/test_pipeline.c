@@ -682,3 +682,22 @@ Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
     }
     file_pipeline_close(&fp);
 }
+
+/* The gather probe reads a source with no mapped view through its read path,
+ * and a file cut short under it is an error naming the file, not a crash or
+ * a figure. */
+Test(pipeline, the_gather_probe_reads_a_pread_source_and_reports_a_short_file)
+{
+    file_pipeline fp;
+    file_pipeline_open(&fp, "gather", SL_SOURCE_PREAD);
+    double ns = 0.0;
+    sl_err err = {0};
+    cr_assert_eq(sl_pipeline_gather_probe(fp.pipeline, 0, 4, 2, &ns, &err), SL_OK, "%s", err.msg);
+    cr_expect(ns > 0.0, "%g ns", ns);
+    cr_assert_eq(truncate(fp.image_path, 4096), 0);
+    ns = -1.0;
+    cr_expect_eq(sl_pipeline_gather_probe(fp.pipeline, 0, 4, 2, &ns, &err), SL_EIO);
+    cr_expect(strstr(err.msg, fp.image_path), "%s", err.msg);
+    cr_expect_float_eq(ns, -1.0, 0.0);
+    file_pipeline_close(&fp);
+}

@@ -29,12 +29,17 @@ typedef struct sl_bench_options {
     /* The roofline probe for this instance, in ns per batch; 0 measures it
      * inside sl_bench_run (sl_probe_roofline_ns_per_batch). */
     double roofline_ns_per_batch;
+    /* The gather probe for this instance over the measured batches, in ns
+     * per batch; 0 measures it inside sl_bench_run
+     * (sl_probe_gather_ns_per_batch). */
+    double gather_ns_per_batch;
     /* No time without a check: when set, an adapter's digest of the
      * measured batches is compared with reference_digest (the reference
      * adapter's digest of the same batches, sl_bench_reference_digest) before
      * its speed counts, and a difference makes the record a mismatch. */
     bool check_against_reference;
-    /* Leaves out the memcpy and roofline metrics instead of measuring them. */
+    /* Leaves out the memcpy, roofline and gather metrics instead of
+     * measuring them. */
     bool skip_probes;
     uint64_t reference_digest;
     /* Leaves the scenario's metrics hook to the caller: a distributed run
@@ -80,6 +85,14 @@ double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions);
  * gather misses, no shuffle, no allocation. An adapter's throughput over
  * this probe's is its "fraction of roofline". 0 when it cannot run. */
 double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, int repetitions);
+
+/* The gather probe of a pipeline over the batches a run under options
+ * measures (after its warmup batches): the median time per batch of just
+ * fetching each batch's source bytes in the run's order
+ * (sl_pipeline_gather_probe). An adapter's p50 against it is its "fraction
+ * of gather": near 1, a scenario is bound by memory or storage, not by its
+ * ops. 0 when it cannot run. */
+double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options);
 
 #ifdef __cplusplus
 }

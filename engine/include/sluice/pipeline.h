@@ -197,6 +197,18 @@ int sl_fused_threads(const sl_fused *fused);
  * whether splitting pays on this machine now (engine/src/split_choice.h);
  * batches below 64 KiB are never split. */
 bool sl_fused_last_split(const sl_fused *fused);
+
+/* The gather probe, the memory side of the roofline: the median time per
+ * batch, over `passes` timed passes (after one untimed pass) over `batches`
+ * batches from global batch index `first_batch` (the batches a run
+ * measures), of copying each batch's source bytes (every source field of
+ * every element, in the batch's order, from the source's mapped view or
+ * through its read path, with the fused executor's prefetch) into one
+ * buffer. Element ids are computed before the clock starts and no op runs:
+ * this is the least work any loader of this pipeline does per batch. It
+ * changes no output. */
+sl_status sl_pipeline_gather_probe(const sl_pipeline *pipeline, int64_t first_batch, int64_t batches, int passes,
+                                   double *ns_per_batch, sl_err *err);
 /* The roofline probe: the median time of this executor's work on the first
  * batch of epoch 0, repeated `repetitions` times once it is in cache. It
  * runs the pipeline's own op chain through the executor's kernels and
