@@ -147,7 +147,8 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
 
     double gather_ns = options->gather_ns_per_batch > 0.0 ? options->gather_ns_per_batch
                                                           : sl_probe_gather_ns_per_batch(instance->pipeline, options);
-    if (gather_ns > 0.0) {
+    /* A p50 of 0 (an adapter whose clock did not tick) has no ratio to give. */
+    if (gather_ns > 0.0 && p50_ns > 0.0) {
         sl_record_add_metric(record, "gather_probe_ns_per_batch", gather_ns, "ns");
         sl_record_add_metric(record, "fraction_of_gather", gather_ns / p50_ns, "ratio");
     }

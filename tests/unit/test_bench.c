@@ -361,3 +361,25 @@ Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
     cr_expect_eq(before, after);
     sl_scenario_instance_free(instance);
 }
+
+/* sluice bench measures the gather probe once per instance and hands it to
+ * every adapter's run through the options: a given figure is used as it is,
+ * not measured again. The scripted batches take 2000 ns each. */
+Test(bench, a_given_gather_probe_is_used_as_given)
+{
+    reset_script();
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    options.gather_ns_per_batch = 500.0;
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    const sl_record_metric *gather = metric_named(&record, "gather_probe_ns_per_batch");
+    const sl_record_metric *fraction = metric_named(&record, "fraction_of_gather");
+    cr_assert_not_null(gather);
+    cr_assert_not_null(fraction);
+    cr_expect_eq(gather->value, 500.0);
+    cr_expect_float_eq(fraction->value, 500.0 / 2000.0, 1e-12);
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
