@@ -350,10 +350,11 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     /* One latency array per repetition, so the kept one can be copied out
      * after the median is known. */
     int64_t *latencies = malloc((size_t)repetitions * (size_t)total * sizeof *latencies);
-    /* Which batches a threaded adapter split, per repetition likewise. */
-    bool *splits = calloc((size_t)repetitions * (size_t)total, sizeof *splits);
+    /* Which batches a threaded adapter split, per repetition likewise;
+     * only asked for where several threads may split. */
+    bool *splits = record->threads > 1 ? calloc((size_t)repetitions * (size_t)total, sizeof *splits) : NULL;
     sl_digest *digest = NULL;
-    if (latencies == NULL || splits == NULL) {
+    if (latencies == NULL || (record->threads > 1 && splits == NULL)) {
         free(latencies);
         free(splits);
         return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
@@ -374,7 +375,7 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
                                   .nbatches = total,
                                   .workers = options->workers,
                                   .threads = record->threads,
-                                  .split = splits + (size_t)r * (size_t)total};
+                                  .split = splits ? splits + (size_t)r * (size_t)total : NULL};
         sl_rss_probe probe;
         sl_err run_err = {0};
 
@@ -468,7 +469,7 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
         }
     }
     add_metrics(instance, options, record);
-    if (record->threads > 1)
+    if (splits)
         add_split_fraction(record, splits + (size_t)kept * (size_t)total + warmup);
     if (options->check_against_reference) {
         bool close = false;

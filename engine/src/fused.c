@@ -304,14 +304,8 @@ static void run_rows(void *arg, int thread, int64_t first, int64_t end)
     lane *l = &fz->lanes[thread];
     if (fz->ids_in_chunks)
         sl__batch_ids(p, fz->position, first, end - first, b->element_ids + first);
-    /* The chunk's first rows have no earlier rows to hide their misses
-     * behind; asking for them together at least overlaps them with each
-     * other. */
-    for (int64_t r = first; r < end && r < first + SL__PREFETCH_DISTANCE; r++)
-        sl__prefetch_element(p, b->element_ids[r]);
     for (int64_t r = first; r < end; r++) {
-        if (r + SL__PREFETCH_DISTANCE < end)
-            sl__prefetch_element(p, b->element_ids[r + SL__PREFETCH_DISTANCE]);
+        sl__prefetch_ahead(p, b->element_ids, first, r, end);
         for (int f = 0; f < p->source_schema.nfields; f++) {
             void *out = (char *)b->fields[f].data + (size_t)r * fz->programs[f].out_bytes;
             sl_err row_err;

@@ -29,11 +29,8 @@ static size_t element_bound(const sl_pipeline *p, int field)
 /* Copies the source bytes of rows elements, in order, into buffer. */
 static sl_status copy_rows(const sl_pipeline *p, const int64_t *ids, int64_t rows, char *buffer, sl_err *err)
 {
-    for (int64_t r = 0; r < rows && r < SL__PREFETCH_DISTANCE; r++)
-        sl__prefetch_element(p, ids[r]);
     for (int64_t r = 0; r < rows; r++) {
-        if (r + SL__PREFETCH_DISTANCE < rows)
-            sl__prefetch_element(p, ids[r + SL__PREFETCH_DISTANCE]);
+        sl__prefetch_ahead(p, ids, 0, r, rows);
         for (int f = 0; f < p->source_schema.nfields; f++) {
             size_t offset, bytes;
             sl__element_span(p, f, ids[r], &offset, &bytes);

@@ -394,11 +394,13 @@ void sl__element_span(const sl_pipeline *p, int field, int64_t element, size_t *
     *nbytes = bytes;
 }
 
-/* Only this much of a row is requested: the hardware prefetcher follows
- * the rest once the row is read in order. */
+/* How many rows ahead an element is asked for (sl__prefetch_ahead), and
+ * how much of its row: the hardware prefetcher follows the rest once the
+ * row is read in order. */
+#define PREFETCH_DISTANCE 4
 #define PREFETCH_MAX_BYTES 2048
 
-void sl__prefetch_element(const sl_pipeline *p, int64_t element)
+static void prefetch_element(const sl_pipeline *p, int64_t element)
 {
     for (int f = 0; f < p->source_schema.nfields; f++) {
         size_t offset, bytes;
@@ -410,6 +412,15 @@ void sl__prefetch_element(const sl_pipeline *p, int64_t element)
         for (size_t at = 0; at < span; at += 64)
             __builtin_prefetch(row + at, 0, 3);
     }
+}
+
+void sl__prefetch_ahead(const sl_pipeline *p, const int64_t *ids, int64_t first, int64_t row, int64_t end)
+{
+    if (row == first)
+        for (int64_t r = first; r < end && r < first + PREFETCH_DISTANCE; r++)
+            prefetch_element(p, ids[r]);
+    if (row + PREFETCH_DISTANCE < end)
+        prefetch_element(p, ids[row + PREFETCH_DISTANCE]);
 }
 
 sl_status sl__gather_element(const sl_pipeline *p, const sl_kernel_table *kernels, int field, int64_t element,

@@ -95,14 +95,16 @@ struct sl_pipeline {
  * the packed field the element's window of the token stream (shorter at the
  * stream's end). */
 void sl__element_span(const sl_pipeline *pipeline, int field, int64_t element, size_t *offset, size_t *nbytes);
-/* Shuffled elements sit at unrelated addresses, so each one's first read
- * would miss the cache and wait. Asking for an element this many rows ahead
- * overlaps those misses with the work on the current row. */
-#define SL__PREFETCH_DISTANCE 4
-/* Requests the leading lines of every source field of element, where the
- * source has a mapped view; the hardware prefetcher follows a row once it
- * is read in order. */
-void sl__prefetch_element(const sl_pipeline *pipeline, int64_t element);
+/* The prefetch for row `row` of a loop over rows [first, end) whose element
+ * ids are ids[row]. Shuffled elements sit at unrelated addresses, so each
+ * one's first read would miss the cache and wait; asking for an element a
+ * few rows ahead overlaps those misses with the work on the current row. At
+ * the first row the loop's first few rows are asked for together (they have
+ * no earlier rows to hide their misses behind), at every row the row that
+ * distance ahead. Only the leading lines of each
+ * source field are requested, where the source has a mapped view; the
+ * hardware prefetcher follows a row once it is read in order. */
+void sl__prefetch_ahead(const sl_pipeline *pipeline, const int64_t *ids, int64_t first, int64_t row, int64_t end);
 /* Reads element's bytes of a source field into dst (packing token streams). */
 sl_status sl__gather_element(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int field,
                              int64_t element, void *dst, sl_err *err);

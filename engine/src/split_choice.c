@@ -56,7 +56,6 @@ static void keep_way(sl__split_choice *choice, bool split, const int64_t *ns, in
 {
     choice->kept_split = split;
     choice->kept_counted = 0;
-    choice->kept_next = 0;
     for (int i = 0; i < n && i < SL__SPLIT_KEPT; i++)
         choice->kept_ns[choice->kept_counted++] = ns[i];
     choice->kept_next = choice->kept_counted % SL__SPLIT_KEPT;
@@ -113,10 +112,9 @@ void sl__split_choice_record(sl__split_choice *choice, int64_t ns)
 {
     /* The first batch after a change of way (and the very first batch)
      * pays for the change, not for the way. */
-    bool counted = choice->batches > 0 && choice->previous_split == choice->split;
+    bool counted = choice->has_previous && choice->previous_split == choice->split;
     choice->previous_split = choice->split;
-    choice->batches++;
-    choice->split_batches += choice->split;
+    choice->has_previous = true;
     if (choice->phase == SL__SPLIT_STEADY) {
         if (counted) {
             choice->kept_ns[choice->kept_next] = ns;

@@ -49,7 +49,7 @@ typedef struct sl__split_choice {
     sl__split_phase phase;
     bool split;                 /* how the batch being run is run */
     bool previous_split;        /* how the batch before it was run */
-    int64_t batches;            /* batches recorded so far */
+    bool has_previous;          /* a batch was recorded before this one */
     int block_run;              /* batches of the current block run so far */
     int block_counted;
     int64_t block_ns[SL__SPLIT_BLOCK];
@@ -60,8 +60,7 @@ typedef struct sl__split_choice {
     int64_t kept_ns[SL__SPLIT_KEPT];
     double kept_reference_ns;   /* the kept way's median when it was last chosen or confirmed */
     int64_t period, until_retrial;
-    /* What the choice did, for tests and reports. */
-    int64_t split_batches, switches;
+    int64_t switches;           /* changes of the kept way, for tests */
 } sl__split_choice;
 
 void sl__split_choice_init(sl__split_choice *choice);
