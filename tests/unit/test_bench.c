@@ -77,6 +77,15 @@ static void reset_script(void)
     deliver = -1;
 }
 
+/* A fresh script, one sl_bench_run that must succeed. */
+static void bench_scripted(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                           const sl_bench_options *options, sl_record *record)
+{
+    reset_script();
+    sl_err err = {0};
+    cr_assert_eq(sl_bench_run(instance, adapter, options, record, &err), SL_OK, "%s", err.msg);
+}
+
 Test(bench, keeps_the_median_repetition)
 {
     reset_script();
@@ -243,8 +252,9 @@ static sl_status scripted_split_run(const sl_adapter *adapter, const sl_pipeline
                                     sl_err *err)
 {
     int rep = calls;
-    cr_assert_not_null(request->split, "the bench asks which batches were split");
-    for (int64_t i = 0; i < request->nbatches; i++)
+    /* Asked exactly when several threads may split a batch. */
+    cr_assert_eq(request->split != NULL, request->threads > 1, "split asked for with %d threads", request->threads);
+    for (int64_t i = 0; request->split && i < request->nbatches; i++)
         request->split[i] = i <= rep;
     return scripted_run(adapter, pipeline, request, sink, user, latency_ns, err);
 }
@@ -259,7 +269,6 @@ static const sl_record_metric *metric_named(const sl_record *record, const char 
 
 Test(bench, a_threaded_record_says_how_many_measured_batches_ran_split)
 {
-    reset_script();
     sl_adapter threaded = scripted;
     threaded.threaded = true;
     threaded.run = scripted_split_run;
@@ -268,8 +277,7 @@ Test(bench, a_threaded_record_says_how_many_measured_batches_ran_split)
     options.skip_probes = true;
     options.threads = 2;
     sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_bench_run(instance, &threaded, &options, &record, &err), SL_OK, "%s", err.msg);
+    bench_scripted(instance, &threaded, &options, &record);
     cr_assert_eq(record.repetition_kept, 2);
     const sl_record_metric *split = metric_named(&record, "split_fraction");
     cr_assert_not_null(split);
@@ -277,14 +285,12 @@ Test(bench, a_threaded_record_says_how_many_measured_batches_ran_split)
     sl_record_release(&record);
 
     /* One thread, or an adapter that does not split: no such figure. */
-    reset_script();
     options.threads = 1;
-    cr_assert_eq(sl_bench_run(instance, &threaded, &options, &record, &err), SL_OK, "%s", err.msg);
+    bench_scripted(instance, &threaded, &options, &record);
     cr_expect_null(metric_named(&record, "split_fraction"));
     sl_record_release(&record);
-    reset_script();
     options.threads = 2;
-    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    bench_scripted(instance, &scripted, &options, &record);
     cr_expect_null(metric_named(&record, "split_fraction"));
     sl_record_release(&record);
     sl_scenario_instance_free(instance);
@@ -311,15 +317,15 @@ Test(bench, fused_never_splits_a_small_batch)
 
 /* The gather probe's figures: the time to fetch the measured batches'
  * source bytes, and the record's p50 against it, computed here from the
- * record's own latencies. Without probes neither is there. */
+ * record's own latencies. sluice bench measures the probe once per instance
+ * and hands it to every adapter's run through the options: a given figure
+ * is used as it is, not measured again. Without probes neither is there. */
 Test(bench, a_record_carries_the_gather_probe_and_its_fraction)
 {
-    reset_script();
     sl_scenario_instance *instance = small_nlp1();
     sl_bench_options options = three_reps();
     sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    bench_scripted(instance, &scripted, &options, &record);
     const sl_record_metric *gather = metric_named(&record, "gather_probe_ns_per_batch");
     const sl_record_metric *fraction = metric_named(&record, "fraction_of_gather");
     cr_assert_not_null(gather);
@@ -329,9 +335,20 @@ Test(bench, a_record_carries_the_gather_probe_and_its_fraction)
     cr_expect_float_eq(fraction->value, gather->value / p50, 1e-12 * fraction->value);
     sl_record_release(&record);
 
-    reset_script();
+    /* The scripted batches take 2000 ns each. */
+    options.gather_ns_per_batch = 500.0;
+    bench_scripted(instance, &scripted, &options, &record);
+    gather = metric_named(&record, "gather_probe_ns_per_batch");
+    fraction = metric_named(&record, "fraction_of_gather");
+    cr_assert_not_null(gather);
+    cr_assert_not_null(fraction);
+    cr_expect_eq(gather->value, 500.0);
+    cr_expect_float_eq(fraction->value, 500.0 / 2000.0, 1e-12);
+    sl_record_release(&record);
+    options.gather_ns_per_batch = 0.0;
+
     options.skip_probes = true;
-    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
+    bench_scripted(instance, &scripted, &options, &record);
     cr_expect_null(metric_named(&record, "gather_probe_ns_per_batch"));
     cr_expect_null(metric_named(&record, "fraction_of_gather"));
     sl_record_release(&record);
@@ -359,27 +376,5 @@ Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
     cr_expect(ns > 0.0, "%g ns", ns);
     cr_assert_eq(sl_bench_reference_digest(instance, &options, &after, &err), SL_OK, "%s", err.msg);
     cr_expect_eq(before, after);
-    sl_scenario_instance_free(instance);
-}
-
-/* sluice bench measures the gather probe once per instance and hands it to
- * every adapter's run through the options: a given figure is used as it is,
- * not measured again. The scripted batches take 2000 ns each. */
-Test(bench, a_given_gather_probe_is_used_as_given)
-{
-    reset_script();
-    sl_scenario_instance *instance = small_nlp1();
-    sl_bench_options options = three_reps();
-    options.gather_ns_per_batch = 500.0;
-    sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
-    const sl_record_metric *gather = metric_named(&record, "gather_probe_ns_per_batch");
-    const sl_record_metric *fraction = metric_named(&record, "fraction_of_gather");
-    cr_assert_not_null(gather);
-    cr_assert_not_null(fraction);
-    cr_expect_eq(gather->value, 500.0);
-    cr_expect_float_eq(fraction->value, 500.0 / 2000.0, 1e-12);
-    sl_record_release(&record);
     sl_scenario_instance_free(instance);
 }
