@@ -107,7 +107,7 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
                 sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
             }
         } else if (sl__cli_option(&cli, "--threads", &value)) {
-            /* 0 is auto, resolved when the options are made. */
+            /* 0 is auto, resolved once every option is read. */
             args->threads =
                 strcmp(value, "auto") == 0 ? 0 : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--output-dir", &value)) {
@@ -137,6 +137,11 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
     /* Names are checked after every option is read, so that --variants is
      * matched against the scenarios selected wherever --scenarios appears. */
     sl__cli_select(&cli, args->scenarios, args->variants, args->adapters, selection);
+    /* auto, the default: the CPUs this process may use, read once. */
+    if (args->threads == 0) {
+        int usable = sl_available_cpus();
+        args->threads = usable < SL_FUSED_MAX_THREADS ? usable : SL_FUSED_MAX_THREADS;
+    }
 }
 
 /* --- progress ------------------------------------------------------------------ */
@@ -596,9 +601,7 @@ static sl_status instance_options(const bench_run *run, const sl_scenario_instan
     options->warmup_batches = run->args->warmup;
     options->measured_batches = run->args->batches;
     options->workers = run->args->workers;
-    int usable = sl_available_cpus();
-    options->threads = run->args->threads > 0 ? run->args->threads
-                                              : (usable < SL_FUSED_MAX_THREADS ? usable : SL_FUSED_MAX_THREADS);
+    options->threads = run->args->threads;
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     if (!run->args->no_probes) {
