@@ -6,13 +6,13 @@
  * memory (kernels/cuda/probe.c). A bench or a test then records them
  * `unavailable` with that reason; none of them is ever passed silently.
  * Where a device exists, cuda_run.c runs the pipelines made of the
- * transforms they declare (SL__CUDA_TRANSFORMS); a scenario with any other
+ * transforms with a device path (sl_op_device_transforms); a scenario with any other
  * op records them `excluded` with the op named. */
 #include <stdio.h>
 #include <string.h>
 
 #include "adapters.h"
-#include "kernels/cuda/cuda.h"
+#include "kernels/cuda.h"
 #include "sluice/record.h"
 
 static bool cuda_available(char *reason, size_t size)
@@ -47,8 +47,8 @@ const sl_adapter sl__adapter_cuda = {
     .summary = "CUDA kernels on device 0: pinned staging, copies double-buffered against compute, outputs on the "
                "device",
     .backend = "cuda",
-    .kernels = SL_KERNELS_BEST,
-    .transforms = SL__CUDA_TRANSFORMS,
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .implements = sl_op_device_transforms,
     .available = cuda_available,
     .run = sl__cuda_run,
     .device = cuda_device,
@@ -58,8 +58,8 @@ const sl_adapter sl__adapter_cuda_graph = {
     .name = "cuda-graph",
     .summary = "as cuda, each batch's copies and kernels captured once as a CUDA graph and replayed",
     .backend = "cuda",
-    .kernels = SL_KERNELS_BEST,
-    .transforms = SL__CUDA_TRANSFORMS,
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .implements = sl_op_device_transforms,
     .available = cuda_available,
     .run = sl__cuda_run,
     .device = cuda_device,

@@ -1,10 +1,10 @@
 /* The cuda adapters' launch plan (cuda_plan.h), and its CPU run. */
 #include <string.h>
 
-#include "adapters/cuda_plan.h"
-#include "engine/src/op_desc.h"
-#include "engine/src/pipeline_internal.h"
-#include "kernels/cuda/at.h"
+#include "cuda_plan.h"
+#include "pipeline/op_desc.h"
+#include "pipeline/internal.h"
+#include "kernels/at.h"
 
 /* The chain launch a step joins: the last launch when it is a chain with
  * room (a u8 normalize becomes one), else a new chain. */
@@ -39,7 +39,9 @@ static void append_step(sl__cuda_field_plan *fp, sl_ew_step step, int op)
 sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_plan *plan, sl_err *err)
 {
     memset(plan, 0, sizeof *plan);
-    sl__op_ctx ctx = {p, sl_kernels_best(), 0};
+    /* An ew_step resolves the op's draws; it runs no kernel, so any table
+     * serves as its context. */
+    sl__op_ctx ctx = {p, sl_kernels_reference(), 0};
     plan->nfields = p->output_schema.nfields;
     for (int f = 0; f < plan->nfields; f++) {
         sl__cuda_field_plan *fp = &plan->fields[f];
@@ -55,10 +57,10 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_pl
         const sl__compiled_op *c = &p->compiled[i];
         sl__cuda_field_plan *fp = &plan->fields[c->field];
         sl_ew_step step;
-        switch (c->op->kind) {
-        case SL_OP_NORMALIZE:
+        switch (c->desc->device) {
+        case SL__DEVICE_CHANNELS:
             if (c->in_dtype != SL_U8 && c->norm.channels == 1) {
-                step = (sl_ew_step){.kind = SL_OP_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
+                step = (sl_ew_step){.kind = SL_EW_NORMALIZE, .a = c->norm.mean[0], .b = c->norm.inv_std[0]};
                 append_step(fp, step, -1);
             } else {
                 sl__cuda_launch *l = &fp->launches[fp->nlaunches++];
@@ -66,21 +68,15 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_pl
                 sl_cuda_channels_from_normalize(&c->norm, &l->channels);
             }
             break;
-        case SL_OP_SCALE:
-        case SL_OP_CLIP:
-        case SL_OP_ADD:
-        case SL_OP_MULTIPLY:
-        case SL_OP_GAUSSIAN_NOISE:
-        case SL_OP_RANDOM_BRIGHTNESS:
-        case SL_OP_RANDOM_SCALE:
+        case SL__DEVICE_EW_STEP:
             if (c->owner >= 0 || !c->desc->ew_step || !c->desc->ew_step(&ctx, c, 0, &step))
                 return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no element-wise step", who, i,
-                               c->desc->name);
+                               sl__op_name(c));
             append_step(fp, step, c->desc->random ? i : -1);
             break;
-        default:
+        case SL__DEVICE_NONE:
             return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': op %d (%s) has no device kernel yet", who, i,
-                           c->desc->name);
+                           sl__op_name(c));
         }
     }
     for (int f = 0; f < plan->nfields; f++)
@@ -97,7 +93,7 @@ sl_status sl__cuda_plan_build(const char *who, const sl_pipeline *p, sl__cuda_pl
 void sl__cuda_plan_row_steps(const sl__cuda_plan *plan, const sl_pipeline *p, int64_t epoch, const int64_t *ids,
                              int64_t rows, sl_ew_step *table)
 {
-    sl__op_ctx ctx = {p, sl_kernels_best(), epoch};
+    sl__op_ctx ctx = {p, sl_kernels_reference(), epoch};
     for (int f = 0; f < plan->nfields; f++)
         for (int l = 0; l < plan->fields[f].nlaunches; l++) {
             const sl__cuda_launch *la = &plan->fields[f].launches[l];

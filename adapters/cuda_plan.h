@@ -6,7 +6,7 @@
 #ifndef SLUICE_ADAPTERS_CUDA_PLAN_H
 #define SLUICE_ADAPTERS_CUDA_PLAN_H
 
-#include "kernels/cuda/cuda.h"
+#include "kernels/cuda.h"
 #include "sluice/pipeline.h"
 
 typedef enum sl__cuda_launch_kind {

@@ -5,7 +5,7 @@
  * the corpus equivalence tests exercise it where a device exists.
  *
  * What it runs: pipelines whose every op is an element-wise op the device
- * kernels implement (SL__CUDA_TRANSFORMS): normalize, scale, clip, add,
+ * kernels implement (sl_op_device_transforms): normalize, scale, clip, add,
  * multiply, and the random gaussian_noise, random_brightness and
  * random_scale, whose steps the host resolves per row with the ops' own
  * ew_step into a row table copied with the batch. For each batch:
@@ -31,8 +31,8 @@
 #include <string.h>
 
 #include "adapters.h"
-#include "adapters/cuda_plan.h"
-#include "kernels/cuda/cuda.h"
+#include "cuda_plan.h"
+#include "kernels/cuda.h"
 #include "sluice/timing.h"
 #include "sluice_config.h"
 
@@ -77,6 +77,7 @@ typedef struct slot {
 typedef struct runner {
     const sl_adapter *adapter;
     const sl_pipeline *pipeline;
+    const sl_kernel_table *kernels; /* the run's: its shuffle and pack gather each batch */
     sl_pipeline *raw;           /* the same spec with no ops */
     sl__cuda_plan plan;
     cudaStream_t copy, compute;
@@ -290,7 +291,7 @@ static void teardown(runner *r)
  * staging batch and queues its copies and kernels. */
 static sl_status prepare(runner *r, slot *s, sl_position position, sl_err *err)
 {
-    sl_status st = sl_pipeline_produce(r->raw, SL_KERNELS_BEST, position, s->staging, err);
+    sl_status st = sl_pipeline_produce(r->raw, r->kernels, position, s->staging, err);
     if (st)
         return st;
     s->rows = s->staging->count;
@@ -330,7 +331,10 @@ sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
                        sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
 {
     int64_t requested = sl_now_ns();
-    runner run = {.adapter = adapter, .pipeline = pipeline, .graphs = strcmp(adapter->name, "cuda-graph") == 0};
+    runner run = {.adapter = adapter,
+                  .pipeline = pipeline,
+                  .kernels = sl_adapter_kernels(adapter, request->kernels),
+                  .graphs = strcmp(adapter->name, "cuda-graph") == 0};
     runner *r = &run;
     sl_status st = setup(r, err);
     sl_position position = request->start;

@@ -34,7 +34,8 @@ static sl_status run_fused(const sl_adapter *adapter, const sl_pipeline *pipelin
     int64_t called = sl_now_ns();
     sl_fused *fused;
     sl_status st =
-        sl_fused_create_threads(pipeline, adapter->kernels, request->threads > 0 ? request->threads : 1, &fused, err);
+        sl_fused_create_threads(pipeline, sl_adapter_kernels(adapter, request->kernels),
+                                request->threads > 0 ? request->threads : 1, &fused, err);
     if (st)
         return st;
     fused_timing timing = {fused, request->split, latency_ns, 0, called, sink, user};
@@ -47,8 +48,8 @@ const sl_adapter sl__adapter_fused = {
     .name = "fused",
     .summary = "optimized CPU kernels, many batches per call, ops fused per element and tile, preallocated",
     .backend = "cpu",
-    .kernels = SL_KERNELS_BEST,
-    .transforms = SL__CPU_TRANSFORMS,
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .implements = sl_op_cpu_transforms,
     .threaded = true,
     .available = NULL,
     .run = run_fused,

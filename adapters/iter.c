@@ -6,8 +6,10 @@ sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeli
                             sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user,
                             int64_t *latency_ns, sl_err *err)
 {
-    sl_iter_options options = {adapter->kernels, single_thread ? 0 : request->workers, request->prefetch_depth,
-                               request->start};
+    sl_iter_options options = {.kernels = sl_adapter_kernels(adapter, request->kernels),
+                               .workers = single_thread ? 0 : request->workers,
+                               .prefetch_depth = request->prefetch_depth,
+                               .start = request->start};
     /* The first request is the start of the run, so batch 0 carries the
      * iterator's setup, as a fresh loader's first batch does. */
     int64_t requested = sl_now_ns();
@@ -42,8 +44,8 @@ const sl_adapter sl__adapter_iter = {
     .name = "iter",
     .summary = "optimized CPU kernels, one batch per call, unfused ops, optional prefetch workers",
     .backend = "cpu",
-    .kernels = SL_KERNELS_BEST,
-    .transforms = SL__CPU_TRANSFORMS,
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .implements = sl_op_cpu_transforms,
     .available = NULL,
     .run = run_iter,
 };

@@ -109,7 +109,8 @@ static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl
         export_cache.dir[0] = '\0';
         return st;
     }
-    st = sl_export_write(pipeline, NULL, nbatches, export_cache.dir, err);
+    sl_export_meta meta = {.kernels = sl_kernels_reference()};
+    st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
     if (st) {
         remove_export();
         return sl_fail_context(err, "exporting the pipeline for the peer");
@@ -395,7 +396,7 @@ static sl_status feed_sink(const sl_pipeline *pipeline, int64_t nbatches, sl_bat
                                    &batch, err);
     sl_position pos = {0, 0};
     for (int64_t i = 0; i < nbatches && !st; i++) {
-        st = sl_pipeline_produce(pipeline, SL_KERNELS_REFERENCE, pos, batch, err);
+        st = sl_pipeline_produce(pipeline, sl_kernels_reference(), pos, batch, err);
         if (!st && sink(batch, user))
             break;
         pos = sl_position_advance(pipeline, pos, 1);

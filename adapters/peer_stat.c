@@ -145,7 +145,7 @@ sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, int64_t nbatch
     sl_position pos = {0, 0};
     for (int64_t k = 0; k < nbatches && !st && ok; k++) {
         for (int i = 0; i < 3 && !st; i++)
-            st = sl_pipeline_produce(s.pipelines[i], SL_KERNELS_REFERENCE, pos, s.batches[i], err);
+            st = sl_pipeline_produce(s.pipelines[i], sl_kernels_reference(), pos, s.batches[i], err);
         for (int f = 0; f < schema->nfields && !st && ok; f++) {
             sl_tensor peer = {0};
             sl_err load_err = {0};

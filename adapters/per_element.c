@@ -16,8 +16,8 @@ const sl_adapter sl__adapter_per_element = {
     .summary = "optimized CPU kernels, one element per call through every op, then collated; optional prefetch "
                "workers",
     .backend = "cpu",
-    .kernels = SL_KERNELS_BEST,
-    .transforms = SL__CPU_TRANSFORMS,
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .implements = sl_op_cpu_transforms,
     .available = NULL,
     .run = run_per_element,
 };

@@ -14,7 +14,7 @@ const sl_adapter sl__adapter_reference = {
     .summary = "portable scalar reference kernels, unfused, single thread (the oracle)",
     .backend = "cpu",
     .kernels = SL_KERNELS_REFERENCE,
-    .transforms = SL__CPU_TRANSFORMS,
+    .implements = sl_op_cpu_transforms,
     .available = NULL,
     .run = run_reference,
 };

@@ -34,6 +34,13 @@ static const sl_adapter *const adapters[] = {
     &sl__peer_listed[7].adapter,
 };
 
+const sl_kernel_table *sl_adapter_kernels(const sl_adapter *adapter, const sl_kernel_table *run)
+{
+    if (adapter->kernels == SL_KERNELS_REFERENCE)
+        return sl_kernels_reference();
+    return run ? run : sl_kernels_default();
+}
+
 int sl_adapter_count(void)
 {
     return (int)(sizeof adapters / sizeof adapters[0]);
@@ -52,9 +59,14 @@ const sl_adapter *sl_adapter_find(const char *name)
     return NULL;
 }
 
+sl_transform_set sl_adapter_transforms(const sl_adapter *adapter)
+{
+    return adapter->implements ? adapter->implements() : adapter->transforms;
+}
+
 bool sl_adapter_supports(const sl_adapter *adapter, sl_transform_set needed, char *reason, size_t size)
 {
-    sl_transform_set missing = needed & ~adapter->transforms;
+    sl_transform_set missing = needed & ~sl_adapter_transforms(adapter);
     if (!missing)
         return true;
     char names[256];

@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "sluice_mpi.h"
+#include "dist/sluice_mpi.h"
 
 typedef struct mpi_state {
     MPI_Comm comm;

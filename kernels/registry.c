@@ -1,13 +1,9 @@
 /* The named kernel tables. Each is filled reference-first, then its own
  * optimized entries override, so an op without an optimized version runs
- * the reference. Which table stands behind SL_KERNELS_BEST is the fastest
- * one this CPU supports, unless SLUICE_KERNELS or sl_kernels_select names
- * another: the way tests and audits run the generic kernels on a machine
- * that has AVX2, and the way a user rules a table out. */
+ * the reference. The registry holds no choice: sl_kernels_choose returns a
+ * table, and its caller hands it down as a value. */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -18,6 +14,9 @@
 static void fill_reference(sl_kernel_table *table)
 {
     table->name = "reference";
+    table->id = SL_TABLE_REFERENCE;
+    table->cpu_features = 0;
+    table->permute_strided = sl__ref_permute_strided;
     table->normalize_u8 = sl__ref_normalize_u8;
     table->normalize_f32 = sl__ref_normalize_f32;
     table->ew_chain = sl__ref_ew_chain;
@@ -58,11 +57,15 @@ static void fill_reference(sl_kernel_table *table)
 
 /* The optimized entries shared by every CPU table, then the arithmetic of
  * one instruction set. */
-static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_variant_fill fills[NFILLS])
+static void fill_cpu(sl_kernel_table *table, const char *name, sl_kernel_table_id id, unsigned features,
+                     const sl_cpu_variant_fill fills[NFILLS], sl_permute_strided_fn permute_strided)
 {
     sl_cpu_variant arith = {0};
     fill_reference(table);
     table->name = name;
+    table->id = id;
+    table->cpu_features = features;
+    table->permute_strided = permute_strided;
     for (int i = 0; i < NFILLS; i++)
         fills[i](&arith);
     table->normalize_u8 = arith.normalize_u8;
@@ -93,143 +96,115 @@ static void fill_cpu(sl_kernel_table *table, const char *name, const sl_cpu_vari
 static void fill_generic(sl_kernel_table *table)
 {
     static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(generic);
-    fill_cpu(table, "cpu-generic", fills);
+    fill_cpu(table, "cpu-generic", SL_TABLE_GENERIC, 0, fills, sl__ref_permute_strided);
 }
 
 static void fill_avx2(sl_kernel_table *table)
 {
     static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx2);
-    fill_cpu(table, "cpu-avx2", fills);
+    fill_cpu(table, "cpu-avx2", SL_TABLE_AVX2, SL_CPU_AVX2, fills, sl__cpu_permute_strided_avx2);
 }
 
 static void fill_avx512(sl_kernel_table *table)
 {
     static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx512);
-    fill_cpu(table, "cpu-avx512", fills);
+    fill_cpu(table, "cpu-avx512", SL_TABLE_AVX512, SL_CPU_AVX2 | SL_CPU_AVX512, fills,
+             sl__cpu_permute_strided_avx512);
 }
 
-static bool cpu_has(const char *feature, char *reason, size_t size)
-{
-#if SL_HAVE_AVX2_CLONES
-    __builtin_cpu_init();
-    bool has = strcmp(feature, "avx2") == 0      ? __builtin_cpu_supports("avx2")
-               : strcmp(feature, "avx512") == 0 ? __builtin_cpu_supports("avx512f") &&
-                                                       __builtin_cpu_supports("avx512bw") &&
-                                                       __builtin_cpu_supports("avx512vl")
-                                                 : false;
-    if (!has && reason && size)
-        snprintf(reason, size, "this CPU lacks %s", strcmp(feature, "avx512") == 0 ? "AVX-512 F/BW/VL" : "AVX2");
-    return has;
-#else
-    if (reason && size)
-        snprintf(reason, size, "%s instances are built only for x86-64 with GCC or Clang", feature);
-    return false;
-#endif
-}
-
-static bool has_avx2(char *reason, size_t size)
-{
-    return cpu_has("avx2", reason, size);
-}
-
-static bool has_avx512(char *reason, size_t size)
-{
-    return cpu_has("avx512", reason, size);
-}
-
-/* Slowest first: the best supported table is the last supported one.
- * Adding a table (a CUDA back end's host mirror, another ISA) is one line. */
-static const struct {
-    void (*fill)(sl_kernel_table *table);
-    bool (*supported)(char *reason, size_t size);
-} entries[] = {
-    {fill_reference, NULL},
-    {fill_generic, NULL},
-    {fill_avx2, has_avx2},
-    {fill_avx512, has_avx512},
+/* Slowest first, in sl_kernel_table_id order: the default is the last
+ * supported one. Adding a table (another ISA) is one line. */
+static void (*const fills[SL_TABLE_COUNT])(sl_kernel_table *table) = {
+    [SL_TABLE_REFERENCE] = fill_reference,
+    [SL_TABLE_GENERIC] = fill_generic,
+    [SL_TABLE_AVX2] = fill_avx2,
+    [SL_TABLE_AVX512] = fill_avx512,
 };
-#define NTABLES ((int)(sizeof entries / sizeof entries[0]))
 
-static sl_kernel_table tables[NTABLES];
-static int best_supported;
-static _Atomic(const sl_kernel_table *) selected;
+static sl_kernel_table tables[SL_TABLE_COUNT];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void fill_tables(void)
 {
-    for (int i = 0; i < NTABLES; i++) {
-        entries[i].fill(&tables[i]);
-        if (!entries[i].supported || entries[i].supported(NULL, 0))
-            best_supported = i;
-    }
-    /* An environment choice that names no usable table is ignored here; the
-     * sluice command checks SLUICE_KERNELS first and refuses it by name. */
-    const char *env = getenv("SLUICE_KERNELS");
-    const sl_kernel_table *chosen = &tables[best_supported];
-    if (env && *env) {
-        for (int i = 0; i < NTABLES; i++)
-            if (strcasecmp(env, tables[i].name) == 0 && (!entries[i].supported || entries[i].supported(NULL, 0)))
-                chosen = &tables[i];
-    }
-    atomic_store(&selected, chosen);
+    for (int i = 0; i < SL_TABLE_COUNT; i++)
+        fills[i](&tables[i]);
 }
 
 int sl_kernel_table_count(void)
 {
-    pthread_once(&tables_once, fill_tables);
-    return NTABLES;
+    return SL_TABLE_COUNT;
 }
 
 const sl_kernel_table *sl_kernel_table_at(int index)
 {
     pthread_once(&tables_once, fill_tables);
-    return index >= 0 && index < NTABLES ? &tables[index] : NULL;
+    return index >= 0 && index < SL_TABLE_COUNT ? &tables[index] : NULL;
+}
+
+static const char *feature_names(unsigned missing)
+{
+    if (missing & SL_CPU_AVX512)
+        return "AVX-512 F/BW/VL/DQ";
+    return "AVX2";
 }
 
 bool sl_kernel_table_supported(const sl_kernel_table *table, char *reason, size_t size)
 {
-    pthread_once(&tables_once, fill_tables);
-    for (int i = 0; i < NTABLES; i++)
-        if (table == &tables[i])
-            return !entries[i].supported || entries[i].supported(reason, size);
-    if (reason && size)
-        snprintf(reason, size, "not a registered kernel table");
-    return false;
+#if !SL_HAVE_AVX2_CLONES
+    if (table->cpu_features) {
+        if (reason && size)
+            snprintf(reason, size, "%s is built only for x86-64 with GCC or Clang", table->name);
+        return false;
+    }
+#endif
+    unsigned missing = table->cpu_features & ~sl_cpu_features();
+    if (missing && reason && size)
+        snprintf(reason, size, "this CPU lacks %s", feature_names(missing));
+    return missing == 0;
 }
 
 const sl_kernel_table *sl_kernels_find(const char *name)
 {
     pthread_once(&tables_once, fill_tables);
-    for (int i = 0; i < NTABLES; i++)
+    for (int i = 0; i < SL_TABLE_COUNT; i++)
         if (strcasecmp(name, tables[i].name) == 0)
             return &tables[i];
     return NULL;
 }
 
-sl_status sl_kernels_select(const char *name, sl_err *err)
+const sl_kernel_table *sl_kernels_reference(void)
 {
+    pthread_once(&tables_once, fill_tables);
+    return &tables[SL_TABLE_REFERENCE];
+}
+
+const sl_kernel_table *sl_kernels_default(void)
+{
+    pthread_once(&tables_once, fill_tables);
+    int best = SL_TABLE_REFERENCE;
+    for (int i = 0; i < SL_TABLE_COUNT; i++)
+        if (sl_kernel_table_supported(&tables[i], NULL, 0))
+            best = i;
+    return &tables[best];
+}
+
+sl_status sl_kernels_choose(const char *name, const sl_kernel_table **out, sl_err *err)
+{
+    *out = NULL;
+    if (!name || !*name) {
+        *out = sl_kernels_default();
+        return SL_OK;
+    }
     const sl_kernel_table *table = sl_kernels_find(name);
     if (!table) {
         char names[160] = "";
-        for (int i = 0; i < NTABLES; i++)
+        for (int i = 0; i < SL_TABLE_COUNT; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tables[i].name);
         return sl_fail(err, SL_ENOTFOUND, "unknown kernel table '%s'; the tables are %s", name, names);
     }
     char reason[128];
     if (!sl_kernel_table_supported(table, reason, sizeof reason))
         return sl_fail(err, SL_EUNSUPPORTED, "kernel table '%s' cannot run here: %s", table->name, reason);
-    atomic_store(&selected, table);
+    *out = table;
     return SL_OK;
-}
-
-const sl_kernel_table *sl_kernels_reference(void)
-{
-    pthread_once(&tables_once, fill_tables);
-    return &tables[0];
-}
-
-const sl_kernel_table *sl_kernels_best(void)
-{
-    pthread_once(&tables_once, fill_tables);
-    return atomic_load(&selected);
 }

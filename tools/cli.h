@@ -77,6 +77,11 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
 /* A decimal unsigned 64-bit integer (seeds). */
 uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text);
 sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text);
+/* The kernel table a command runs: the one --kernels named (option_value,
+ * NULL when the option was not given), else the one the environment
+ * variable SLUICE_KERNELS names, else the CPU's default. An unknown or
+ * unsupported name exits 2 with a message naming the option or variable. */
+const sl_kernel_table *sl__cli_kernels(const sl__cli *cli, const char *option_value);
 
 /* A comma-separated list of non-empty names. */
 typedef struct sl__cli_list {

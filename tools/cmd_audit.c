@@ -71,6 +71,7 @@ int sl__cmd_audit(int argc, char **argv)
     audit_args args = {.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
     sl__cli cli = sl__cli_start("audit", argc, argv);
     const char *value;
+    const char *kernels_name = NULL;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);
@@ -92,9 +93,7 @@ int sl__cmd_audit(int argc, char **argv)
         } else if (sl__cli_option(&cli, "--threads", &value)) {
             args.threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--kernels", &value)) {
-            sl_err err = {0};
-            if (sl_kernels_select(value, &err) != SL_OK)
-                sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
+            kernels_name = value;
         } else if (sl__cli_option(&cli, "--output", &value)) {
             args.output = value;
         } else if (sl__cli_option(&cli, "--compare", &value)) {
@@ -120,7 +119,7 @@ int sl__cmd_audit(int argc, char **argv)
 
     sl_audit_settings settings = {.epochs = args.epochs, .batches_per_epoch = args.batches,
                                   .workers = args.workers, .threads = args.threads};
-    sl__cli_copy(settings.kernels, sizeof settings.kernels, sl_kernels_best()->name);
+    sl__cli_copy(settings.kernels, sizeof settings.kernels, sl__cli_kernels(&cli, kernels_name)->name);
     sl_audit *audit = sl_audit_new(&settings);
     int failed = 0;
     for (int s = 0; s < selection.nscenarios; s++) {

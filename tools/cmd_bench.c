@@ -68,6 +68,7 @@ typedef struct bench_args {
     int64_t batches;
     int workers;
     int threads;
+    const sl_kernel_table *kernels;
     bool no_probes;
     const char *junit;
     bool gbench;
@@ -78,6 +79,7 @@ typedef struct bench_args {
 
 static void parse_args(int argc, char **argv, bench_args *args, sl__selection *selection)
 {
+    const char *kernels_name = NULL;
     *args = (bench_args){.profile = SL_PROFILE_CI, .warmup = -1, .output_dir = "records", .seed = 42};
     sl__cli cli = sl__cli_start("bench", argc, argv);
     const char *value;
@@ -102,10 +104,7 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
         } else if (sl__cli_option(&cli, "--workers", &value)) {
             args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
         } else if (sl__cli_option(&cli, "--kernels", &value)) {
-            sl_err err = {0};
-            if (sl_kernels_select(value, &err) != SL_OK) {
-                sl__cli_usage_error(&cli, "option --kernels: %s", err.msg);
-            }
+            kernels_name = value;
         } else if (sl__cli_option(&cli, "--threads", &value)) {
             /* 0 is auto, resolved once every option is read. */
             args->threads =
@@ -137,6 +136,8 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
     /* Names are checked after every option is read, so that --variants is
      * matched against the scenarios selected wherever --scenarios appears. */
     sl__cli_select(&cli, args->scenarios, args->variants, args->adapters, selection);
+    /* The table is chosen once, here, and handed to every run. */
+    args->kernels = sl__cli_kernels(&cli, kernels_name);
     /* auto, the default: the CPUs this process may use, read once. */
     if (args->threads == 0) {
         int usable = sl_available_cpus();
@@ -572,7 +573,7 @@ static void unbuilt_record(const bench_run *run, const sl_scenario *scenario, co
     sl__cli_copy(record.profile, sizeof record.profile, run->profile->name);
     sl__cli_copy(record.backend_requested, sizeof record.backend_requested, run->profile->backend);
     sl__cli_copy(record.backend_active, sizeof record.backend_active, adapter->backend);
-    sl__cli_copy(record.kernels, sizeof record.kernels, sl_kernel_table_for(adapter->kernels)->name);
+    sl__cli_copy(record.kernels, sizeof record.kernels, sl_adapter_kernels(adapter, run->args->kernels)->name);
     sl__cli_copy(record.reason, sizeof record.reason, reason);
     record.outcome = outcome;
     record.seed = run->args->seed;
@@ -602,12 +603,13 @@ static sl_status instance_options(const bench_run *run, const sl_scenario_instan
     options->measured_batches = run->args->batches;
     options->workers = run->args->workers;
     options->threads = run->args->threads;
+    options->kernels = run->args->kernels;
     /* One yardstick per instance: every adapter's record compares with the
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     if (!run->args->no_probes) {
         options->memcpy_probe_bytes_per_s =
             sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
-        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, 21);
+        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, options->kernels, 21);
         options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
     } else {
         options->skip_probes = true;
@@ -693,7 +695,7 @@ static void bench_distributed(bench_run *run, const sl_scenario *scenario, const
         else
             unbuilt_record(run, scenario, variant, adapter, built == SL_ESKIPPED ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
                            built == SL_OK ? run_err.msg : err.msg, &record);
-        sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, &record, &run_err);
+        sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, run->args->kernels, &record, &run_err);
         if (run->root) {
             if (record.outcome == SL_RECORD_FAILED || record.outcome == SL_RECORD_MISMATCH)
                 progress_note(&run->progress, true, "%s/%s on %s: %s", scenario->id, variant->name, adapter->name,

@@ -71,7 +71,11 @@ int sl__cmd_export(int argc, char **argv)
     sl_err err = {0};
     sl_status st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
     if (st == SL_OK) {
-        sl_export_meta meta = {scenario->id, variant->name, settings->name, settings->warmup_batches};
+        sl_export_meta meta = {.scenario = scenario->id,
+                               .variant = variant->name,
+                               .profile = settings->name,
+                               .warmup_batches = settings->warmup_batches,
+                               .kernels = sl_kernels_reference()};
         st = sl_export_write(instance->pipeline, &meta, batches, output, &err);
     }
     sl_scenario_instance_free(instance);

@@ -120,7 +120,7 @@ static void print_scenarios(const sl_profile_settings *profile, const corpus_tra
     }
 }
 
-static void print_adapters(void)
+static void print_adapters(const sl_kernel_table *kernels)
 {
     static const char *const headers[] = {"adapter", "back end", "kernels", "available", "transforms", "summary"};
     sl__table *table = sl__table_new(6, headers, NULL);
@@ -134,8 +134,8 @@ static void print_adapters(void)
         } else {
             snprintf(available, sizeof available, "no: %s", reason);
         }
-        sl_transform_set_format(adapter->transforms, transforms, sizeof transforms);
-        const char *cells[] = {adapter->name, adapter->backend, sl_kernel_table_for(adapter->kernels)->name,
+        sl_transform_set_format(sl_adapter_transforms(adapter), transforms, sizeof transforms);
+        const char *cells[] = {adapter->name, adapter->backend, sl_adapter_kernels(adapter, kernels)->name,
                                available, transforms, adapter->summary};
         sl__table_add_row(table, cells);
     }
@@ -155,7 +155,7 @@ static void print_exclusions(const corpus_transforms *corpus)
         const sl_adapter *adapter = sl_adapter_at(a);
         /* A peer that sluice lists but does not run implements nothing: the
          * ADAPTERS table says why it is unavailable, once, not here per variant. */
-        if (adapter->transforms == 0)
+        if (sl_adapter_transforms(adapter) == 0)
             continue;
         int i = 0;
         for (int s = 0; s < sl_scenario_count(); s++) {
@@ -201,7 +201,7 @@ int sl__cmd_list(int argc, char **argv)
     corpus_transforms corpus;
     collect_transforms(&corpus);
     print_scenarios(sl_profile_get(profile), &corpus);
-    print_adapters();
+    print_adapters(sl__cli_kernels(&cli, NULL));
     print_exclusions(&corpus);
     free(corpus.sets);
     free(corpus.errors);

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "launch.h"
-#include "sluice_mpi.h"
+#include "dist/sluice_mpi.h"
 
 sl_status sl__launch_start(sl_comm **world, char *note, size_t size, sl_err *err)
 {

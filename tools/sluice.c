@@ -111,11 +111,12 @@ int main(int argc, char **argv)
     if (cmd == NULL) {
         unknown_command(&cli, name);
     }
-    /* The library ignores a SLUICE_KERNELS that names no usable table; the
-     * command refuses it, so a typo cannot silently measure the default. */
+    /* Every command refuses a SLUICE_KERNELS that names no usable table, so
+     * a typo cannot silently measure the default. */
     const char *kernels = getenv("SLUICE_KERNELS");
+    const sl_kernel_table *table = NULL;
     sl_err err = {0};
-    if (kernels != NULL && kernels[0] != '\0' && sl_kernels_select(kernels, &err) != SL_OK) {
+    if (sl_kernels_choose(kernels, &table, &err) != SL_OK) {
         sl__cli_error(cmd->name, "environment variable SLUICE_KERNELS: %s", err.msg);
         return SL__EXIT_USAGE;
     }

@@ -58,8 +58,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
  * source, timed in interleaved passes with the record's adapter and batch
  * counts, and their ratio. The deterministic variant adds nothing (the
  * same figures would be timed twice). */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     if (instance->variant->param != AUG2_STOCHASTIC)
         return SL_OK;
@@ -69,7 +69,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
         return st;
     sl_pipeline *const pipelines[2] = {deterministic, instance->pipeline};
     double p50[2];
-    st = sl__scenario_time_pipelines(adapter, pipelines, 2, record, AUG2_PASSES, p50, err);
+    st = sl__scenario_time_pipelines(adapter, kernels, pipelines, 2, record, AUG2_PASSES, p50, err);
     sl_pipeline_free(deterministic);
     if (st)
         return st;

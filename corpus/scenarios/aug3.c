@@ -85,8 +85,8 @@ static void least_squares(const double *x, const double *y, int n, double *slope
  * and batch counts. The fit is ordinary least squares of the median batch
  * time on the depth: slope, intercept and R^2, with each depth's time
  * reported too. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     if (instance->variant->param != 0)
         return SL_OK;
@@ -113,7 +113,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     if (st == SL_OK && count > 0 && !timed && !record->reason[0])
         snprintf(record->reason, sizeof record->reason, "depths not timed: %s", lacks);
     if (timed)
-        st = sl__scenario_time_pipelines(adapter, pipelines, count, record, AUG3_PASSES, p50, err);
+        st = sl__scenario_time_pipelines(adapter, kernels, pipelines, count, record, AUG3_PASSES, p50, err);
     for (int i = 0; i < count; i++)
         sl_pipeline_free(pipelines[i]);
     if (st || !timed)

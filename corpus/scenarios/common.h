@@ -63,7 +63,7 @@ struct sl_record;
 sl_status sl__scenario_dist_build(const sl_scenario *scenario, const sl_variant *variant,
                                   const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
 sl_status sl__scenario_dist_metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
-                                    struct sl_record *record, sl_err *err);
+                                    const sl_kernel_table *kernels, struct sl_record *record, sl_err *err);
 /* One measured pass for a metrics hook: `warmup` then `measured` batches
  * from the start of epoch 0 through the adapter's own run (its timing
  * loop), on one thread with no workers. Gives the median latency of the
@@ -76,16 +76,18 @@ typedef struct sl__measured {
     uint64_t digest;
     int64_t batches;
 } sl__measured;
-sl_status sl__scenario_measure(const sl_scenario_instance *instance, const struct sl_adapter *adapter, int64_t warmup,
-                               int64_t measured, sl_batch_sink inner, void *user, sl__measured *out, sl_err *err);
+sl_status sl__scenario_measure(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
+                               const sl_kernel_table *kernels, int64_t warmup, int64_t measured, sl_batch_sink inner,
+                               void *user, sl__measured *out, sl_err *err);
 
 /* Times `count` pipelines with the adapter as the record was measured
  * (its warmup and measured batches, workers and threads from the start of
  * epoch 0), in `passes` interleaved passes; p50_ns[i] is pipeline i's
  * median batch latency over the measured batches of every pass. For
  * scenario metrics that compare pipelines over the same source. */
-sl_status sl__scenario_time_pipelines(const struct sl_adapter *adapter, sl_pipeline *const *pipelines, int count,
-                                      const struct sl_record *record, int passes, double *p50_ns, sl_err *err);
+sl_status sl__scenario_time_pipelines(const struct sl_adapter *adapter, const sl_kernel_table *kernels,
+                                      sl_pipeline *const *pipelines, int count, const struct sl_record *record,
+                                      int passes, double *p50_ns, sl_err *err);
 
 /* A pipeline over the instance's source with its spec (batch size, seed,
  * order) but the ops add_ops(spec, param) puts in place of its own. */

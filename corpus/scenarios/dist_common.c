@@ -26,8 +26,9 @@ sl_status sl__scenario_dist_build(const sl_scenario *scenario, const sl_variant 
 }
 
 sl_status sl__scenario_dist_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
-                                    sl_record *record, sl_err *err)
+                                    const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
+    (void)kernels;
     (void)adapter;
     sl_dist_view scratch = {0};
     const sl_dist_view *view = NULL;

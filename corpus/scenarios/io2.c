@@ -101,7 +101,8 @@ static int count_batch(const sl_batch *batch, void *user)
  * fixture generated at build time (already freed) and anything resident
  * before does not. */
 static sl_status measure_epoch(const sl_scenario_instance *instance, const sl_adapter *adapter,
-                               const sl_record *record, int64_t *growth, sl_stream_stats *stats, sl_err *err)
+                               const sl_kernel_table *kernels, const sl_record *record, int64_t *growth,
+                               sl_stream_stats *stats, sl_err *err)
 {
     const sl_pipeline *built = instance->pipeline;
     int64_t nbatches = sl_pipeline_batches_per_epoch(built);
@@ -126,7 +127,11 @@ static sl_status measure_epoch(const sl_scenario_instance *instance, const sl_ad
     }
     if (st == SL_OK) {
         sl_run_request request = {
-            .start = {0, 0}, .nbatches = nbatches, .workers = record->workers, .threads = record->threads};
+            .start = {0, 0},
+            .nbatches = nbatches,
+            .workers = record->workers,
+            .threads = record->threads,
+            .kernels = kernels};
         st = adapter->run(adapter, pipeline, &request, count_batch, &delivered, latency, err);
     }
     if (st == SL_OK && delivered != nbatches)
@@ -142,12 +147,12 @@ static sl_status measure_epoch(const sl_scenario_instance *instance, const sl_ad
     return st;
 }
 
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     int64_t growth = -1;
     sl_stream_stats stats = {0};
-    sl_status st = measure_epoch(instance, adapter, record, &growth, &stats, err);
+    sl_status st = measure_epoch(instance, adapter, kernels, record, &growth, &stats, err);
     if (st != SL_OK)
         return sl_fail_context(err, "IO-2's memory measurement");
     /* Without a resettable peak there is no honest figure: none is given. */

@@ -52,10 +52,11 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 
 /* The share of an epoch's positions that take part 0, against its weight:
  * how far this seed's draws stray from the proportions asked for. */
-static sl_status metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     (void)adapter;
+    (void)kernels;
     (void)err;
     const sl_pipeline *pipeline = instance->pipeline;
     int64_t rows0 = sl_source_rows(sl_source_part(instance->source, 0));

@@ -35,8 +35,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 
 /* Times each of three whole epochs from an empty cache through the
  * adapter: epoch 0 fills the cache, epochs 1 and 2 read it. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     const sl_pipeline *p = instance->pipeline;
     int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
@@ -47,7 +47,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     double epoch_ns[IO4_EPOCHS];
     sl_status st = SL_OK;
     for (int e = 0; e < IO4_EPOCHS && st == SL_OK; e++) {
-        sl_run_request request = {.start = {e, 0}, .nbatches = per_epoch};
+        sl_run_request request = {.start = {e, 0}, .nbatches = per_epoch, .kernels = kernels};
         st = adapter->run(adapter, p, &request, NULL, NULL, latency, err);
         epoch_ns[e] = 0;
         for (int64_t b = 0; b < per_epoch; b++)
@@ -56,11 +56,10 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     free(latency);
     if (st)
         return st;
-    sl_kernel_choice kernels = adapter->kernels;
     sl_record_add_scenario_metric(record, "epoch0_ms", epoch_ns[0] / 1e6, "ms");
     sl_record_add_scenario_metric(record, "epoch1_speedup", epoch_ns[0] / epoch_ns[1], "x");
     sl_record_add_scenario_metric(record, "epoch2_speedup", epoch_ns[0] / epoch_ns[2], "x");
-    sl_record_add_scenario_metric(record, "cache_bytes", (double)sl_pipeline_cache_bytes(p, kernels), "B");
+    sl_record_add_scenario_metric(record, "cache_bytes", (double)sl_pipeline_cache_bytes(p, sl_adapter_kernels(adapter, kernels)), "B");
     return SL_OK;
 }
 

@@ -24,8 +24,9 @@ static int measure_sink(const sl_batch *batch, void *arg)
     return m->inner ? m->inner(batch, m->user) : 0;
 }
 
-sl_status sl__scenario_measure(const sl_scenario_instance *instance, const sl_adapter *adapter, int64_t warmup,
-                               int64_t measured, sl_batch_sink inner, void *user, sl__measured *out, sl_err *err)
+sl_status sl__scenario_measure(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                               const sl_kernel_table *kernels, int64_t warmup, int64_t measured, sl_batch_sink inner,
+                               void *user, sl__measured *out, sl_err *err)
 {
     int64_t total = warmup + measured;
     if (measured < 1)
@@ -39,7 +40,7 @@ sl_status sl__scenario_measure(const sl_scenario_instance *instance, const sl_ad
     }
     /* One thread and no workers: the pass compares the cost of the calls
      * themselves, not how well each mode spreads over cores. */
-    sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = 0, .threads = 1};
+    sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = 0, .threads = 1, .kernels = kernels};
     sl_status st = adapter->run(adapter, instance->pipeline, &request, measure_sink, &m, latency, err);
     if (!st && m.seen != total)
         st = sl_fail(err, SL_EMISMATCH, "%s delivered %lld of %lld batches", adapter->name, (long long)m.seen,

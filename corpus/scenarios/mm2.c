@@ -69,11 +69,12 @@ static double gemm_flops_per_element(void)
  * the log, the text). Beside it, OpenBLAS's own sgemm at the same two
  * shapes on operands in cache, and the ratio: how much of the BLAS's speed
  * the whole pipeline keeps. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     (void)instance;
     (void)adapter;
+    (void)kernels;
     (void)err;
     int64_t total_ns = 0;
     for (int64_t b = 0; b < record->measured_batches; b++)

@@ -79,7 +79,7 @@ static int count_batch(const sl_batch *batch, void *user)
  * check that each pads alike. Also the waste padding every sequence to the
  * capacity would have, the baseline dynamic padding is measured against. */
 static sl_status metrics(const sl_scenario_instance *instance, const struct sl_adapter *adapter,
-                         struct sl_record *record, sl_err *err)
+                         const sl_kernel_table *kernels, struct sl_record *record, sl_err *err)
 {
     const sl_pipeline *p = instance->pipeline;
     const sl_schema *schema = sl_pipeline_output_schema(p);
@@ -88,7 +88,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const struct sl_a
     int64_t *latency = malloc((size_t)nbatches * sizeof *latency);
     if (!latency)
         return sl_fail(err, SL_ENOMEM, "NLP-2 metrics: cannot allocate %lld latencies", (long long)nbatches);
-    sl_run_request request = {.start = {0, 0}, .nbatches = nbatches, .threads = 1};
+    sl_run_request request = {.start = {0, 0}, .nbatches = nbatches, .threads = 1, .kernels = kernels};
     sl_status st = adapter->run(adapter, p, &request, count_batch, &w, latency, err);
     free(latency);
     if (st)

@@ -68,20 +68,20 @@ static int fold_batch(const sl_batch *batch, void *arg)
  * with a module folding every batch, checks that both passes delivered the
  * same bytes and that the module folded every batch, and reports the fold's
  * median time per batch beside the plain batch's. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     int64_t warmup = record->warmup_batches, measured = record->measured_batches;
     sl__measured plain, folded;
-    sl_status st = sl__scenario_measure(instance, adapter, warmup, measured, NULL, NULL, &plain, err);
+    sl_status st = sl__scenario_measure(instance, adapter, kernels, warmup, measured, NULL, NULL, &plain, err);
     if (st)
         return st;
     fold_pass f = {.warmup = warmup, .update_ns = calloc((size_t)measured, sizeof(int64_t))};
     if (!f.update_ns)
         return sl_fail(err, SL_ENOMEM, "cannot allocate %lld fold times", (long long)measured);
-    st = sl_module_create(instance->pipeline, "x", (sl_position){0, 0}, &f.module, err);
+    st = sl_module_create(instance->pipeline, sl_adapter_kernels(adapter, kernels), "x", (sl_position){0, 0}, &f.module, err);
     if (!st)
-        st = sl__scenario_measure(instance, adapter, warmup, measured, fold_batch, &f, &folded, err);
+        st = sl__scenario_measure(instance, adapter, kernels, warmup, measured, fold_batch, &f, &folded, err);
     if (!st && f.status) {
         st = f.status;
         if (err)

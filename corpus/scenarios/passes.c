@@ -8,8 +8,9 @@
 #include "sluice/record.h"
 #include "sluice/timing.h"
 
-sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, sl_pipeline *const *pipelines, int count,
-                                      const sl_record *record, int passes, double *p50_ns, sl_err *err)
+sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, const sl_kernel_table *kernels,
+                                      sl_pipeline *const *pipelines, int count, const sl_record *record, int passes,
+                                      double *p50_ns, sl_err *err)
 {
     int64_t warmup = record->warmup_batches, measured = record->measured_batches, total = warmup + measured;
     if (count < 1 || passes < 1 || measured < 1)
@@ -18,7 +19,11 @@ sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, sl_pipeline *co
     int64_t *samples = malloc((size_t)count * (size_t)passes * (size_t)measured * sizeof *samples);
     sl_status st = latency && samples ? SL_OK : sl_fail(err, SL_ENOMEM, "cannot allocate the timed passes");
     sl_run_request request = {
-        .start = {0, 0}, .nbatches = total, .workers = (int)record->workers, .threads = (int)record->threads};
+        .start = {0, 0},
+        .nbatches = total,
+        .workers = (int)record->workers,
+        .threads = (int)record->threads,
+        .kernels = kernels};
     /* Pass by pass, every pipeline in turn, so that a change in the
      * machine's state (another process, the clock) falls on all of them
      * alike rather than on whichever ran last. */

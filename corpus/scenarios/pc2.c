@@ -48,14 +48,13 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 
 /* The median time of merging two batches (a * 0.5 + b * 0.5 with the
  * adapter's blend kernel, as branch_mean merges), over `repetitions`. */
-static sl_status time_merge(const sl_adapter *adapter, int64_t values, int64_t repetitions, double *p50_ns,
+static sl_status time_merge(const sl_kernel_table *k, int64_t values, int64_t repetitions, double *p50_ns,
                             sl_err *err)
 {
     float *a = malloc((size_t)values * sizeof(float));
     float *b = malloc((size_t)values * sizeof(float));
     int64_t *samples = malloc((size_t)repetitions * sizeof *samples);
     sl_status st = a && b && samples ? SL_OK : sl_fail(err, SL_ENOMEM, "cannot allocate PC-2's merge buffers");
-    const sl_kernel_table *k = sl_kernel_table_for(adapter->kernels);
     for (int64_t i = 0; i < values && st == SL_OK; i++) {
         a[i] = (float)(i % 251) * 0x1p-8f;
         b[i] = (float)(i % 241) * 0x1p-8f;
@@ -76,8 +75,8 @@ static sl_status time_merge(const sl_adapter *adapter, int64_t values, int64_t r
 /* The graph against its two branches as separate passes over the same
  * source (each a pipeline of its own, timed in interleaved passes with the
  * record's adapter and batch counts) plus the merge of their batches. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     sl_pipeline *branch[2] = {NULL, NULL};
     sl_status st = sl__scenario_twin(instance, add_ops, PC2_BRANCH_A, &branch[0], err);
@@ -86,11 +85,11 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     double p50[3], merge = 0;
     if (st == SL_OK) {
         sl_pipeline *const pipelines[3] = {instance->pipeline, branch[0], branch[1]};
-        st = sl__scenario_time_pipelines(adapter, pipelines, 3, record, PC2_PASSES, p50, err);
+        st = sl__scenario_time_pipelines(adapter, kernels, pipelines, 3, record, PC2_PASSES, p50, err);
     }
     if (st == SL_OK) {
         int64_t values = sl_pipeline_batch_bytes(instance->pipeline) / sizeof(float);
-        st = time_merge(adapter, values, record->measured_batches * PC2_PASSES, &merge, err);
+        st = time_merge(sl_adapter_kernels(adapter, kernels), values, record->measured_batches * PC2_PASSES, &merge, err);
     }
     sl_pipeline_free(branch[0]);
     sl_pipeline_free(branch[1]);

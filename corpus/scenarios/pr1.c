@@ -50,10 +50,9 @@ enum { TIMED_REPETITIONS = 9 };
 
 /* Saves a checkpoint in the middle of epoch 1 and restores it, timing each
  * step, in a work directory of its own. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
-    (void)adapter;
     const sl_pipeline *p = instance->pipeline;
     char dir[512], path[600];
     sl_status st = sl_workdir_create(sl_temp_base(), "pr1", dir, sizeof dir, err);
@@ -72,7 +71,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
             st = sl_checkpoint_load(p, path, &restored, err);
         restore_ns[r] = sl_now_ns() - start;
         /* The first batch after a restore is what a resumed job waits for. */
-        sl_iter_options options = {SL_KERNELS_BEST, 0, 0, restored};
+        sl_iter_options options = {.kernels = sl_adapter_kernels(adapter, kernels), .start = restored};
         sl_iter *it = NULL;
         sl_batch *batch = NULL;
         if (st == SL_OK)

@@ -50,8 +50,8 @@ static const char *const mode_adapters[NMODES] = {"per-element", "iter", "fused"
  * and adds each mode's median batch time and the speedups between them. The
  * same figures go into every adapter's record of the scenario, so any one
  * record carries the comparison. */
-static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record,
-                         sl_err *err)
+static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                         const sl_kernel_table *kernels, sl_record *record, sl_err *err)
 {
     (void)adapter;
     sl__measured m[NMODES];
@@ -60,7 +60,7 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
         if (!mode)
             return sl_fail(err, SL_ENOTFOUND, "XFMR-1 needs the %s adapter", mode_adapters[i]);
         sl_status st =
-            sl__scenario_measure(instance, mode, record->warmup_batches, record->measured_batches, NULL, NULL, &m[i],
+            sl__scenario_measure(instance, mode, kernels, record->warmup_batches, record->measured_batches, NULL, NULL, &m[i],
                                  err);
         if (st) {
             sl_fail_context(err, "XFMR-1 metrics, %s pass", mode_adapters[i]);

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "sluice/sluice.h"
-#include "sluice_mpi.h"
+#include "dist/sluice_mpi.h"
 
 static int fail(const char *what, const sl_err *err)
 {

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "kernels_under_test.h"
 #include "sluice/sluice.h"
 
 /* A run's output: every field's bytes concatenated over its batches, and the

@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
-#include "normal.h"
+#include "kernels/normal.h"
 
 SL_CORPUS_STANDARD_TESTS(aug3_depth1, "AUG-3", "depth1")
 SL_CORPUS_STANDARD_TESTS(aug3_depth3, "AUG-3", "depth3")

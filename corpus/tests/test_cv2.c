@@ -22,7 +22,7 @@ enum { PATCH_VOXELS = PATCH * PATCH * PATCH, CROP_OP = 1, FLIP_OP = 2 };
 
 /* The fixture's volumes z-scored by a pipeline of the zscore op alone, in
  * data set order, through the given kernels. */
-static float *zscored_volumes(const sl_scenario_instance *instance, sl_kernel_choice kernels)
+static float *zscored_volumes(const sl_scenario_instance *instance, const sl_kernel_table *kernels)
 {
     sl_pipeline_spec spec;
     sl_pipeline_spec_init(&spec, instance->fixture, 4, SEED);
@@ -47,7 +47,7 @@ Test(cv2, zscore_gives_each_volume_mean_0_and_std_1)
 {
     sl_scenario_instance *instance = harness_build("CV-2", "32x32x32");
     const float *raw = sl_source_map(instance->fixture, 0, 0, sl_source_field_bytes(instance->fixture, 0));
-    const sl_kernel_choice choices[2] = {SL_KERNELS_REFERENCE, SL_KERNELS_BEST};
+    const sl_kernel_table *choices[2] = {sl_kernels_reference(), sl_test_kernels()};
     float *z[2];
     for (int t = 0; t < 2; t++)
         z[t] = zscored_volumes(instance, choices[t]);
@@ -131,7 +131,7 @@ static bool explains(const float *v, const float *out, const int o[3], const boo
 Test(cv2, patches_lie_inside_their_volumes_at_the_keyed_offsets_and_flips)
 {
     sl_scenario_instance *instance = harness_build("CV-2", "32x32x32");
-    float *z = zscored_volumes(instance, SL_KERNELS_REFERENCE);
+    float *z = zscored_volumes(instance, sl_kernels_reference());
     run_output out;
     int64_t batches = 2 * sl_pipeline_batches_per_epoch(instance->pipeline);
     harness_run(instance, "fused", 0, 0, (sl_position){0, 0}, batches, &out);

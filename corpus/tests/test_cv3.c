@@ -53,7 +53,7 @@ static void run_both(const char *variant, mixed_run *m)
     m->plain.ids = malloc((size_t)m->mixed.rows * sizeof *m->plain.ids);
     sl_position pos = {0, 0};
     for (int64_t k = 0; k < batches; k++, pos = sl_position_advance(unmixed, pos, 1)) {
-        cr_assert_eq(sl_pipeline_produce(unmixed, SL_KERNELS_REFERENCE, pos, b, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_pipeline_produce(unmixed, sl_kernels_reference(), pos, b, &err), SL_OK, "%s", err.msg);
         for (int f = 0; f < 2; f++)
             memcpy(m->plain.bytes[f] + (size_t)m->plain.rows * m->plain.row_bytes[f], b->fields[f].data,
                    (size_t)b->count * m->plain.row_bytes[f]);

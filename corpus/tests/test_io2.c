@@ -221,7 +221,7 @@ Test(io2, a_whole_set_shuffle_would_thrash_the_chunk_cache)
         sl_batch *batch;
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(pipeline), spec.batch_size, &batch, &err), SL_OK);
         for (int64_t b = 0; b < sl_pipeline_batches_per_epoch(pipeline); b++)
-            cr_assert_eq(sl_pipeline_produce(pipeline, SL_KERNELS_BEST, (sl_position){0, b}, batch, &err), SL_OK,
+            cr_assert_eq(sl_pipeline_produce(pipeline, sl_test_kernels(), (sl_position){0, b}, batch, &err), SL_OK,
                          "%s", err.msg);
         sl_stream_stats stats;
         cr_assert_eq(sl_source_stream_stats(source, &stats, &err), SL_OK, "%s", err.msg);

@@ -190,7 +190,7 @@ Test(io3, resumes_bit_identically_from_a_checkpoint)
     snprintf(path, sizeof path, "%s/checkpoint.json", dir);
     for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
         /* Iterate up to the stop as a training loop would, then save. */
-        sl_iter_options options = {SL_KERNELS_BEST, 0, 0, {0, 0}};
+        sl_iter_options options = {.kernels = sl_test_kernels(), .workers = 0, .prefetch_depth = 0, .start = {0, 0}};
         sl_iter *iter;
         sl_err err = {0};
         cr_assert_eq(sl_iter_create(first->pipeline, &options, &iter, &err), SL_OK, "%s", err.msg);

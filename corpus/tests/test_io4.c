@@ -73,12 +73,12 @@ Test(io4_cache, later_epochs_read_the_cache_not_the_source)
     int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
     int64_t n = sl_source_rows(instance->source);
     sl_pipeline_cache_reset(p);
-    cr_assert_eq(sl_pipeline_cache_bytes(p, SL_KERNELS_BEST), 0);
+    cr_assert_eq(sl_pipeline_cache_bytes(p, sl_test_kernels()), 0);
     run_output epoch0;
     harness_run(instance, "fused", 0, 0, (sl_position){0, 0}, per_epoch, &epoch0);
     /* One copy of every element, and nothing else. */
-    cr_assert_eq(sl_pipeline_cache_bytes(p, SL_KERNELS_BEST), (size_t)n * ELEMENT_BYTES);
-    cr_assert_eq(sl_pipeline_cache_bytes(p, SL_KERNELS_REFERENCE), 0, "fused filled the reference's cache");
+    cr_assert_eq(sl_pipeline_cache_bytes(p, sl_test_kernels()), (size_t)n * ELEMENT_BYTES);
+    cr_assert_eq(sl_pipeline_cache_bytes(p, sl_kernels_reference()), 0, "fused filled the reference's cache");
 
     /* Overwrite the source: an uncached epoch would now compute other
      * values, a cached one replays epoch 0's. */

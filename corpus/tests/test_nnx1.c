@@ -57,7 +57,7 @@ static sl_module *run_module(const sl_scenario_instance *instance, const char *a
     out->row_bytes[0] = VALUES * sizeof(float);
     sl_err err = {0};
     if (!module)
-        cr_assert_eq(sl_module_create(instance->pipeline, "x", start, &module, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_module_create(instance->pipeline, sl_test_kernels(), "x", start, &module, &err), SL_OK, "%s", err.msg);
     const sl_adapter *adapter = sl_adapter_find(adapter_name);
     cr_assert_not_null(adapter);
     sl_run_request request = {.start = start, .nbatches = nbatches, .workers = workers, .threads = threads};
@@ -288,7 +288,7 @@ Test(nnx1, state_survives_a_checkpoint_and_resumes_exactly)
         /* A fresh instance and module, as a restarted process builds them. */
         sl_scenario_instance *fresh = harness_build("NNX-1", "64x64");
         sl_module *resumed;
-        cr_assert_eq(sl_module_create(fresh->pipeline, "x", (sl_position){0, 0}, &resumed, &err), SL_OK);
+        cr_assert_eq(sl_module_create(fresh->pipeline, sl_test_kernels(), "x", (sl_position){0, 0}, &resumed, &err), SL_OK);
         sl_position pos;
         cr_assert_eq(sl_checkpoint_load_module(fresh->pipeline, path, &pos, resumed, &err), SL_OK, "%s", err.msg);
         cr_assert(pos.epoch == at.epoch && pos.batch == at.batch);

@@ -15,7 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
-#include "normal.h"
+#include "kernels/normal.h"
 
 SL_CORPUS_STANDARD_TESTS(pc2, "PC-2", "64x64x3")
 
@@ -98,7 +98,7 @@ static float *run_ops(const sl_scenario_instance *instance, const sl_op *ops, in
     sl_pipeline *p;
     cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
     sl_fused *fz;
-    cr_assert_eq(sl_fused_create(p, SL_KERNELS_BEST, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_create(p, sl_test_kernels(), &fz, &err), SL_OK, "%s", err.msg);
     collected c = {malloc((size_t)sl_pipeline_epoch_size(p) * VALUES * sizeof(float)), 0};
     cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 0, collect, &c, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(c.count, sl_pipeline_epoch_size(p));

@@ -65,7 +65,7 @@ Test(pc3, rebatched_output_concatenates_to_the_input)
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(plain), BATCH, &in, &err), SL_OK);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(plain), BATCH, &back, &err), SL_OK);
     for (int64_t k = 0; k < nbatches; k++) {
-        cr_assert_eq(sl_pipeline_produce(plain, SL_KERNELS_REFERENCE, (sl_position){0, k}, in, &err), SL_OK, "%s",
+        cr_assert_eq(sl_pipeline_produce(plain, sl_kernels_reference(), (sl_position){0, k}, in, &err), SL_OK, "%s",
                      err.msg);
         int64_t sizes[16];
         int64_t n = expected_parts(in->count, sizes);
@@ -258,7 +258,7 @@ Test(pc3, the_pipeline_vjp_is_the_rebatch_identity_then_normalize)
             sl_batch *b;
             cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), BATCH, &b, &err), SL_OK);
             sl_tape *tape;
-            cr_assert_eq(sl_tape_forward(p, SL_KERNELS_BEST, positions[k], b, &tape, &err), SL_OK, "%s", err.msg);
+            cr_assert_eq(sl_tape_forward(p, sl_test_kernels(), positions[k], b, &tape, &err), SL_OK, "%s", err.msg);
             int64_t rows = b->count;
             cr_assert_eq(rows, k == 0 ? BATCH : 232);
             float *g = random_cotangent(rows, 10u + (uint32_t)k);

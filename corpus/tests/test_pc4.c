@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
-#include "normal.h"
+#include "kernels/normal.h"
 
 SL_CORPUS_STANDARD_TESTS(pc4, "PC-4", "p0.5")
 

@@ -207,7 +207,7 @@ typedef struct grad_case {
     model m;
 } grad_case;
 
-static void grad_case_init(grad_case *g, const sl_scenario_instance *instance, sl_kernel_choice kernels,
+static void grad_case_init(grad_case *g, const sl_scenario_instance *instance, const sl_kernel_table *kernels,
                            sl_position position)
 {
     sl_err err = {0};
@@ -289,7 +289,7 @@ static void check_gradients(const char *variant, sl_position position)
 {
     sl_scenario_instance *instance = harness_build("PC-5", variant);
     grad_case g;
-    grad_case_init(&g, instance, SL_KERNELS_REFERENCE, position);
+    grad_case_init(&g, instance, sl_kernels_reference(), position);
     int64_t n = g.batch->count * VALUES;
     float *dy = mse_cotangent(&g), *dx = malloc((size_t)n * sizeof *dx);
     sl_grads *grads;
@@ -396,11 +396,11 @@ Test(pc5, the_tape_is_the_pipeline_and_every_kernel_table_differentiates_alike)
     sl_err err = {0};
     sl_batch *produced;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(instance->pipeline), BATCH, &produced, &err), SL_OK);
-    cr_assert_eq(sl_pipeline_produce(instance->pipeline, SL_KERNELS_REFERENCE, (sl_position){2, 7}, produced, &err),
+    cr_assert_eq(sl_pipeline_produce(instance->pipeline, sl_kernels_reference(), (sl_position){2, 7}, produced, &err),
                  SL_OK, "%s", err.msg);
     grad_case ref, best;
-    grad_case_init(&ref, instance, SL_KERNELS_REFERENCE, (sl_position){2, 7});
-    grad_case_init(&best, instance, SL_KERNELS_BEST, (sl_position){2, 7});
+    grad_case_init(&ref, instance, sl_kernels_reference(), (sl_position){2, 7});
+    grad_case_init(&best, instance, sl_test_kernels(), (sl_position){2, 7});
     size_t bytes = (size_t)produced->count * ROW_BYTES;
     cr_assert(memcmp(ref.batch->fields[0].data, produced->fields[0].data, bytes) == 0);
     cr_assert(memcmp(best.batch->fields[0].data, produced->fields[0].data, bytes) == 0);
@@ -439,7 +439,7 @@ static double toy_step(const sl_scenario_instance *instance, const sl_pipeline_s
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), BATCH, &b, &err), SL_OK);
     sl_tape *tape;
-    cr_assert_eq(sl_tape_forward(p, SL_KERNELS_BEST, position, b, &tape, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_tape_forward(p, sl_test_kernels(), position, b, &tape, &err), SL_OK, "%s", err.msg);
     int64_t n = b->count * VALUES;
     const float *y = b->fields[0].data;
     float *dy = malloc((size_t)n * sizeof *dy);

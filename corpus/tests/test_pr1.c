@@ -40,7 +40,7 @@ static void remove_tmpdir(void)
  * position, the way a training job checkpoints its loader. */
 static sl_position stop_after(const sl_scenario_instance *instance, int64_t k, const char *path)
 {
-    sl_iter_options options = {SL_KERNELS_BEST, 0, 0, {0, 0}};
+    sl_iter_options options = {.kernels = sl_test_kernels(), .workers = 0, .prefetch_depth = 0, .start = {0, 0}};
     sl_iter *it;
     sl_err err = {0};
     cr_assert_eq(sl_iter_create(instance->pipeline, &options, &it, &err), SL_OK, "%s", err.msg);

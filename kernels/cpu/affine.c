@@ -2,7 +2,7 @@
  * tiled to their period (sl_affine_consts), so the inner loop has no modulo
  * and vectorizes; each value is the reference's src * scale[c] + bias[c],
  * the product rounded before the sum (the build forbids contraction). */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 /* src may equal dst: each value is read before it is written at the same
  * index, so no restrict on them. */

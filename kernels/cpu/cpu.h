@@ -9,7 +9,7 @@
 #ifndef SLUICE_KERNELS_CPU_H
 #define SLUICE_KERNELS_CPU_H
 
-#include "../ref/ref.h"
+#include "ref/ref.h"
 
 #if defined(__GNUC__)
 #define SL_ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -88,6 +88,12 @@ void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxe
                     int oy, int ox);
 void sl__cpu_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsigned axes);
 void sl__cpu_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
+/* The shuffle's batch of ids with AVX2 and with AVX-512 DQ (the scalar
+ * network where those paths do not apply, or on CPUs built without them). */
+void sl__cpu_permute_strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                  int64_t *out);
+void sl__cpu_permute_strided_avx512(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                    int64_t *out);
 void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
                       int32_t pad);

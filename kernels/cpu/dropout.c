@@ -14,7 +14,7 @@
  * (a structure-of-arrays loop ran at 10 to 20 ns a block), hence
  * intrinsics; the baseline ISA keeps the reference, which its two-lane
  * multiplies would not beat. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 #if SL_HAVE_AVX2_CLONES
 #include <immintrin.h>

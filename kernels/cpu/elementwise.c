@@ -1,8 +1,8 @@
 /* Optimized element-wise chain: every step over one cache-sized tile before
  * the next tile, each value seeing the reference's operations in the
  * reference's order. */
-#include "cpu.h"
-#include "noise.h"
+#include "cpu/cpu.h"
+#include "cpu/noise.h"
 
 /* Tiles small enough that a tile and its steps stay in L1 while a long chain
  * runs over it; a multiple of SL_NOISE_GROUP, so a tile starts a group of
@@ -16,24 +16,23 @@ SL_ALWAYS_INLINE void ew_run_step(float *restrict x, int64_t first, int64_t n, c
 {
     const float a = step->a, b = step->b;
     switch (step->kind) {
-    case SL_OP_NORMALIZE:
+    case SL_EW_NORMALIZE:
         for (int64_t i = 0; i < n; i++)
             x[i] = (x[i] - a) * b;
         break;
-    case SL_OP_SCALE:
-    case SL_OP_MULTIPLY:
+    case SL_EW_MULTIPLY:
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] * a;
         break;
-    case SL_OP_ADD:
+    case SL_EW_ADD:
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] + a;
         break;
-    case SL_OP_CLIP:
+    case SL_EW_CLIP:
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] < a ? a : (x[i] > b ? b : x[i]);
         break;
-    case SL_OP_GAUSSIAN_NOISE:
+    case SL_EW_GAUSSIAN_NOISE:
         noise_run(x, first, n, step, noise_words);
         break;
     default:

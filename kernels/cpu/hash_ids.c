@@ -7,7 +7,7 @@
  * these numbers come from: SplitMix64's multiplies are most of the cost),
  * more on CPUs with slow division. The 64-bit multiplies do not vectorize
  * before AVX-512DQ, so one scalar version serves every table. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 static inline uint32_t fastmod_u32(uint32_t a, uint64_t reciprocal, uint32_t d)
 {

@@ -2,7 +2,7 @@
  * vectorizes, instantiated for the baseline ISA, AVX2 and AVX-512. Its
  * branches are selects and its operations are correctly rounded in every
  * lane, so each instance returns the reference's bits. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 SL_ALWAYS_INLINE void log1p_body(const float *src, float *dst, int64_t n)
 {

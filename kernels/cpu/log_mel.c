@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 #include "sluice/timing.h"
 #include "sluice_config.h"
 

@@ -3,7 +3,7 @@
  * whole vectors; the box paste copies whole box rows. */
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 /* dst may equal a or b: each value is read before it is written at the same
  * index, so no restrict. */

@@ -3,7 +3,7 @@
  * live in vector registers (two AVX2 registers of doubles, or one AVX-512
  * one). The partials are combined by the reference's own tree, so the
  * result is the reference's, bit for bit. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 SL_ALWAYS_INLINE void moments_body(const float *restrict x, int64_t n, double *mean, double *var)
 {

@@ -2,7 +2,7 @@
  * at a time. Pure copies, so equal to the reference by construction. */
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x)

@@ -21,7 +21,7 @@
 
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 #if SL_HAVE_AVX2_CLONES
 #include <immintrin.h>

@@ -2,7 +2,7 @@
  * their period (sl_normalize_consts), so the inner loop has no modulo and
  * vectorizes; the value computed for each element is the reference's
  * ((float)x - mean[c]) * inv_std[c]. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 SL_ALWAYS_INLINE void normalize_u8_body(const uint8_t *restrict src, float *restrict dst, int64_t pixels,
                                         const sl_normalize_consts *k)

@@ -6,7 +6,7 @@
  * order, so the results are bitwise the reference's; what changes is that a
  * source row's horizontal lerps are computed once instead of once per output
  * row that reads it, and the vertical pass runs along contiguous values. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 #define DEFINE_HORIZONTAL(NAME, T)                                                                                    \
     SL_ALWAYS_INLINE void NAME(const T *restrict row, float *restrict out, const sl_resize_plan *plan)                \

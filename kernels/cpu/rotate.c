@@ -4,7 +4,7 @@
  * written. Pure copies, so equal to the reference by construction. */
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 /* 16 x 16 pixels of 12 bytes (f32 RGB) is 3 KiB of source a tile. */
 #define TILE 16

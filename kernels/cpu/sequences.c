@@ -3,7 +3,7 @@
  * reference by construction. */
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 static int64_t clamped_length(int32_t length, int64_t width)
 {

@@ -2,7 +2,7 @@
  * at -O3 so that it runs four (AVX2) or eight (AVX-512) values at a time.
  * sl_det_sincos_turns has no branches and only + - * and exact rint and
  * floor, so every lane computes exactly what the reference computes. */
-#include "cpu.h"
+#include "cpu/cpu.h"
 #include "sluice/detmath.h"
 
 /* Values a step: the rounds loop runs inside a block, so the vectorizer

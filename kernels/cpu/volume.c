@@ -3,7 +3,7 @@
  * reference by construction. */
 #include <string.h>
 
-#include "cpu.h"
+#include "cpu/cpu.h"
 
 void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox)

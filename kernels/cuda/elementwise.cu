@@ -3,7 +3,7 @@
  * that no product and sum are fused into one rounding. Beside
  * kernels/ref/normalize.c, elementwise.c, affine.c, mix.c, dropout.c and
  * log1p.c. */
-#include "kernels/cuda/launch.cuh"
+#include "cuda/launch.cuh"
 
 static __global__ void normalize_u8(const uint8_t *src, float *dst, int64_t n, sl_cuda_channels k)
 {
@@ -105,12 +105,11 @@ static bool chain_supported(const sl_cuda_chain *chain)
         return false;
     for (int s = 0; s < chain->nsteps; s++)
         switch (chain->steps[s].kind) {
-        case SL_OP_NORMALIZE:
-        case SL_OP_SCALE:
-        case SL_OP_MULTIPLY:
-        case SL_OP_ADD:
-        case SL_OP_CLIP:
-        case SL_OP_GAUSSIAN_NOISE: break;
+        case SL_EW_NORMALIZE:
+            case SL_EW_MULTIPLY:
+        case SL_EW_ADD:
+        case SL_EW_CLIP:
+        case SL_EW_GAUSSIAN_NOISE: break;
         default: return false;
         }
     return true;

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/at.h"
-#include "kernels/cuda/launchers.h"
+#include "kernels/at.h"
+#include "cuda/launchers.h"
 
 /* 256 threads a block, and at most 2^16 blocks: past that a grid-stride
  * loop gives each thread several values, which costs nothing in bandwidth

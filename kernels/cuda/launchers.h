@@ -4,7 +4,7 @@
 #ifndef SLUICE_KERNELS_CUDA_LAUNCHERS_H
 #define SLUICE_KERNELS_CUDA_LAUNCHERS_H
 
-#include "kernels/cuda/cuda.h"
+#include "kernels/cuda.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
  * found by the reference's own index mapping (bodies.h). Each gathers from
  * src into a distinct dst. Beside kernels/ref/crop_pad.c, hflip.c,
  * rotate.c and volume.c. */
-#include "kernels/cuda/launch.cuh"
+#include "cuda/launch.cuh"
 
 static __global__ void crop_pad(const uint8_t *src, uint8_t *dst, int64_t n, int h, int w, size_t pixel_bytes,
                                 int crop_h, int crop_w, int off_y, int off_x)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda.h"
+#include "kernels/cuda.h"
 #include "sluice_config.h"
 
 #if HAVE_CUDA

@@ -2,7 +2,7 @@
  * indices and weights (computed once on the host, copied to the device, so
  * both sides read the same bits) and the reference's expression order
  * (sl__body_bilinear). Beside kernels/ref/resize.c. */
-#include "kernels/cuda/launch.cuh"
+#include "cuda/launch.cuh"
 
 static __global__ void resize_u8(const uint8_t *src, int64_t stride, float *dst, int64_t n, sl_resize_plan p)
 {

@@ -1,7 +1,7 @@
 /* CUDA kernels of the integer and sequence ops: exact, one thread per
  * output. Beside kernels/ref/hash_ids.c, one_hot.c, pack.c and
  * sequences.c. */
-#include "kernels/cuda/launch.cuh"
+#include "cuda/launch.cuh"
 
 static __global__ void hash_ids(const int64_t *src, int64_t *dst, int64_t n, sl_hash_consts k)
 {

@@ -3,8 +3,8 @@
  * without CUDA, the table is NULL and the cuda adapters say so. */
 #include <string.h>
 
-#include "kernels/cuda/cuda.h"
-#include "kernels/cuda/launchers.h"
+#include "kernels/cuda.h"
+#include "cuda/launchers.h"
 #include "sluice_config.h"
 
 #if HAVE_CUDA

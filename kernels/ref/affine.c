@@ -1,7 +1,7 @@
 /* Reference kernels of the learnable per-channel affine op and of the
  * backward passes of the per-channel ops: one value at a time, the
  * expressions every back end must reproduce. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_affine_f32(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k)
 {

@@ -1,7 +1,7 @@
 /* Reference embedding-bag offsets: a running count of present ids per
  * column, down the rows. Row by row, each row's ends are the previous row's
  * plus its own present ids, so the ids and the ends are both read in order. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_bag_offsets(const int64_t *ids, int64_t *ends, int64_t rows, int columns)
 {

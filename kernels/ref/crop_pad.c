@@ -1,5 +1,5 @@
 /* Reference crop with zero padding, one byte of one pixel at a time. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
                       int off_y, int off_x)

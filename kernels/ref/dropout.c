@@ -1,6 +1,6 @@
 /* Reference dropout: one Philox block per four values, each value's keep
  * decision an integer comparison, so no float rounding enters the mask. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_dropout_from(const float *src, float *dst, int64_t first, int64_t n, const sl_dropout_key *d)
 {

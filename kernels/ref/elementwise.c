@@ -1,6 +1,6 @@
 /* Reference element-wise chain: each step over the whole buffer in turn,
  * exactly as an unfused pipeline would run it. */
-#include "ref.h"
+#include "ref/ref.h"
 
 /* Group by group of SL_NOISE_GROUP values, each from its sixteen blocks
  * (ref.h). */
@@ -18,7 +18,7 @@ static void noise(float *x, int64_t n, const sl_ew_step *step)
 void sl__ref_ew_chain(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
 {
     for (int s = 0; s < nsteps; s++) {
-        if (steps[s].kind == SL_OP_GAUSSIAN_NOISE) {
+        if (steps[s].kind == SL_EW_GAUSSIAN_NOISE) {
             noise(x, n, &steps[s]);
             continue;
         }

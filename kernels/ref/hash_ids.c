@@ -1,5 +1,5 @@
 /* Reference id hashing: the remainder by a plain division. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_hash_ids(const int64_t *src, int64_t *dst, int64_t rows, const sl_hash_consts *k)
 {

@@ -1,5 +1,5 @@
 /* Reference horizontal flip: swap mirrored pixels byte by byte. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes)
 {

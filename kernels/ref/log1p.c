@@ -1,5 +1,5 @@
 /* Reference log1p: the shared definition, one value at a time. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_log1p(const float *src, float *dst, int64_t n)
 {

@@ -1,6 +1,6 @@
 /* Reference log-mel: the shared steps (ref.h) with products summed in a
  * fixed order, so the output is the same bits on every machine. */
-#include "ref.h"
+#include "ref/ref.h"
 
 /* c[i][j] accumulates a[i][p] b[p][j] for p = 0, 1, ... in turn, starting
  * from 0: the order of a plain dot product, with the inner loop running

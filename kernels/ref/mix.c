@@ -1,6 +1,6 @@
 /* Reference kernels of the mixing ops: a weighted blend of two rows and a
  * box pasted from one image into another. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {

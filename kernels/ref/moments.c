@@ -1,6 +1,6 @@
 /* Reference moments: value i into partial sum i mod 8, in index order; the
  * order sl_moments_fn defines and every back end reproduces. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_moments(const float *x, int64_t n, double *mean, double *var)
 {

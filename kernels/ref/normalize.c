@@ -1,6 +1,6 @@
 /* Reference normalization: one value at a time, the expression every back
  * end must reproduce exactly. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {

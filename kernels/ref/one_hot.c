@@ -1,5 +1,5 @@
 /* Reference one-hot encoding. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes)
 {

@@ -1,5 +1,5 @@
 /* Reference token packing: copy what the stream has, pad the rest. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad)
 {

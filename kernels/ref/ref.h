@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "sluice/detmath.h"
-#include "engine/src/normal.h"
-#include "kernels/cuda/bodies.h"
+#include "kernels/normal.h"
+#include "kernels/bodies.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -26,6 +26,8 @@ void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsig
 void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes);
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
 void sl__ref_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
+void sl__ref_permute_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                             int64_t *out);
 void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 void sl__ref_affine_f32(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k);
 void sl__ref_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d);

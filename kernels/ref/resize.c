@@ -1,7 +1,7 @@
 /* Reference bilinear resize: each output value from its four source values,
  * one at a time, in the expression order every back end reproduces
  * (sl_resize_plan in kernels.h). */
-#include "ref.h"
+#include "ref/ref.h"
 
 #define DEFINE_REF_RESIZE(NAME, T)                                                                                    \
     void NAME(const T *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch)                   \

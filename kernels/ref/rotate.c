@@ -1,6 +1,6 @@
 /* Reference quarter turns: each output byte fetched from the source pixel
  * the definition names, one byte at a time. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k)
 {

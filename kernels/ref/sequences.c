@@ -1,5 +1,5 @@
 /* Reference dynamic padding and attention masks, one token at a time. */
-#include "ref.h"
+#include "ref/ref.h"
 
 /* Rows move towards the start (width <= stride), so going up the rows never
  * overwrites a row not yet moved; within a row, each token is read before

@@ -1,7 +1,7 @@
 /* IO-4's expensive op (see sl_trig_rounds_fn): eight rounds of sin + cos
  * per value cost about 100 ns, what a decode or a heavy augmentation costs
  * per element, so that a cache after it has something to save. */
-#include "ref.h"
+#include "ref/ref.h"
 #include "sluice/detmath.h"
 
 void sl__ref_trig_rounds(const float *in, float *out, int64_t n, int rounds)

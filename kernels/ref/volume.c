@@ -1,5 +1,5 @@
 /* Reference volume movement, one byte of one voxel at a time. */
-#include "ref.h"
+#include "ref/ref.h"
 
 void sl__ref_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxel_bytes, int pd, int ph, int pw, int oz,
                     int oy, int ox)

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     sl_module *module = NULL;
-    if (sl_module_create(pipeline, "features", (sl_position){0, 0}, &module, &err) != SL_OK)
+    if (sl_module_create(pipeline, sl_kernels_default(), "features", (sl_position){0, 0}, &module, &err) != SL_OK)
         abort();
     sl_position module_position;
     sl_err module_err = {0};
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         position = module_position;
     }
     if (st == SL_OK) {
-        sl_iter_options options = {SL_KERNELS_BEST, 0, 0, position};
+        sl_iter_options options = {.kernels = sl_kernels_default(), .workers = 0, .prefetch_depth = 0, .start = position};
         sl_iter *it = NULL;
         sl_batch *batch = NULL;
         if (sl_iter_create(pipeline, &options, &it, &err) != SL_OK || sl_iter_next(it, &batch, &err) != SL_OK) {

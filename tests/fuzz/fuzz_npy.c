@@ -38,7 +38,7 @@ static void through_a_source(const char *path, sl_source_kind kind, const sl_ten
         sl_batch *batch = NULL;
         if (sl_pipeline_create(&spec, &pipeline, &err) == SL_OK &&
             sl_batch_create(sl_pipeline_output_schema(pipeline), spec.batch_size, &batch, &err) == SL_OK &&
-            sl_pipeline_produce(pipeline, SL_KERNELS_BEST, (sl_position){0, 0}, batch, &err) != SL_OK) {
+            sl_pipeline_produce(pipeline, sl_kernels_default(), (sl_position){0, 0}, batch, &err) != SL_OK) {
             fprintf(stderr, "one batch of an accepted file failed: %s\n", err.msg);
             abort();
         }

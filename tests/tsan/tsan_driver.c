@@ -42,7 +42,7 @@ static uint64_t run_reference(const sl_pipeline *p, int64_t batches)
     sl_status st = sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &b, &err);
     sl_position pos = start_of_run(p);
     for (int64_t i = 0; i < batches && st == SL_OK; i++) {
-        st = sl_pipeline_produce(p, SL_KERNELS_REFERENCE, pos, b, &err);
+        st = sl_pipeline_produce(p, sl_kernels_reference(), pos, b, &err);
         if (st == SL_OK)
             sl_digest_add_batch(digest, b);
         pos = sl_position_advance(p, pos, 1);
@@ -56,7 +56,7 @@ static uint64_t run_reference(const sl_pipeline *p, int64_t batches)
 
 static uint64_t run_iter(const sl_pipeline *p, int64_t batches, int workers)
 {
-    sl_iter_options options = {SL_KERNELS_BEST, workers, 0, start_of_run(p)};
+    sl_iter_options options = {.kernels = sl_kernels_default(), .workers = workers, .prefetch_depth = 0, .start = start_of_run(p)};
     sl_iter *it = NULL;
     sl_err err = {0};
     sl_digest *digest = sl_digest_new();
@@ -86,7 +86,7 @@ static uint64_t run_fused(const sl_pipeline *p, int64_t batches, int threads)
     sl_fused *fz = NULL;
     sl_err err = {0};
     sl_digest *digest = sl_digest_new();
-    sl_status st = sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err);
+    sl_status st = sl_fused_create_threads(p, sl_kernels_default(), threads, &fz, &err);
     if (st == SL_OK)
         st = sl_fused_run(fz, start_of_run(p), batches, digest_sink, digest, &err);
     CHECK(st == SL_OK, "fused with %d threads: %s", threads, err.msg);

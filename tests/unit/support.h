@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "kernels_under_test.h"
 #include "sluice/sluice.h"
 
 /* Creates a fresh directory /tmp/sluice-<tag>-XXXXXX and writes its path to

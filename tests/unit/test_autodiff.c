@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels_under_test.h"
 #include "sluice/autodiff.h"
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
@@ -87,7 +88,7 @@ static void run_backward(const sl_source *source, const sl_pipeline_spec *spec, 
     sl_err err = {0};
     cr_assert_eq(sl_pipeline_create(spec, &p, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), COUNT, &b, &err), SL_OK);
-    cr_assert_eq(sl_tape_forward(p, SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &tape, &err), SL_OK, "%s",
+    cr_assert_eq(sl_tape_forward(p, sl_kernels_reference(), (sl_position){0, 0}, b, &tape, &err), SL_OK, "%s",
                  err.msg);
     cr_assert_eq(b->element_ids[0], 0, "unshuffled");
     memcpy(out->x, sl_source_map(source, 0, 0, sizeof out->x), sizeof out->x);
@@ -197,7 +198,7 @@ Test(autodiff, an_op_without_a_vjp_is_refused_by_name_before_anything_changes)
     sl_grads *g;
     cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), COUNT, &b, &err), SL_OK);
-    cr_assert_eq(sl_tape_forward(p, SL_KERNELS_BEST, (sl_position){0, 1}, b, &tape, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_tape_forward(p, sl_test_kernels(), (sl_position){0, 1}, b, &tape, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_grads_create(p, &g, &err), SL_OK);
     float dy[COUNT * VALUES], dx[COUNT * VALUES];
     for (int i = 0; i < COUNT * VALUES; i++)
@@ -229,7 +230,7 @@ Test(autodiff, only_f32_fields_have_cotangents_and_gradients_must_fit)
     sl_tape *tape;
     cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 2, &b, &err), SL_OK);
-    cr_assert_eq(sl_tape_forward(p, SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &tape, &err), SL_OK);
+    cr_assert_eq(sl_tape_forward(p, sl_kernels_reference(), (sl_position){0, 0}, b, &tape, &err), SL_OK);
     float dy[2 * 12] = {0}, dx[2 * 12];
     cr_expect_eq(sl_tape_backward(tape, "label", dy, dx, NULL, &err), SL_EUNSUPPORTED);
     cr_expect(strstr(err.msg, "'label' is i32"), "%s", err.msg);

@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels_under_test.h"
 #include "sluice/digest.h"
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
@@ -43,7 +44,7 @@ static sl_pipeline *padded(const sl_source *src, int64_t batch_size, int window,
     return p;
 }
 
-static sl_batch *produce(const sl_pipeline *p, sl_kernel_choice kernels, int64_t epoch, int64_t batch)
+static sl_batch *produce(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t epoch, int64_t batch)
 {
     sl_batch *b;
     sl_err err = {0};
@@ -67,7 +68,7 @@ Test(batch_ops, a_narrowed_batch_digests_only_the_rows_it_holds)
     sl_pipeline *p = padded(src, 4, 0, false, (sl_shard){0, 1});
     int narrowed = 0;
     for (int64_t k = 0; k < sl_pipeline_batches_per_epoch(p); k++) {
-        sl_batch *b = produce(p, SL_KERNELS_REFERENCE, 0, k);
+        sl_batch *b = produce(p, sl_kernels_reference(), 0, k);
         int64_t width = b->fields[0].shape.dims[1];
         cr_assert_eq(b->fields[2].shape.dims[1], width, "the mask is as wide as the tokens");
         if (width == CAPACITY) {
@@ -115,7 +116,7 @@ typedef struct fused_check {
 static int compare_with_reference(const sl_batch *b, void *user)
 {
     fused_check *c = user;
-    sl_batch *want = produce(c->p, SL_KERNELS_REFERENCE, b->epoch, b->index);
+    sl_batch *want = produce(c->p, sl_kernels_reference(), b->epoch, b->index);
     cr_assert_eq(b->count, want->count);
     for (int f = 0; f < b->schema.nfields; f++) {
         cr_assert(sl_shape_equal(&b->fields[f].shape, &want->fields[f].shape), "batch %lld field %d: shapes differ",
@@ -141,7 +142,7 @@ Test(batch_ops, fused_reuses_its_batch_at_every_width)
             sl_pipeline *p = padded(src, 2, window, false, (sl_shard){0, 1});
             sl_fused *fz;
             sl_err err = {0};
-            cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+            cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
             double ns;
             cr_assert_eq(sl_fused_probe(fz, 3, &ns, &err), SL_OK, "%s", err.msg);
             fused_check c = {p, 0, {0}};
@@ -165,7 +166,7 @@ static int64_t *epoch_ids(const sl_pipeline *p, int64_t epoch, int workers, int6
     int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
     int64_t *ids = malloc((size_t)(per_epoch * sl_pipeline_get_spec(p)->batch_size) * sizeof *ids);
     cr_assert_not_null(ids);
-    sl_iter_options options = {SL_KERNELS_BEST, workers, 0, {epoch, 0}};
+    sl_iter_options options = {.kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = {epoch, 0}};
     sl_iter *it;
     sl_err err = {0};
     cr_assert_eq(sl_iter_create(p, &options, &it, &err), SL_OK, "%s", err.msg);
@@ -255,7 +256,7 @@ Test(batch_ops, bucketed_batches_depend_on_seed_epoch_and_index_only)
     cr_assert(memcmp(whole, again, 64 * sizeof *whole) == 0, "two runs of the same epoch differ");
     /* Batch k computed alone, from any starting point. */
     for (int64_t k = 0; k < 16; k++) {
-        sl_batch *b = produce(p, SL_KERNELS_BEST, 1, k);
+        sl_batch *b = produce(p, sl_test_kernels(), 1, k);
         cr_assert(memcmp(b->element_ids, whole + 4 * k, 4 * sizeof *whole) == 0, "batch %lld alone differs",
                   (long long)k);
         sl_batch_free(b);
@@ -341,7 +342,7 @@ Test(batch_ops, pad_width_is_the_smallest_multiple_holding_the_longest)
          * 257 -> 320, cut to the capacity 300. */
         int64_t want = (keep + MULTIPLE - 1) / MULTIPLE * MULTIPLE;
         want = want > CAPACITY ? CAPACITY : want;
-        sl_batch *b = produce(p, i % 2 ? SL_KERNELS_BEST : SL_KERNELS_REFERENCE, 0, i);
+        sl_batch *b = produce(p, i % 2 ? sl_test_kernels() : sl_kernels_reference(), 0, i);
         cr_assert_eq(b->fields[0].shape.dims[1], want, "length %d: width %lld, expected %lld", lengths[i],
                      (long long)b->fields[0].shape.dims[1], (long long)want);
         cr_assert_eq(b->fields[2].shape.dims[1], want);
@@ -441,10 +442,10 @@ Test(batch_ops, bag_offsets_add_a_field_every_executor_fills)
     cr_assert_eq(sl_pipeline_batch_bytes(p), (size_t)8 * (3 * 4 + 4 * 8 + 4 * 8));
     fused_check c = {p, 0, {0}};
     sl_fused *fz;
-    cr_assert_eq(sl_fused_create(p, SL_KERNELS_BEST, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_create(p, sl_test_kernels(), &fz, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 0, compare_with_reference, &c, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(c.batch, 4);
-    sl_batch *b = produce(p, SL_KERNELS_REFERENCE, 0, 3);
+    sl_batch *b = produce(p, sl_kernels_reference(), 0, 3);
     /* The last batch has 6 rows; each column's last offset counts its ids. */
     cr_assert_eq(b->count, 6);
     const int64_t *ids = b->fields[1].data, *ends = b->fields[2].data;

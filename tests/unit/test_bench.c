@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels_under_test.h"
 #include "sluice/sluice.h"
 
 static sl_scenario_instance *small_nlp1(void)
@@ -44,7 +45,7 @@ static sl_status scripted_run(const sl_adapter *adapter, const sl_pipeline *pipe
     int64_t n = deliver >= 0 ? deliver : request->nbatches;
     sl_position pos = request->start;
     for (int64_t i = 0; i < n && st == SL_OK; i++) {
-        st = sl_pipeline_produce(pipeline, SL_KERNELS_REFERENCE, pos, batch, err);
+        st = sl_pipeline_produce(pipeline, sl_kernels_reference(), pos, batch, err);
         if (corrupt_from >= 0 && rep >= corrupt_from)
             ((int32_t *)batch->fields[0].data)[0] ^= 1;
         latency_ns[i] = scripted_ns[rep % 3] + (i == 0 ? 500 * (rep + 1) : 0);
@@ -361,10 +362,10 @@ Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
     const sl_pipeline *p = instance->pipeline;
     double ns = -1.0;
     sl_err err = {0};
-    cr_expect_eq(sl_pipeline_gather_probe(p, 0, 0, 1, &ns, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_gather_probe(p, sl_test_kernels(), 0, 0, 1, &ns, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "gather probe"), "%s", err.msg);
-    cr_expect_eq(sl_pipeline_gather_probe(p, -1, 4, 1, &ns, &err), SL_EINVAL);
-    cr_expect_eq(sl_pipeline_gather_probe(p, 0, 4, 0, &ns, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_gather_probe(p, sl_test_kernels(), -1, 4, 1, &ns, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_gather_probe(p, sl_test_kernels(), 0, 4, 0, &ns, &err), SL_EINVAL);
     cr_expect_float_eq(ns, -1.0, 0.0, "a refused probe leaves its result alone");
 
     sl_bench_options options = three_reps();
@@ -372,7 +373,7 @@ Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
     cr_assert_eq(sl_bench_reference_digest(instance, &options, &before, &err), SL_OK, "%s", err.msg);
     /* Past the epoch's end: the window runs on into the next epoch. */
     int64_t batches = 2 * sl_pipeline_batches_per_epoch(p);
-    cr_assert_eq(sl_pipeline_gather_probe(p, 1, batches, 2, &ns, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_gather_probe(p, sl_test_kernels(), 1, batches, 2, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect(ns > 0.0, "%g ns", ns);
     cr_assert_eq(sl_bench_reference_digest(instance, &options, &after, &err), SL_OK, "%s", err.msg);
     cr_expect_eq(before, after);

@@ -76,7 +76,8 @@ Test(checkpoint, resume_is_bit_identical_for_several_k)
         sl_pipeline *p = make(5);
         sl_iter *it;
         sl_err err = {0};
-        cr_assert_eq(sl_iter_create(p, NULL, &it, &err), SL_OK);
+        sl_iter_options from_start = {.kernels = sl_test_kernels()};
+        cr_assert_eq(sl_iter_create(p, &from_start, &it, &err), SL_OK, "%s", err.msg);
         for (int j = 0; j < k; j++)
             sl_batch_free(next(it));
         char path[128];
@@ -89,7 +90,7 @@ Test(checkpoint, resume_is_bit_identical_for_several_k)
         cr_assert_eq(sl_checkpoint_load(q, path, &pos, &err), SL_OK, "%s", err.msg);
         cr_assert_eq(pos.epoch, k / 7);
         cr_assert_eq(pos.batch, k % 7);
-        sl_iter_options o = {SL_KERNELS_BEST, 1, 0, pos};
+        sl_iter_options o = {.kernels = sl_test_kernels(), .workers = 1, .prefetch_depth = 0, .start = pos};
         sl_iter *resumed;
         cr_assert_eq(sl_iter_create(q, &o, &resumed, &err), SL_OK);
         for (int j = 0; j < 9; j++) {
@@ -208,7 +209,7 @@ Test(checkpoint, position_arithmetic_cannot_overflow)
     cr_expect_eq(next.epoch, 5);
     cr_expect_eq(next.batch, 1);
     sl_iter *it = NULL;
-    sl_iter_options options = {SL_KERNELS_BEST, 0, 0, {SL_MAX_EPOCH + 1, 0}};
+    sl_iter_options options = {.kernels = sl_test_kernels(), .workers = 0, .prefetch_depth = 0, .start = {SL_MAX_EPOCH + 1, 0}};
     sl_err err = {0};
     cr_expect_neq(sl_iter_create(p, &options, &it, &err), SL_OK);
     cr_expect_null(it);

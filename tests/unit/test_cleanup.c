@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "cleanup.h"
+#include "cleanup_registry.h"
 #include "sluice/cleanup.h"
 #include "support.h"
 

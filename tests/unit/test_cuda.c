@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "kernels/cuda/cuda.h"
+#include "kernels/cuda.h"
 #include "sluice/adapter.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
@@ -213,11 +213,11 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     sl_normalize_consts_release(&nk);
 
     sl_cuda_chain chain = {5,
-                           {{.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f},
-                            {.kind = SL_OP_SCALE, .a = 2.0f},
-                            {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f},
-                            {.kind = SL_OP_ADD, .a = 0.1f},
-                            {.kind = SL_OP_MULTIPLY, .a = 0.9f}}};
+                           {{.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f},
+                            {.kind = SL_EW_MULTIPLY, .a = 2.0f},
+                            {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},
+                            {.kind = SL_EW_ADD, .a = 0.1f},
+                            {.kind = SL_EW_MULTIPLY, .a = 0.9f}}};
     memcpy(want, x, N * 4);
     ref->ew_chain(want, N, chain.steps, chain.nsteps);
     cr_assert_eq(cudaMemcpy(dy, x, N * 4, cudaMemcpyHostToDevice), cudaSuccess);
@@ -235,9 +235,9 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
 
     /* gaussian_noise: one element of N values. */
     sl_cuda_chain noisy = {3,
-                           {{.kind = SL_OP_SCALE, .a = 0.5f},
-                            {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.3f},
-                            {.kind = SL_OP_CLIP, .a = -2.0f, .b = 2.0f}}};
+                           {{.kind = SL_EW_MULTIPLY, .a = 0.5f},
+                            {.kind = SL_EW_GAUSSIAN_NOISE, .a = 0.3f},
+                            {.kind = SL_EW_CLIP, .a = -2.0f, .b = 2.0f}}};
     noisy.steps[1].key = sl_philox_key_for(42, 11);
     noisy.steps[1].ctr = sl_philox_ctr_for(12345, 2, 0);
     memcpy(want, x, N * 4);
@@ -255,7 +255,7 @@ Test(cuda, element_wise_kernels_on_the_device_match_the_reference, .init = requi
     for (int r = 0; r < ROWS; r++) {
         table[r * RS] = noisy.steps[1];
         table[r * RS].ctr = sl_philox_ctr_for((uint64_t)(1000 + r), 2, 0);
-        table[r * RS + 1] = (sl_ew_step){.kind = SL_OP_ADD, .a = 0.1f * (float)r};
+        table[r * RS + 1] = (sl_ew_step){.kind = SL_EW_ADD, .a = 0.1f * (float)r};
         memcpy(want + r * VALUES, x + r * VALUES, VALUES * 4);
         ref->ew_chain(want + r * VALUES, VALUES, &table[r * RS], RS);
     }

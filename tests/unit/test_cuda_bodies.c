@@ -18,7 +18,8 @@
 
 #include <criterion/criterion.h>
 
-#include "kernels/cuda/at.h"
+#include "kernels/at.h"
+#include "kernels_under_test.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -123,7 +124,7 @@ Test(cuda_bodies, hand_worked_values)
 
 Test(cuda_bodies, normalize_affine_and_mul_channels_match_the_kernels)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int channel_counts[] = {1, 3, 4, 7};
     float *src = malloc(NVALUES * 4), *want = malloc(NVALUES * 4), *got = malloc(NVALUES * 4);
     uint8_t *u8 = malloc(NVALUES);
@@ -181,18 +182,18 @@ Test(cuda_bodies, a_fused_chain_per_value_matches_the_chain_step_by_step)
     /* Scale by a huge factor (overflow to inf), clip with NaN passing
      * through, add a denormal, multiply by -0. */
     const sl_ew_step chains[][5] = {
-        {{.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f},
-         {.kind = SL_OP_SCALE, .a = 2.0f},
-         {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f},
-         {.kind = SL_OP_ADD, .a = 0.1f},
-         {.kind = SL_OP_MULTIPLY, .a = 0.9f}},
-        {{.kind = SL_OP_SCALE, .a = 1e30f},
-         {.kind = SL_OP_CLIP, .a = -1e38f, .b = 3e38f},
-         {.kind = SL_OP_ADD, .a = 1e-45f},
-         {.kind = SL_OP_MULTIPLY, .a = -0.0f},
-         {.kind = SL_OP_ADD, .a = -0.0f}},
+        {{.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f},
+         {.kind = SL_EW_MULTIPLY, .a = 2.0f},
+         {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},
+         {.kind = SL_EW_ADD, .a = 0.1f},
+         {.kind = SL_EW_MULTIPLY, .a = 0.9f}},
+        {{.kind = SL_EW_MULTIPLY, .a = 1e30f},
+         {.kind = SL_EW_CLIP, .a = -1e38f, .b = 3e38f},
+         {.kind = SL_EW_ADD, .a = 1e-45f},
+         {.kind = SL_EW_MULTIPLY, .a = -0.0f},
+         {.kind = SL_EW_ADD, .a = -0.0f}},
     };
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     float *x = malloc(NVALUES * 4), *want = malloc(NVALUES * 4), *got = malloc(NVALUES * 4);
     fill_awkward_f32(x, NVALUES, 3);
     for (size_t k = 0; k < sizeof chains / sizeof chains[0]; k++) {
@@ -233,17 +234,17 @@ Test(cuda_bodies, gaussian_noise_per_value_matches_the_chain_per_element)
      * ordinary steps, over one element of a length that ends mid-group, so
      * the last group of 64 values is partial. */
     sl_ew_step steps[5] = {
-        {.kind = SL_OP_NORMALIZE, .a = 0.25f, .b = 2.0f},
-        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.3f},
-        {.kind = SL_OP_ADD, .a = -1.5f},
-        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 1e-3f},
-        {.kind = SL_OP_CLIP, .a = -2.0f, .b = 2.0f},
+        {.kind = SL_EW_NORMALIZE, .a = 0.25f, .b = 2.0f},
+        {.kind = SL_EW_GAUSSIAN_NOISE, .a = 0.3f},
+        {.kind = SL_EW_ADD, .a = -1.5f},
+        {.kind = SL_EW_GAUSSIAN_NOISE, .a = 1e-3f},
+        {.kind = SL_EW_CLIP, .a = -2.0f, .b = 2.0f},
     };
     steps[1].key = sl_philox_key_for(42, 11);
     steps[1].ctr = sl_philox_ctr_for(0x123456789ull, 2, 0);
     steps[3].key = sl_philox_key_for(42, 12);
     steps[3].ctr = sl_philox_ctr_for(7, 0, 5);
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     enum { N = 64 * 20 + 37 };
     float x[N], want[N], got[N];
     fill_awkward_f32(x, N, 9);
@@ -260,7 +261,7 @@ Test(cuda_bodies, gaussian_noise_per_value_matches_the_chain_per_element)
 
 Test(cuda_bodies, blend_dropout_and_log1p_match_the_kernels)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     float *a = malloc(NVALUES * 4), *b = malloc(NVALUES * 4), *want = malloc(NVALUES * 4), *got = malloc(NVALUES * 4);
     fill_awkward_f32(a, NVALUES, 4);
     fill_awkward_f32(b, NVALUES, 5);
@@ -299,7 +300,7 @@ Test(cuda_bodies, blend_dropout_and_log1p_match_the_kernels)
 
 Test(cuda_bodies, integer_ops_match_the_kernels)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     enum { ROWS = 97, COLS = 3, CLASSES = 10, WIDTH = 13, STRIDE = 17 };
     /* hash_ids: negative ids (missing), the extremes of int64 and sizes of 1
      * and 2^31. */
@@ -419,7 +420,7 @@ Test(cuda_bodies, data_movement_matches_the_kernels)
 
 Test(cuda_bodies, bilinear_resize_matches_the_kernels)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     /* Down and up, with three channels; the f32 source holds the awkward
      * values, so NaN and inf spread the way the reference spreads them. */
     const int shapes[][4] = {{17, 23, 7, 5}, {5, 7, 16, 19}};

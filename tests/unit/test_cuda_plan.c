@@ -12,7 +12,8 @@
 
 #include <criterion/criterion.h>
 
-#include "adapters/cuda_plan.h"
+#include "cuda_plan.h"
+#include "kernels_under_test.h"
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
 
@@ -46,8 +47,8 @@ static void expect_plan_matches(sl_pipeline_spec *spec, sl__cuda_plan *plan)
         sl_batch *want, *rows;
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), spec->batch_size, &want, &err), SL_OK);
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(raw), spec->batch_size, &rows, &err), SL_OK);
-        cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, at, want, &err), SL_OK, "%s", err.msg);
-        cr_assert_eq(sl_pipeline_produce(raw, SL_KERNELS_BEST, at, rows, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_pipeline_produce(p, sl_kernels_reference(), at, want, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_pipeline_produce(raw, sl_test_kernels(), at, rows, &err), SL_OK, "%s", err.msg);
         cr_assert_eq(rows->count, want->count);
         cr_assert(memcmp(rows->element_ids, want->element_ids, (size_t)want->count * sizeof(int64_t)) == 0,
                   "the pipeline without ops gathers other rows");

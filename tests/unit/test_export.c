@@ -50,7 +50,7 @@ static void build(fixture *f, bool one_hot, const sl_op *ops, int nops, const ch
     cr_assert_eq(sl_pipeline_create(&plain, &f->plain, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_pipeline_create(&full, &f->full, &err), SL_OK, "%s", err.msg);
     test_tmpdir_create(f->dir, sizeof f->dir, tag);
-    sl_export_meta meta = {.scenario = "TEST", .variant = tag, .profile = "ci"};
+    sl_export_meta meta = {.scenario = "TEST", .variant = tag, .profile = "ci", .kernels = sl_kernels_reference()};
     cr_assert_eq(sl_export_write(f->full, &meta, NBATCHES, f->dir, &err), SL_OK, "%s", err.msg);
 }
 
@@ -94,8 +94,8 @@ static void produce(const fixture *f, int64_t k, sl_batch **plain, sl_batch **fu
     sl_position pos = {k / per_epoch, k % per_epoch};
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(f->plain), BS, plain, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(f->full), BS, full, &err), SL_OK, "%s", err.msg);
-    cr_assert_eq(sl_pipeline_produce(f->plain, SL_KERNELS_REFERENCE, pos, *plain, &err), SL_OK, "%s", err.msg);
-    cr_assert_eq(sl_pipeline_produce(f->full, SL_KERNELS_REFERENCE, pos, *full, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_produce(f->plain, sl_kernels_reference(), pos, *plain, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_produce(f->full, sl_kernels_reference(), pos, *full, &err), SL_OK, "%s", err.msg);
     cr_assert_eq((*plain)->count, (*full)->count);
 }
 

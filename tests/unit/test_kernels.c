@@ -7,7 +7,8 @@
 
 #include <criterion/criterion.h>
 
-#include "normal.h"
+#include "kernels/normal.h"
+#include "kernels_under_test.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -27,7 +28,7 @@ static void fill_random_u8(uint8_t *x, int64_t n, uint32_t seed)
         x[i] = (uint8_t)sl_philox4x32_10(sl_philox_ctr_for((uint64_t)i, 0, 0), key).v[0];
 }
 
-/* The optimized table under test is the one behind SL_KERNELS_BEST, which
+/* The optimized table under test is the one behind sl_test_kernels(), which
  * meson points at each registered table in turn through SLUICE_KERNELS, so
  * that a bug in the generic kernels cannot hide behind the AVX2 ones. A
  * table this CPU cannot run is skipped with the reason, never replaced by
@@ -42,8 +43,8 @@ static void require_requested_table(void)
     char reason[128] = "";
     if (!sl_kernel_table_supported(table, reason, sizeof reason))
         cr_skip_test("kernel table %s: %s", requested, reason);
-    cr_assert_eq(sl_kernels_best(), table, "SLUICE_KERNELS=%s but the best table is %s", requested,
-                 sl_kernels_best()->name);
+    cr_assert_eq(sl_test_kernels(), table, "SLUICE_KERNELS=%s but the best table is %s", requested,
+                 sl_test_kernels()->name);
 }
 
 TestSuite(kernels, .init = require_requested_table);
@@ -66,7 +67,7 @@ Test(kernels, reference_normalize_matches_hand_values)
 
 Test(kernels, optimized_normalize_is_bitwise_reference)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int channel_counts[] = {1, 3, 4, 7, 100, 128};
     const int64_t pixel_counts[] = {1, 5, 17, 333, 1024 + 3};
     for (size_t ci = 0; ci < sizeof channel_counts / sizeof channel_counts[0]; ci++)
@@ -105,9 +106,9 @@ Test(kernels, optimized_normalize_is_bitwise_reference)
 Test(kernels, chain_matches_composition_and_reference)
 {
     const sl_ew_step steps[] = {
-        {.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f}, {.kind = SL_OP_SCALE, .a = 2.0f},
-        {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f},       {.kind = SL_OP_ADD, .a = 0.1f},
-        {.kind = SL_OP_MULTIPLY, .a = 0.9f},
+        {.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f}, {.kind = SL_EW_MULTIPLY, .a = 2.0f},
+        {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},       {.kind = SL_EW_ADD, .a = 0.1f},
+        {.kind = SL_EW_MULTIPLY, .a = 0.9f},
     };
     const int64_t sizes[] = {1, 7, 2047, 2048, 2049, 10000};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -117,7 +118,7 @@ Test(kernels, chain_matches_composition_and_reference)
         memcpy(a, x, (size_t)n * 4);
         memcpy(b, x, (size_t)n * 4);
         sl_kernels_reference()->ew_chain(a, n, steps, 5);
-        sl_kernels_best()->ew_chain(b, n, steps, 5);
+        sl_test_kernels()->ew_chain(b, n, steps, 5);
         for (int64_t i = 0; i < n; i++) {
             /* The chain written out by hand, one rounding per operation. */
             float v = (x[i] - 0.5f) * 4.0f;
@@ -143,10 +144,10 @@ Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
 {
     const int64_t sizes[] = {1, 3, 15, 63, 64, 65, 511, 512, 513, 2047, 2048, 2049, 5000, 12288};
     sl_ew_step steps[] = {
-        {.kind = SL_OP_NORMALIZE, .a = 0.5f, .b = 4.0f},
-        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 0.05f, .key = {{0x12345678u, 0x9abcdef0u}}, .ctr = {{17, 0, 3, 0}}},
-        {.kind = SL_OP_ADD, .a = 0.1f},
-        {.kind = SL_OP_GAUSSIAN_NOISE, .a = 2.0f, .key = {{1u, 2u}}, .ctr = {{0xFFFFFFFFu, 7, 0, 100}}},
+        {.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f},
+        {.kind = SL_EW_GAUSSIAN_NOISE, .a = 0.05f, .key = {{0x12345678u, 0x9abcdef0u}}, .ctr = {{17, 0, 3, 0}}},
+        {.kind = SL_EW_ADD, .a = 0.1f},
+        {.kind = SL_EW_GAUSSIAN_NOISE, .a = 2.0f, .key = {{1u, 2u}}, .ctr = {{0xFFFFFFFFu, 7, 0, 100}}},
     };
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         int64_t n = sizes[si];
@@ -155,11 +156,11 @@ Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
         memcpy(a, x, (size_t)n * 4);
         memcpy(b, x, (size_t)n * 4);
         sl_kernels_reference()->ew_chain(a, n, steps, 4);
-        sl_kernels_best()->ew_chain(b, n, steps, 4);
+        sl_test_kernels()->ew_chain(b, n, steps, 4);
         for (int64_t i = 0; i < n; i++) {
             float v = (x[i] - 0.5f) * 4.0f;
             for (int s = 1; s < 4; s++) {
-                if (steps[s].kind == SL_OP_ADD) {
+                if (steps[s].kind == SL_EW_ADD) {
                     v = v + steps[s].a;
                     continue;
                 }
@@ -172,7 +173,7 @@ Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
         }
         for (int64_t i = 0; i < n; i++)
             cr_assert_eq(a[i], b[i], "n=%lld: %s differs from the reference at %lld: %.9g vs %.9g", (long long)n,
-                         sl_kernels_best()->name, (long long)i, b[i], a[i]);
+                         sl_test_kernels()->name, (long long)i, b[i], a[i]);
         free(x);
         free(a);
         free(b);
@@ -181,10 +182,10 @@ Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
 
 Test(kernels, clip_keeps_nan_the_same_way_everywhere)
 {
-    sl_ew_step clip = {.kind = SL_OP_CLIP, .a = 0.0f, .b = 1.0f};
+    sl_ew_step clip = {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f};
     float a[3] = {NAN, -1.0f, 2.0f}, b[3] = {NAN, -1.0f, 2.0f};
     sl_kernels_reference()->ew_chain(a, 3, &clip, 1);
-    sl_kernels_best()->ew_chain(b, 3, &clip, 1);
+    sl_test_kernels()->ew_chain(b, 3, &clip, 1);
     cr_expect(isnan(a[0]) && isnan(b[0]));
     cr_expect_eq(a[1], 0.0f);
     cr_expect_eq(b[2], 1.0f);
@@ -198,7 +199,7 @@ Test(kernels, crop_pad_places_the_window_centred)
     for (int i = 0; i < 16; i++)
         img[i] = (uint8_t)(i + 1);
     const uint8_t expected[16] = {0, 0, 0, 0, 0, 7, 8, 0, 0, 11, 12, 0, 0, 0, 0, 0};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         memset(out, 0xAB, sizeof out);
         tables[t]->crop_pad(img, out, 4, 4, 1, 2, 2, 1, 2);
@@ -214,17 +215,17 @@ Test(kernels, crop_pad_and_flip_agree_on_rgb_images)
     for (int oy = 0; oy <= 8; oy += 4)
         for (int ox = 0; ox <= 8; ox += 3) {
             sl_kernels_reference()->crop_pad(img, a, h, w, c, 56, 56, oy, ox);
-            sl_kernels_best()->crop_pad(img, b, h, w, c, 56, 56, oy, ox);
+            sl_test_kernels()->crop_pad(img, b, h, w, c, 56, 56, oy, ox);
             cr_assert(memcmp(a, b, sizeof a) == 0, "crop differs at offset (%d, %d)", oy, ox);
         }
     memcpy(a, img, sizeof img);
     memcpy(b, img, sizeof img);
     sl_kernels_reference()->hflip(a, h, w, c);
-    sl_kernels_best()->hflip(b, h, w, c);
+    sl_test_kernels()->hflip(b, h, w, c);
     cr_assert(memcmp(a, b, sizeof a) == 0);
     /* Pixel (y, x) moved to (y, w-1-x) with its channels in order. */
     cr_assert(memcmp(&a[(5 * w + (w - 1 - 9)) * c], &img[(5 * w + 9) * c], c) == 0);
-    sl_kernels_best()->hflip(b, h, w, c);
+    sl_test_kernels()->hflip(b, h, w, c);
     cr_assert(memcmp(b, img, sizeof img) == 0, "flipping twice must restore the image");
 }
 
@@ -243,7 +244,7 @@ Test(kernels, flip_agrees_for_every_pixel_size)
             memcpy(a, img, bytes);
             memcpy(b, img, bytes);
             sl_kernels_reference()->hflip(a, h, w, pixel_sizes[p]);
-            sl_kernels_best()->hflip(b, h, w, pixel_sizes[p]);
+            sl_test_kernels()->hflip(b, h, w, pixel_sizes[p]);
             cr_assert(memcmp(a, b, bytes) == 0, "flip differs for %zu-byte pixels, width %d", pixel_sizes[p], w);
             /* Row 2's first pixel is the source's last pixel of row 2. */
             cr_assert(memcmp(b + 2 * (size_t)w * pixel_sizes[p],
@@ -264,7 +265,7 @@ Test(kernels, rot90_turns_as_numpy_does)
         {9, 8, 7, 6, 5, 4, 3, 2, 1},
         {7, 4, 1, 8, 5, 2, 9, 6, 3},
     };
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < 4; k++) {
             uint8_t out[9];
@@ -288,15 +289,15 @@ Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
             fill_random_u8(img, (int64_t)bytes, (uint32_t)(p * 100 + si));
             for (int k = 0; k < 4; k++) {
                 sl_kernels_reference()->rot90(img, a, n, px, k);
-                sl_kernels_best()->rot90(img, b, n, px, k);
+                sl_test_kernels()->rot90(img, b, n, px, k);
                 cr_assert(memcmp(a, b, bytes) == 0, "rot90 k = %d differs for %zu-byte pixels, side %d", k, px, n);
                 /* Turning back by 4 - k quarter turns restores the image. */
-                sl_kernels_best()->rot90(b, c, n, px, (4 - k) % 4);
+                sl_test_kernels()->rot90(b, c, n, px, (4 - k) % 4);
                 cr_assert(memcmp(c, img, bytes) == 0, "k = %d then %d is not the identity (side %d)", k, (4 - k) % 4,
                           n);
             }
             /* One quarter turn moves pixel (0, n-1) to (0, 0). */
-            sl_kernels_best()->rot90(img, b, n, px, 1);
+            sl_test_kernels()->rot90(img, b, n, px, 1);
             cr_assert(memcmp(b, img + (size_t)(n - 1) * px, px) == 0);
             free(img);
             free(a);
@@ -308,7 +309,7 @@ Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
 Test(kernels, pack_copies_then_pads)
 {
     const int32_t stream[5] = {5, 6, 7, 8, 9};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         int32_t out[8];
         tables[t]->pack(out, stream, 5, 8, -1);
@@ -341,7 +342,7 @@ Test(kernels, moments_match_hand_values_and_the_stated_order)
         for (int64_t i = 0; i < n; i++)
             q[i % 8] += ((double)v[i] - m) * ((double)v[i] - m);
         double expected_var = (((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))) / (double)n;
-        const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+        const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
         for (int t = 0; t < 2; t++) {
             tables[t]->moments(v, n, &mean, &var);
             cr_assert(mean == m && var == expected_var, "%s moments of %lld values: %.17g %.17g vs %.17g %.17g",
@@ -359,7 +360,7 @@ Test(kernels, channel_moments_match_hand_values_and_each_channels_moments)
     /* Two channels of three pixels: (1, 10), (2, 10), (3, 40). Channel 0 has
      * mean 2 and M2 2; channel 1 mean 20 and M2 100 + 100 + 400 = 600. */
     const float x[6] = {1.0f, 10.0f, 2.0f, 10.0f, 3.0f, 40.0f};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         double mean[2], m2[2];
         tables[t]->channel_moments(x, 3, 2, mean, m2);
@@ -404,7 +405,7 @@ Test(kernels, crop3d_takes_the_patch_at_its_offset)
     for (int i = 0; i < 60; i++)
         vol[i] = (uint8_t)i;
     const uint8_t expected[12] = {31, 32, 33, 36, 37, 38, 51, 52, 53, 56, 57, 58};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         memset(out, 0xAB, sizeof out);
         tables[t]->crop3d(vol, out, 3, 4, 5, 1, 2, 2, 3, 1, 2, 1);
@@ -418,7 +419,7 @@ Test(kernels, crop3d_takes_the_patch_at_its_offset)
         for (int o = 0; o < 4; o++) {
             size_t bytes = 12 * 9 * 15 * voxel_sizes[vs];
             sl_kernels_reference()->crop3d(big, a, D, H, W, voxel_sizes[vs], 12, 9, 15, o, 3 - o, o + 1);
-            sl_kernels_best()->crop3d(big, b, D, H, W, voxel_sizes[vs], 12, 9, 15, o, 3 - o, o + 1);
+            sl_test_kernels()->crop3d(big, b, D, H, W, voxel_sizes[vs], 12, 9, 15, o, 3 - o, o + 1);
             cr_assert(memcmp(a, b, bytes) == 0, "crop3d differs for %zu-byte voxels at offset %d", voxel_sizes[vs], o);
         }
 }
@@ -439,7 +440,7 @@ Test(kernels, flip3d_mirrors_exactly_the_chosen_axes)
                 memcpy(a, vol, bytes);
                 memcpy(b, vol, bytes);
                 sl_kernels_reference()->flip3d(a, d, h, w, vb, axes);
-                sl_kernels_best()->flip3d(b, d, h, w, vb, axes);
+                sl_test_kernels()->flip3d(b, d, h, w, vb, axes);
                 cr_assert(memcmp(a, b, bytes) == 0, "flip3d differs: %dx%dx%d, %zu-byte voxels, axes %u", d, h, w, vb,
                           axes);
                 for (int z = 0; z < d; z++)
@@ -461,7 +462,7 @@ Test(kernels, one_hot_marks_the_label)
 {
     const int32_t labels[4] = {0, 2, 3, -1};
     const float expected[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         float out[12];
         tables[t]->one_hot(labels, out, 4, 3);
@@ -487,7 +488,7 @@ Test(kernels, blend_rounds_each_step_like_the_reference)
         }
         /* In place over the first operand, as the mixing ops call it. */
         memcpy(b, x, (size_t)n * 4);
-        sl_kernels_best()->blend(b, b, y, n, wa, wb);
+        sl_test_kernels()->blend(b, b, y, n, wa, wb);
         cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "optimized blend differs for n=%lld", (long long)n);
         free(x);
         free(y);
@@ -508,7 +509,7 @@ Test(kernels, paste_box_copies_only_the_box)
         memcpy(a, dst, sizeof dst);
         memcpy(b, dst, sizeof dst);
         sl_kernels_reference()->paste_box(a, src, H, W, C, box[0], box[1], box[2], box[3]);
-        sl_kernels_best()->paste_box(b, src, H, W, C, box[0], box[1], box[2], box[3]);
+        sl_test_kernels()->paste_box(b, src, H, W, C, box[0], box[1], box[2], box[3]);
         cr_assert(memcmp(a, b, sizeof a) == 0, "box %d", k);
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
@@ -536,7 +537,7 @@ Test(kernels, affine_matches_hand_values_and_the_reference_bit_for_bit)
     cr_expect_eq(sl_affine_consts_init(&k, 3, bad, bias, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "scale[1]") != NULL, "%s", err.msg);
 
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int channel_counts[] = {1, 3, 4, 7, 100, 128};
     const int64_t pixel_counts[] = {1, 5, 17, 333, 1024 + 3};
     for (size_t ci = 0; ci < sizeof channel_counts / sizeof channel_counts[0]; ci++)
@@ -583,9 +584,9 @@ Test(kernels, dropout_keeps_by_the_keyed_words_and_tables_agree)
                       (long long)i, (double)a[i], (double)expected);
             dropped += word < (1u << 30);
         }
-        sl_kernels_best()->dropout(x, b, n, &d);
+        sl_test_kernels()->dropout(x, b, n, &d);
         cr_assert(memcmp(a, b, (size_t)n * 4) == 0, "optimized dropout differs for n=%lld", (long long)n);
-        sl_kernels_best()->dropout(x, x, n, &d);
+        sl_test_kernels()->dropout(x, x, n, &d);
         cr_assert(memcmp(a, x, (size_t)n * 4) == 0, "in-place dropout differs for n=%lld", (long long)n);
         if (n > 4096)
             cr_expect(dropped > n / 4 - 150 && dropped < n / 4 + 150, "%lld of %lld dropped at p = 1/4",
@@ -598,7 +599,7 @@ Test(kernels, dropout_keeps_by_the_keyed_words_and_tables_agree)
     float x[9], y[9];
     fill_random_f32(x, 9, 72, -1.0f, 1.0f);
     sl_dropout_key none = {sl_philox_key_for(1, 2), 5, 0, 0, 1.0f};
-    sl_kernels_best()->dropout(x, y, 9, &none);
+    sl_test_kernels()->dropout(x, y, 9, &none);
     cr_assert(memcmp(x, y, sizeof x) == 0);
 }
 
@@ -607,7 +608,7 @@ Test(kernels, backward_kernels_match_hand_values)
     const float dy[6] = {1.0f, 2.0f, -3.0f, 0.5f, -1.0f, 4.0f};
     const float x[6] = {2.0f, 3.0f, 1.0f, -4.0f, 0.5f, 2.0f};
     const float s[3] = {2.0f, 0.5f, -1.0f};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         float dx[6];
         tables[t]->mul_channels(dy, dx, 2, 3, s);
@@ -656,8 +657,8 @@ Test(kernels, normalize_constants_are_tiled_and_checked)
 Test(kernels, best_table_overrides_reference)
 {
     cr_expect_str_eq(sl_kernels_reference()->name, "reference");
-    cr_expect_str_neq(sl_kernels_best()->name, "reference");
-    cr_expect_neq((void *)sl_kernels_best()->normalize_u8, (void *)sl_kernels_reference()->normalize_u8);
+    cr_expect_str_neq(sl_test_kernels()->name, "reference");
+    cr_expect_neq((void *)sl_test_kernels()->normalize_u8, (void *)sl_kernels_reference()->normalize_u8);
 }
 
 Test(kernels, tables_are_named_and_found)
@@ -673,23 +674,50 @@ Test(kernels, tables_are_named_and_found)
     cr_expect(sl_kernel_table_supported(sl_kernels_find("cpu-generic"), NULL, 0), "generic runs everywhere");
 }
 
-Test(kernels, select_refuses_unknown_and_unsupported_tables)
+Test(kernels, choose_refuses_unknown_and_unsupported_tables)
 {
     sl_err err = {0};
-    cr_expect_eq(sl_kernels_select("cpu-sse", &err), SL_ENOTFOUND);
+    const sl_kernel_table *table = NULL;
+    cr_expect_eq(sl_kernels_choose("cpu-sse", &table, &err), SL_ENOTFOUND);
+    cr_expect_null(table);
     cr_expect(strstr(err.msg, "cpu-sse") && strstr(err.msg, "cpu-generic"), "names the request and the tables: %s",
               err.msg);
     for (int i = 0; i < sl_kernel_table_count(); i++) {
-        const sl_kernel_table *table = sl_kernel_table_at(i);
+        const sl_kernel_table *t = sl_kernel_table_at(i);
         char reason[128] = "";
-        if (sl_kernel_table_supported(table, reason, sizeof reason))
+        if (sl_kernel_table_supported(t, reason, sizeof reason))
             continue;
-        cr_expect_neq(reason[0], '\0', "%s is unsupported without a reason", table->name);
-        cr_expect_eq(sl_kernels_select(table->name, &err), SL_EUNSUPPORTED);
+        cr_expect_neq(reason[0], '\0', "%s is unsupported without a reason", t->name);
+        cr_expect_eq(sl_kernels_choose(t->name, &table, &err), SL_EUNSUPPORTED);
         cr_expect(strstr(err.msg, reason) != NULL, "%s", err.msg);
     }
-    cr_assert_eq(sl_kernels_select("cpu-generic", &err), SL_OK, "%s", err.msg);
-    cr_expect_str_eq(sl_kernels_best()->name, "cpu-generic");
+    cr_assert_eq(sl_kernels_choose("cpu-generic", &table, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(table->name, "cpu-generic");
+    cr_assert_eq(sl_kernels_choose(NULL, &table, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(table, sl_kernels_default(), "no name chooses the default");
+    cr_assert_eq(sl_kernels_choose("", &table, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(table, sl_kernels_default(), "an empty name chooses the default");
+}
+
+/* The one feature probe decides every table's support: masking features
+ * away makes the machine look like one without them. */
+Test(kernels, a_masked_feature_rules_its_tables_out)
+{
+    unsigned features = sl_cpu_features();
+    sl_cpu_features_mask(~SL_CPU_AVX512);
+    cr_expect_eq(sl_cpu_features(), features & ~SL_CPU_AVX512);
+    cr_expect_neq(sl_kernels_default()->id, SL_TABLE_AVX512, "with AVX-512 masked the default is below it");
+    char reason[128] = "";
+    cr_expect_not(sl_kernel_table_supported(sl_kernel_table_at(SL_TABLE_AVX512), reason, sizeof reason));
+    cr_expect(strstr(reason, "AVX-512") != NULL, "%s", reason);
+    sl_cpu_features_mask(0);
+    cr_expect_eq(sl_cpu_features(), 0u);
+    cr_expect_eq(sl_kernels_default()->id, SL_TABLE_GENERIC, "a CPU without AVX2 runs the generic table");
+    const sl_kernel_table *table = NULL;
+    sl_err err = {0};
+    cr_expect_eq(sl_kernels_choose("cpu-avx2", &table, &err), SL_EUNSUPPORTED);
+    sl_cpu_features_mask(~0u);
+    cr_expect_eq(sl_cpu_features(), features, "the mask is undone");
 }
 
 Test(kernels, op_names_round_trip)
@@ -759,7 +787,7 @@ Test(kernels, resize_matches_hand_values)
      * to 1) on each axis, so the row [0, 4] becomes [0, 1, 3, 4]. */
     const uint8_t src[4] = {0, 4, 8, 12};
     const float expected[16] = {0, 1, 3, 4, 2, 3, 5, 6, 6, 7, 9, 10, 8, 9, 11, 12};
-    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_kernels_best()};
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
     test_plan t;
     plan_make(&t, 2, 2, 4, 4, 1);
     for (int k = 0; k < 2; k++) {
@@ -791,11 +819,11 @@ Test(kernels, optimized_resize_is_bitwise_reference)
             test_plan t;
             plan_make(&t, ih, iw, oh, ow, c);
             sl_kernels_reference()->resize_u8(u8, stride, a, &t.plan, t.scratch);
-            sl_kernels_best()->resize_u8(u8, stride, b, &t.plan, t.scratch);
+            sl_test_kernels()->resize_u8(u8, stride, b, &t.plan, t.scratch);
             cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "u8 resize %dx%d -> %dx%d, %d channels differs", ih,
                       iw, oh, ow, c);
             sl_kernels_reference()->resize_f32(f, stride, a, &t.plan, t.scratch);
-            sl_kernels_best()->resize_f32(f, stride, b, &t.plan, t.scratch);
+            sl_test_kernels()->resize_f32(f, stride, b, &t.plan, t.scratch);
             cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "f32 resize %dx%d -> %dx%d, %d channels differs",
                       ih, iw, oh, ow, c);
             plan_free(&t);

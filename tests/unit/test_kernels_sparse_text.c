@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels_under_test.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
@@ -24,8 +25,8 @@ static void require_requested_table(void)
     char reason[128] = "";
     if (!sl_kernel_table_supported(table, reason, sizeof reason))
         cr_skip_test("kernel table %s: %s", requested, reason);
-    cr_assert_eq(sl_kernels_best(), table, "SLUICE_KERNELS=%s but the best table is %s", requested,
-                 sl_kernels_best()->name);
+    cr_assert_eq(sl_test_kernels(), table, "SLUICE_KERNELS=%s but the best table is %s", requested,
+                 sl_test_kernels()->name);
 }
 
 TestSuite(sparse_text_kernels, .init = require_requested_table);
@@ -84,7 +85,7 @@ Test(sparse_text_kernels, log1p_special_values)
 
     /* A NaN keeps its payload, in every table. */
     float nan_in = from_bits(0x7fc01234u), nan_out;
-    sl_kernels_best()->log1p(&nan_in, &nan_out, 1);
+    sl_test_kernels()->log1p(&nan_in, &nan_out, 1);
     cr_expect_eq(bits_of(nan_out), 0x7fc01234u);
 }
 
@@ -104,7 +105,7 @@ Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
             int n = 0;
             for (; n < CHUNK && u < ranges[range][1]; n++, u += 509)
                 in[n] = from_bits(u);
-            sl_kernels_best()->log1p(in, out, n);
+            sl_test_kernels()->log1p(in, out, n);
             for (int i = 0; i < n; i++) {
                 double e = ulp_error(out[i], log1p((double)in[i]));
                 if (e > worst) {
@@ -118,7 +119,7 @@ Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
                            -0x1.2bec34p-2f, 0x1.6a09e6p+0f - 1.0f, 1.0f, 0x1.fffffep-1f, 0x1p24f, 0x1.fffffep+127f,
                            -0x1.fffffep-1f, 0x1p-24f};
     int nedges = (int)(sizeof edges / sizeof edges[0]);
-    sl_kernels_best()->log1p(edges, out, nedges);
+    sl_test_kernels()->log1p(edges, out, nedges);
     for (int i = 0; i < nedges; i++) {
         double e = ulp_error(out[i], log1p((double)edges[i]));
         if (e > worst) {
@@ -134,7 +135,7 @@ Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
 
 Test(sparse_text_kernels, optimized_log1p_is_bitwise_reference)
 {
-    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_kernels_best();
+    const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int64_t sizes[] = {1, 5, 17, 333, 1024 + 3};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         int64_t n = sizes[si];
@@ -179,12 +180,12 @@ Test(sparse_text_kernels, log1p_bits_are_pinned)
         int n = 0;
         for (; n < CHUNK && u <= UINT32_MAX; n++, u += 4099)
             in[n] = from_bits((uint32_t)u);
-        sl_kernels_best()->log1p(in, out, n);
+        sl_test_kernels()->log1p(in, out, n);
         for (int i = 0; i < n; i++)
             got = (got ^ bits_of(out[i])) * 0x100000001b3ull;
     }
     cr_expect_eq(got, LOG1P_SAMPLE_DIGEST, "%s: log1p's sample digest is %016llx, pinned %016llx",
-                 sl_kernels_best()->name, (unsigned long long)got, (unsigned long long)LOG1P_SAMPLE_DIGEST);
+                 sl_test_kernels()->name, (unsigned long long)got, (unsigned long long)LOG1P_SAMPLE_DIGEST);
 }
 
 /* SplitMix64's finalizer written out from its published constants, so the
@@ -212,7 +213,7 @@ Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
     /* Missing values and the extremes. */
     ids[0] = -1, ids[1] = INT64_MIN, ids[2] = INT64_MAX, ids[3] = 0, ids[7] = -5;
     sl_kernels_reference()->hash_ids(ids, a, ROWS, &k);
-    sl_kernels_best()->hash_ids(ids, b, ROWS, &k);
+    sl_test_kernels()->hash_ids(ids, b, ROWS, &k);
     for (int64_t r = 0; r < ROWS; r++)
         for (int j = 0; j < COLS; j++) {
             int64_t id = ids[r * COLS + j];
@@ -220,11 +221,11 @@ Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
             cr_assert_eq(a[r * COLS + j], want, "reference: id %lld in a table of %lld: %lld, expected %lld",
                          (long long)id, (long long)sizes[j], (long long)a[r * COLS + j], (long long)want);
             cr_assert_eq(b[r * COLS + j], want, "%s: id %lld in a table of %lld: %lld, expected %lld",
-                         sl_kernels_best()->name, (long long)id, (long long)sizes[j], (long long)b[r * COLS + j],
+                         sl_test_kernels()->name, (long long)id, (long long)sizes[j], (long long)b[r * COLS + j],
                          (long long)want);
         }
     /* In place, as the op runs it. */
-    sl_kernels_best()->hash_ids(ids, ids, ROWS, &k);
+    sl_test_kernels()->hash_ids(ids, ids, ROWS, &k);
     cr_assert(memcmp(ids, a, ROWS * COLS * sizeof *ids) == 0);
     free(ids);
     free(a);
@@ -248,7 +249,7 @@ Test(sparse_text_kernels, hash_remainder_is_exact_for_every_32_bit_hash_at_awkwa
     cr_assert(ids && out);
     for (int64_t i = 0; i < ROWS * NS; i++)
         ids[i] = (int64_t)(word(11, (uint64_t)i, 2) & 0x7fffffffu) * 977 + i;
-    sl_kernels_best()->hash_ids(ids, out, ROWS, &k);
+    sl_test_kernels()->hash_ids(ids, out, ROWS, &k);
     for (int64_t r = 0; r < ROWS; r++)
         for (int j = 0; j < NS; j++) {
             uint32_t h = (uint32_t)(splitmix64_finalizer((uint64_t)ids[r * NS + j]) >> 32);
@@ -277,7 +278,7 @@ Test(sparse_text_kernels, bag_offsets_count_present_ids_down_each_column)
     const int64_t want[6] = {1, 0, 2, 1, 3, 1};
     int64_t ends[6];
     for (int t = 0; t < 2; t++) {
-        const sl_kernel_table *table = t ? sl_kernels_best() : sl_kernels_reference();
+        const sl_kernel_table *table = t ? sl_test_kernels() : sl_kernels_reference();
         memset(ends, 0x55, sizeof ends);
         table->bag_offsets(ids, ends, 3, 2);
         for (int i = 0; i < 6; i++)
@@ -291,7 +292,7 @@ Test(sparse_text_kernels, pad_rows_compacts_in_place_and_pads)
     /* Three rows of stride 5 cut to width 3; lengths 2, 7 (clamped to 3)
      * and -4 (clamped to 0). */
     for (int t = 0; t < 2; t++) {
-        const sl_kernel_table *table = t ? sl_kernels_best() : sl_kernels_reference();
+        const sl_kernel_table *table = t ? sl_test_kernels() : sl_kernels_reference();
         int32_t tokens[15] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 21, 22, 23, 24, 25};
         const int32_t lengths[3] = {2, 7, -4};
         table->pad_rows(tokens, lengths, 3, 5, 3, 0);
@@ -319,12 +320,12 @@ Test(sparse_text_kernels, optimized_pad_and_mask_are_bitwise_reference)
         memset(ma, 0xaa, sizeof ma);
         memset(mb, 0xaa, sizeof mb);
         sl_kernels_reference()->pad_rows(a, lengths, ROWS, STRIDE, width, -7);
-        sl_kernels_best()->pad_rows(b, lengths, ROWS, STRIDE, width, -7);
-        cr_assert(memcmp(a, b, sizeof a) == 0, "%s: pad_rows differs at width %lld", sl_kernels_best()->name,
+        sl_test_kernels()->pad_rows(b, lengths, ROWS, STRIDE, width, -7);
+        cr_assert(memcmp(a, b, sizeof a) == 0, "%s: pad_rows differs at width %lld", sl_test_kernels()->name,
                   (long long)width);
         sl_kernels_reference()->length_mask(ma, lengths, ROWS, width);
-        sl_kernels_best()->length_mask(mb, lengths, ROWS, width);
-        cr_assert(memcmp(ma, mb, sizeof ma) == 0, "%s: length_mask differs at width %lld", sl_kernels_best()->name,
+        sl_test_kernels()->length_mask(mb, lengths, ROWS, width);
+        cr_assert(memcmp(ma, mb, sizeof ma) == 0, "%s: length_mask differs at width %lld", sl_test_kernels()->name,
                   (long long)width);
         /* The mask follows its definition: 1 below the clamped length. */
         for (int r = 0; r < ROWS; r++)

@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "ops/mix.h"
+#include "mix.h"
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
 

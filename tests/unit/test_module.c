@@ -55,7 +55,7 @@ static sl_module *module_on(const sl_pipeline *p, sl_position start)
 {
     sl_module *m;
     sl_err err = {0};
-    cr_assert_eq(sl_module_create(p, "x", start, &m, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_module_create(p, sl_test_kernels(), "x", start, &m, &err), SL_OK, "%s", err.msg);
     return m;
 }
 
@@ -96,7 +96,7 @@ static sl_batch *produce(const sl_pipeline *p, sl_position position)
     sl_batch *b;
     sl_err err = {0};
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &b, &err), SL_OK);
-    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_BEST, position, b, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_produce(p, sl_test_kernels(), position, b, &err), SL_OK, "%s", err.msg);
     return b;
 }
 
@@ -140,9 +140,9 @@ Test(module, creation_refuses_fields_without_f32_channels)
     sl_err err = {0};
     sl_pipeline_spec spec;
     sl_pipeline_spec_init(&spec, src, 8, 5);
-    cr_expect_eq(sl_module_create(p, "y", (sl_position){0, 0}, &m, &err), SL_EINVAL);
+    cr_expect_eq(sl_module_create(p, sl_test_kernels(), "y", (sl_position){0, 0}, &m, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "'y'") != NULL, "%s", err.msg);
-    cr_expect_eq(sl_module_create(p, "x", (sl_position){0, 7}, &m, &err), SL_EINVAL, "batch 7 of 7");
+    cr_expect_eq(sl_module_create(p, sl_test_kernels(), "x", (sl_position){0, 7}, &m, &err), SL_EINVAL, "batch 7 of 7");
     cr_expect_null(m);
     sl_fixture_spec images = {.kind = SL_FIXTURE_IMAGES, .n = 10, .h = 4, .w = 4, .c = 3, .classes = 2};
     sl_source *u8;
@@ -150,7 +150,7 @@ Test(module, creation_refuses_fields_without_f32_channels)
     sl_pipeline_spec_init(&spec, u8, 4, 5);
     sl_pipeline *q;
     cr_assert_eq(sl_pipeline_create(&spec, &q, &err), SL_OK);
-    cr_expect_eq(sl_module_create(q, "image", (sl_position){0, 0}, &m, &err), SL_EINVAL);
+    cr_expect_eq(sl_module_create(q, sl_test_kernels(), "image", (sl_position){0, 0}, &m, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "u8") != NULL, "%s", err.msg);
     sl_pipeline_free(q);
     sl_source_free(u8);
@@ -160,7 +160,7 @@ Test(module, creation_refuses_fields_without_f32_channels)
 /* Folds n batches from start through an iterator in the given mode. */
 static void fold(const sl_pipeline *p, sl_module *m, sl_iter_mode mode, int workers, sl_position start, int64_t n)
 {
-    sl_iter_options o = {SL_KERNELS_BEST, workers, 0, start};
+    sl_iter_options o = {.kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = start};
     sl_iter *it;
     sl_err err = {0};
     cr_assert_eq(sl_iter_create_mode(p, &o, mode, &it, &err), SL_OK, "%s", err.msg);
@@ -208,7 +208,7 @@ Test(module, state_does_not_depend_on_workers_or_the_execution_mode)
         sl_module *m = module_on(p, (sl_position){0, 0});
         sl_fused *fz;
         sl_err err = {0};
-        cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK);
+        cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK);
         cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, fold_sink, m, &err), SL_OK, "%s", err.msg);
         sl_fused_free(fz);
         expect_same_state(sl_module_state_of(ref), sl_module_state_of(m), threads == 1 ? "fused" : "fused, 3 threads");

@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "normal.h"
+#include "kernels/normal.h"
 #include "sluice/philox.h"
 
 /* Phi^-1(t) for t = (h + 1/2) / 2^32 in (0, 1/2), by Newton's method from

@@ -165,7 +165,7 @@ static void expect_batches_and_shards_agree(sl_pipeline_spec spec, const char *w
         sl_batch *batch;
         cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(whole), spec.batch_size, &batch, &err), SL_OK);
         for (int64_t b = 0; b < sl_pipeline_batches_per_epoch(whole); b++) {
-            cr_assert_eq(sl_pipeline_produce(whole, SL_KERNELS_REFERENCE, (sl_position){epoch, b}, batch, &err),
+            cr_assert_eq(sl_pipeline_produce(whole, sl_kernels_reference(), (sl_position){epoch, b}, batch, &err),
                          SL_OK, "%s", err.msg);
             for (int64_t r = 0; r < batch->count; r++) {
                 int64_t position = b * spec.batch_size + r;
@@ -186,7 +186,7 @@ static void expect_batches_and_shards_agree(sl_pipeline_spec spec, const char *w
                 sl_batch *sb;
                 cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), spec.batch_size, &sb, &err), SL_OK);
                 for (int64_t b = 0; b < sl_pipeline_batches_per_epoch(p); b++) {
-                    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){epoch, b}, sb, &err),
+                    cr_assert_eq(sl_pipeline_produce(p, sl_kernels_reference(), (sl_position){epoch, b}, sb, &err),
                                  SL_OK, "%s", err.msg);
                     for (int64_t r = 0; r < sb->count; r++) {
                         int64_t global = (b * spec.batch_size + r) * world + rank;

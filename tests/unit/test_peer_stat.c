@@ -14,7 +14,7 @@
 
 #include "support.h"
 
-#include "../../adapters/peer.h"
+#include "peer.h"
 #include "sluice/bench.h"
 #include "sluice/peer_rank.h"
 #include "sluice/scenario.h"

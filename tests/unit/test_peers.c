@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../adapters/peer.h"
+#include "peer.h"
 #include "sluice/bench.h"
 #include "sluice/scenario.h"
 
@@ -80,7 +80,9 @@ Test(peers, numpy_peer_is_bitwise_equivalent_and_its_latencies_are_its_own)
     /* The framework is the peer's hello: "numpy" and a version with dots. */
     cr_assert_eq(strncmp(record.framework, "numpy ", 6), 0, "framework '%s'", record.framework);
     cr_assert_not_null(strchr(record.framework + 6, '.'), "framework '%s'", record.framework);
-    char *json = sl_record_to_json(&record, NULL);
+    sl_environment env;
+    sl_environment_collect(&env);
+    char *json = sl_record_to_json(&record, &env);
     cr_assert_not_null(json);
     cr_assert_not_null(strstr(json, "\"framework\""), "the record's JSON names its framework");
     free(json);
@@ -108,7 +110,9 @@ Test(peers, sluices_own_adapters_name_no_framework)
     run(sl_adapter_find("reference"), &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.framework, "");
-    char *json = sl_record_to_json(&record, NULL);
+    sl_environment env;
+    sl_environment_collect(&env);
+    char *json = sl_record_to_json(&record, &env);
     cr_assert_not_null(json);
     cr_assert_null(strstr(json, "\"framework\""));
     free(json);

@@ -93,10 +93,10 @@ static void expect_same(const collected *a, const collected *b, const char *what
     }
 }
 
-static void run_iter(const sl_pipeline *p, sl_kernel_choice k, int workers, sl_position start, int64_t n,
+static void run_iter(const sl_pipeline *p, const sl_kernel_table *k, int workers, sl_position start, int64_t n,
                      collected *out)
 {
-    sl_iter_options o = {k, workers, 0, start};
+    sl_iter_options o = {.kernels = k, .workers = workers, .prefetch_depth = 0, .start = start};
     sl_iter *it;
     sl_err err = {0};
     cr_assert_eq(sl_iter_create(p, &o, &it, &err), SL_OK, "%s", err.msg);
@@ -113,7 +113,7 @@ static void run_fused(const sl_pipeline *p, sl_position start, int64_t n, collec
 {
     sl_fused *fz;
     sl_err err = {0};
-    cr_assert_eq(sl_fused_create(p, SL_KERNELS_BEST, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_create(p, sl_test_kernels(), &fz, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_fused_run(fz, start, n, collect_sink, out, &err), SL_OK, "%s", err.msg);
     sl_fused_free(fz);
 }
@@ -128,11 +128,11 @@ Test(pipeline, executors_agree_across_workers_and_epochs)
     cr_assert_eq(sl_pipeline_batch_rows(p, 6), 4);
     int64_t n = 17;
     collected ref = {0};
-    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, n, &ref);
+    run_iter(p, sl_kernels_reference(), 0, (sl_position){0, 0}, n, &ref);
     cr_assert_eq(ref.nids, 2 * 100 + 3 * 16);
     for (int workers = 0; workers <= 3; workers++) {
         collected it = {0};
-        run_iter(p, SL_KERNELS_BEST, workers, (sl_position){0, 0}, n, &it);
+        run_iter(p, sl_test_kernels(), workers, (sl_position){0, 0}, n, &it);
         expect_same(&ref, &it, workers == 0 ? "iter, 0 workers" : "iter with workers");
         release(&it);
     }
@@ -154,9 +154,9 @@ Test(pipeline, per_element_mode_is_bit_identical_to_batches)
     sl_pipeline *p = mixed_pipeline(src, 16, true);
     int64_t n = 17;
     collected ref = {0};
-    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, n, &ref);
+    run_iter(p, sl_kernels_reference(), 0, (sl_position){0, 0}, n, &ref);
     for (int workers = 0; workers <= 2; workers += 2) {
-        sl_iter_options o = {SL_KERNELS_BEST, workers, 0, {0, 0}};
+        sl_iter_options o = {.kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = {0, 0}};
         sl_iter *it;
         sl_err err = {0};
         cr_assert_eq(sl_iter_create_mode(p, &o, SL_ITER_PER_ELEMENT, &it, &err), SL_OK, "%s", err.msg);
@@ -183,12 +183,12 @@ Test(pipeline, per_element_mode_is_bit_identical_to_batches)
     int32_t label;
     void *out[SL_MAX_FIELDS] = {image, &label};
     sl_err err = {0};
-    cr_assert_eq(sl_pipeline_produce_element(p, SL_KERNELS_REFERENCE, 1, 5, out, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_produce_element(p, sl_kernels_reference(), 1, 5, out, &err), SL_OK, "%s", err.msg);
     cr_expect(memcmp(image, ref.bytes[0] + (size_t)row * row_bytes, row_bytes) == 0);
     cr_expect_eq(label, ((const int32_t *)ref.bytes[1])[row]);
-    cr_expect_eq(sl_pipeline_produce_element(p, SL_KERNELS_BEST, 1, 100, out, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_produce_element(p, sl_test_kernels(), 1, 100, out, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "element 100") != NULL, "%s", err.msg);
-    cr_expect_eq(sl_pipeline_produce_element(p, SL_KERNELS_BEST, -1, 0, out, &err), SL_EINVAL);
+    cr_expect_eq(sl_pipeline_produce_element(p, sl_test_kernels(), -1, 0, out, &err), SL_EINVAL);
     cr_expect_neq(sl_iter_create_mode(p, NULL, (sl_iter_mode)7, &(sl_iter *){NULL}, &err), SL_OK);
     free(image);
     release(&ref);
@@ -200,7 +200,7 @@ static void run_fused_threads(const sl_pipeline *p, int threads, int64_t n, coll
 {
     sl_fused *fz;
     sl_err err = {0};
-    cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_fused_threads(fz), threads);
     cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, collect_sink, out, &err), SL_OK, "%s", err.msg);
     sl_fused_free(fz);
@@ -215,7 +215,7 @@ Test(pipeline, fused_is_bit_identical_for_any_thread_count)
     sl_pipeline *p = mixed_pipeline(src, 32, true);
     int64_t n = 2 * sl_pipeline_batches_per_epoch(p);
     collected ref = {0};
-    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, n, &ref);
+    run_iter(p, sl_kernels_reference(), 0, (sl_position){0, 0}, n, &ref);
     for (int threads = 1; threads <= 4; threads++) {
         collected fz = {0};
         run_fused_threads(p, threads, n, &fz);
@@ -235,9 +235,9 @@ Test(pipeline, fused_thread_count_is_validated)
     sl_pipeline *p = mixed_pipeline(src, 4, true);
     sl_fused *fz = NULL;
     sl_err err = {0};
-    cr_expect_neq(sl_fused_create_threads(p, SL_KERNELS_BEST, 0, &fz, &err), SL_OK);
+    cr_expect_neq(sl_fused_create_threads(p, sl_test_kernels(), 0, &fz, &err), SL_OK);
     cr_expect_not_null(strstr(err.msg, "threads"), "%s", err.msg);
-    cr_expect_neq(sl_fused_create_threads(p, SL_KERNELS_BEST, SL_FUSED_MAX_THREADS + 1, &fz, &err), SL_OK);
+    cr_expect_neq(sl_fused_create_threads(p, sl_test_kernels(), SL_FUSED_MAX_THREADS + 1, &fz, &err), SL_OK);
     cr_expect_null(fz);
     sl_pipeline_free(p);
     sl_source_free(src);
@@ -428,7 +428,7 @@ Test(pipeline, token_packing_pads_the_tail)
     cr_assert_eq(c.size[0], sizeof expected);
     cr_expect(memcmp(c.bytes[0], expected, sizeof expected) == 0);
     collected r = {0};
-    run_iter(p, SL_KERNELS_REFERENCE, 0, (sl_position){0, 0}, 1, &r);
+    run_iter(p, sl_kernels_reference(), 0, (sl_position){0, 0}, 1, &r);
     expect_same(&c, &r, "packing");
     release(&c);
     release(&r);
@@ -464,7 +464,7 @@ Test(pipeline, token_packing_is_the_same_through_every_source)
         cr_assert_eq(sl_pipeline_spec_add(&ps, sl_op_pack_tokens("tokens", 64, -1), &err), SL_OK);
         sl_pipeline *p;
         cr_assert_eq(sl_pipeline_create(&ps, &p, &err), SL_OK, "%s", err.msg);
-        run_iter(p, SL_KERNELS_BEST, 0, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &out[kind]);
+        run_iter(p, sl_test_kernels(), 0, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &out[kind]);
         sl_pipeline_free(p);
         if (src != memory)
             sl_source_free(src);
@@ -534,12 +534,12 @@ Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 64, &b, &err), SL_OK);
     memset(&err, 0, sizeof err);
-    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){0, 1}, b, &err), SL_EIO);
+    cr_assert_eq(sl_pipeline_produce(p, sl_kernels_reference(), (sl_position){0, 1}, b, &err), SL_EIO);
     cr_assert(strstr(err.msg, image_path), "reference: %s", err.msg);
     sl_batch_free(b);
 
     for (int workers = 0; workers <= 2; workers += 2) {
-        sl_iter_options o = {SL_KERNELS_BEST, workers, 0, {0, 0}};
+        sl_iter_options o = {.kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = {0, 0}};
         sl_iter *it;
         cr_assert_eq(sl_iter_create(p, &o, &it, &err), SL_OK, "%s", err.msg);
         memset(&err, 0, sizeof err);
@@ -549,7 +549,7 @@ Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
     }
     for (int threads = 1; threads <= 2; threads++) {
         sl_fused *fz;
-        cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
         memset(&err, 0, sizeof err);
         cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 2, NULL, NULL, &err), SL_EIO, "fused, %d threads",
                      threads);
@@ -588,7 +588,7 @@ Test(pipeline, files_deleted_or_made_unreadable_mid_run_still_read_whole)
         sl_pipeline *p = mixed_pipeline(files, 32, true);
         collected fused = {0}, iter = {0};
         run_fused(p, (sl_position){0, 0}, 0, &fused);
-        run_iter(p, SL_KERNELS_BEST, 2, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &iter);
+        run_iter(p, sl_test_kernels(), 2, (sl_position){0, 0}, sl_pipeline_batches_per_epoch(p), &iter);
         expect_same(&expected, &fused, sl_source_kind_name(kind));
         expect_same(&expected, &iter, sl_source_kind_name(kind));
         release(&fused);
@@ -631,7 +631,7 @@ Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 4, &b, &err), SL_OK);
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(sl_pipeline_produce(p, k ? SL_KERNELS_BEST : SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &err),
+        cr_assert_eq(sl_pipeline_produce(p, k ? sl_test_kernels() : sl_kernels_reference(), (sl_position){0, 0}, b, &err),
                      SL_OK, "%s", err.msg);
         cr_assert(memcmp(b->fields[0].data, expected, sizeof expected) == 0, "%s kernels",
                   k ? "best" : "reference");
@@ -664,7 +664,7 @@ Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 64, &b, &err), SL_OK);
     sl_err first = {0};
-    cr_assert_eq(sl_pipeline_produce(p, SL_KERNELS_REFERENCE, (sl_position){0, 0}, b, &first), SL_EIO);
+    cr_assert_eq(sl_pipeline_produce(p, sl_kernels_reference(), (sl_position){0, 0}, b, &first), SL_EIO);
     cr_assert(strstr(first.msg, "offset"), "the reference names the failing offset: %s", first.msg);
     sl_batch_free(b);
 
@@ -672,7 +672,7 @@ Test(pipeline, fused_reports_the_first_failing_row_for_any_thread_count)
         /* Several executors each: which thread takes which rows varies. */
         for (int run = 0; run < 8; run++) {
             sl_fused *fz;
-            cr_assert_eq(sl_fused_create_threads(p, SL_KERNELS_BEST, threads, &fz, &err), SL_OK, "%s", err.msg);
+            cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
             memset(&err, 0, sizeof err);
             cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 1, NULL, NULL, &err), SL_EIO);
             cr_assert(sl_fused_last_split(fz) == (threads > 1), "the first batch of a trial is split");
@@ -692,11 +692,11 @@ Test(pipeline, the_gather_probe_reads_a_pread_source_and_reports_a_short_file)
     file_pipeline_open(&fp, "gather", SL_SOURCE_PREAD);
     double ns = 0.0;
     sl_err err = {0};
-    cr_assert_eq(sl_pipeline_gather_probe(fp.pipeline, 0, 4, 2, &ns, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_pipeline_gather_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect(ns > 0.0, "%g ns", ns);
     cr_assert_eq(truncate(fp.image_path, 4096), 0);
     ns = -1.0;
-    cr_expect_eq(sl_pipeline_gather_probe(fp.pipeline, 0, 4, 2, &ns, &err), SL_EIO);
+    cr_expect_eq(sl_pipeline_gather_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, &ns, &err), SL_EIO);
     cr_expect(strstr(err.msg, fp.image_path), "%s", err.msg);
     cr_expect_float_eq(ns, -1.0, 0.0);
     file_pipeline_close(&fp);

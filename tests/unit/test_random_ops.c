@@ -9,7 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "normal.h"
+#include "kernels/normal.h"
+#include "kernels_under_test.h"
 #include "sluice/adapter.h"
 #include "sluice/pipeline.h"
 
@@ -48,7 +49,7 @@ static sl_pipeline *pipeline_of(sl_source *src, int64_t batch, const sl_op *ops,
 }
 
 /* One unshuffled batch of all n elements at epoch `epoch` into out. */
-static void run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, sl_kernel_choice kernels, int64_t epoch,
+static void run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels, int64_t epoch,
                     float *out)
 {
     sl_err err = {0};
@@ -78,7 +79,7 @@ Test(random_ops, brightness_adds_the_documented_offset_within_delta)
     sl_source *src = constant_source(&data, N, 0.0f);
     const float delta = 0.2f;
     sl_op op = sl_op_random_brightness("x", 5, delta);
-    run_ops(src, N, &op, 1, SL_KERNELS_REFERENCE, 1, out);
+    run_ops(src, N, &op, 1, sl_kernels_reference(), 1, out);
     double sum = 0, lo = 1, hi = -1;
     for (int64_t e = 0; e < N; e++) {
         /* Top 24 bits k of word 0: d = delta (k - 2^23) / 2^23. */
@@ -109,7 +110,7 @@ Test(random_ops, scale_multiplies_by_the_documented_factor_within_its_range)
     sl_source *src = constant_source(&data, N, 1.0f);
     const float lo = 0.8f, hi = 1.2f;
     sl_op op = sl_op_random_scale("x", 6, lo, hi);
-    run_ops(src, N, &op, 1, SL_KERNELS_REFERENCE, 0, out);
+    run_ops(src, N, &op, 1, sl_kernels_reference(), 0, out);
     double sum = 0;
     for (int64_t e = 0; e < N; e++) {
         float u = (float)(draw_word(6, e, 0, 0, 0) >> 8) / 16777216.0f;
@@ -134,7 +135,7 @@ Test(random_ops, noise_draws_each_value_from_the_documented_word)
     float *data, out[N * V];
     sl_source *src = constant_source(&data, N, 0.0f);
     sl_op op = sl_op_gaussian_noise("x", 9, 1.0f);
-    run_ops(src, N, &op, 1, SL_KERNELS_REFERENCE, 2, out);
+    run_ops(src, N, &op, 1, sl_kernels_reference(), 2, out);
     for (int64_t e = 0; e < N; e++)
         for (int i = 0; i < V; i++) {
             uint32_t draw = (uint32_t)(16 * (i / 64) + i % 16);
@@ -178,8 +179,8 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
     };
     const int nops = sizeof ops / sizeof ops[0];
     float *reference = malloc(sizeof(float) * N * V), *other = malloc(sizeof(float) * N * V);
-    run_ops(src, N, ops, nops, SL_KERNELS_REFERENCE, 0, reference);
-    run_ops(src, N, ops, nops, SL_KERNELS_BEST, 0, other);
+    run_ops(src, N, ops, nops, sl_kernels_reference(), 0, reference);
+    run_ops(src, N, ops, nops, sl_test_kernels(), 0, other);
     cr_assert(memcmp(reference, other, sizeof(float) * N * V) == 0, "optimized kernels differ from the reference");
 
     /* fused and iter with batches of 7 (a ragged last batch). */
@@ -203,7 +204,7 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
     }
     sl_pipeline_free(p);
 
-    run_ops(src, N, ops, nops, SL_KERNELS_REFERENCE, 1, other);
+    run_ops(src, N, ops, nops, sl_kernels_reference(), 1, other);
     int64_t same = 0;
     for (int64_t i = 0; i < N * V; i++)
         same += reference[i] == other[i];

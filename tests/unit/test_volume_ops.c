@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels_under_test.h"
 #include "sluice/fixtures.h"
 #include "sluice/pipeline.h"
 
@@ -28,7 +29,7 @@ static sl_source *volumes_of(float *data, int64_t n, int d, int h, int w)
 
 /* Runs one batch of all n elements, unshuffled, through ops, with the given
  * kernels, into out (the batch's first field). */
-static sl_status run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, sl_kernel_choice kernels, void *out,
+static sl_status run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels, void *out,
                          sl_err *err)
 {
     sl_pipeline_spec spec;
@@ -61,7 +62,7 @@ Test(volume_ops, zscore_matches_hand_values_and_zeroes_a_constant_volume)
     sl_source *src = volumes_of(data, 2, 2, 2, 2);
     sl_op op = sl_op_zscore("volume");
     sl_err err = {0};
-    const sl_kernel_choice choices[2] = {SL_KERNELS_REFERENCE, SL_KERNELS_BEST};
+    const sl_kernel_table *choices[2] = {sl_kernels_reference(), sl_test_kernels()};
     for (int t = 0; t < 2; t++) {
         cr_assert_eq(run_ops(src, 2, &op, 1, choices[t], out, &err), SL_OK, "%s", err.msg);
         float inv_std = (float)(1.0 / sqrt(5.25));
@@ -84,12 +85,12 @@ Test(volume_ops, crop3d_of_the_whole_volume_is_the_volume_and_flips_follow_p)
     const float *raw = sl_source_map(src, 0, 0, sl_source_field_bytes(src, 0));
     static float out[N * V];
     sl_op whole = sl_op_random_crop3d("volume", 1, D, H, W);
-    cr_assert_eq(run_ops(src, N, &whole, 1, SL_KERNELS_BEST, out, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(run_ops(src, N, &whole, 1, sl_test_kernels(), out, &err), SL_OK, "%s", err.msg);
     cr_expect(memcmp(out, raw, sizeof out) == 0, "a patch the size of the volume is the volume");
     sl_op never = sl_op_random_flip3d("volume", 2, 0.0f), always = sl_op_random_flip3d("volume", 2, 1.0f);
-    cr_assert_eq(run_ops(src, N, &never, 1, SL_KERNELS_BEST, out, &err), SL_OK);
+    cr_assert_eq(run_ops(src, N, &never, 1, sl_test_kernels(), out, &err), SL_OK);
     cr_expect(memcmp(out, raw, sizeof out) == 0, "p = 0 flips nothing");
-    cr_assert_eq(run_ops(src, N, &always, 1, SL_KERNELS_BEST, out, &err), SL_OK);
+    cr_assert_eq(run_ops(src, N, &always, 1, sl_test_kernels(), out, &err), SL_OK);
     for (int i = 0; i < N; i++)
         for (int k = 0; k < V; k++)
             cr_assert_eq(out[i * V + k], raw[i * V + V - 1 - k], "p = 1 mirrors all three axes: volume reversed");
@@ -102,7 +103,7 @@ static void expect_refused(const sl_op *ops, int nops, const char *needle)
     sl_source *src = volumes_of(data, 2, 3, 4, 5);
     float out[2 * 3 * 4 * 5];
     sl_err err = {0};
-    cr_assert_eq(run_ops(src, 2, ops, nops, SL_KERNELS_REFERENCE, out, &err), SL_EINVAL, "expected: %s", needle);
+    cr_assert_eq(run_ops(src, 2, ops, nops, sl_kernels_reference(), out, &err), SL_EINVAL, "expected: %s", needle);
     cr_expect(strstr(err.msg, needle) != NULL, "message lacks \"%s\": %s", needle, err.msg);
     sl_source_free(src);
 }
@@ -125,10 +126,10 @@ Test(volume_ops, refusals_name_the_op_and_field)
     cr_assert_eq(sl_fixture_build(&spec, 1, &images, &err), SL_OK);
     float out[4 * 48];
     sl_op z = sl_op_zscore("image");
-    cr_assert_eq(run_ops(images, 4, &z, 1, SL_KERNELS_REFERENCE, out, &err), SL_EINVAL);
+    cr_assert_eq(run_ops(images, 4, &z, 1, sl_kernels_reference(), out, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "op 0: zscore takes f32, field 'image' is u8"), "%s", err.msg);
     sl_op crop = sl_op_random_crop3d("label", 1, 1, 1, 1);
-    cr_assert_eq(run_ops(images, 4, &crop, 1, SL_KERNELS_REFERENCE, out, &err), SL_EINVAL);
+    cr_assert_eq(run_ops(images, 4, &crop, 1, sl_kernels_reference(), out, &err), SL_EINVAL);
     cr_expect(strstr(err.msg, "random_crop3d needs a volume field [d, h, w] or [d, h, w, c], but field 'label' has "
                               "rank 0"),
               "%s", err.msg);

@@ -1,0 +1,618 @@
+/* Running one scenario instance on one adapter as a benchmark: repetitions,
+ * the median, the determinism check between repetitions, and the memcpy
+ * yardstick every record is compared against. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "sluice/bench.h"
+#include "sluice/compare.h"
+#include "sluice/digest.h"
+#include "sluice/timing.h"
+
+/* What the sink of one repetition accumulates. Only batches after the warmup
+ * count, so the digest, elements and bytes describe exactly the batches whose
+ * latencies the record keeps. */
+typedef struct measure_sink {
+    int64_t warmup;
+    int64_t seen;
+    int64_t elements;
+    int64_t bytes;
+    sl_digest *digest;
+} measure_sink;
+
+static int measure_batch(const sl_batch *batch, void *user)
+{
+    measure_sink *sink = user;
+    if (sink->seen >= sink->warmup) {
+        sl_digest_add_batch(sink->digest, batch);
+        sink->elements += batch->count;
+        sink->bytes += (int64_t)sl_batch_data_bytes(batch);
+    }
+    sink->seen++;
+    return 0;
+}
+
+/* The result of one repetition, kept until the median is chosen. */
+typedef struct repetition {
+    int64_t elements;
+    int64_t bytes;
+    uint64_t digest;
+    double elements_per_s;
+    int64_t peak_rss_bytes;
+    const char *peak_rss_method;
+    int64_t growth_bytes;
+} repetition;
+
+static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                          const sl_profile_settings *profile, const sl_kernel_table *run_kernels, sl_record *record)
+{
+    const sl_pipeline_spec *spec = sl_pipeline_get_spec(instance->pipeline);
+    const sl_kernel_table *kernels = sl_adapter_kernels(adapter, run_kernels);
+
+    sl__copy_string(record->scenario, sizeof record->scenario, instance->scenario->id);
+    sl__copy_string(record->variant, sizeof record->variant, instance->variant->name);
+    sl__copy_string(record->adapter, sizeof record->adapter, adapter->name);
+    sl__copy_string(record->profile, sizeof record->profile, profile->name);
+    sl__copy_string(record->backend_requested, sizeof record->backend_requested, profile->backend);
+    sl__copy_string(record->backend_active, sizeof record->backend_active, adapter->backend);
+    sl__copy_string(record->kernels, sizeof record->kernels, kernels != NULL ? kernels->name : "unknown");
+    /* The seed the pipeline was built with is the one that determined the
+     * output, so it is the one a record must carry to be reproducible. */
+    record->seed = spec->seed;
+    record->batch_size = spec->batch_size;
+    sl_transform_set_format(sl_pipeline_transforms(instance->pipeline), record->transforms,
+                            sizeof record->transforms);
+}
+
+/* Marks the record failed and returns status with the same message in err,
+ * prefixed with what was being run so a caller's log line stands alone. */
+static sl_status fail_record(sl_record *record, sl_status status, const char *message, sl_err *err)
+{
+    record->outcome = SL_RECORD_FAILED;
+    sl__copy_string(record->reason, sizeof record->reason, message);
+    return sl_fail(err, status, "%s/%s on %s: %s", record->scenario, record->variant, record->adapter, message);
+}
+
+/* Elements per second of a span of batches, computed through the record's own
+ * definition so that a repetition's figure and the kept record's agree. */
+static double span_elements_per_s(const sl_record *identity, int64_t *latency_ns, int64_t nbatches,
+                                  int64_t elements, int64_t bytes)
+{
+    sl_record span = *identity;
+    span.latency_ns = latency_ns;
+    span.measured_batches = nbatches;
+    span.elements = elements;
+    span.bytes = bytes;
+    return sl_record_elements_per_s(&span);
+}
+
+/* Index of the median repetition by elements/s; for an even count, the lower
+ * of the two middle ones, so the choice never flatters the adapter. */
+static int median_repetition(const repetition *reps, int n)
+{
+    int order[SL_RECORD_MAX_REPETITIONS];
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    for (int i = 1; i < n; i++) {
+        int key = order[i];
+        int j = i - 1;
+        while (j >= 0 && reps[order[j]].elements_per_s > reps[key].elements_per_s) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = key;
+    }
+    return order[(n - 1) / 2];
+}
+
+/* The figures every ok record carries beyond its latencies: the cost per
+ * stage (the median batch spread over the pipeline's ops, which is PC-1's
+ * cost per stage at each depth and comparable across scenarios), and the
+ * memcpy yardstick: how close the adapter came to just copying its output,
+ * and what it spent per batch beyond that copy. */
+/* The optimized table of a run: the options', or the default. */
+static const sl_kernel_table *run_kernels(const sl_bench_options *options)
+{
+    return options->kernels ? options->kernels : sl_kernels_default();
+}
+
+static void add_metrics(const sl_scenario_instance *instance, const sl_bench_options *options, sl_record *record)
+{
+    double p50_ns = sl_percentile_i64(record->latency_ns, (size_t)record->measured_batches, 50.0);
+    int nops = sl_pipeline_get_spec(instance->pipeline)->nops;
+    if (nops > 0) {
+        sl_record_add_metric(record, "p50_ns_per_stage", p50_ns / nops, "ns");
+    }
+
+    if (options->skip_probes)
+        return;
+    size_t batch_bytes = sl_pipeline_batch_bytes(instance->pipeline);
+    double memcpy_bytes_per_s = options->memcpy_probe_bytes_per_s > 0.0 ? options->memcpy_probe_bytes_per_s
+                                                                        : sl_probe_memcpy_bandwidth(batch_bytes, 5);
+    if (memcpy_bytes_per_s <= 0.0) {
+        return;
+    }
+    double copy_ns = (double)batch_bytes / memcpy_bytes_per_s * 1e9;
+    sl_record_add_metric(record, "memcpy_probe_bytes_per_s", memcpy_bytes_per_s, "bytes/s");
+    sl_record_add_metric(record, "fraction_of_memcpy", sl_record_bytes_per_s(record) / memcpy_bytes_per_s, "ratio");
+    sl_record_add_metric(record, "overhead_beyond_copy_ns", p50_ns - copy_ns, "ns");
+
+    double roofline_ns = options->roofline_ns_per_batch > 0.0 ? options->roofline_ns_per_batch
+                                                              : sl_probe_roofline_ns_per_batch(instance->pipeline,
+                                                                                               run_kernels(options), 21);
+    if (roofline_ns > 0.0) {
+        /* Elements/s of the probe: a full batch per roofline_ns. */
+        double roofline_elements_per_s = (double)sl_pipeline_get_spec(instance->pipeline)->batch_size / roofline_ns * 1e9;
+        sl_record_add_metric(record, "roofline_ns_per_batch", roofline_ns, "ns");
+        sl_record_add_metric(record, "fraction_of_roofline", sl_record_elements_per_s(record) / roofline_elements_per_s,
+                             "ratio");
+    }
+
+    double gather_ns = options->gather_ns_per_batch > 0.0 ? options->gather_ns_per_batch
+                                                          : sl_probe_gather_ns_per_batch(instance->pipeline, options);
+    /* A p50 of 0 (an adapter whose clock did not tick) has no ratio to give. */
+    if (gather_ns > 0.0 && p50_ns > 0.0) {
+        sl_record_add_metric(record, "gather_probe_ns_per_batch", gather_ns, "ns");
+        sl_record_add_metric(record, "fraction_of_gather", gather_ns / p50_ns, "ratio");
+    }
+}
+
+/* A record with several threads says how many of its kept measured batches
+ * ran split: the executor chooses per batch whether splitting pays
+ * (engine/src/split_choice.h), so a thread count alone does not say how its
+ * batches ran. */
+static void add_split_fraction(sl_record *record, const bool *split)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < record->measured_batches; i++)
+        count += split[i];
+    sl_record_add_metric(record, "split_fraction", (double)count / (double)record->measured_batches, "ratio");
+}
+
+double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int repetitions)
+{
+    sl_fused *fused;
+    sl_err err = {0};
+    if (sl_fused_create(pipeline, kernels, &fused, &err) != SL_OK)
+        return 0.0;
+    double ns = 0.0;
+    if (sl_fused_probe(fused, repetitions, &ns, &err) != SL_OK)
+        ns = 0.0;
+    sl_fused_free(fused);
+    return ns;
+}
+
+/* The batches a run measures: warmup batches from the start of epoch 0,
+ * then measured ones, from the options or else the profile. */
+static void measured_window(const sl_bench_options *options, const sl_profile_settings *profile, int64_t *warmup,
+                            int64_t *measured)
+{
+    *warmup = options->warmup_batches >= 0 ? options->warmup_batches : profile->warmup_batches;
+    *measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
+}
+
+double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
+{
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL)
+        return 0.0;
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    double ns = 0.0;
+    sl_err err = {0};
+    /* As many timed passes as the run has repetitions, each after the
+     * window was read once, as an adapter's repetitions after the first. */
+    int passes = options->repetitions > 0 ? options->repetitions : profile->repetitions;
+    if (sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err) != SL_OK)
+        return 0.0;
+    return ns;
+}
+
+sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,
+                                    uint64_t *digest, sl_err *err)
+{
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL)
+        return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->profile);
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    const sl_pipeline *pipeline = instance->pipeline;
+    sl_batch *batch = NULL;
+    sl_status status = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
+                                       &batch, err);
+    if (status != SL_OK)
+        return status;
+    measure_sink sink = {.warmup = warmup, .digest = sl_digest_new()};
+    if (sink.digest == NULL) {
+        sl_batch_free(batch);
+        return sl_fail(err, SL_ENOMEM, "out of memory for the reference digest");
+    }
+    sl_position position = {0, 0};
+    for (int64_t i = 0; i < warmup + measured && status == SL_OK; i++) {
+        status = sl_pipeline_produce(pipeline, sl_kernels_reference(), position, batch, err);
+        if (status == SL_OK)
+            measure_batch(batch, &sink);
+        position = sl_position_advance(pipeline, position, 1);
+    }
+    *digest = sl_digest_value(sink.digest);
+    sl_digest_free(sink.digest);
+    sl_batch_free(batch);
+    return status;
+}
+
+/* What the tolerance check's sink holds: the reference's batch at the same
+ * position, produced with the reference kernels, and the worst difference. */
+typedef struct tolerance_sink {
+    const sl_pipeline *pipeline;
+    double tolerance;
+    int64_t warmup;
+    int64_t seen;
+    sl_position position;
+    sl_batch *reference;
+    double worst;
+    bool match;
+    sl_status status;
+    sl_err err;
+} tolerance_sink;
+
+static int compare_to_reference(const sl_batch *batch, void *user)
+{
+    tolerance_sink *sink = user;
+    if (sink->seen++ >= sink->warmup) {
+        sink->status = sl_pipeline_produce(sink->pipeline, sl_kernels_reference(), sink->position, sink->reference,
+                                           &sink->err);
+        double worst = 0.0;
+        if (sink->status != SL_OK || !sl_batches_match(sink->reference, batch, sink->tolerance, &worst, NULL, NULL))
+            sink->match = false;
+        sink->worst = worst > sink->worst ? worst : sink->worst;
+        if (sink->status != SL_OK)
+            return 1;
+    }
+    sink->position = sl_position_advance(sink->pipeline, sink->position, 1);
+    return 0;
+}
+
+/* For a scenario with a stated tolerance (sl_scenario.tolerance) whose
+ * digest differs from the reference's: one more unmeasured run of the
+ * adapter over the same batches, each measured one held value by value to
+ * the reference's. Sets *match and *worst. */
+static sl_status check_within_tolerance(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                                        const sl_run_request *request, int64_t warmup, bool *match, double *worst,
+                                        sl_err *err)
+{
+    const sl_pipeline *pipeline = instance->pipeline;
+    tolerance_sink sink = {.pipeline = pipeline, .tolerance = instance->scenario->tolerance, .warmup = warmup,
+                           .match = true};
+    sl_status status = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
+                                       &sink.reference, err);
+    if (status != SL_OK)
+        return status;
+    int64_t *latency = malloc((size_t)request->nbatches * sizeof *latency);
+    if (latency == NULL) {
+        sl_batch_free(sink.reference);
+        return sl_fail(err, SL_ENOMEM, "out of memory for the tolerance check");
+    }
+    status = adapter->run(adapter, pipeline, request, compare_to_reference, &sink, latency, err);
+    if (status == SL_OK && sink.status != SL_OK) {
+        status = sink.status;
+        if (err)
+            *err = sink.err;
+    }
+    free(latency);
+    sl_batch_free(sink.reference);
+    *match = sink.match;
+    *worst = sink.worst;
+    return status;
+}
+
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                       const sl_bench_options *options, sl_record *record, sl_err *err)
+{
+    memset(record, 0, sizeof *record);
+    if (instance == NULL || instance->pipeline == NULL || adapter == NULL || options == NULL) {
+        return sl_fail(err, SL_EINVAL, "sl_bench_run needs an instance with a pipeline, an adapter and options");
+    }
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (profile == NULL) {
+        return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->profile);
+    }
+    fill_identity(instance, adapter, profile, run_kernels(options), record);
+    if (adapter->device)
+        adapter->device(adapter, record);
+
+    sl__copy_string(record->equivalence, sizeof record->equivalence, "not checked");
+    if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
+        record->outcome = SL_RECORD_UNAVAILABLE;
+        return SL_OK;
+    }
+    if (!sl_adapter_supports(adapter, sl_pipeline_transforms(instance->pipeline), record->reason,
+                             sizeof record->reason)) {
+        record->outcome = SL_RECORD_EXCLUDED;
+        return SL_OK;
+    }
+
+    int repetitions = options->repetitions > 0 ? options->repetitions : profile->repetitions;
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    if (repetitions > SL_RECORD_MAX_REPETITIONS) {
+        char message[128];
+        snprintf(message, sizeof message, "%d repetitions requested; a record holds at most %d", repetitions,
+                 SL_RECORD_MAX_REPETITIONS);
+        return fail_record(record, SL_EINVAL, message, err);
+    }
+    if (options->workers < 0) {
+        return fail_record(record, SL_EINVAL, "the worker count must not be negative", err);
+    }
+    if (options->threads < 0 || options->threads > SL_FUSED_MAX_THREADS) {
+        return fail_record(record, SL_EINVAL, "the thread count must be in [0, 256]", err);
+    }
+    record->workers = options->workers;
+    record->threads = adapter->threaded && options->threads > 0 ? options->threads : 1;
+    int64_t total = warmup + measured;
+
+    /* One latency array per repetition, so the kept one can be copied out
+     * after the median is known. */
+    int64_t *latencies = malloc((size_t)repetitions * (size_t)total * sizeof *latencies);
+    /* Which batches a threaded adapter split, per repetition likewise;
+     * only asked for where several threads may split. */
+    bool *splits = record->threads > 1 ? calloc((size_t)repetitions * (size_t)total, sizeof *splits) : NULL;
+    sl_digest *digest = NULL;
+    if (latencies == NULL || (record->threads > 1 && splits == NULL)) {
+        free(latencies);
+        free(splits);
+        return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
+    }
+
+    repetition reps[SL_RECORD_MAX_REPETITIONS];
+    sl_status status = SL_OK;
+    char message[SL_ERR_MAX];
+    for (int r = 0; r < repetitions; r++) {
+        int64_t *latency = latencies + (size_t)r * (size_t)total;
+        digest = sl_digest_new();
+        if (digest == NULL) {
+            status = fail_record(record, SL_ENOMEM, "out of memory for the output digest", err);
+            goto done;
+        }
+        measure_sink sink = {.warmup = warmup, .digest = digest};
+        sl_run_request request = {.start = {0, 0},
+                                  .nbatches = total,
+                                  .workers = options->workers,
+                                  .threads = record->threads,
+                                  .split = splits ? splits + (size_t)r * (size_t)total : NULL,
+                                  .kernels = run_kernels(options)};
+        sl_rss_probe probe;
+        sl_err run_err = {0};
+
+        /* Every repetition starts from an empty cache (IO-4), so that each
+         * measures the same mix of filling and replaying epochs. */
+        sl_pipeline_cache_reset(instance->pipeline);
+        sl_rss_reset(&probe);
+        status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+        if (adapter->framework)
+            adapter->framework(adapter, record->framework, sizeof record->framework);
+        if (status != SL_OK) {
+            status = fail_record(record, status, run_err.msg, err);
+            /* An adapter that checks its own output (a peer, by digest) says
+             * it did other work than the reference: a mismatch, not ranked. */
+            if (status == SL_EMISMATCH) {
+                record->outcome = SL_RECORD_MISMATCH;
+                sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+            }
+            /* An adapter that finds the variant cannot fit where it runs (a
+             * GPU's memory) skips it, with the reason. */
+            if (status == SL_ESKIPPED)
+                record->outcome = SL_RECORD_SKIPPED;
+            goto done;
+        }
+        if (sink.seen != total) {
+            snprintf(message, sizeof message, "the adapter delivered %" PRId64 " of the %" PRId64 " batches requested",
+                     sink.seen, total);
+            status = fail_record(record, SL_EMISMATCH, message, err);
+            goto done;
+        }
+        reps[r] = (repetition){
+            .elements = sink.elements,
+            .bytes = sink.bytes,
+            .digest = sl_digest_value(digest),
+            .elements_per_s = span_elements_per_s(record, latency + warmup, measured, sink.elements, sink.bytes),
+        };
+        reps[r].peak_rss_bytes = sl_rss_peak_bytes(&probe, &reps[r].peak_rss_method);
+        reps[r].growth_bytes = sl_rss_growth_bytes(&probe);
+        sl_digest_free(digest);
+        digest = NULL;
+
+        /* The engine is deterministic, so every repetition must produce the
+         * same measured batches; checking costs nothing and catches an
+         * adapter whose output depends on timing or leftover state. */
+        if (reps[r].digest != reps[0].digest) {
+            snprintf(message, sizeof message,
+                     "output differs between repetitions: repetition 1 digest %016" PRIx64
+                     ", repetition %d digest %016" PRIx64,
+                     reps[0].digest, r + 1, reps[r].digest);
+            status = fail_record(record, SL_EMISMATCH, message, err);
+            goto done;
+        }
+    }
+
+    int kept = median_repetition(reps, repetitions);
+    record->latency_ns = malloc((size_t)measured * sizeof *record->latency_ns);
+    if (record->latency_ns == NULL) {
+        status = fail_record(record, SL_ENOMEM, "out of memory for the kept latencies", err);
+        goto done;
+    }
+    memcpy(record->latency_ns, latencies + (size_t)kept * (size_t)total + warmup,
+           (size_t)measured * sizeof *record->latency_ns);
+    /* Every repetition's measured batches, for the interval of the median
+     * and the gate: the kept repetition alone would hide how much the
+     * repetitions disagree. */
+    record->samples_ns = malloc((size_t)repetitions * (size_t)measured * sizeof *record->samples_ns);
+    if (record->samples_ns == NULL) {
+        status = fail_record(record, SL_ENOMEM, "out of memory for the samples", err);
+        goto done;
+    }
+    for (int r = 0; r < repetitions; r++)
+        memcpy(record->samples_ns + (size_t)r * (size_t)measured, latencies + (size_t)r * (size_t)total + warmup,
+               (size_t)measured * sizeof *record->samples_ns);
+    record->outcome = SL_RECORD_OK;
+    record->warmup_batches = warmup;
+    record->measured_batches = measured;
+    record->repetitions = repetitions;
+    record->repetition_kept = kept;
+    record->elements = reps[kept].elements;
+    record->bytes = reps[kept].bytes;
+    record->output_digest = reps[kept].digest;
+    record->first_batch_ns = latencies[0];
+    for (int r = 0; r < repetitions; r++) {
+        record->repetition_elements_per_s[r] = reps[r].elements_per_s;
+        if (r == 0 || reps[r].growth_bytes > record->adapter_memory_bytes)
+            record->adapter_memory_bytes = reps[r].growth_bytes;
+        if (r == 0 || reps[r].peak_rss_bytes > record->peak_rss_bytes) {
+            record->peak_rss_bytes = reps[r].peak_rss_bytes;
+            sl__copy_string(record->peak_rss_method, sizeof record->peak_rss_method,
+                            reps[r].peak_rss_method != NULL ? reps[r].peak_rss_method : "unknown");
+        }
+    }
+    add_metrics(instance, options, record);
+    if (splits)
+        add_split_fraction(record, splits + (size_t)kept * (size_t)total + warmup);
+    if (options->check_against_reference) {
+        bool close = false;
+        double worst = 0.0;
+        if (record->output_digest != options->reference_digest && instance->scenario->tolerance > 0.0) {
+            sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = options->workers,
+                                      .threads = record->threads, .kernels = run_kernels(options)};
+            sl_err check_err = {0};
+            sl_status check = check_within_tolerance(instance, adapter, &request, warmup, &close, &worst, &check_err);
+            if (check != SL_OK) {
+                status = fail_record(record, check, check_err.msg, err);
+                goto done;
+            }
+        }
+        char own[32] = "";
+        sl_adapter_last_equivalence(adapter, own, sizeof own);
+        if (record->output_digest == options->reference_digest && own[0]) {
+            /* A peer held to the reference statistically handed the sink the
+             * reference's batches: say how it was checked, not "bitwise". */
+            sl__copy_string(record->equivalence, sizeof record->equivalence, own);
+        } else if (record->output_digest == options->reference_digest) {
+            sl__copy_string(record->equivalence, sizeof record->equivalence, "bitwise");
+        } else if (close) {
+            /* Not the reference's bits, but within the scenario's stated
+             * tolerance (docs/determinism.md): equivalent work. */
+            snprintf(record->equivalence, sizeof record->equivalence, "within %.3g", instance->scenario->tolerance);
+        } else {
+            /* Its time is kept in the record for diagnosis, but a mismatch is
+             * never ranked: it did other work than the reference. */
+            record->outcome = SL_RECORD_MISMATCH;
+            sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+            if (instance->scenario->tolerance > 0.0)
+                snprintf(record->reason, sizeof record->reason,
+                         "output differs from the reference's by up to %.3g, beyond the scenario's tolerance %.3g",
+                         worst, instance->scenario->tolerance);
+            else
+                snprintf(record->reason, sizeof record->reason,
+                         "output digest %016" PRIx64 " of the measured batches differs from the reference's %016" PRIx64,
+                         record->output_digest, options->reference_digest);
+        }
+    }
+    if (!options->defer_scenario_metrics)
+        status = sl_bench_scenario_metrics(instance, adapter, run_kernels(options), record, err);
+
+done:
+    if (adapter->device)
+        adapter->device(adapter, record); /* the peak of the runs just made */
+    sl_digest_free(digest);
+    free(latencies);
+    free(splits);
+    return status;
+}
+
+sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                                    const sl_kernel_table *kernels, sl_record *record, sl_err *err)
+{
+    if (record->outcome != SL_RECORD_OK || !instance->scenario->metrics)
+        return SL_OK;
+    sl_err metrics_err = {0};
+    sl_status status = instance->scenario->metrics(instance, adapter, kernels, record, &metrics_err);
+    if (status != SL_OK)
+        return fail_record(record, status, metrics_err.msg, err);
+    return SL_OK;
+}
+
+void sl_record_file_name(const sl_record *record, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s__%s__%s.json", record->scenario, record->variant, record->adapter);
+    /* Names come from the registries, but a separator or a space in one must
+     * never turn a record name into a path or an awkward shell word. */
+    for (char *c = buf; *c != '\0'; c++) {
+        if (*c == '/' || *c == '\\' || *c == ' ') {
+            *c = '_';
+        }
+    }
+}
+
+/* Keeps the compiler from proving the copies dead: it must assume the asm
+ * reads all memory reachable from dst. */
+static void use_buffer(void *dst)
+{
+#if defined(__GNUC__)
+    __asm__ volatile("" : : "r"(dst) : "memory");
+#else
+    volatile unsigned char sink = *(volatile unsigned char *)dst;
+    (void)sink;
+#endif
+}
+
+#define PROBE_SOURCE_BYTES ((size_t)64 << 20)
+#define PROBE_MIN_NS ((int64_t)20 * 1000 * 1000)
+
+double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions)
+{
+    if (block_bytes == 0 || repetitions <= 0) {
+        return 0.0;
+    }
+    /* A block larger than the source would read past it; growing the source
+     * keeps the access pattern (one pass of fresh source per block). */
+    size_t source_bytes = block_bytes > PROBE_SOURCE_BYTES ? block_bytes : PROBE_SOURCE_BYTES;
+    unsigned char *source = sl__aligned_alloc(SL_ALIGN, source_bytes);
+    unsigned char *dst = sl__aligned_alloc(SL_ALIGN, block_bytes);
+    double *rates = malloc((size_t)repetitions * sizeof *rates);
+    double result = 0.0;
+    if (source == NULL || dst == NULL || rates == NULL) {
+        goto done;
+    }
+    /* Touching every page first keeps page faults out of the measurement. */
+    for (size_t i = 0; i < source_bytes; i++) {
+        source[i] = (unsigned char)(i * 131u + 7u);
+    }
+    memset(dst, 0, block_bytes);
+
+    size_t offset = 0;
+    for (int r = 0; r < repetitions; r++) {
+        uint64_t copied = 0;
+        int64_t start = sl_now_ns();
+        int64_t elapsed = 0;
+        while (copied < PROBE_SOURCE_BYTES || elapsed < PROBE_MIN_NS) {
+            if (offset + block_bytes > source_bytes) {
+                offset = 0;
+            }
+            memcpy(dst, source + offset, block_bytes);
+            use_buffer(dst);
+            offset += block_bytes;
+            copied += block_bytes;
+            elapsed = sl_now_ns() - start;
+        }
+        rates[r] = (double)copied / ((double)elapsed * 1e-9);
+    }
+    result = sl_median_f64(rates, (size_t)repetitions);
+
+done:
+    free(rates);
+    free(dst);
+    free(source);
+    return result;
+}

@@ -1,0 +1,61 @@
+#include <cjson/cJSON.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "core/internal.h"
+#include "sluice/kernels.h"
+#include "sluice/record.h"
+#include "sluice_config.h"
+
+/* The "model name" line of /proc/cpuinfo. Some architectures (many arm64
+ * kernels) have none; "unknown" then says so rather than guess. */
+static void cpu_model(sl_environment *env)
+{
+    _Static_assert(sizeof env->cpu_model == 128, "the sscanf width below follows cpu_model's size");
+    sl__copy_string(env->cpu_model, sizeof env->cpu_model, "unknown");
+    char *info = NULL;
+    size_t len = 0;
+    if (sl_read_file("/proc/cpuinfo", &info, &len, NULL) != SL_OK)
+        return;
+    const char *line = strncmp(info, "model name", 10) == 0 ? info : strstr(info, "\nmodel name");
+    if (line)
+        sscanf(line, " model name : %127[^\n]", env->cpu_model);
+    free(info);
+}
+
+void sl_environment_collect(sl_environment *env)
+{
+    memset(env, 0, sizeof *env);
+    cpu_model(env);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    env->cpu_cores = cores > 0 ? (int)cores : 0;
+    sl__copy_string(env->compiler, sizeof env->compiler, SLUICE_COMPILER);
+    sl__copy_string(env->compile_flags, sizeof env->compile_flags, SLUICE_COMPILE_FLAGS);
+
+    unsigned xxh = XXH_versionNumber();
+    /* The BLAS and its thread count belong to the fingerprint: MM-2's
+     * products, their speed and their last bits depend on both. */
+    char blas[128];
+    sl_blas_describe(blas, sizeof blas);
+    snprintf(env->library_versions, sizeof env->library_versions,
+             "sluice %s; cJSON %s; xxHash %u.%u.%u; libc %s; BLAS %s", SLUICE_VERSION, cJSON_Version(), xxh / 10000,
+             xxh / 100 % 100, xxh % 100, gnu_get_libc_version(), blas);
+    sl__copy_string(env->git_commit, sizeof env->git_commit, sl__build_git_commit());
+
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(env->kernel, sizeof env->kernel, "%.16s %.64s %.16s", u.sysname, u.release, u.machine);
+    else
+        sl__copy_string(env->kernel, sizeof env->kernel, "unknown");
+
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(env->time_utc, sizeof env->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Checks sluice's layering on a build: every symbol a layer's library takes
+from another layer must come from a layer below it (docs/architecture.md).
+
+The include paths already stop a layer from including another's private
+headers; this check covers what they cannot, a call through a public header
+to a layer above (the engine calling the kernel registry, say). It reads the
+per-layer static libraries with nm, so it needs a build (any build type).
+
+    ci/check-layers.py [BUILD_DIR]     (default: build)
+
+Prints one line per violation and exits 1 when there is any.
+"""
+import os
+import subprocess
+import sys
+
+# Bottom up. A layer may use the layers before it, except where RULES says
+# otherwise. Paths are the static libraries, relative to the build folder.
+LAYERS = [
+    ("core", ["engine/core/libsluice_core.a"]),
+    ("kernels", ["kernels/libsluice_kernels.a", "kernels/libsluice_cpu_kernels.a",
+                 "kernels/cuda/libsluice_cuda_kernels.a"]),
+    ("source", ["engine/source/libsluice_source.a"]),
+    ("fixtures", ["fixtures/libsluice_fixtures.a"]),
+    ("order", ["engine/order/libsluice_order.a"]),
+    ("pipeline", ["engine/pipeline/libsluice_pipeline.a"]),
+    ("exec", ["engine/exec/libsluice_exec.a"]),
+    ("records", ["engine/records/libsluice_records.a"]),
+    ("adapters", ["adapters/libsluice_adapters.a"]),
+    ("bench", ["bench/libsluice_bench.a"]),
+    ("corpus", ["corpus/libsluice_corpus.a"]),
+    ("dist", ["dist/libsluice_mpi.a"]),
+]
+
+# The engine runs kernels only through the table it is handed: no engine
+# layer may take a symbol from the kernels layer, nor may the fixtures.
+FORBIDDEN = {
+    layer: {"kernels"} for layer in ("source", "fixtures", "order", "pipeline", "exec", "records")
+}
+
+
+def symbols(path, defined):
+    """The global symbols a static library defines, or leaves undefined."""
+    args = ["nm", "--defined-only" if defined else "--undefined-only", "--format=posix", path]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        parts = line.split()
+        # "name type [value size]"; archive member headers end with ':'.
+        if len(parts) < 2 or parts[0].endswith(":"):
+            continue
+        if defined and parts[1] not in "TDBRVWGS":
+            continue
+        names.add(parts[0])
+    return names
+
+
+def relative_includes(root):
+    """Includes that climb out of their folder ("../x.h") reach a header
+    wherever it lives and so bypass the include paths that keep each layer
+    to its own and the lower layers' interface headers."""
+    found = []
+    for top in ("engine", "kernels", "fixtures", "adapters", "bench", "corpus", "dist", "tools", "tests", "include"):
+        for folder, _, files in os.walk(os.path.join(root, top)):
+            for file in files:
+                if not file.endswith((".c", ".h", ".cu", ".cuh")):
+                    continue
+                path = os.path.join(folder, file)
+                with open(path, encoding="utf-8", errors="replace") as text:
+                    for number, line in enumerate(text, 1):
+                        if line.startswith('#include "../'):
+                            found.append(f"{os.path.relpath(path, root)}:{number} climbs out of its folder: {line.strip()}")
+    return found
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    order = {name: i for i, (name, _) in enumerate(LAYERS)}
+    defined_by = {}
+    used = {}
+    for name, paths in LAYERS:
+        present = [os.path.join(build, p) for p in paths if os.path.exists(os.path.join(build, p))]
+        if not present and name in ("core", "kernels", "pipeline", "exec"):
+            print(f"check-layers: {build} has no library for layer {name}; build first", file=sys.stderr)
+            return 2
+        used[name] = set()
+        for path in present:
+            for symbol in symbols(path, defined=True):
+                defined_by.setdefault(symbol, name)
+            used[name] |= symbols(path, defined=False)
+    violations = []
+    for name, undefined in used.items():
+        for symbol in sorted(undefined):
+            owner = defined_by.get(symbol)
+            if owner is None or owner == name:
+                continue
+            if order[owner] > order[name]:
+                violations.append(f"{name} uses {symbol} of {owner}, a layer above it")
+            elif owner in FORBIDDEN.get(name, ()):
+                violations.append(f"{name} uses {symbol} of {owner}; it may run kernels only through a table it is handed")
+    violations += relative_includes(root)
+    for line in violations:
+        print(f"check-layers: {line}")
+    if violations:
+        print(f"check-layers: {len(violations)} violation(s); docs/architecture.md says which layer may use which")
+        return 1
+    print(f"check-layers: {len(LAYERS)} layers, {sum(len(u) for u in used.values())} imported symbols, no violation")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+/* log_mel: a waveform field (f32 [samples]) to its log-mel spectrogram
+ * (f32 [frames, mels]), Whisper's recipe (sl_melspec_consts in kernels.h).
+ * The DFT matrix and the filter bank are computed once here; each element's
+ * two matrix products are what the optimized table hands to OpenBLAS. One
+ * product per element, never one per batch: a BLAS's blocking (and so its
+ * last bits) may depend on the shape, and a per-batch shape would make an
+ * element's output depend on its batch, which no sluice output may. */
+#include <stdlib.h>
+
+#include "pipeline/op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    const sl_op *op = c->op;
+    if (field->dtype != SL_F32 || field->shape.rank != 1)
+        return sl_fail(err, SL_EINVAL, "op %d: log_mel needs a waveform field f32 [samples], field '%s' is %s rank %d",
+                       index, field->name, sl_dtype_name(field->dtype), field->shape.rank);
+    if (field->shape.dims[0] > INT32_MAX)
+        return sl_fail(err, SL_EINVAL, "op %d: log_mel waveforms of field '%s' are longer than 2^31", index,
+                       field->name);
+    sl_melspec_consts *k = calloc(1, sizeof *k);
+    if (!k)
+        return sl_fail(err, SL_ENOMEM, "op %d: cannot allocate log_mel constants", index);
+    sl_status st = sl_melspec_consts_init(k, (int)field->shape.dims[0], op->u.mel.sample_rate, op->u.mel.frame,
+                                          op->u.mel.hop, op->u.mel.n_fft, op->u.mel.mels, err);
+    if (st) {
+        free(k);
+        return sl_fail_context(err, "op %d (log_mel of field '%s')", index, field->name);
+    }
+    c->state = k;
+    c->scratch_bytes = sl_melspec_scratch_values(k) * sizeof(float);
+    field->shape.rank = 2;
+    field->shape.dims[0] = k->frames;
+    field->shape.dims[1] = k->mels;
+    c->out_bytes = (size_t)k->frames * (size_t)k->mels * sizeof(float);
+    return SL_OK;
+}
+
+
+static void release(sl__compiled_op *c)
+{
+    if (c->state)
+        sl_melspec_consts_release(c->state);
+    free(c->state);
+    c->state = NULL;
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)ids;
+    const sl_melspec_consts *k = c->state;
+    for (int64_t r = 0; r < count; r++)
+        ctx->kernels->log_mel((const float *)((const char *)in + (size_t)r * c->in_bytes),
+                              (float *)((char *)out + (size_t)r * c->out_bytes), k, scratch);
+}
+
+static const sl__op_param params[] = {SL__PARAM_I32("sample_rate", mel.sample_rate), SL__PARAM_I32("frame", mel.frame), SL__PARAM_I32("hop", mel.hop),
+    SL__PARAM_I32("n_fft", mel.n_fft), SL__PARAM_I32("mels", mel.mels)};
+
+const sl__op_desc sl__op_log_mel_desc = {
+    SL__PARAMS(params),
+    .phase = SL__PHASE_ELEMENT,
+    .in_place = false,
+    .compile = compile,
+    .release = release,
+    .rows = rows,
+};

@@ -1,0 +1,57 @@
+/* random_crop: an h' x w' window at a keyed uniform offset, copied to the
+ * centre of a zeroed h x w image (crop and pad back, so shapes stay fixed). */
+#include "pipeline/op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    const sl_op *op = c->op;
+    sl_status st = sl__image_geometry(field, "random_crop", index, c, err);
+    if (st)
+        return st;
+    if (op->u.crop.crop_h < 1 || op->u.crop.crop_h > c->h || op->u.crop.crop_w < 1 || op->u.crop.crop_w > c->w)
+        return sl_fail(err, SL_EINVAL, "op %d: crop %dx%d does not fit field '%s' of %dx%d", index, op->u.crop.crop_h,
+                       op->u.crop.crop_w, field->name, c->h, c->w);
+    return SL_OK;
+}
+
+
+void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x)
+{
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    *off_y = (int)sl_u32_below(r.v[0], (uint32_t)(c->h - c->op->u.crop.crop_h + 1));
+    *off_x = (int)sl_u32_below(r.v[1], (uint32_t)(c->w - c->op->u.crop.crop_w + 1));
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)scratch;
+    for (int64_t r = 0; r < count; r++) {
+        int oy, ox;
+        sl__crop_offsets(ctx, c, ids[r], &oy, &ox);
+        ctx->kernels->crop_pad((const char *)in + (size_t)r * c->in_bytes, (char *)out + (size_t)r * c->out_bytes,
+                               c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h, c->op->u.crop.crop_w, oy, ox);
+    }
+}
+
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    int oy, ox;
+    sl__crop_offsets(ctx, c, element, &oy, &ox);
+    out[0] = oy;
+    out[1] = ox;
+}
+
+static const sl__op_param params[] = {SL__PARAM_I32("crop_h", crop.crop_h), SL__PARAM_I32("crop_w", crop.crop_w)};
+
+const sl__op_desc sl__op_random_crop_desc = {
+    SL__PARAMS(params),
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = false,
+    .compile = compile,
+    .rows = rows,
+    .decision_columns = "off_y,off_x",
+    .decisions = decisions,
+};

@@ -1,0 +1,61 @@
+/* random_flip3d: mirror each of a volume's three axes independently with
+ * probability p, keyed per element. */
+#include <string.h>
+
+#include "pipeline/op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__volume_geometry(field, "random_flip3d", index, c, err);
+    if (st)
+        return st;
+    if (!(c->op->u.flip.p >= 0.0f && c->op->u.flip.p <= 1.0f))
+        return sl_fail(err, SL_EINVAL, "op %d: flip probability must be in [0, 1]", index);
+    return SL_OK;
+}
+
+
+/* One Philox block per element: word a decides axis a (depth, height,
+ * width), so the three decisions are independent. */
+unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    static const unsigned bits[3] = {SL_AXIS_D, SL_AXIS_H, SL_AXIS_W};
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    unsigned axes = 0;
+    for (int a = 0; a < 3; a++)
+        if (sl_u32_to_unit_float(r.v[a]) < c->op->u.flip.p)
+            axes |= bits[a];
+    return axes;
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)scratch;
+    if (in != out)
+        memcpy(out, in, c->in_bytes * (size_t)count);
+    for (int64_t r = 0; r < count; r++) {
+        unsigned axes = sl__flip3d_axes(ctx, c, ids[r]);
+        if (axes)
+            ctx->kernels->flip3d((char *)out + (size_t)r * c->out_bytes, c->d, c->h, c->w, c->pixel_bytes, axes);
+    }
+}
+
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = (int32_t)sl__flip3d_axes(ctx, c, element);
+}
+
+static const sl__op_param params[] = {SL__PARAM_F32("p", flip.p)};
+
+const sl__op_desc sl__op_random_flip3d_desc = {
+    SL__PARAMS(params),
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = true,
+    .compile = compile,
+    .rows = rows,
+    .decision_columns = "axes",
+    .decisions = decisions,
+};

@@ -1,0 +1,51 @@
+/* random_hflip: mirror the width axis with probability p, keyed per element. */
+#include <string.h>
+
+#include "pipeline/op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__image_geometry(field, "random_hflip", index, c, err);
+    if (st)
+        return st;
+    if (!(c->op->u.flip.p >= 0.0f && c->op->u.flip.p <= 1.0f))
+        return sl_fail(err, SL_EINVAL, "op %d: flip probability must be in [0, 1]", index);
+    return SL_OK;
+}
+
+
+bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
+    return sl_u32_to_unit_float(r.v[0]) < c->op->u.flip.p;
+}
+
+static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
+                 void *out, void *scratch)
+{
+    (void)scratch;
+    if (in != out)
+        memcpy(out, in, c->in_bytes * (size_t)count);
+    for (int64_t r = 0; r < count; r++)
+        if (sl__flip_decision(ctx, c, ids[r]))
+            ctx->kernels->hflip((char *)out + (size_t)r * c->out_bytes, c->h, c->w, c->pixel_bytes);
+}
+
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = sl__flip_decision(ctx, c, element) ? 1 : 0;
+}
+
+static const sl__op_param params[] = {SL__PARAM_F32("p", flip.p)};
+
+const sl__op_desc sl__op_random_hflip_desc = {
+    SL__PARAMS(params),
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = true,
+    .compile = compile,
+    .rows = rows,
+    .decision_columns = "flip",
+    .decisions = decisions,
+};

@@ -1,0 +1,60 @@
+/* random_scale: x * f with one factor f uniform in [lo, hi] per element. The
+ * draw is made once per element and becomes a MULTIPLY step of the
+ * element-wise chain, so the fused tile chain, `iter` and `reference` apply
+ * the very same float. */
+#include <math.h>
+
+#include "pipeline/op_desc.h"
+
+static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
+{
+    (void)p;
+    sl_status st = sl__require_f32(field, "random_scale", index, err);
+    if (st)
+        return st;
+    float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
+    if (!(isfinite(lo) && isfinite(hi) && lo <= hi && isfinite(hi - lo)))
+        return sl_fail(err, SL_EINVAL, "op %d: random_scale on field '%s' needs finite lo <= hi, got [%g, %g]", index,
+                       field->name, (double)lo, (double)hi);
+    return SL_OK;
+}
+
+
+/* Word 0 of draw 0 as u = k / 2^24 in [0, 1) (its top 24 bits, exact), and
+ * f = lo + (hi - lo) u with each operation rounded in float. f >= lo
+ * because rounding is monotone; rounding (hi - lo) up could carry f just
+ * past hi, so it is clamped there. */
+static uint32_t word0(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+{
+    return sl__op_draw(ctx, c, element, 0).v[0];
+}
+
+static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
+    float f = lo + (hi - lo) * sl_u32_to_unit_float(word0(ctx, c, element));
+    *step = (sl_ew_step){.kind = SL_EW_MULTIPLY, .a = f > hi ? hi : f};
+    return true;
+}
+
+/* The decision as the integer sl_u32_to_unit_float scales: a peer computes
+ * f = min(hi, lo + (hi - lo) * float32(u24 / 2^24)), each step in float32. */
+static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    out[0] = (int32_t)(word0(ctx, c, element) >> 8);
+}
+
+static const sl__op_param params[] = {SL__PARAM_F32("lo", range.lo), SL__PARAM_F32("hi", range.hi)};
+
+const sl__op_desc sl__op_random_scale_desc = {
+    .device = SL__DEVICE_EW_STEP,
+    SL__PARAMS(params),
+    .phase = SL__PHASE_ELEMENT,
+    .random = true,
+    .in_place = true,
+    .compile = compile,
+    .rows = sl__rows_by_ew_step,
+    .ew_step = ew_step,
+    .decision_columns = "u24",
+    .decisions = decisions,
+};

@@ -1,0 +1,104 @@
+/* Running a scenario on an adapter as a benchmark and producing its record;
+ * shared by `sluice bench` and the corpus tests. */
+#ifndef SLUICE_BENCH_H
+#define SLUICE_BENCH_H
+
+#include <stdint.h>
+
+#include "sluice/adapter.h"
+#include "sluice/record.h"
+#include "sluice/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_bench_options {
+    sl_profile profile;
+    uint64_t seed;
+    int repetitions;           /* 0: the profile's */
+    int64_t warmup_batches;    /* < 0: the profile's */
+    int64_t measured_batches;  /* <= 0: the profile's */
+    int workers;
+    int threads;               /* for threaded adapters (fused); 0 means 1 */
+    /* The optimized kernel table the run's adapters use (those declaring
+     * SL_KERNELS_OPTIMIZED): sl_kernels_default() unless set. */
+    const sl_kernel_table *kernels;
+    /* The memcpy yardstick for this instance's batch size, in bytes/s; 0
+     * measures it inside sl_bench_run. A caller running several adapters on
+     * one instance measures it once (sl_probe_memcpy_bandwidth with
+     * sl_pipeline_batch_bytes) so every record of the instance shares it. */
+    double memcpy_probe_bytes_per_s;
+    /* The roofline probe for this instance, in ns per batch; 0 measures it
+     * inside sl_bench_run (sl_probe_roofline_ns_per_batch). */
+    double roofline_ns_per_batch;
+    /* The gather probe for this instance over the measured batches, in ns
+     * per batch; 0 measures it inside sl_bench_run
+     * (sl_probe_gather_ns_per_batch). */
+    double gather_ns_per_batch;
+    /* No time without a check: when set, an adapter's digest of the
+     * measured batches is compared with reference_digest (the reference
+     * adapter's digest of the same batches, sl_bench_reference_digest) before
+     * its speed counts, and a difference makes the record a mismatch. */
+    bool check_against_reference;
+    /* Leaves out the memcpy, roofline and gather metrics instead of
+     * measuring them. */
+    bool skip_probes;
+    uint64_t reference_digest;
+    /* Leaves the scenario's metrics hook to the caller: a distributed run
+     * calls it on rank 0 once every rank's report is gathered
+     * (sl_dist_finish), not on each rank alone. */
+    bool defer_scenario_metrics;
+} sl_bench_options;
+
+void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64_t seed);
+
+/* Runs warmup then measured batches, `repetitions` times, each repetition in a
+ * fresh run from the epoch's start, and fills record with the median
+ * repetition (by elements/s). An excluded or unavailable adapter yields a
+ * record with that outcome and reason, not an error. record->latency_ns is
+ * allocated; release with sl_record_release. */
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                       const sl_bench_options *options, sl_record *record, sl_err *err);
+
+/* Runs the scenario's metrics hook on an ok record (nothing for another
+ * outcome or a scenario without one); a failing hook fails the record with
+ * its message. sl_bench_run calls it unless told to defer. */
+sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                                    const sl_kernel_table *kernels, sl_record *record, sl_err *err);
+
+/* The digest the reference adapter gives for the measured batches of a
+ * run under options (warmup and measured counts of the profile or the
+ * options), computed once with the reference kernels and no timing, so
+ * that every adapter of an instance is held to the same value. */
+sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,
+                                    uint64_t *digest, sl_err *err);
+
+/* File name of a record: <scenario>__<variant>__<adapter>.json. */
+void sl_record_file_name(const sl_record *record, char *buf, size_t size);
+
+/* Bandwidth of memcpy, in bytes/s, copying block_bytes-sized blocks out of a
+ * 64 MiB source into one reused destination (the access pattern of a fused
+ * executor writing batches), median of `repetitions`. */
+double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions);
+
+/* The roofline probe of a pipeline: the median time, over `repetitions`,
+ * of its own op chain run by one fused thread with the best kernels over
+ * the first batch of epoch 0 once it is in cache (sl_fused_probe): no
+ * gather misses, no shuffle, no allocation. An adapter's throughput over
+ * this probe's is its "fraction of roofline". 0 when it cannot run. */
+double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int repetitions);
+
+/* The gather probe of a pipeline over the batches a run under options
+ * measures (after its warmup batches): the median time per batch of just
+ * fetching each batch's source bytes in the run's order
+ * (sl_pipeline_gather_probe). An adapter's p50 against it is its "fraction
+ * of gather": near 1, a scenario is bound by memory or storage, not by its
+ * ops. 0 when it cannot run. */
+double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,59 @@
+/* What a peer loader needs to do a scenario's work: `sluice export` and the
+ * peer adapters write it (docs/peers.md describes every file). */
+#ifndef SLUICE_EXPORT_H
+#define SLUICE_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/kernels.h"
+#include "sluice/pipeline.h"
+#include "sluice/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of plan.json; a peer refuses a plan of another version. */
+#define SL_EXPORT_VERSION 1
+
+/* Labels the plan carries for people and peers; any may be NULL. */
+typedef struct sl_export_meta {
+    const char *scenario;
+    const char *variant;
+    const char *profile;
+    int64_t warmup_batches;    /* the batches a peer's steady state excludes */
+    /* The table the exported batches, digests and decisions are computed
+     * with: sl_kernels_reference(), the oracle a peer is held to. */
+    const sl_kernel_table *kernels;
+} sl_export_meta;
+
+/* Writes into dir (created when missing), as flat files: the pipeline
+ * source's fields as <field>.npy, order_e<E>.npy (each epoch's element ids
+ * in batch order, i64) for every epoch the first nbatches batches from the
+ * start of epoch 0 touch, decisions_op<I>_e<E>.npy (i32 [dataset size,
+ * columns], indexed by element id) for every op whose per-element random
+ * decisions can be exported, decisions_op<I>_batches.npy (f32 [nbatches,
+ * columns]) and decisions_op<I>_partners.npy (i32 [nbatches, batch size])
+ * for a batch op's per-batch decisions (mixup, cutmix), digests.npy (u64 [nbatches], the reference
+ * kernels' XXH3-64 of each batch's canonical bytes, digest.h) and plan.json,
+ * written last, so a directory with a plan is complete. */
+sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *meta, int64_t nbatches, const char *dir,
+                          sl_err *err);
+
+/* Whether every random op of the pipeline has its decisions exported (the
+ * plan's "decisions_exported"); when not, peers are compared statistically
+ * (docs/peers.md, Equivalence). */
+bool sl_export_decisions_exported(const sl_pipeline *pipeline);
+
+/* The same pipeline with the draws that cannot be exported (gaussian
+ * noise's values, dropout's masks) keyed anew by `salt` (> 0), every other
+ * op, decision and the element order unchanged: another honest sample of
+ * what a peer that draws its own noise produces. */
+sl_status sl_export_rekeyed(const sl_pipeline *pipeline, uint32_t salt, sl_pipeline **out, sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
