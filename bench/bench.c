@@ -163,7 +163,7 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
 
 /* A record with several threads says how many of its kept measured batches
  * ran split: the executor chooses per batch whether splitting pays
- * (engine/src/split_choice.h), so a thread count alone does not say how its
+ * (engine/exec/split_choice.h), so a thread count alone does not say how its
  * batches ran. */
 static void add_split_fraction(sl_record *record, const bool *split)
 {

@@ -6,7 +6,7 @@ does (and so bitwise):
 - log1p: sluice's libm-free log1p (sl__log1p_f32 in kernels/ref/ref.h); each
   framework's own log1p rounds differently, and the protocol compares bits;
 - the id hash of hash_ids: SplitMix64's finalizer (sl_mix64 in
-  engine/include/sluice/philox.h), its high 32 bits.
+  include/sluice/philox.h), its high 32 bits.
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the

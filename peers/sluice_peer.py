@@ -9,7 +9,7 @@ line to say hello, then one per batch, in order:
 
 latency_ns is the time from asking the loader for batch i until its arrays are
 in host memory as numpy arrays; the digest is XXH3-64 of the batch's canonical
-bytes, exactly those sluice digests (engine/include/sluice/digest.h). Anything
+bytes, exactly those sluice digests (include/sluice/digest.h). Anything
 for people goes to stderr.
 
 This module needs only the standard library, numpy and xxhash.

@@ -2,7 +2,7 @@
  * randomly cropped (7/8, zero-padded back, centred), run as a plain function
  * (the pipeline alone) and as a stateful module (the same ops carrying
  * running per-channel mean and variance of their output across batches,
- * engine/include/sluice/module.h). The outputs are identical; the state is
+ * include/sluice/module.h). The outputs are identical; the state is
  * folded in batch order whatever the worker count, equals the statistics
  * computed directly, and survives a checkpoint. The metrics hook reports
  * what the state costs per batch. */

@@ -97,3 +97,14 @@ const sl__op_desc sl__op_affine_desc = {
     .param_count = param_count,
     .param_at = param_at,
 };
+
+sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias)
+{
+    sl_op op = sl__op_on(SL_OP_AFFINE, field, 0);
+    op.u.affine.channels = channels;
+    for (int32_t c = 0; c < channels && c < SL_MAX_CHANNELS; c++) {
+        op.u.affine.scale[c] = scale[c];
+        op.u.affine.bias[c] = bias[c];
+    }
+    return op;
+}

@@ -63,3 +63,24 @@ ARITH_DESC(sl__op_scale_desc, scalar_params);
 ARITH_DESC(sl__op_add_desc, scalar_params);
 ARITH_DESC(sl__op_multiply_desc, scalar_params);
 ARITH_DESC(sl__op_clip_desc, clip_params);
+
+static sl_op scalar_op(sl_op_kind kind, const char *field, float value)
+{
+    sl_op op = sl__op_on(kind, field, 0);
+    op.u.scalar.value = value;
+    return op;
+}
+
+sl_op sl_op_scale(const char *field, float value) { return scalar_op(SL_OP_SCALE, field, value); }
+
+sl_op sl_op_add(const char *field, float value) { return scalar_op(SL_OP_ADD, field, value); }
+
+sl_op sl_op_multiply(const char *field, float value) { return scalar_op(SL_OP_MULTIPLY, field, value); }
+
+sl_op sl_op_clip(const char *field, float lo, float hi)
+{
+    sl_op op = sl__op_on(SL_OP_CLIP, field, 0);
+    op.u.clip.lo = lo;
+    op.u.clip.hi = hi;
+    return op;
+}

@@ -2,6 +2,7 @@
  * is in this batch (after pad_to_multiple has narrowed it, when it runs
  * first): 1 at a row's first `length` positions, 0 at its pads. Lengths come
  * from an i32 scalar field and are clamped to [0, width]. */
+#include "core/internal.h"
 #include "pipeline/op_desc.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
@@ -36,3 +37,11 @@ const sl__op_desc sl__op_attention_mask_desc = {
     .compile = compile,
     .batch = batch,
 };
+
+sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *out)
+{
+    sl_op op = sl__op_on(SL_OP_ATTENTION_MASK, field, 0);
+    sl__copy_string(op.u.mask.lengths, sizeof op.u.mask.lengths, lengths);
+    sl__copy_string(op.u.mask.out, sizeof op.u.mask.out, out);
+    return op;
+}

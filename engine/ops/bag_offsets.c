@@ -7,6 +7,7 @@
  * id count. The ids a column's bags index are its non-negative entries in
  * row order; a missing id (negative) is an empty bag. The offsets depend on
  * which rows share the batch, which is why this is a batch op. */
+#include "core/internal.h"
 #include "pipeline/op_desc.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
@@ -35,3 +36,10 @@ const sl__op_desc sl__op_bag_offsets_desc = {
     .compile = compile,
     .batch = batch,
 };
+
+sl_op sl_op_bag_offsets(const char *field, const char *out)
+{
+    sl_op op = sl__op_on(SL_OP_BAG_OFFSETS, field, 0);
+    sl__copy_string(op.u.bag.out, sizeof op.u.bag.out, out);
+    return op;
+}

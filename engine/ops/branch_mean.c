@@ -40,3 +40,8 @@ const sl__op_desc sl__op_branch_mean_desc = {
     .rows = rows,
     .nested = sl__subchain_nested,
 };
+
+sl_op sl_op_branch_mean(const char *field, int32_t ops_a, int32_t ops_b)
+{
+    return sl__subchain_op(SL_OP_BRANCH_MEAN, field, 0, 1.0f, ops_a, ops_b);
+}

@@ -82,3 +82,10 @@ const sl__op_desc sl__op_bucket_by_length_desc = {
     .compile = compile,
     .release = release,
 };
+
+sl_op sl_op_bucket_by_length(const char *field, uint32_t op_id, int32_t window_batches)
+{
+    sl_op op = sl__op_on(SL_OP_BUCKET_BY_LENGTH, field, op_id);
+    op.u.bucket.window_batches = window_batches;
+    return op;
+}

@@ -15,3 +15,8 @@ const sl__op_desc sl__op_cache_desc = {
     .phase = SL__PHASE_SOURCE,
     .compile = compile,
 };
+
+sl_op sl_op_cache(const char *field)
+{
+    return sl__op_on(SL_OP_CACHE, field, 0);
+}

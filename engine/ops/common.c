@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "pipeline/op_desc.h"
 
 sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
@@ -160,4 +161,14 @@ sl_status sl__length_field(const sl_pipeline *p, int index, const char *what, co
                        name);
     *out = f;
     return SL_OK;
+}
+
+sl_op sl__op_on(sl_op_kind kind, const char *field, uint32_t op_id)
+{
+    sl_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.op_id = op_id;
+    sl__copy_string(op.field, sizeof op.field, field);
+    return op;
 }

@@ -85,3 +85,8 @@ const sl__op_desc sl__op_cutmix_desc = {
     .batch_partners = true,
     .batch_decisions = batch_decisions,
 };
+
+sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    return sl__mix_op(SL_OP_CUTMIX, image_field, label_field, op_id, alpha);
+}

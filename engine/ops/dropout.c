@@ -97,3 +97,10 @@ const sl__op_desc sl__op_dropout_desc = {
     .no_decisions_reason = "one keep-or-drop draw per value of the element: the mask is as large as the data; a peer "
                            "draws its own mask and is compared statistically",
 };
+
+sl_op sl_op_dropout(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = sl__op_on(SL_OP_DROPOUT, field, op_id);
+    op.u.dropout.p = p;
+    return op;
+}

@@ -1,6 +1,6 @@
 /* gaussian_noise: x + sigma z per value, z a standard normal variate drawn
  * from Philox per (element, value) and made by inversion without libm
- * (engine/src/normal.h). The op is one step of the element-wise chain that
+ * (kernels/include/kernels/normal.h). The op is one step of the element-wise chain that
  * carries its key and the element's counter, so the fused tile chain draws
  * each value's number where it is used, and `iter` and `reference` run the
  * same step over the element. */
@@ -52,3 +52,10 @@ const sl__op_desc sl__op_gaussian_noise_desc = {
     .no_decisions_reason = "its draws are values, not decisions: one normal number per value of the element; a peer "
                            "draws its own noise and is compared statistically",
 };
+
+sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma)
+{
+    sl_op op = sl__op_on(SL_OP_GAUSSIAN_NOISE, field, op_id);
+    op.u.noise.sigma = sigma;
+    return op;
+}

@@ -53,3 +53,12 @@ const sl__op_desc sl__op_hash_ids_desc = {
     .release = release,
     .rows = rows,
 };
+
+sl_op sl_op_hash_ids(const char *field, int32_t columns, const int64_t *sizes)
+{
+    sl_op op = sl__op_on(SL_OP_HASH_IDS, field, 0);
+    op.u.hash.columns = columns;
+    for (int32_t j = 0; j < columns && j < SL_MAX_CHANNELS; j++)
+        op.u.hash.sizes[j] = sizes[j];
+    return op;
+}

@@ -29,3 +29,8 @@ const sl__op_desc sl__op_log1p_desc = {
     .compile = compile,
     .rows = rows,
 };
+
+sl_op sl_op_log1p(const char *field)
+{
+    return sl__op_on(SL_OP_LOG1P, field, 0);
+}

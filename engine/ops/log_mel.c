@@ -67,3 +67,14 @@ const sl__op_desc sl__op_log_mel_desc = {
     .release = release,
     .rows = rows,
 };
+
+sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels)
+{
+    sl_op op = sl__op_on(SL_OP_LOG_MEL, field, 0);
+    op.u.mel.sample_rate = sample_rate;
+    op.u.mel.frame = frame;
+    op.u.mel.hop = hop;
+    op.u.mel.n_fft = n_fft;
+    op.u.mel.mels = mels;
+    return op;
+}

@@ -26,6 +26,8 @@ sl_status sl__mix_compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_fiel
 /* mixup's and cutmix's parameters: the label field mixed with the image and
  * the Beta distribution's alpha. */
 extern const sl__op_param sl__mix_params[2];
+/* A mixup or cutmix op: the builders' shared part. */
+sl_op sl__mix_op(sl_op_kind kind, const char *image_field, const char *label_field, uint32_t op_id, float alpha);
 
 /* The batch's lambda ~ Beta(alpha, alpha), rounded to a multiple of 2^-24 so
  * that lambda and 1 - lambda are both exact floats and sum to exactly 1. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "mix.h"
 
 int sl__mix_half_power(float alpha)
@@ -163,4 +164,12 @@ void sl__mix_field(const sl_kernel_table *k, sl__mix_work *work, sl_batch *batch
             i = j;
         }
     }
+}
+
+sl_op sl__mix_op(sl_op_kind kind, const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    sl_op op = sl__op_on(kind, image_field, op_id);
+    sl__copy_string(op.u.mix.label, sizeof op.u.mix.label, label_field);
+    op.u.mix.alpha = alpha;
+    return op;
 }

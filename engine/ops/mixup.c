@@ -40,3 +40,8 @@ const sl__op_desc sl__op_mixup_desc = {
     .batch_partners = true,
     .batch_decisions = batch_decisions,
 };
+
+sl_op sl_op_mixup(const char *image_field, const char *label_field, uint32_t op_id, float alpha)
+{
+    return sl__mix_op(SL_OP_MIXUP, image_field, label_field, op_id, alpha);
+}

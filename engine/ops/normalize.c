@@ -91,3 +91,14 @@ const sl__op_desc sl__op_normalize_desc = {
     .ew_step = ew_step,
     .vjp = vjp,
 };
+
+sl_op sl_op_normalize(const char *field, int32_t channels, const float *mean, const float *std)
+{
+    sl_op op = sl__op_on(SL_OP_NORMALIZE, field, 0);
+    op.u.normalize.channels = channels;
+    for (int32_t c = 0; c < channels && c < SL_MAX_CHANNELS; c++) {
+        op.u.normalize.mean[c] = mean[c];
+        op.u.normalize.std[c] = std[c];
+    }
+    return op;
+}

@@ -43,3 +43,10 @@ const sl__op_desc sl__op_one_hot_desc = {
     .compile = compile,
     .rows = rows,
 };
+
+sl_op sl_op_one_hot(const char *field, int32_t classes)
+{
+    sl_op op = sl__op_on(SL_OP_ONE_HOT, field, 0);
+    op.u.one_hot.classes = classes;
+    return op;
+}

@@ -37,3 +37,11 @@ const sl__op_desc sl__op_pack_tokens_desc = {
     .phase = SL__PHASE_SOURCE,
     .compile = compile,
 };
+
+sl_op sl_op_pack_tokens(const char *field, int32_t seq_len, int32_t pad_id)
+{
+    sl_op op = sl__op_on(SL_OP_PACK_TOKENS, field, 0);
+    op.u.pack.seq_len = seq_len;
+    op.u.pack.pad_id = pad_id;
+    return op;
+}

@@ -5,6 +5,7 @@
  * field's per-batch shape narrows to that width and its rows are compacted
  * to it; the next batch starts at full capacity again (sl__batch_begin).
  * Lengths come from an i32 scalar field and are clamped to [0, capacity]. */
+#include "core/internal.h"
 #include "pipeline/op_desc.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
@@ -50,3 +51,12 @@ const sl__op_desc sl__op_pad_to_multiple_desc = {
     .compile = compile,
     .batch = batch,
 };
+
+sl_op sl_op_pad_to_multiple(const char *field, const char *lengths, int32_t multiple, int32_t pad_id)
+{
+    sl_op op = sl__op_on(SL_OP_PAD_TO_MULTIPLE, field, 0);
+    sl__copy_string(op.u.pad_multiple.lengths, sizeof op.u.pad_multiple.lengths, lengths);
+    op.u.pad_multiple.multiple = multiple;
+    op.u.pad_multiple.pad_id = pad_id;
+    return op;
+}

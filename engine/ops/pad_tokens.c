@@ -50,3 +50,12 @@ const sl__op_desc sl__op_pad_tokens_desc = {
     .compile = compile,
     .rows = rows,
 };
+
+sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_t pad_id)
+{
+    sl_op op = sl__op_on(SL_OP_PAD_TOKENS, field, 0);
+    op.u.pad.length = length;
+    op.u.pad.end_id = end_id;
+    op.u.pad.pad_id = pad_id;
+    return op;
+}

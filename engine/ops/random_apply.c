@@ -42,3 +42,8 @@ const sl__op_desc sl__op_random_apply_desc = {
     .decision_columns = "apply",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_apply(const char *field, uint32_t op_id, float p, int32_t ops)
+{
+    return sl__subchain_op(SL_OP_RANDOM_APPLY, field, op_id, p, ops, 0);
+}

@@ -55,3 +55,10 @@ const sl__op_desc sl__op_random_brightness_desc = {
     .decision_columns = "u24",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_BRIGHTNESS, field, op_id);
+    op.u.brightness.delta = delta;
+    return op;
+}

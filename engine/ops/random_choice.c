@@ -40,3 +40,8 @@ const sl__op_desc sl__op_random_choice_desc = {
     .decision_columns = "branch",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_choice(const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)
+{
+    return sl__subchain_op(SL_OP_RANDOM_CHOICE, field, op_id, p, ops_a, ops_b);
+}

@@ -55,3 +55,11 @@ const sl__op_desc sl__op_random_crop_desc = {
     .decision_columns = "off_y,off_x",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_CROP, field, op_id);
+    op.u.crop.crop_h = crop_h;
+    op.u.crop.crop_w = crop_w;
+    return op;
+}

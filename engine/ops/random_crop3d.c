@@ -68,3 +68,12 @@ const sl__op_desc sl__op_random_crop3d_desc = {
     .decision_columns = "off_d,off_h,off_w",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_crop3d(const char *field, uint32_t op_id, int32_t patch_d, int32_t patch_h, int32_t patch_w)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_CROP3D, field, op_id);
+    op.u.patch.d = patch_d;
+    op.u.patch.h = patch_h;
+    op.u.patch.w = patch_w;
+    return op;
+}

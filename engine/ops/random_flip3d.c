@@ -59,3 +59,10 @@ const sl__op_desc sl__op_random_flip3d_desc = {
     .decision_columns = "axes",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_flip3d(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_FLIP3D, field, op_id);
+    op.u.flip.p = p;
+    return op;
+}

@@ -49,3 +49,10 @@ const sl__op_desc sl__op_random_hflip_desc = {
     .decision_columns = "flip",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_hflip(const char *field, uint32_t op_id, float p)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_HFLIP, field, op_id);
+    op.u.flip.p = p;
+    return op;
+}

@@ -105,3 +105,15 @@ const sl__op_desc sl__op_random_resized_crop_desc = {
     .decision_columns = "y,x,h,w",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,
+                                float scale_hi, float ratio)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_RESIZED_CROP, field, op_id);
+    op.u.rrc.out_h = out_h;
+    op.u.rrc.out_w = out_w;
+    op.u.rrc.scale_lo = scale_lo;
+    op.u.rrc.scale_hi = scale_hi;
+    op.u.rrc.ratio = ratio;
+    return op;
+}

@@ -58,3 +58,11 @@ const sl__op_desc sl__op_random_scale_desc = {
     .decision_columns = "u24",
     .decisions = decisions,
 };
+
+sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi)
+{
+    sl_op op = sl__op_on(SL_OP_RANDOM_SCALE, field, op_id);
+    op.u.range.lo = lo;
+    op.u.range.hi = hi;
+    return op;
+}

@@ -76,3 +76,10 @@ const sl__op_desc sl__op_rebatch_desc = {
     .batch = batch,
     .batch_vjp = batch_vjp,
 };
+
+sl_op sl_op_rebatch(const char *field, int32_t micro)
+{
+    sl_op op = sl__op_on(SL_OP_REBATCH, field, 0);
+    op.u.rebatch.micro = micro;
+    return op;
+}

@@ -101,3 +101,11 @@ const sl__op_desc sl__op_resize_desc = {
     .release = release,
     .rows = rows,
 };
+
+sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w)
+{
+    sl_op op = sl__op_on(SL_OP_RESIZE, field, 0);
+    op.u.resize.out_h = out_h;
+    op.u.resize.out_w = out_w;
+    return op;
+}

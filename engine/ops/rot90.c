@@ -49,3 +49,8 @@ const sl__op_desc sl__op_rot90_desc = {
     .decision_columns = "k",
     .decisions = decisions,
 };
+
+sl_op sl_op_rot90(const char *field, uint32_t op_id)
+{
+    return sl__op_on(SL_OP_ROT90, field, op_id);
+}

@@ -98,3 +98,12 @@ bool sl__subchain_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int6
 {
     return sl_u32_to_unit_float(sl__op_draw(ctx, c, element, 0).v[0]) < c->op->u.sub.p;
 }
+
+sl_op sl__subchain_op(sl_op_kind kind, const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)
+{
+    sl_op op = sl__op_on(kind, field, op_id);
+    op.u.sub.ops_a = ops_a;
+    op.u.sub.ops_b = ops_b;
+    op.u.sub.p = p;
+    return op;
+}

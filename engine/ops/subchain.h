@@ -26,6 +26,8 @@ void sl__subchain_release(sl__compiled_op *c);
 /* The parameters every op over sub-chains has: how many ops each branch
  * owns, and the probability of branch a. */
 extern const sl__op_param sl__subchain_params[3];
+/* An op over sub-chains: the builders' shared part. */
+sl_op sl__subchain_op(sl_op_kind kind, const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b);
 int sl__subchain_nested(const sl_op *op);
 
 /* Runs branch (0 = a, 1 = b) of op c on one element x in place: each run of

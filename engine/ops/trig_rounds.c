@@ -37,3 +37,10 @@ const sl__op_desc sl__op_trig_rounds_desc = {
     .compile = compile,
     .rows = rows,
 };
+
+sl_op sl_op_trig_rounds(const char *field, int32_t rounds)
+{
+    sl_op op = sl__op_on(SL_OP_TRIG_ROUNDS, field, 0);
+    op.u.rounds.count = rounds;
+    return op;
+}

@@ -54,3 +54,8 @@ const sl__op_desc sl__op_zscore_desc = {
     .compile = compile,
     .rows = rows,
 };
+
+sl_op sl_op_zscore(const char *field)
+{
+    return sl__op_on(SL_OP_ZSCORE, field, 0);
+}

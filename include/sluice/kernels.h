@@ -94,13 +94,25 @@ typedef void (*sl_affine_grads_fn)(const float *x, const float *dy, int64_t pixe
 
 /* What one step of an element-wise chain computes on a value v. The
  * chain's interpreters (every back end's ew_chain, the device bodies) know
- * these and nothing about ops: each op's ew_step resolves to one. */
+ * these and nothing about ops: each op's ew_step resolves to one. The
+ * arithmetic ones are listed once here, each with its body
+ * sl__step_<name>(v, a, b) in kernels/include/kernels/bodies.h, and every
+ * interpreter's loop is generated from the list: a new one is a line here
+ * and a body there.
+ *   normalize: (v - a) * b
+ *   multiply:  v * a (scale, multiply, random_scale)
+ *   add:       v + a (add, random_brightness)
+ *   clip:      v < a ? a : (v > b ? b : v)
+ * gaussian_noise (v + a z, z a normal variate per value) follows them: it
+ * needs the value's index, so each interpreter runs it in a loop of its own. */
+#define SL_EW_ARITHMETIC(X) X(NORMALIZE, normalize) X(MULTIPLY, multiply) X(ADD, add) X(CLIP, clip)
+
 typedef enum sl_ew_opcode {
-    SL_EW_NORMALIZE = 0,   /* (v - a) * b */
-    SL_EW_MULTIPLY,        /* v * a: scale, multiply, random_scale */
-    SL_EW_ADD,             /* v + a: add, random_brightness */
-    SL_EW_CLIP,            /* v < a ? a : (v > b ? b : v) */
-    SL_EW_GAUSSIAN_NOISE,  /* v + a z, z a normal variate per value */
+#define SL__EW_OPCODE(NAME, name) SL_EW_##NAME,
+    SL_EW_ARITHMETIC(SL__EW_OPCODE)
+#undef SL__EW_OPCODE
+    SL_EW_GAUSSIAN_NOISE,
+    SL_EW_OPCODE_COUNT
 } sl_ew_opcode;
 
 /* One step of an element-wise chain on f32 data. A per-element random op

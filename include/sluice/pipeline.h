@@ -191,7 +191,7 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
 int sl_fused_threads(const sl_fused *fused);
 /* Whether the batch last computed was split across threads. An executor
  * with several threads chooses per batch, from the batches' own times,
- * whether splitting pays on this machine now (engine/src/split_choice.h);
+ * whether splitting pays on this machine now (engine/exec/split_choice.h);
  * batches below 64 KiB are never split. */
 bool sl_fused_last_split(const sl_fused *fused);
 

@@ -104,14 +104,8 @@ static bool chain_supported(const sl_cuda_chain *chain)
     if (chain->nsteps < 0 || chain->nsteps > SL_CUDA_MAX_STEPS)
         return false;
     for (int s = 0; s < chain->nsteps; s++)
-        switch (chain->steps[s].kind) {
-        case SL_EW_NORMALIZE:
-            case SL_EW_MULTIPLY:
-        case SL_EW_ADD:
-        case SL_EW_CLIP:
-        case SL_EW_GAUSSIAN_NOISE: break;
-        default: return false;
-        }
+        if ((unsigned)chain->steps[s].kind >= SL_EW_OPCODE_COUNT)
+            return false;
     return true;
 }
 

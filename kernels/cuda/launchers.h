@@ -1,4 +1,4 @@
-/* The CUDA launchers behind sl_cuda_kernel_table (kernels/cuda/cuda.h), one
+/* The CUDA launchers behind sl_cuda_kernel_table (kernels/include/kernels/cuda.h), one
  * group per .cu file, with C linkage so that table.c, plain C, fills the
  * table. */
 #ifndef SLUICE_KERNELS_CUDA_LAUNCHERS_H

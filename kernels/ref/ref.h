@@ -96,9 +96,9 @@ static inline void sl__log_mel_with(const float *wave, float *out, const sl_mels
 }
 
 /* sl__log1p_f32, sl__id_hash, sl__ew_apply and the other per-value bodies
- * are in kernels/cuda/bodies.h, shared with the CUDA kernels. */
+ * are in kernels/include/kernels/bodies.h, shared with the CUDA kernels. */
 
 /* gaussian_noise's per-value helpers (sl__noise_apply, sl__noise_block,
- * SL_NOISE_BLOCKS, SL_NOISE_GROUP) are in kernels/cuda/bodies.h. */
+ * SL_NOISE_BLOCKS, SL_NOISE_GROUP) are in kernels/include/kernels/bodies.h. */
 
 #endif

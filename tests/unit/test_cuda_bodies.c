@@ -1,8 +1,8 @@
 /* The CUDA kernels' per-thread code, run on the CPU.
  *
  * Each __global__ kernel of kernels/cuda is a grid-stride loop around one
- * sl__at_* function (kernels/cuda/at.h), built from the bodies of
- * kernels/cuda/bodies.h. Here every such function runs over every index on
+ * sl__at_* function (kernels/include/kernels/at.h), built from the bodies of
+ * kernels/include/kernels/bodies.h. Here every such function runs over every index on
  * the CPU and its output is compared bit for bit with the reference kernels,
  * and with the best CPU table where that has its own (vectorized)
  * implementation, over inputs that include NaN, infinities, signed zeros,

@@ -1,4 +1,4 @@
-/* gaussian_noise's normal variate (engine/src/normal.h) against the exact
+/* gaussian_noise's normal variate (kernels/include/kernels/normal.h) against the exact
  * inverse normal CDF recomputed here with libm (Newton's method on erf and
  * erfc in long double), and its distribution against the normal's moments
  * and tails within stated sampling bounds. */

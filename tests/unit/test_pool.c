@@ -1,4 +1,4 @@
-/* The fused executor's thread pool (engine/src/pool.h): every task runs
+/* The fused executor's thread pool (engine/exec/pool.h): every task runs
  * once, in chunks of the asked size within each thread's home share, and a
  * late thread's chunks go to the threads that are free. */
 #include <stdatomic.h>

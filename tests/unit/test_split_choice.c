@@ -1,4 +1,4 @@
-/* The fused executor's split choice (engine/src/split_choice.h), driven by
+/* The fused executor's split choice (engine/exec/split_choice.h), driven by
  * made-up batch times: a simulated machine gives each way a base time, and
  * the first batch after a change of way an extra cost, as waking or parking
  * the pool's workers does on a real one. */

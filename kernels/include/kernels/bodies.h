@@ -112,21 +112,47 @@ SL_HD uint32_t sl__dropout_word(const sl_dropout_key *d, int64_t i)
     return r.v[i % 4];
 }
 
-/* One step of an element-wise chain applied to one value (gaussian_noise is
- * the chain's own loop: it needs the value's index). */
+/* The chain's arithmetic steps (SL_EW_ARITHMETIC in sluice/kernels.h), each
+ * one body on (v, a, b). */
+SL_HD float sl__step_normalize(float v, float a, float b)
+{
+    return sl__body_normalize(v, a, b);
+}
+
+SL_HD float sl__step_multiply(float v, float a, float b)
+{
+    (void)b;
+    return sl__body_multiply(v, a);
+}
+
+SL_HD float sl__step_add(float v, float a, float b)
+{
+    (void)b;
+    return sl__body_add(v, a);
+}
+
+SL_HD float sl__step_clip(float v, float a, float b)
+{
+    return sl__body_clip(v, a, b);
+}
+
+/* One arithmetic step of an element-wise chain applied to one value
+ * (gaussian_noise is the chain's own loop: it needs the value's index). */
 SL_HD float sl__ew_apply(const sl_ew_step *step, float v)
 {
     switch (step->kind) {
-    case SL_EW_NORMALIZE: return sl__body_normalize(v, step->a, step->b);
-    case SL_EW_MULTIPLY: return sl__body_multiply(v, step->a);
-    case SL_EW_ADD: return sl__body_add(v, step->a);
-    case SL_EW_CLIP: return sl__body_clip(v, step->a, step->b);
-    default: return v;
+#define SL__EW_APPLY(NAME, name)                                                                                       \
+    case SL_EW_##NAME:                                                                                                 \
+        return sl__step_##name(v, step->a, step->b);
+        SL_EW_ARITHMETIC(SL__EW_APPLY)
+#undef SL__EW_APPLY
+    default:
+        return v;
     }
 }
 
 /* gaussian_noise on one value: v + sigma z, z the normal variate of the
- * value's word rounded to float (engine/src/normal.h, libm-free), then one
+ * value's word rounded to float (kernels/include/kernels/normal.h, libm-free), then one
  * product and one sum in float. */
 SL_HD float sl__noise_apply(float v, float sigma, uint32_t word)
 {

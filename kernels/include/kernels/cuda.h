@@ -7,7 +7,7 @@
  * NULL is the legacy default stream), queue one kernel and return 0 or the
  * cudaError_t of the launch; they never synchronize, so a batch's kernels
  * can be captured into a CUDA graph. Each kernel is a grid-stride loop
- * around one sl__at_* function of kernels/cuda/at.h, the code that
+ * around one sl__at_* function of kernels/include/kernels/at.h, the code that
  * tests/unit/test_cuda_bodies.c runs on the CPU against the reference. */
 #ifndef SLUICE_KERNELS_CUDA_H
 #define SLUICE_KERNELS_CUDA_H

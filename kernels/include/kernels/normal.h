@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 /* SL_HOSTDEV: SL_HOSTDEV in C, __host__ __device__ under nvcc, so the
- * CUDA kernels (kernels/cuda/bodies.h) draw the same variate. */
+ * CUDA kernels (kernels/include/kernels/bodies.h) draw the same variate. */
 #include "sluice/philox.h"
 
 /* Acklam's coefficients ("An algorithm for computing the inverse normal

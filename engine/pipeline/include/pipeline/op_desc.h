@@ -190,6 +190,11 @@ const sl__op_desc *sl__op_desc_of(sl_op_kind kind);
 
 /* Helpers the descriptors share. */
 
+/* An op of the given kind on field, with its random stream's id and every
+ * parameter zero: what each op's builder (sl_op_<name>, sluice/ops.h, in
+ * the op's own file) starts from. */
+sl_op sl__op_on(sl_op_kind kind, const char *field, uint32_t op_id);
+
 /* Compiles spec ops [first, first + count) as sub-chain ops of op `owner`:
  * each must act on the owner's field, run per element, keep the field's
  * layout and work in place, and own no ops itself. Errors name the op's
