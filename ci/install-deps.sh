@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  gcc clang meson ninja-build pkg-config git
+  gcc clang clang-format meson ninja-build pkg-config git python3 binutils
   libcriterion-dev libcjson-dev libxxhash-dev libopenblas-dev
   gcovr
   # DIST-1 and DIST-2 run one rank per process under mpirun (docs/distributed.md).
