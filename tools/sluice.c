@@ -24,6 +24,7 @@ static const command commands[] = {
     {"check", "compare a run with a baseline; exit 1 on a regression (the gate)", sl__cmd_check},
     {"export", "write a scenario's data, order, decisions and reference digests for a peer loader", sl__cmd_export},
     {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report},
+    {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -61,6 +61,9 @@ else
   not_ok "control characters in arguments are escaped, never echoed raw" "$out"
 fi
 expect 0 "PR-2" "list shows every scenario" -- list
+expect 0 "1x7" "kernels checks one entry's cases on every table" -- kernels --check-only --entries normalize_u8
+expect 2 "normalize_u9" "an unknown kernel entry is named, exit 2" -- kernels --entries normalize_u9
+expect 2 "cpu-sse" "an unknown kernel table is named, exit 2" -- kernels --tables cpu-sse
 expect 0 "fused" "list shows the adapters" -- list
 
 # A small bench: a record per adapter and a summary, in the profile's folder.
