@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_internal.h"
 #include "core/internal.h"
 #include "sluice/bench.h"
 #include "sluice/compare.h"
@@ -46,19 +47,25 @@ typedef struct repetition {
     int64_t growth_bytes;
 } repetition;
 
-static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
-                          const sl_profile_settings *profile, const sl_kernel_table *run_kernels, sl_record *record)
+void sl__record_identify(sl_record *record, const sl_scenario *scenario, const sl_variant *variant,
+                         const sl_adapter *adapter, const sl_profile_settings *profile,
+                         const sl_kernel_table *run_kernels)
 {
-    const sl_pipeline_spec *spec = sl_pipeline_get_spec(instance->pipeline);
     const sl_kernel_table *kernels = sl_adapter_kernels(adapter, run_kernels);
-
-    sl__copy_string(record->scenario, sizeof record->scenario, instance->scenario->id);
-    sl__copy_string(record->variant, sizeof record->variant, instance->variant->name);
+    sl__copy_string(record->scenario, sizeof record->scenario, scenario->id);
+    sl__copy_string(record->variant, sizeof record->variant, variant->name);
     sl__copy_string(record->adapter, sizeof record->adapter, adapter->name);
     sl__copy_string(record->profile, sizeof record->profile, profile->name);
     sl__copy_string(record->backend_requested, sizeof record->backend_requested, profile->backend);
     sl__copy_string(record->backend_active, sizeof record->backend_active, adapter->backend);
     sl__copy_string(record->kernels, sizeof record->kernels, kernels != NULL ? kernels->name : "unknown");
+}
+
+static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                          const sl_profile_settings *profile, const sl_kernel_table *run_kernels, sl_record *record)
+{
+    const sl_pipeline_spec *spec = sl_pipeline_get_spec(instance->pipeline);
+    sl__record_identify(record, instance->scenario, instance->variant, adapter, profile, run_kernels);
     /* The seed the pipeline was built with is the one that determined the
      * output, so it is the one a record must carry to be reproducible. */
     record->seed = spec->seed;
@@ -309,8 +316,299 @@ static sl_status check_within_tolerance(const sl_scenario_instance *instance, co
     return status;
 }
 
-sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
-                       const sl_bench_options *options, sl_record *record, sl_err *err)
+/* One sl_bench_run's window and working memory: the batches each
+ * repetition runs, one latency array per repetition (so the kept one can be
+ * copied out once the median is known), which batches a threaded adapter
+ * split, and each repetition's result. */
+typedef struct bench_run {
+    const sl_scenario_instance *instance;
+    const sl_adapter *adapter;
+    const sl_bench_options *options;
+    int repetitions;
+    int64_t warmup, measured, total;
+    int64_t *latencies;
+    bool *splits;
+    repetition reps[SL_RECORD_MAX_REPETITIONS];
+} bench_run;
+
+/* An adapter that cannot run here, or lacks one of the pipeline's
+ * transforms, is recorded as such rather than run: returns false with the
+ * record's outcome and reason set. */
+static bool admit_adapter(const sl_scenario_instance *instance, const sl_adapter *adapter, sl_record *record)
+{
+    sl__copy_string(record->equivalence, sizeof record->equivalence, "not checked");
+    if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
+        record->outcome = SL_RECORD_UNAVAILABLE;
+        return false;
+    }
+    if (!sl_adapter_supports(adapter, sl_pipeline_transforms(instance->pipeline), record->reason,
+                             sizeof record->reason)) {
+        record->outcome = SL_RECORD_EXCLUDED;
+        return false;
+    }
+    return true;
+}
+
+/* Checks the counts the options ask for, sets the record's workers and
+ * threads, and allocates the run's arrays. */
+static sl_status prepare_run(bench_run *run, const sl_profile_settings *profile, sl_record *record, sl_err *err)
+{
+    const sl_bench_options *options = run->options;
+    run->repetitions = options->repetitions > 0 ? options->repetitions : profile->repetitions;
+    measured_window(options, profile, &run->warmup, &run->measured);
+    if (run->repetitions > SL_RECORD_MAX_REPETITIONS) {
+        char message[128];
+        snprintf(message, sizeof message, "%d repetitions requested; a record holds at most %d", run->repetitions,
+                 SL_RECORD_MAX_REPETITIONS);
+        return fail_record(record, SL_EINVAL, message, err);
+    }
+    if (options->workers < 0) {
+        return fail_record(record, SL_EINVAL, "the worker count must not be negative", err);
+    }
+    if (options->threads < 0 || options->threads > SL_FUSED_MAX_THREADS) {
+        return fail_record(record, SL_EINVAL, "the thread count must be in [0, 256]", err);
+    }
+    record->workers = options->workers;
+    record->threads = run->adapter->threaded && options->threads > 0 ? options->threads : 1;
+    run->total = run->warmup + run->measured;
+
+    size_t slots = (size_t)run->repetitions * (size_t)run->total;
+    run->latencies = malloc(slots * sizeof *run->latencies);
+    /* Which batches were split is only asked for where several threads may
+     * split. */
+    run->splits = record->threads > 1 ? calloc(slots, sizeof *run->splits) : NULL;
+    if (run->latencies == NULL || (record->threads > 1 && run->splits == NULL)) {
+        free(run->latencies);
+        free(run->splits);
+        run->latencies = NULL;
+        run->splits = NULL;
+        return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
+    }
+    return SL_OK;
+}
+
+/* Fails the record for an adapter whose run returned an error. An adapter
+ * that checks its own output (a peer, by digest) and says it did other work
+ * than the reference makes a mismatch, not ranked; one that finds the
+ * variant cannot fit where it runs (a GPU's memory) skips it, with the
+ * reason. */
+static sl_status fail_adapter_run(sl_record *record, sl_status status, const char *message, sl_err *err)
+{
+    status = fail_record(record, status, message, err);
+    if (status == SL_EMISMATCH) {
+        record->outcome = SL_RECORD_MISMATCH;
+        sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+    }
+    if (status == SL_ESKIPPED)
+        record->outcome = SL_RECORD_SKIPPED;
+    return status;
+}
+
+/* Runs repetition r from the start of epoch 0 and keeps its result in
+ * run->reps[r]. */
+static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl_err *err)
+{
+    const sl_scenario_instance *instance = run->instance;
+    const sl_adapter *adapter = run->adapter;
+    int64_t *latency = run->latencies + (size_t)r * (size_t)run->total;
+    sl_digest *digest = sl_digest_new();
+    if (digest == NULL)
+        return fail_record(record, SL_ENOMEM, "out of memory for the output digest", err);
+    measure_sink sink = {.warmup = run->warmup, .digest = digest};
+    sl_run_request request = {.start = {0, 0},
+                              .nbatches = run->total,
+                              .workers = run->options->workers,
+                              .threads = record->threads,
+                              .split = run->splits ? run->splits + (size_t)r * (size_t)run->total : NULL,
+                              .kernels = run_kernels(run->options)};
+    sl_rss_probe probe;
+    sl_err run_err = {0};
+
+    /* Every repetition starts from an empty cache (IO-4), so that each
+     * measures the same mix of filling and replaying epochs. */
+    sl_pipeline_cache_reset(instance->pipeline);
+    sl_rss_reset(&probe);
+    sl_status status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+    if (adapter->framework)
+        adapter->framework(adapter, record->framework, sizeof record->framework);
+    if (status != SL_OK) {
+        status = fail_adapter_run(record, status, run_err.msg, err);
+    } else if (sink.seen != run->total) {
+        char message[SL_ERR_MAX];
+        snprintf(message, sizeof message, "the adapter delivered %" PRId64 " of the %" PRId64 " batches requested",
+                 sink.seen, run->total);
+        status = fail_record(record, SL_EMISMATCH, message, err);
+    } else {
+        repetition *rep = &run->reps[r];
+        *rep = (repetition){
+            .elements = sink.elements,
+            .bytes = sink.bytes,
+            .digest = sl_digest_value(digest),
+            .elements_per_s =
+                span_elements_per_s(record, latency + run->warmup, run->measured, sink.elements, sink.bytes),
+        };
+        rep->peak_rss_bytes = sl_rss_peak_bytes(&probe, &rep->peak_rss_method);
+        rep->growth_bytes = sl_rss_growth_bytes(&probe);
+    }
+    sl_digest_free(digest);
+    return status;
+}
+
+/* The engine is deterministic, so every repetition must produce the same
+ * measured batches; checking costs nothing and catches an adapter whose
+ * output depends on timing or leftover state. */
+static sl_status check_repetitions_agree(const bench_run *run, int r, sl_record *record, sl_err *err)
+{
+    if (run->reps[r].digest == run->reps[0].digest)
+        return SL_OK;
+    char message[SL_ERR_MAX];
+    snprintf(message, sizeof message,
+             "output differs between repetitions: repetition 1 digest %016" PRIx64 ", repetition %d digest %016" PRIx64,
+             run->reps[0].digest, r + 1, run->reps[r].digest);
+    return fail_record(record, SL_EMISMATCH, message, err);
+}
+
+static sl_status run_repetitions(bench_run *run, sl_record *record, sl_err *err)
+{
+    for (int r = 0; r < run->repetitions; r++) {
+        sl_status status = run_one_repetition(run, r, record, err);
+        if (status == SL_OK)
+            status = check_repetitions_agree(run, r, record, err);
+        if (status != SL_OK)
+            return status;
+    }
+    return SL_OK;
+}
+
+/* Copies the kept repetition's measured latencies into the record, and
+ * every repetition's measured batches into its samples, for the interval of
+ * the median and the gate: the kept repetition alone would hide how much
+ * the repetitions disagree. */
+static sl_status keep_median_repetition(const bench_run *run, int kept, sl_record *record, sl_err *err)
+{
+    size_t measured = (size_t)run->measured, total = (size_t)run->total, warmup = (size_t)run->warmup;
+    record->latency_ns = malloc(measured * sizeof *record->latency_ns);
+    if (record->latency_ns == NULL)
+        return fail_record(record, SL_ENOMEM, "out of memory for the kept latencies", err);
+    memcpy(record->latency_ns, run->latencies + (size_t)kept * total + warmup, measured * sizeof *record->latency_ns);
+    record->samples_ns = malloc((size_t)run->repetitions * measured * sizeof *record->samples_ns);
+    if (record->samples_ns == NULL)
+        return fail_record(record, SL_ENOMEM, "out of memory for the samples", err);
+    for (int r = 0; r < run->repetitions; r++)
+        memcpy(record->samples_ns + (size_t)r * measured, run->latencies + (size_t)r * total + warmup,
+               measured * sizeof *record->samples_ns);
+    return SL_OK;
+}
+
+/* An ok record's counts come from the kept repetition; its memory figures
+ * are the largest any repetition reached. */
+static void fill_record(const bench_run *run, int kept, sl_record *record)
+{
+    const repetition *reps = run->reps;
+    record->outcome = SL_RECORD_OK;
+    record->warmup_batches = run->warmup;
+    record->measured_batches = run->measured;
+    record->repetitions = run->repetitions;
+    record->repetition_kept = kept;
+    record->elements = reps[kept].elements;
+    record->bytes = reps[kept].bytes;
+    record->output_digest = reps[kept].digest;
+    record->first_batch_ns = run->latencies[0];
+    for (int r = 0; r < run->repetitions; r++) {
+        record->repetition_elements_per_s[r] = reps[r].elements_per_s;
+        if (r == 0 || reps[r].growth_bytes > record->adapter_memory_bytes)
+            record->adapter_memory_bytes = reps[r].growth_bytes;
+        if (r == 0 || reps[r].peak_rss_bytes > record->peak_rss_bytes) {
+            record->peak_rss_bytes = reps[r].peak_rss_bytes;
+            sl__copy_string(record->peak_rss_method, sizeof record->peak_rss_method,
+                            reps[r].peak_rss_method != NULL ? reps[r].peak_rss_method : "unknown");
+        }
+    }
+}
+
+/* Says how the record's output was held to the reference's: an own
+ * equivalence the adapter reports, bitwise, within the scenario's
+ * tolerance (close), or a mismatch with the reason. */
+static void classify_equivalence(const bench_run *run, bool close, double worst, sl_record *record)
+{
+    double tolerance = run->instance->scenario->tolerance;
+    uint64_t reference = run->options->reference_digest;
+    char own[32] = "";
+    sl_adapter_last_equivalence(run->adapter, own, sizeof own);
+    if (record->output_digest == reference && own[0]) {
+        /* A peer held to the reference statistically handed the sink the
+         * reference's batches: say how it was checked, not "bitwise". */
+        sl__copy_string(record->equivalence, sizeof record->equivalence, own);
+    } else if (record->output_digest == reference) {
+        sl__copy_string(record->equivalence, sizeof record->equivalence, "bitwise");
+    } else if (close) {
+        /* Not the reference's bits, but within the scenario's stated
+         * tolerance (docs/determinism.md): equivalent work. */
+        snprintf(record->equivalence, sizeof record->equivalence, "within %.3g", tolerance);
+    } else {
+        /* Its time is kept in the record for diagnosis, but a mismatch is
+         * never ranked: it did other work than the reference. */
+        record->outcome = SL_RECORD_MISMATCH;
+        sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
+        if (tolerance > 0.0)
+            snprintf(record->reason, sizeof record->reason,
+                     "output differs from the reference's by up to %.3g, beyond the scenario's tolerance %.3g", worst,
+                     tolerance);
+        else
+            snprintf(record->reason, sizeof record->reason,
+                     "output digest %016" PRIx64 " of the measured batches differs from the reference's %016" PRIx64,
+                     record->output_digest, reference);
+    }
+}
+
+/* No time without a check: holds the record's digest to the reference's,
+ * and where they differ in a scenario with a stated tolerance, the output
+ * value by value (check_within_tolerance). */
+static sl_status check_against_reference(const bench_run *run, sl_record *record, sl_err *err)
+{
+    bool close = false;
+    double worst = 0.0;
+    if (record->output_digest != run->options->reference_digest && run->instance->scenario->tolerance > 0.0) {
+        sl_run_request request = {.start = {0, 0},
+                                  .nbatches = run->total,
+                                  .workers = run->options->workers,
+                                  .threads = record->threads,
+                                  .kernels = run_kernels(run->options)};
+        sl_err check_err = {0};
+        sl_status check =
+            check_within_tolerance(run->instance, run->adapter, &request, run->warmup, &close, &worst, &check_err);
+        if (check != SL_OK)
+            return fail_record(record, check, check_err.msg, err);
+    }
+    classify_equivalence(run, close, worst, record);
+    return SL_OK;
+}
+
+/* The steps after the repetitions ran: the median kept, the record filled
+ * with its figures, held to the reference, and given the scenario's own
+ * metrics. */
+static sl_status finish_record(const bench_run *run, sl_record *record, sl_err *err)
+{
+    int kept = median_repetition(run->reps, run->repetitions);
+    sl_status status = keep_median_repetition(run, kept, record, err);
+    if (status != SL_OK)
+        return status;
+    fill_record(run, kept, record);
+    add_metrics(run->instance, run->options, record);
+    if (run->splits)
+        add_split_fraction(record, run->splits + (size_t)kept * (size_t)run->total + run->warmup);
+    if (run->options->check_against_reference) {
+        status = check_against_reference(run, record, err);
+        if (status != SL_OK)
+            return status;
+    }
+    if (!run->options->defer_scenario_metrics)
+        status = sl_bench_scenario_metrics(run->instance, run->adapter, run_kernels(run->options), record, err);
+    return status;
+}
+
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter, const sl_bench_options *options,
+                       sl_record *record, sl_err *err)
 {
     memset(record, 0, sizeof *record);
     if (instance == NULL || instance->pipeline == NULL || adapter == NULL || options == NULL) {
@@ -323,211 +621,20 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     fill_identity(instance, adapter, profile, run_kernels(options), record);
     if (adapter->device)
         adapter->device(adapter, record);
-
-    sl__copy_string(record->equivalence, sizeof record->equivalence, "not checked");
-    if (!sl_adapter_is_available(adapter, record->reason, sizeof record->reason)) {
-        record->outcome = SL_RECORD_UNAVAILABLE;
+    if (!admit_adapter(instance, adapter, record))
         return SL_OK;
-    }
-    if (!sl_adapter_supports(adapter, sl_pipeline_transforms(instance->pipeline), record->reason,
-                             sizeof record->reason)) {
-        record->outcome = SL_RECORD_EXCLUDED;
-        return SL_OK;
-    }
 
-    int repetitions = options->repetitions > 0 ? options->repetitions : profile->repetitions;
-    int64_t warmup, measured;
-    measured_window(options, profile, &warmup, &measured);
-    if (repetitions > SL_RECORD_MAX_REPETITIONS) {
-        char message[128];
-        snprintf(message, sizeof message, "%d repetitions requested; a record holds at most %d", repetitions,
-                 SL_RECORD_MAX_REPETITIONS);
-        return fail_record(record, SL_EINVAL, message, err);
-    }
-    if (options->workers < 0) {
-        return fail_record(record, SL_EINVAL, "the worker count must not be negative", err);
-    }
-    if (options->threads < 0 || options->threads > SL_FUSED_MAX_THREADS) {
-        return fail_record(record, SL_EINVAL, "the thread count must be in [0, 256]", err);
-    }
-    record->workers = options->workers;
-    record->threads = adapter->threaded && options->threads > 0 ? options->threads : 1;
-    int64_t total = warmup + measured;
-
-    /* One latency array per repetition, so the kept one can be copied out
-     * after the median is known. */
-    int64_t *latencies = malloc((size_t)repetitions * (size_t)total * sizeof *latencies);
-    /* Which batches a threaded adapter split, per repetition likewise;
-     * only asked for where several threads may split. */
-    bool *splits = record->threads > 1 ? calloc((size_t)repetitions * (size_t)total, sizeof *splits) : NULL;
-    sl_digest *digest = NULL;
-    if (latencies == NULL || (record->threads > 1 && splits == NULL)) {
-        free(latencies);
-        free(splits);
-        return fail_record(record, SL_ENOMEM, "out of memory for the latency arrays", err);
-    }
-
-    repetition reps[SL_RECORD_MAX_REPETITIONS];
-    sl_status status = SL_OK;
-    char message[SL_ERR_MAX];
-    for (int r = 0; r < repetitions; r++) {
-        int64_t *latency = latencies + (size_t)r * (size_t)total;
-        digest = sl_digest_new();
-        if (digest == NULL) {
-            status = fail_record(record, SL_ENOMEM, "out of memory for the output digest", err);
-            goto done;
-        }
-        measure_sink sink = {.warmup = warmup, .digest = digest};
-        sl_run_request request = {.start = {0, 0},
-                                  .nbatches = total,
-                                  .workers = options->workers,
-                                  .threads = record->threads,
-                                  .split = splits ? splits + (size_t)r * (size_t)total : NULL,
-                                  .kernels = run_kernels(options)};
-        sl_rss_probe probe;
-        sl_err run_err = {0};
-
-        /* Every repetition starts from an empty cache (IO-4), so that each
-         * measures the same mix of filling and replaying epochs. */
-        sl_pipeline_cache_reset(instance->pipeline);
-        sl_rss_reset(&probe);
-        status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
-        if (adapter->framework)
-            adapter->framework(adapter, record->framework, sizeof record->framework);
-        if (status != SL_OK) {
-            status = fail_record(record, status, run_err.msg, err);
-            /* An adapter that checks its own output (a peer, by digest) says
-             * it did other work than the reference: a mismatch, not ranked. */
-            if (status == SL_EMISMATCH) {
-                record->outcome = SL_RECORD_MISMATCH;
-                sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
-            }
-            /* An adapter that finds the variant cannot fit where it runs (a
-             * GPU's memory) skips it, with the reason. */
-            if (status == SL_ESKIPPED)
-                record->outcome = SL_RECORD_SKIPPED;
-            goto done;
-        }
-        if (sink.seen != total) {
-            snprintf(message, sizeof message, "the adapter delivered %" PRId64 " of the %" PRId64 " batches requested",
-                     sink.seen, total);
-            status = fail_record(record, SL_EMISMATCH, message, err);
-            goto done;
-        }
-        reps[r] = (repetition){
-            .elements = sink.elements,
-            .bytes = sink.bytes,
-            .digest = sl_digest_value(digest),
-            .elements_per_s = span_elements_per_s(record, latency + warmup, measured, sink.elements, sink.bytes),
-        };
-        reps[r].peak_rss_bytes = sl_rss_peak_bytes(&probe, &reps[r].peak_rss_method);
-        reps[r].growth_bytes = sl_rss_growth_bytes(&probe);
-        sl_digest_free(digest);
-        digest = NULL;
-
-        /* The engine is deterministic, so every repetition must produce the
-         * same measured batches; checking costs nothing and catches an
-         * adapter whose output depends on timing or leftover state. */
-        if (reps[r].digest != reps[0].digest) {
-            snprintf(message, sizeof message,
-                     "output differs between repetitions: repetition 1 digest %016" PRIx64
-                     ", repetition %d digest %016" PRIx64,
-                     reps[0].digest, r + 1, reps[r].digest);
-            status = fail_record(record, SL_EMISMATCH, message, err);
-            goto done;
-        }
-    }
-
-    int kept = median_repetition(reps, repetitions);
-    record->latency_ns = malloc((size_t)measured * sizeof *record->latency_ns);
-    if (record->latency_ns == NULL) {
-        status = fail_record(record, SL_ENOMEM, "out of memory for the kept latencies", err);
-        goto done;
-    }
-    memcpy(record->latency_ns, latencies + (size_t)kept * (size_t)total + warmup,
-           (size_t)measured * sizeof *record->latency_ns);
-    /* Every repetition's measured batches, for the interval of the median
-     * and the gate: the kept repetition alone would hide how much the
-     * repetitions disagree. */
-    record->samples_ns = malloc((size_t)repetitions * (size_t)measured * sizeof *record->samples_ns);
-    if (record->samples_ns == NULL) {
-        status = fail_record(record, SL_ENOMEM, "out of memory for the samples", err);
-        goto done;
-    }
-    for (int r = 0; r < repetitions; r++)
-        memcpy(record->samples_ns + (size_t)r * (size_t)measured, latencies + (size_t)r * (size_t)total + warmup,
-               (size_t)measured * sizeof *record->samples_ns);
-    record->outcome = SL_RECORD_OK;
-    record->warmup_batches = warmup;
-    record->measured_batches = measured;
-    record->repetitions = repetitions;
-    record->repetition_kept = kept;
-    record->elements = reps[kept].elements;
-    record->bytes = reps[kept].bytes;
-    record->output_digest = reps[kept].digest;
-    record->first_batch_ns = latencies[0];
-    for (int r = 0; r < repetitions; r++) {
-        record->repetition_elements_per_s[r] = reps[r].elements_per_s;
-        if (r == 0 || reps[r].growth_bytes > record->adapter_memory_bytes)
-            record->adapter_memory_bytes = reps[r].growth_bytes;
-        if (r == 0 || reps[r].peak_rss_bytes > record->peak_rss_bytes) {
-            record->peak_rss_bytes = reps[r].peak_rss_bytes;
-            sl__copy_string(record->peak_rss_method, sizeof record->peak_rss_method,
-                            reps[r].peak_rss_method != NULL ? reps[r].peak_rss_method : "unknown");
-        }
-    }
-    add_metrics(instance, options, record);
-    if (splits)
-        add_split_fraction(record, splits + (size_t)kept * (size_t)total + warmup);
-    if (options->check_against_reference) {
-        bool close = false;
-        double worst = 0.0;
-        if (record->output_digest != options->reference_digest && instance->scenario->tolerance > 0.0) {
-            sl_run_request request = {.start = {0, 0}, .nbatches = total, .workers = options->workers,
-                                      .threads = record->threads, .kernels = run_kernels(options)};
-            sl_err check_err = {0};
-            sl_status check = check_within_tolerance(instance, adapter, &request, warmup, &close, &worst, &check_err);
-            if (check != SL_OK) {
-                status = fail_record(record, check, check_err.msg, err);
-                goto done;
-            }
-        }
-        char own[32] = "";
-        sl_adapter_last_equivalence(adapter, own, sizeof own);
-        if (record->output_digest == options->reference_digest && own[0]) {
-            /* A peer held to the reference statistically handed the sink the
-             * reference's batches: say how it was checked, not "bitwise". */
-            sl__copy_string(record->equivalence, sizeof record->equivalence, own);
-        } else if (record->output_digest == options->reference_digest) {
-            sl__copy_string(record->equivalence, sizeof record->equivalence, "bitwise");
-        } else if (close) {
-            /* Not the reference's bits, but within the scenario's stated
-             * tolerance (docs/determinism.md): equivalent work. */
-            snprintf(record->equivalence, sizeof record->equivalence, "within %.3g", instance->scenario->tolerance);
-        } else {
-            /* Its time is kept in the record for diagnosis, but a mismatch is
-             * never ranked: it did other work than the reference. */
-            record->outcome = SL_RECORD_MISMATCH;
-            sl__copy_string(record->equivalence, sizeof record->equivalence, "mismatch");
-            if (instance->scenario->tolerance > 0.0)
-                snprintf(record->reason, sizeof record->reason,
-                         "output differs from the reference's by up to %.3g, beyond the scenario's tolerance %.3g",
-                         worst, instance->scenario->tolerance);
-            else
-                snprintf(record->reason, sizeof record->reason,
-                         "output digest %016" PRIx64 " of the measured batches differs from the reference's %016" PRIx64,
-                         record->output_digest, options->reference_digest);
-        }
-    }
-    if (!options->defer_scenario_metrics)
-        status = sl_bench_scenario_metrics(instance, adapter, run_kernels(options), record, err);
-
-done:
+    bench_run run = {.instance = instance, .adapter = adapter, .options = options};
+    sl_status status = prepare_run(&run, profile, record, err);
+    if (status != SL_OK)
+        return status;
+    status = run_repetitions(&run, record, err);
+    if (status == SL_OK)
+        status = finish_record(&run, record, err);
     if (adapter->device)
         adapter->device(adapter, record); /* the peak of the runs just made */
-    sl_digest_free(digest);
-    free(latencies);
-    free(splits);
+    free(run.latencies);
+    free(run.splits);
     return status;
 }
 
