@@ -10,6 +10,7 @@
 #include "exports.h"
 #include "launch.h"
 #include "sluice/peer_rank.h"
+#include "sluice/session.h"
 #include "sluice/stats.h"
 
 static const char usage[] =
@@ -153,8 +154,6 @@ typedef struct progress {
     bool quiet;
     bool tty;
     bool line_open;
-    int done;
-    int total;
 } progress;
 
 static void progress_clear(progress *p)
@@ -165,17 +164,17 @@ static void progress_clear(progress *p)
     }
 }
 
-static void progress_step(progress *p, const char *scenario, const char *variant, const char *adapter)
+static void progress_step(progress *p, const sl_session_step *step)
 {
-    p->done++;
     if (p->quiet) {
         return;
     }
+    const char *scenario = step->scenario->id, *variant = step->variant->name, *adapter = step->adapter->name;
     if (p->tty) {
-        fprintf(stderr, "\r\033[K[%d/%d] %s/%s %s", p->done, p->total, scenario, variant, adapter);
+        fprintf(stderr, "\r\033[K[%d/%d] %s/%s %s", step->index, step->total, scenario, variant, adapter);
         p->line_open = true;
     } else {
-        fprintf(stderr, "[%d/%d] %s/%s %s\n", p->done, p->total, scenario, variant, adapter);
+        fprintf(stderr, "[%d/%d] %s/%s %s\n", step->index, step->total, scenario, variant, adapter);
     }
     fflush(stderr);
 }
@@ -510,18 +509,15 @@ static bool write_markdown(const sl__table *table, const sl__table *metrics, con
     return ok;
 }
 
-/* --- running ------------------------------------------------------------------------ */
+/* --- what the session reports ------------------------------------------------------ */
 
-typedef struct bench_run {
+/* The presentation of one session: its progress lines, its summary rows and
+ * the records the exports read back. */
+typedef struct bench_report {
     const bench_args *args;
-    /* The job's ranks: MPI_COMM_WORLD under mpirun or srun, else one local
-     * rank. Only rank 0 (root) writes records and prints. */
-    const sl_comm *world;
-    bool root;
-    const sl__selection *selection;
-    const sl_profile_settings *profile;
-    sl_environment env;
-    char dir[4096];
+    const char *profile;
+    /* The job's ranks: 1 alone, the launcher's world under mpirun or srun. */
+    int ranks;
     progress progress;
     summary summary;
     int write_errors;
@@ -529,100 +525,12 @@ typedef struct bench_run {
      * also hold records of earlier runs. */
     sl_record *written;
     int nwritten, written_capacity;
-} bench_run;
-
-static void save_record(bench_run *run, const sl_record *record)
-{
-    char name[256];
-    char path[4096 + 256 + 2];
-    sl_err err = {0};
-    sl_record_file_name(record, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s", run->dir, name);
-    if (sl_record_write(record, &run->env, path, &err) != SL_OK) {
-        progress_clear(&run->progress);
-        sl__cli_error("bench", "%s", err.msg);
-        run->write_errors++;
-    } else if (run->args->junit || run->args->gbench) {
-        if (run->nwritten == run->written_capacity) {
-            run->written_capacity = run->written_capacity ? 2 * run->written_capacity : 32;
-            sl_record *grown = realloc(run->written, (size_t)run->written_capacity * sizeof *grown);
-            if (!grown) {
-                fputs("sluice: out of memory\n", stderr);
-                exit(SL__EXIT_FAILED);
-            }
-            run->written = grown;
-        }
-        /* Read back, so the exports see exactly what the record file says. */
-        if (sl_record_read(path, &run->written[run->nwritten], NULL, &err) == SL_OK)
-            run->nwritten++;
-    }
-    summary_add(&run->summary, record);
-}
-
-/* A variant that could not be built still gets one record per adapter, so
- * the reason lands in the report and not only on a terminal. */
-static void unbuilt_record(const bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
-                           const sl_adapter *adapter, sl_record_outcome outcome, const char *reason,
-                           sl_record *out)
-{
-    sl_record record;
-    memset(&record, 0, sizeof record);
-    sl__cli_copy(record.scenario, sizeof record.scenario, scenario->id);
-    sl__cli_copy(record.variant, sizeof record.variant, variant->name);
-    sl__cli_copy(record.adapter, sizeof record.adapter, adapter->name);
-    sl__cli_copy(record.profile, sizeof record.profile, run->profile->name);
-    sl__cli_copy(record.backend_requested, sizeof record.backend_requested, run->profile->backend);
-    sl__cli_copy(record.backend_active, sizeof record.backend_active, adapter->backend);
-    sl__cli_copy(record.kernels, sizeof record.kernels, sl_adapter_kernels(adapter, run->args->kernels)->name);
-    sl__cli_copy(record.reason, sizeof record.reason, reason);
-    record.outcome = outcome;
-    record.seed = run->args->seed;
-    sl_build_options build;
-    sl_build_options_init(&build, run->args->profile, run->args->seed);
-    record.batch_size = sl_variant_batch_size(variant, &build);
-    *out = record;
-}
-
-static void save_unbuilt(bench_run *run, const sl_scenario *scenario, const sl_variant *variant,
-                         const sl_adapter *adapter, sl_record_outcome outcome, const char *reason)
-{
-    sl_record record;
-    unbuilt_record(run, scenario, variant, adapter, outcome, reason, &record);
-    save_record(run, &record);
-}
-
-/* The options every adapter of an instance shares, with the yardsticks
- * measured once per instance and the reference's digest of the measured
- * batches that every adapter is held to. */
-static sl_status instance_options(const bench_run *run, const sl_scenario_instance *instance,
-                                  sl_bench_options *options, sl_err *err)
-{
-    sl_bench_options_init(options, run->args->profile, run->args->seed);
-    options->repetitions = run->args->repetitions;
-    options->warmup_batches = run->args->warmup;
-    options->measured_batches = run->args->batches;
-    options->workers = run->args->workers;
-    options->threads = run->args->threads;
-    options->kernels = run->args->kernels;
-    /* One yardstick per instance: every adapter's record compares with the
-     * same probe, and the probe's tenth of a second is not paid per adapter. */
-    if (!run->args->no_probes) {
-        options->memcpy_probe_bytes_per_s =
-            sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
-        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, options->kernels, 21);
-        options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
-    } else {
-        options->skip_probes = true;
-    }
-    /* No time without a check: the reference's digest of the measured
-     * batches, computed once, is what every adapter is held to. */
-    options->check_against_reference = true;
-    return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
-}
+} bench_report;
 
 /* One line per distributed record: the figures a reader of a job wants
- * first, from the record's scenario metrics (docs/records.md). */
-static void note_ranks(bench_run *run, const sl_record *record)
+ * first, from the record's scenario metrics (docs/records.md). Other
+ * records have none of them and print nothing. */
+static void note_ranks(bench_report *report, const sl_record *record)
 {
     const double *ranks = find_metric(record, "ranks"), *processes = find_metric(record, "processes");
     const double *slowest = find_metric(record, "slowest_rank"), *wall = find_metric(record, "slowest_rank_ns");
@@ -640,149 +548,212 @@ static void note_ranks(bench_run *run, const sl_record *record)
             break;
         used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);
     }
-    progress_note(&run->progress, false, "%s; slowest rank %.0f, %.2f ms measured", line, *slowest, *wall / 1e6);
+    progress_note(&report->progress, false, "%s; slowest rank %.0f, %.2f ms measured", line, *slowest, *wall / 1e6);
 }
 
-/* A distributed scenario's variant, on every rank of the job: the ranks
- * form the variant's mesh, each builds the scenario on its shard and runs
- * each adapter, and rank 0 gathers their reports into one record per
- * adapter (sl_dist_finish). Every rank takes every collective step, built or
- * not, so that a rank that fails is reported rather than waited for. */
-static void bench_distributed(bench_run *run, const sl_scenario *scenario, const sl_variant *variant)
+/* Reads a written record back, so the exports see exactly what the record
+ * file says. */
+static void keep_written(bench_report *report, const char *path)
 {
-    int dims[SL_MESH_MAX_DIMS];
-    char reason[256] = "";
+    if (report->nwritten == report->written_capacity) {
+        report->written_capacity = report->written_capacity ? 2 * report->written_capacity : 32;
+        sl_record *grown = realloc(report->written, (size_t)report->written_capacity * sizeof *grown);
+        if (!grown) {
+            fputs("sluice: out of memory\n", stderr);
+            exit(SL__EXIT_FAILED);
+        }
+        report->written = grown;
+    }
     sl_err err = {0};
-    sl_comm *mesh = NULL;
-    int ndims = sl_scenario_mesh(scenario, variant, run->world->world, dims, reason, sizeof reason);
-    if (ndims == 0 || sl_comm_mesh(run->world, ndims, dims, &mesh, &err) != SL_OK) {
-        if (!run->root)
-            return;
-        progress_note(&run->progress, ndims != 0, "%s/%s %s: %s", scenario->id, variant->name,
-                      ndims == 0 ? "skipped" : "has no mesh", ndims == 0 ? reason : err.msg);
-        for (int a = 0; a < run->selection->nadapters; a++) {
-            if (run->selection->adapters[a]) {
-                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
-                save_unbuilt(run, scenario, variant, sl_adapter_at(a),
-                             ndims == 0 ? SL_RECORD_SKIPPED : SL_RECORD_FAILED, ndims == 0 ? reason : err.msg);
-            }
-        }
-        return;
-    }
-
-    sl_build_options build;
-    sl_build_options_init(&build, run->args->profile, run->args->seed);
-    build.comm = mesh;
-    sl_scenario_instance *instance = NULL;
-    sl_bench_options options;
-    sl_bench_options_init(&options, run->args->profile, run->args->seed);
-    sl_status built = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
-    if (built == SL_OK)
-        built = instance_options(run, instance, &options, &err);
-    options.defer_scenario_metrics = true;
-    for (int a = 0; a < run->selection->nadapters; a++) {
-        if (!run->selection->adapters[a])
-            continue;
-        const sl_adapter *adapter = sl_adapter_at(a);
-        sl_record record;
-        sl_err run_err = {0};
-        if (run->root)
-            progress_step(&run->progress, scenario->id, variant->name, adapter->name);
-        /* The ranks start each adapter together, so that their measured
-         * batches overlap as a job's do. */
-        if (sl_comm_barrier(mesh, &run_err) == SL_OK && built == SL_OK)
-            sl_bench_run(instance, adapter, &options, &record, &run_err);
-        else
-            unbuilt_record(run, scenario, variant, adapter, built == SL_ESKIPPED ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
-                           built == SL_OK ? run_err.msg : err.msg, &record);
-        sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, run->args->kernels, &record, &run_err);
-        if (run->root) {
-            if (record.outcome == SL_RECORD_FAILED || record.outcome == SL_RECORD_MISMATCH)
-                progress_note(&run->progress, true, "%s/%s on %s: %s", scenario->id, variant->name, adapter->name,
-                              record.reason);
-            note_ranks(run, &record);
-            save_record(run, &record);
-        }
-        sl_record_release(&record);
-    }
-    sl_scenario_instance_free(instance);
-    sl_comm_free(mesh);
+    if (sl_record_read(path, &report->written[report->nwritten], NULL, &err) == SL_OK)
+        report->nwritten++;
 }
 
-static void bench_variant(bench_run *run, int s, int v)
+static void on_step(void *user, const sl_session_step *step)
 {
-    const sl_scenario *scenario = sl_scenario_at(s);
-    const sl_variant *variant = &scenario->variants[v];
-    if (scenario->mesh) {
-        bench_distributed(run, scenario, variant);
-        return;
-    }
-    sl_build_options build;
-    sl_build_options_init(&build, run->args->profile, run->args->seed);
+    bench_report *report = user;
+    progress_step(&report->progress, step);
+}
 
-    sl_scenario_instance *instance = NULL;
+static void on_note(void *user, const sl_session_note *note)
+{
+    bench_report *report = user;
+    const char *id = note->scenario->id, *variant = note->variant->name;
+    switch (note->kind) {
+    case SL_SESSION_NOT_AT_SIZE:
+        progress_note(&report->progress, false, "%s/%s does not run at %s size; skipped", id, variant, report->profile);
+        break;
+    case SL_SESSION_NOT_IN_JOB:
+        progress_note(&report->progress, false, "%s/%s is not distributed; a job of %d ranks leaves it out", id,
+                      variant, report->ranks);
+        break;
+    case SL_SESSION_NOT_BUILT:
+    case SL_SESSION_NO_MESH:
+        progress_note(&report->progress, note->is_error, "%s/%s %s: %s", id, variant,
+                      !note->is_error                      ? "skipped"
+                      : note->kind == SL_SESSION_NOT_BUILT ? "could not be built"
+                                                           : "has no mesh",
+                      note->message);
+        break;
+    case SL_SESSION_NO_REFERENCE:
+        progress_note(&report->progress, true, "%s/%s: cannot compute the reference output: %s", id, variant,
+                      note->message);
+        break;
+    case SL_SESSION_RUN_FAILED: progress_note(&report->progress, true, "%s", note->message); break;
+    }
+}
+
+static void on_record(void *user, const sl_record *record, const char *path, const sl_err *write_err)
+{
+    bench_report *report = user;
+    note_ranks(report, record);
+    if (!path) {
+        progress_clear(&report->progress);
+        sl__cli_error("bench", "%s", write_err->msg);
+        report->write_errors++;
+    } else if (report->args->junit || report->args->gbench) {
+        keep_written(report, path);
+    }
+    summary_add(&report->summary, record);
+}
+
+/* --- the session ------------------------------------------------------------------- */
+
+/* The selected variants in the registry's order with their sizes at the
+ * profile: the session, in the layer below the registry, takes them
+ * resolved. */
+static sl_session_variant *selected_variants(const sl__selection *selection, const bench_args *args, int *count)
+{
+    sl_build_options build;
+    sl_build_options_init(&build, args->profile, args->seed);
+    size_t most = 0;
+    for (int s = 0; s < selection->nscenarios; s++)
+        most += (size_t)sl_scenario_at(s)->nvariants;
+    sl_session_variant *variants = sl__cli_alloc(most * sizeof *variants);
+    *count = 0;
+    for (int s = 0; s < selection->nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++)
+            if (sl__selection_has_variant(selection, s, v))
+                variants[(*count)++] = (sl_session_variant){
+                    .scenario = scenario,
+                    .variant = &scenario->variants[v],
+                    .n = sl_variant_n(&scenario->variants[v], &build),
+                    .batch_size = sl_variant_batch_size(&scenario->variants[v], &build),
+                };
+    }
+    return variants;
+}
+
+static const sl_adapter **selected_adapters(const sl__selection *selection, int *count)
+{
+    const sl_adapter **adapters = sl__cli_alloc((size_t)selection->nadapters * sizeof *adapters);
+    *count = 0;
+    for (int a = 0; a < selection->nadapters; a++)
+        if (selection->adapters[a])
+            adapters[(*count)++] = sl_adapter_at(a);
+    return adapters;
+}
+
+static void session_options(const bench_args *args, const sl_comm *world, bench_report *report,
+                            sl_session_options *options)
+{
+    sl_session_options_init(options, args->profile, args->seed);
+    options->bench.repetitions = args->repetitions;
+    options->bench.warmup_batches = args->warmup;
+    options->bench.measured_batches = args->batches;
+    options->bench.workers = args->workers;
+    options->bench.threads = args->threads;
+    options->bench.kernels = args->kernels;
+    options->bench.skip_probes = args->no_probes;
+    options->output_dir = args->output_dir;
+    options->world = world;
+    options->instantiate = sl_scenario_instantiate;
+    options->instance_free = sl_scenario_instance_free;
+    options->callbacks =
+        (sl_session_callbacks){.user = report, .on_step = on_step, .on_note = on_note, .on_record = on_record};
+}
+
+/* --- the end of a session ------------------------------------------------------------ */
+
+/* The summary and the closing line, on stdout, or on stderr when stdout
+ * carries Google Benchmark's JSON. */
+static void print_summary(const bench_report *report, const sl__table *table, const sl__table *metrics, const char *dir,
+                          const char *summary_path, bool wrote_summary)
+{
+    /* With --format gbench, stdout carries only the JSON, so that it can be
+     * redirected into a file compare.py reads; the table goes to stderr. */
+    FILE *human = report->args->gbench ? stderr : stdout;
+    sl__table_print(table, human, 0);
+    if (metrics) {
+        fputc('\n', human);
+        sl__table_print(metrics, human, 0);
+    }
+    /* A record that could not be written is a failure too: its run is not
+     * on disk for anyone to check. */
+    int count = report->summary.count;
+    fprintf(human, "\n%d run%s, %d failed, %d mismatched", count, count == 1 ? "" : "s",
+            report->summary.failed + report->write_errors, report->summary.mismatched);
+    if (report->write_errors > 0) {
+        fprintf(human, " (%d record%s could not be written)", report->write_errors,
+                report->write_errors == 1 ? "" : "s");
+    }
+    fprintf(human, "; records in %s/", dir);
+    if (wrote_summary) {
+        fprintf(human, ", summary in %s", summary_path);
+    }
+    fputc('\n', human);
+}
+
+/* The runs as JUnit XML in the --junit file; false when it could not be
+ * written. */
+static bool write_junit(const bench_report *report)
+{
+    char *xml = NULL;
+    size_t xml_size = 0;
     sl_err err = {0};
-    sl_status status = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
-    if (status != SL_OK) {
-        bool skipped = status == SL_ESKIPPED;
-        progress_note(&run->progress, !skipped, "%s/%s %s: %s", scenario->id, variant->name,
-                      skipped ? "skipped" : "could not be built", err.msg);
-        for (int a = 0; a < run->selection->nadapters; a++) {
-            if (run->selection->adapters[a]) {
-                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
-                save_unbuilt(run, scenario, variant, sl_adapter_at(a), skipped ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
-                             err.msg);
-            }
-        }
-        return;
+    FILE *out = open_memstream(&xml, &xml_size);
+    if (out) {
+        sl__export_junit(report->written, report->nwritten, out);
+        fclose(out);
     }
-
-    sl_bench_options options;
-    status = instance_options(run, instance, &options, &err);
-    if (status != SL_OK) {
-        progress_note(&run->progress, true, "%s/%s: cannot compute the reference output: %s", scenario->id,
-                      variant->name, err.msg);
-        for (int a = 0; a < run->selection->nadapters; a++) {
-            if (run->selection->adapters[a]) {
-                progress_step(&run->progress, scenario->id, variant->name, sl_adapter_at(a)->name);
-                save_unbuilt(run, scenario, variant, sl_adapter_at(a), SL_RECORD_FAILED, err.msg);
-            }
-        }
-        sl_scenario_instance_free(instance);
-        return;
-    }
-    for (int a = 0; a < run->selection->nadapters; a++) {
-        if (!run->selection->adapters[a]) {
-            continue;
-        }
-        const sl_adapter *adapter = sl_adapter_at(a);
-        sl_record record;
-        sl_err run_err = {0};
-        progress_step(&run->progress, scenario->id, variant->name, adapter->name);
-        if (sl_bench_run(instance, adapter, &options, &record, &run_err) != SL_OK) {
-            progress_note(&run->progress, true, "%s", run_err.msg);
-        }
-        save_record(run, &record);
-        sl_record_release(&record);
-    }
-    sl_scenario_instance_free(instance);
+    bool ok = out && sl_write_file_atomic(report->args->junit, xml, xml_size, &err) == SL_OK;
+    if (!ok)
+        sl__cli_error("bench", "cannot write %s: %s", report->args->junit, out ? err.msg : "out of memory");
+    free(xml);
+    return ok;
 }
 
-/* Variants that have no size at this profile are announced once and never
- * counted, so the progress total is the number of runs that will happen. */
-static bool runs_at_profile(const bench_run *run, const sl_variant *variant)
+/* Rank 0's presentation once the session ran: the summary table and its
+ * Markdown file, the exports, and the exit status. */
+static int finish_report(bench_report *report, const sl_session *session, int argc, char **argv)
 {
-    sl_build_options build;
-    sl_build_options_init(&build, run->args->profile, run->args->seed);
-    return sl_variant_n(variant, &build) > 0;
-}
-
-/* A job of several ranks runs the distributed scenarios only: the others
- * would run whole on every rank, K copies competing for the same cores,
- * and their records would overwrite those of a run alone. */
-static bool runs_in_job(const bench_run *run, const sl_scenario *scenario)
-{
-    return run->world->world == 1 || scenario->mesh != NULL;
+    progress_clear(&report->progress);
+    const char *dir = sl_session_dir(session);
+    sl__table *table = summary_table(&report->summary);
+    sl__table *metrics = scenario_metrics_table(&report->summary);
+    char summary_path[4096 + 16];
+    snprintf(summary_path, sizeof summary_path, "%s/summary.md", dir);
+    bool wrote_summary =
+        write_markdown(table, metrics, sl_session_environment(session), report->profile, argc, argv, summary_path);
+    print_summary(report, table, metrics, dir, summary_path, wrote_summary);
+    if (report->args->gbench) {
+        sl__export_gbench(report->written, report->nwritten, sl_session_environment(session), stdout);
+    }
+    if (report->args->junit && !write_junit(report)) {
+        report->write_errors++;
+    }
+    for (int i = 0; i < report->nwritten; i++) {
+        sl_record_release(&report->written[i]);
+    }
+    free(report->written);
+    sl__table_free(table);
+    if (metrics)
+        sl__table_free(metrics);
+    bool failed =
+        report->summary.failed > 0 || report->summary.mismatched > 0 || report->write_errors > 0 || !wrote_summary;
+    free(report->summary.rows);
+    return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
 }
 
 int sl__cmd_bench(int argc, char **argv)
@@ -792,145 +763,53 @@ int sl__cmd_bench(int argc, char **argv)
     parse_args(argc, argv, &args, &selection);
 
     sl_err err = {0};
-    sl_comm *launched = NULL, *world = NULL;
+    sl_comm *launched = NULL;
     char launch_note[256];
     if (sl__launch_start(&launched, launch_note, sizeof launch_note, &err) != SL_OK) {
         sl__cli_error("bench", "%s", err.msg);
         sl__selection_free(&selection);
         return SL__EXIT_FAILED;
     }
-    world = launched;
-    if (!world && sl_comm_local(0, 1, &world, &err) != SL_OK) {
-        sl__cli_error("bench", "%s", err.msg);
-        sl__selection_free(&selection);
-        return SL__EXIT_FAILED;
-    }
-    bench_run run = {.args = &args,
-                     .selection = &selection,
-                     .profile = sl_profile_get(args.profile),
-                     .world = world,
-                     .root = world->rank == 0};
-    run.progress = (progress){.quiet = args.quiet || !run.root, .tty = isatty(STDERR_FILENO) != 0};
-    snprintf(run.dir, sizeof run.dir, "%s/%s", args.output_dir, run.profile->name);
-    if (!run.root) {
-        /* The other ranks only take part in the distributed scenarios;
-         * what they measured reaches rank 0's records. */
-        for (int s = 0; s < selection.nscenarios; s++)
-            for (int v = 0; v < sl_scenario_at(s)->nvariants; v++)
-                if (sl_scenario_at(s)->mesh && sl__selection_has_variant(&selection, s, v) &&
-                    runs_at_profile(&run, &sl_scenario_at(s)->variants[v]))
-                    bench_variant(&run, s, v);
-        sl__launch_end(launched);
-        sl__selection_free(&selection);
-        return SL__EXIT_OK;
-    }
-    if (launch_note[0])
-        progress_note(&run.progress, false, "%s", launch_note);
-    /* On rank 0 of a job, an early failure returns without leaving the
-     * job: the launcher then ends every rank instead of leaving them
-     * waiting for rank 0 at their first collective. */
-    if (sl_make_dirs(run.dir, &err) != SL_OK) {
-        sl__cli_error("bench", "cannot create the output directory: %s", err.msg);
-        sl__selection_free(&selection);
-        if (!launched)
-            sl_comm_free(world);
-        return SL__EXIT_FAILED;
-    }
-    /* Records half-written by a run that was killed. */
-    sl_sweep_stale_temporaries(run.dir);
-    sl_environment_collect(&run.env);
+    /* Only rank 0 of a job prints; the other ranks only take part in the
+     * distributed scenarios, and what they measure reaches its records. */
+    bool root = !launched || launched->rank == 0;
+    bench_report report = {
+        .args = &args, .profile = sl_profile_get(args.profile)->name, .ranks = launched ? launched->world : 1};
+    report.progress = (progress){.quiet = args.quiet || !root, .tty = isatty(STDERR_FILENO) != 0};
+    if (root && launch_note[0])
+        progress_note(&report.progress, false, "%s", launch_note);
 
-    int nadapters = 0;
-    for (int a = 0; a < selection.nadapters; a++) {
-        nadapters += selection.adapters[a];
-    }
-    for (int s = 0; s < selection.nscenarios; s++) {
-        const sl_scenario *scenario = sl_scenario_at(s);
-        for (int v = 0; v < scenario->nvariants; v++) {
-            if (sl__selection_has_variant(&selection, s, v) && runs_at_profile(&run, &scenario->variants[v]) &&
-                runs_in_job(&run, scenario)) {
-                run.progress.total += nadapters;
-            }
-        }
-    }
-
-    for (int s = 0; s < selection.nscenarios; s++) {
-        const sl_scenario *scenario = sl_scenario_at(s);
-        for (int v = 0; v < scenario->nvariants; v++) {
-            if (!sl__selection_has_variant(&selection, s, v)) {
-                continue;
-            }
-            if (!runs_at_profile(&run, &scenario->variants[v])) {
-                progress_note(&run.progress, false, "%s/%s does not run at %s size; skipped", scenario->id,
-                              scenario->variants[v].name, run.profile->name);
-                continue;
-            }
-            if (!runs_in_job(&run, scenario)) {
-                progress_note(&run.progress, false, "%s/%s is not distributed; a job of %d ranks leaves it out",
-                              scenario->id, scenario->variants[v].name, world->world);
-                continue;
-            }
-            bench_variant(&run, s, v);
-        }
-    }
-    progress_clear(&run.progress);
-
-    sl__table *table = summary_table(&run.summary);
-    sl__table *metrics = scenario_metrics_table(&run.summary);
-    char summary_path[sizeof run.dir + 16];
-    snprintf(summary_path, sizeof summary_path, "%s/summary.md", run.dir);
-    bool wrote_summary = write_markdown(table, metrics, &run.env, run.profile->name, argc, argv, summary_path);
-    /* With --format gbench, stdout carries only the JSON, so that it can be
-     * redirected into a file compare.py reads; the table goes to stderr. */
-    FILE *human = args.gbench ? stderr : stdout;
-    sl__table_print(table, human, 0);
-    if (metrics) {
-        fputc('\n', human);
-        sl__table_print(metrics, human, 0);
-    }
-    /* A record that could not be written is a failure too: its run is not
-     * on disk for anyone to check. */
-    fprintf(human, "\n%d run%s, %d failed, %d mismatched", run.summary.count, run.summary.count == 1 ? "" : "s",
-            run.summary.failed + run.write_errors, run.summary.mismatched);
-    if (run.write_errors > 0) {
-        fprintf(human, " (%d record%s could not be written)", run.write_errors, run.write_errors == 1 ? "" : "s");
-    }
-    fprintf(human, "; records in %s/", run.dir);
-    if (wrote_summary) {
-        fprintf(human, ", summary in %s", summary_path);
-    }
-    fputc('\n', human);
-    if (args.gbench) {
-        sl__export_gbench(run.written, run.nwritten, &run.env, stdout);
-    }
-    if (args.junit) {
-        char *xml = NULL;
-        size_t xml_size = 0;
-        FILE *out = open_memstream(&xml, &xml_size);
-        if (out) {
-            sl__export_junit(run.written, run.nwritten, out);
-            fclose(out);
-        }
-        if (!out || sl_write_file_atomic(args.junit, xml, xml_size, &err) != SL_OK) {
-            sl__cli_error("bench", "cannot write %s: %s", args.junit, out ? err.msg : "out of memory");
-            run.write_errors++;
-        }
-        free(xml);
-    }
-    for (int i = 0; i < run.nwritten; i++) {
-        sl_record_release(&run.written[i]);
-    }
-    free(run.written);
-    sl__table_free(table);
-    if (metrics)
-        sl__table_free(metrics);
-
-    bool failed = run.summary.failed > 0 || run.summary.mismatched > 0 || run.write_errors > 0 || !wrote_summary;
-    free(run.summary.rows);
+    int nvariants = 0, nadapters = 0;
+    sl_session_variant *variants = selected_variants(&selection, &args, &nvariants);
+    const sl_adapter **adapters = selected_adapters(&selection, &nadapters);
     sl__selection_free(&selection);
+    sl_session_options options;
+    session_options(&args, launched, &report, &options);
+    options.variants = variants;
+    options.nvariants = nvariants;
+    options.adapters = adapters;
+    options.nadapters = nadapters;
+    sl_session *session = NULL;
+    int status = SL__EXIT_OK;
+    if (sl_session_create(&options, &session, &err) != SL_OK) {
+        sl__cli_error("bench", "%s", err.msg);
+        free(variants);
+        free(adapters);
+        /* On rank 0 of a job, an early failure returns without leaving the
+         * job: the launcher then ends every rank instead of leaving them
+         * waiting for rank 0 at their first collective. */
+        return SL__EXIT_FAILED;
+    }
+    if (sl_session_run(session, &err) != SL_OK) {
+        sl__cli_error("bench", "%s", err.msg);
+        status = SL__EXIT_FAILED;
+    } else if (root) {
+        status = finish_report(&report, session, argc, argv);
+    }
+    sl_session_free(session);
+    free(variants);
+    free(adapters);
     if (launched)
         sl__launch_end(launched);
-    else
-        sl_comm_free(world);
-    return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
+    return status;
 }

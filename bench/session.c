@@ -1,0 +1,373 @@
+/* A bench session: the selected variants on the selected adapters, one
+ * record per run written atomically into the output folder, and every
+ * step reported through the caller's callbacks (sluice/session.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_internal.h"
+#include "core/internal.h"
+#include "sluice/bench.h"
+#include "sluice/cleanup.h"
+#include "sluice/dist.h"
+#include "sluice/session.h"
+
+struct sl_session {
+    sl_session_options options;
+    const sl_profile_settings *profile;
+    /* The world when the options name none: one local rank. */
+    sl_comm *own_world;
+    const sl_comm *world;
+    bool root;
+    char dir[4096];
+    sl_environment env;
+    int total;
+    int done;
+};
+
+void sl_session_options_init(sl_session_options *options, sl_profile profile, uint64_t seed)
+{
+    *options = (sl_session_options){.output_dir = "records"};
+    sl_bench_options_init(&options->bench, profile, seed);
+}
+
+/* --- reporting --------------------------------------------------------------------- */
+
+static void report_step(sl_session *s, const sl_session_variant *entry, const sl_adapter *adapter)
+{
+    s->done++;
+    if (!s->options.callbacks.on_step)
+        return;
+    sl_session_step step = {.scenario = entry->scenario,
+                            .variant = entry->variant,
+                            .adapter = adapter,
+                            .index = s->done,
+                            .total = s->total};
+    s->options.callbacks.on_step(s->options.callbacks.user, &step);
+}
+
+static void report_note(const sl_session *s, sl_session_note_kind kind, bool is_error, const sl_session_variant *entry,
+                        const sl_adapter *adapter, const char *message)
+{
+    if (!s->options.callbacks.on_note)
+        return;
+    sl_session_note note = {.kind = kind,
+                            .is_error = is_error,
+                            .scenario = entry->scenario,
+                            .variant = entry->variant,
+                            .adapter = adapter,
+                            .message = message};
+    s->options.callbacks.on_note(s->options.callbacks.user, &note);
+}
+
+/* Writes the record atomically into the session's folder and hands it to
+ * the caller with where it went, or why it did not. */
+static void save_record(const sl_session *s, const sl_record *record)
+{
+    char name[256];
+    char path[sizeof s->dir + sizeof name + 2];
+    sl_err err = {0};
+    sl_record_file_name(record, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", s->dir, name);
+    bool written = sl_record_write(record, &s->env, path, &err) == SL_OK;
+    if (s->options.callbacks.on_record)
+        s->options.callbacks.on_record(s->options.callbacks.user, record, written ? path : NULL, written ? NULL : &err);
+}
+
+/* --- records of runs that never started -------------------------------------------- */
+
+/* A variant that could not be built still gets one record per adapter, so
+ * the reason lands in the report and not only in a note. */
+static void unbuilt_record(const sl_session *s, const sl_session_variant *entry, const sl_adapter *adapter,
+                           sl_record_outcome outcome, const char *reason, sl_record *record)
+{
+    memset(record, 0, sizeof *record);
+    sl__record_identify(record, entry->scenario, entry->variant, adapter, s->profile, s->options.bench.kernels);
+    sl__copy_string(record->reason, sizeof record->reason, reason);
+    record->outcome = outcome;
+    record->seed = s->options.bench.seed;
+    record->batch_size = entry->batch_size;
+}
+
+/* Each adapter's run of a variant that cannot run, as a step and a record. */
+static void save_unbuilt(sl_session *s, const sl_session_variant *entry, sl_record_outcome outcome, const char *reason)
+{
+    for (int a = 0; a < s->options.nadapters; a++) {
+        const sl_adapter *adapter = s->options.adapters[a];
+        sl_record record;
+        report_step(s, entry, adapter);
+        unbuilt_record(s, entry, adapter, outcome, reason, &record);
+        save_record(s, &record);
+    }
+}
+
+/* --- running ----------------------------------------------------------------------- */
+
+static void build_options(const sl_session *s, sl_build_options *build)
+{
+    sl_build_options_init(build, s->options.bench.profile, s->options.bench.seed);
+}
+
+/* The options every adapter of an instance shares, with the yardsticks
+ * measured once per instance and the reference's digest of the measured
+ * batches that every adapter is held to. */
+static sl_status instance_options(const sl_session *s, const sl_scenario_instance *instance, sl_bench_options *options,
+                                  sl_err *err)
+{
+    *options = s->options.bench;
+    options->defer_scenario_metrics = false;
+    /* One yardstick per instance: every adapter's record compares with the
+     * same probe, and the probe's tenth of a second is not paid per adapter. */
+    if (!options->skip_probes) {
+        options->memcpy_probe_bytes_per_s = sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
+        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, options->kernels, 21);
+        options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
+    }
+    /* No time without a check: the reference's digest of the measured
+     * batches, computed once, is what every adapter is held to. */
+    options->check_against_reference = true;
+    return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
+}
+
+/* One run of a distributed variant on this rank, then the job's record on
+ * rank 0 (sl_dist_finish). The ranks start each adapter together, so that
+ * their measured batches overlap as a job's do; a rank whose instance was
+ * not built still takes every collective step with a record saying why. */
+static void run_distributed_adapter(sl_session *s, const sl_session_variant *entry, const sl_comm *mesh,
+                                    sl_scenario_instance *instance, const sl_bench_options *options, sl_status built,
+                                    const char *build_error, const sl_adapter *adapter)
+{
+    sl_record record;
+    sl_err run_err = {0};
+    if (s->root)
+        report_step(s, entry, adapter);
+    if (sl_comm_barrier(mesh, &run_err) == SL_OK && built == SL_OK)
+        sl_bench_run(instance, adapter, options, &record, &run_err);
+    else
+        unbuilt_record(s, entry, adapter, built == SL_ESKIPPED ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
+                       built == SL_OK ? run_err.msg : build_error, &record);
+    sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, s->options.bench.kernels, &record, &run_err);
+    if (s->root) {
+        if (record.outcome == SL_RECORD_FAILED || record.outcome == SL_RECORD_MISMATCH) {
+            char message[SL_ERR_MAX + 128];
+            snprintf(message, sizeof message, "%s/%s on %s: %s", entry->scenario->id, entry->variant->name,
+                     adapter->name, record.reason);
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, message);
+        }
+        save_record(s, &record);
+    }
+    sl_record_release(&record);
+}
+
+/* A distributed scenario's variant, on every rank of the job: the ranks
+ * form the variant's mesh, each builds the scenario on its shard and runs
+ * each adapter, and rank 0 gathers their reports into one record per
+ * adapter. Every rank takes every collective step, built or not, so that a
+ * rank that fails is reported rather than waited for. */
+static void bench_distributed(sl_session *s, const sl_session_variant *entry)
+{
+    int dims[SL_MESH_MAX_DIMS];
+    char reason[256] = "";
+    sl_err err = {0};
+    sl_comm *mesh = NULL;
+    int ndims = sl_scenario_mesh(entry->scenario, entry->variant, s->world->world, dims, reason, sizeof reason);
+    sl_status status = ndims == 0 ? SL_ESKIPPED : sl_comm_mesh(s->world, ndims, dims, &mesh, &err);
+    if (status != SL_OK) {
+        if (!s->root)
+            return;
+        const char *why = ndims == 0 ? reason : err.msg;
+        report_note(s, SL_SESSION_NO_MESH, ndims != 0, entry, NULL, why);
+        save_unbuilt(s, entry, ndims == 0 ? SL_RECORD_SKIPPED : SL_RECORD_FAILED, why);
+        return;
+    }
+
+    sl_build_options build;
+    build_options(s, &build);
+    build.comm = mesh;
+    sl_scenario_instance *instance = NULL;
+    sl_bench_options options = s->options.bench;
+    sl_status built = s->options.instantiate(entry->scenario, entry->variant, &build, &instance, &err);
+    if (built == SL_OK)
+        built = instance_options(s, instance, &options, &err);
+    options.defer_scenario_metrics = true;
+    for (int a = 0; a < s->options.nadapters; a++)
+        run_distributed_adapter(s, entry, mesh, instance, &options, built, err.msg, s->options.adapters[a]);
+    if (instance)
+        s->options.instance_free(instance);
+    sl_comm_free(mesh);
+}
+
+/* A variant of one process: built once, its reference digest and probes
+ * taken once, then run on each adapter. */
+static void bench_variant(sl_session *s, const sl_session_variant *entry)
+{
+    if (entry->scenario->mesh) {
+        bench_distributed(s, entry);
+        return;
+    }
+    sl_build_options build;
+    build_options(s, &build);
+    sl_scenario_instance *instance = NULL;
+    sl_err err = {0};
+    sl_status status = s->options.instantiate(entry->scenario, entry->variant, &build, &instance, &err);
+    if (status != SL_OK) {
+        bool skipped = status == SL_ESKIPPED;
+        report_note(s, SL_SESSION_NOT_BUILT, !skipped, entry, NULL, err.msg);
+        save_unbuilt(s, entry, skipped ? SL_RECORD_SKIPPED : SL_RECORD_FAILED, err.msg);
+        return;
+    }
+    sl_bench_options options;
+    status = instance_options(s, instance, &options, &err);
+    if (status != SL_OK) {
+        report_note(s, SL_SESSION_NO_REFERENCE, true, entry, NULL, err.msg);
+        save_unbuilt(s, entry, SL_RECORD_FAILED, err.msg);
+        s->options.instance_free(instance);
+        return;
+    }
+    for (int a = 0; a < s->options.nadapters; a++) {
+        const sl_adapter *adapter = s->options.adapters[a];
+        sl_record record;
+        sl_err run_err = {0};
+        report_step(s, entry, adapter);
+        status = sl_bench_run(instance, adapter, &options, &record, &run_err);
+        if (status != SL_OK)
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, run_err.msg);
+        save_record(s, &record);
+        sl_record_release(&record);
+    }
+    s->options.instance_free(instance);
+}
+
+/* Variants that have no size at this profile are reported once and never
+ * counted, so the total is the number of runs that will happen. */
+static bool runs_at_profile(const sl_session_variant *entry)
+{
+    return entry->n > 0;
+}
+
+/* A job of several ranks runs the distributed scenarios only: the others
+ * would run whole on every rank, K copies competing for the same cores,
+ * and their records would overwrite those of a run alone. */
+static bool runs_in_job(const sl_session *s, const sl_scenario *scenario)
+{
+    return s->world->world == 1 || scenario->mesh != NULL;
+}
+
+static int count_runs(const sl_session *s)
+{
+    int total = 0;
+    for (int i = 0; i < s->options.nvariants; i++) {
+        const sl_session_variant *entry = &s->options.variants[i];
+        if (runs_at_profile(entry) && runs_in_job(s, entry->scenario))
+            total += s->options.nadapters;
+    }
+    return total;
+}
+
+sl_status sl_session_run(sl_session *s, sl_err *err)
+{
+    if (!s)
+        return sl_fail(err, SL_EINVAL, "sl_session_run needs a session");
+    s->done = 0;
+    for (int i = 0; i < s->options.nvariants; i++) {
+        const sl_session_variant *entry = &s->options.variants[i];
+        /* Only rank 0 reports: on the others, a variant left out is left
+         * out on rank 0 too, which says so. */
+        if (!runs_at_profile(entry)) {
+            if (s->root)
+                report_note(s, SL_SESSION_NOT_AT_SIZE, false, entry, NULL, "");
+            continue;
+        }
+        if (!runs_in_job(s, entry->scenario)) {
+            if (s->root)
+                report_note(s, SL_SESSION_NOT_IN_JOB, false, entry, NULL, "");
+            continue;
+        }
+        bench_variant(s, entry);
+    }
+    return SL_OK;
+}
+
+/* --- the session ------------------------------------------------------------------- */
+
+static sl_status check_options(const sl_session_options *options, sl_err *err)
+{
+    if (!options || !options->instantiate || !options->instance_free || !options->output_dir)
+        return sl_fail(err, SL_EINVAL, "a session needs options with instantiate, instance_free and output_dir");
+    if (!sl_profile_get(options->bench.profile))
+        return sl_fail(err, SL_EINVAL, "unknown profile %d", (int)options->bench.profile);
+    if (options->nvariants < 0 || options->nadapters < 0 || (options->nvariants > 0 && !options->variants) ||
+        (options->nadapters > 0 && !options->adapters))
+        return sl_fail(err, SL_EINVAL, "a session's variants and adapters must be arrays of their counts");
+    return SL_OK;
+}
+
+/* Rank 0's folder: created, and swept of the records a killed run left
+ * half-written. */
+static sl_status prepare_output(sl_session *s, sl_err *err)
+{
+    sl_err dir_err = {0};
+    if (sl_make_dirs(s->dir, &dir_err) != SL_OK)
+        return sl_fail(err, dir_err.status, "cannot create the output directory: %s", dir_err.msg);
+    sl_sweep_stale_temporaries(s->dir);
+    sl_environment_collect(&s->env);
+    return SL_OK;
+}
+
+sl_status sl_session_create(const sl_session_options *options, sl_session **out, sl_err *err)
+{
+    *out = NULL;
+    sl_status status = check_options(options, err);
+    if (status != SL_OK)
+        return status;
+    sl_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return sl_fail(err, SL_ENOMEM, "out of memory for a session");
+    s->options = *options;
+    if (!s->options.bench.kernels)
+        s->options.bench.kernels = sl_kernels_default();
+    s->profile = sl_profile_get(options->bench.profile);
+    s->world = options->world;
+    if (!s->world && (status = sl_comm_local(0, 1, &s->own_world, err)) != SL_OK) {
+        free(s);
+        return status;
+    }
+    if (!s->world)
+        s->world = s->own_world;
+    s->root = s->world->rank == 0;
+    int used = snprintf(s->dir, sizeof s->dir, "%s/%s", options->output_dir, s->profile->name);
+    if (used < 0 || (size_t)used >= sizeof s->dir)
+        status = sl_fail(err, SL_EINVAL, "the output folder %s is too long for a record's path", options->output_dir);
+    else if (s->root)
+        status = prepare_output(s, err);
+    if (status != SL_OK) {
+        sl_session_free(s);
+        return status;
+    }
+    s->total = count_runs(s);
+    *out = s;
+    return SL_OK;
+}
+
+const char *sl_session_dir(const sl_session *session)
+{
+    return session->dir;
+}
+
+const sl_environment *sl_session_environment(const sl_session *session)
+{
+    return &session->env;
+}
+
+int sl_session_total(const sl_session *session)
+{
+    return session->total;
+}
+
+void sl_session_free(sl_session *session)
+{
+    if (!session)
+        return;
+    sl_comm_free(session->own_world);
+    free(session);
+}
