@@ -43,7 +43,17 @@ typedef struct audit_args {
     const char *compare_a, *compare_b;
     int epochs, workers, threads;
     int64_t batches;
+    const char *kernels;
 } audit_args;
+
+/* What an audit runs, once the command line is read: the seeds, the
+ * selection and the settings of its runs. */
+typedef struct audit_plan {
+    sl__cli_list seeds;
+    uint64_t *seed_values;
+    sl__selection selection;
+    sl_audit_settings settings;
+} audit_plan;
 
 static int compare_manifests(const char *a_path, const char *b_path)
 {
@@ -66,111 +76,154 @@ static int compare_manifests(const char *a_path, const char *b_path)
     return status == SL_OK ? SL__EXIT_OK : SL__EXIT_FAILED;
 }
 
-int sl__cmd_audit(int argc, char **argv)
+static sl__cli parse_args(int argc, char **argv, audit_args *args)
 {
-    audit_args args = {.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
+    *args = (audit_args){.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
     sl__cli cli = sl__cli_start("audit", argc, argv);
     const char *value;
-    const char *kernels_name = NULL;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);
-            return SL__EXIT_OK;
+            exit(SL__EXIT_OK);
         } else if (sl__cli_option(&cli, "--scenarios", &value)) {
-            args.scenarios = value;
+            args->scenarios = value;
         } else if (sl__cli_option(&cli, "--variants", &value)) {
-            args.variants = value;
+            args->variants = value;
         } else if (sl__cli_option(&cli, "--adapters", &value)) {
-            args.adapters = value;
+            args->adapters = value;
         } else if (sl__cli_option(&cli, "--seeds", &value)) {
-            args.seeds = value;
+            args->seeds = value;
         } else if (sl__cli_option(&cli, "--epochs", &value)) {
-            args.epochs = (int)sl__cli_int(&cli, "--epochs", value, 1, 1000);
+            args->epochs = (int)sl__cli_int(&cli, "--epochs", value, 1, 1000);
         } else if (sl__cli_option(&cli, "--batches", &value)) {
-            args.batches = sl__cli_int(&cli, "--batches", value, 0, 10000000);
+            args->batches = sl__cli_int(&cli, "--batches", value, 0, 10000000);
         } else if (sl__cli_option(&cli, "--workers", &value)) {
-            args.workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+            args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
         } else if (sl__cli_option(&cli, "--threads", &value)) {
-            args.threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
+            args->threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
         } else if (sl__cli_option(&cli, "--kernels", &value)) {
-            kernels_name = value;
+            args->kernels = value;
         } else if (sl__cli_option(&cli, "--output", &value)) {
-            args.output = value;
+            args->output = value;
         } else if (sl__cli_option(&cli, "--compare", &value)) {
-            args.compare_a = value;
+            args->compare_a = value;
             if (!sl__cli_next(&cli))
                 sl__cli_usage_error(&cli, "option --compare needs two manifests");
-            args.compare_b = sl__cli_arg(&cli);
+            args->compare_b = sl__cli_arg(&cli);
         } else {
             sl__cli_unknown(&cli);
         }
     }
-    if (args.compare_a)
-        return compare_manifests(args.compare_a, args.compare_b);
-    if (!args.output)
-        sl__cli_usage_error(&cli, "say where the manifest goes with --output FILE (or compare two with --compare)");
+    return cli;
+}
 
-    sl__cli_list seeds = sl__cli_split(&cli, "--seeds", args.seeds);
-    uint64_t *seed_values = sl__cli_alloc((size_t)seeds.count * sizeof *seed_values);
-    for (int i = 0; i < seeds.count; i++)
-        seed_values[i] = sl__cli_u64(&cli, "--seeds", seeds.items[i]);
-    sl__selection selection;
-    sl__cli_select(&cli, args.scenarios, args.variants, args.adapters, &selection);
+/* The seeds, the selection and the kernel table a run of the audit needs,
+ * each checked in that order (a bad name is a usage error), and the
+ * settings of its runs. */
+static void plan_audit(const sl__cli *cli, const audit_args *args, audit_plan *plan)
+{
+    if (!args->output)
+        sl__cli_usage_error(cli, "say where the manifest goes with --output FILE (or compare two with --compare)");
+    plan->seeds = sl__cli_split(cli, "--seeds", args->seeds);
+    plan->seed_values = sl__cli_alloc((size_t)plan->seeds.count * sizeof *plan->seed_values);
+    for (int i = 0; i < plan->seeds.count; i++)
+        plan->seed_values[i] = sl__cli_u64(cli, "--seeds", plan->seeds.items[i]);
+    sl__cli_select(cli, args->scenarios, args->variants, args->adapters, &plan->selection);
+    plan->settings = (sl_audit_settings){
+        .epochs = args->epochs, .batches_per_epoch = args->batches, .workers = args->workers, .threads = args->threads};
+    sl__cli_copy(plan->settings.kernels, sizeof plan->settings.kernels, sl__cli_kernels(cli, args->kernels)->name);
+}
 
-    sl_audit_settings settings = {.epochs = args.epochs, .batches_per_epoch = args.batches,
-                                  .workers = args.workers, .threads = args.threads};
-    sl__cli_copy(settings.kernels, sizeof settings.kernels, sl__cli_kernels(&cli, kernels_name)->name);
-    sl_audit *audit = sl_audit_new(&settings);
+static void plan_free(audit_plan *plan)
+{
+    sl__selection_free(&plan->selection);
+    sl__cli_list_free(&plan->seeds);
+    free(plan->seed_values);
+}
+
+/* Adds a run of every selected adapter that is available and implements
+ * the instance's transforms; returns how many failed, each printed. */
+static int audit_instance(sl_audit *audit, const sl_scenario_instance *instance, uint64_t seed,
+                          const sl__selection *selection)
+{
     int failed = 0;
-    for (int s = 0; s < selection.nscenarios; s++) {
-        const sl_scenario *scenario = sl_scenario_at(s);
-        for (int v = 0; v < scenario->nvariants; v++) {
-            if (!sl__selection_has_variant(&selection, s, v))
-                continue;
-            for (int k = 0; k < seeds.count; k++) {
-                sl_build_options build;
-                sl_build_options_init(&build, SL_PROFILE_CI, seed_values[k]);
-                if (sl_variant_n(&scenario->variants[v], &build) <= 0)
-                    continue;
-                sl_scenario_instance *instance = NULL;
-                sl_err err = {0};
-                sl_status status = sl_scenario_instantiate(scenario, &scenario->variants[v], &build, &instance, &err);
-                if (status == SL_ESKIPPED)
-                    continue;
-                if (status != SL_OK) {
-                    sl__cli_error("audit", "%s/%s: %s", scenario->id, scenario->variants[v].name, err.msg);
-                    failed++;
-                    continue;
-                }
-                sl_transform_set needed = sl_pipeline_transforms(instance->pipeline);
-                for (int a = 0; a < selection.nadapters; a++) {
-                    const sl_adapter *adapter = sl_adapter_at(a);
-                    if (!selection.adapters[a] || !sl_adapter_is_available(adapter, NULL, 0) ||
-                        !sl_adapter_supports(adapter, needed, NULL, 0))
-                        continue;
-                    if (sl_audit_add_run(audit, instance, adapter, seed_values[k], &err) != SL_OK) {
-                        sl__cli_error("audit", "%s/%s on %s, seed %" PRIu64 ": %s", scenario->id,
-                                      scenario->variants[v].name, adapter->name, seed_values[k], err.msg);
-                        failed++;
-                    }
-                }
-                sl_scenario_instance_free(instance);
-            }
+    sl_transform_set needed = sl_pipeline_transforms(instance->pipeline);
+    for (int a = 0; a < selection->nadapters; a++) {
+        const sl_adapter *adapter = sl_adapter_at(a);
+        if (!selection->adapters[a] || !sl_adapter_is_available(adapter, NULL, 0) ||
+            !sl_adapter_supports(adapter, needed, NULL, 0))
+            continue;
+        sl_err err = {0};
+        if (sl_audit_add_run(audit, instance, adapter, seed, &err) != SL_OK) {
+            sl__cli_error("audit", "%s/%s on %s, seed %" PRIu64 ": %s", instance->scenario->id, instance->variant->name,
+                          adapter->name, seed, err.msg);
+            failed++;
         }
     }
+    return failed;
+}
+
+/* One variant at ci size for each seed: a variant without that size, or
+ * one skipped when built, adds nothing. Returns the failures, printed. */
+static int audit_variant(sl_audit *audit, const sl_scenario *scenario, const sl_variant *variant,
+                         const audit_plan *plan)
+{
+    int failed = 0;
+    for (int k = 0; k < plan->seeds.count; k++) {
+        sl_build_options build;
+        sl_build_options_init(&build, SL_PROFILE_CI, plan->seed_values[k]);
+        if (sl_variant_n(variant, &build) <= 0)
+            continue;
+        sl_scenario_instance *instance = NULL;
+        sl_err err = {0};
+        sl_status status = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+        if (status == SL_ESKIPPED)
+            continue;
+        if (status != SL_OK) {
+            sl__cli_error("audit", "%s/%s: %s", scenario->id, variant->name, err.msg);
+            failed++;
+            continue;
+        }
+        failed += audit_instance(audit, instance, plan->seed_values[k], &plan->selection);
+        sl_scenario_instance_free(instance);
+    }
+    return failed;
+}
+
+/* Writes the manifest and says so; returns 1 when it could not be
+ * written, printed. */
+static int save_manifest(const sl_audit *audit, const audit_args *args, const audit_plan *plan)
+{
     sl_environment env;
     sl_environment_collect(&env);
     sl_err err = {0};
-    if (sl_audit_save(audit, &env, args.output, &err) != SL_OK) {
+    if (sl_audit_save(audit, &env, args->output, &err) != SL_OK) {
         sl__cli_error("audit", "%s", err.msg);
-        failed++;
-    } else {
-        printf("%d runs audited (%s kernels, %d workers, %d threads); manifest in %s\n", sl_audit_runs(audit),
-               settings.kernels, args.workers, args.threads, args.output);
+        return 1;
     }
+    printf("%d runs audited (%s kernels, %d workers, %d threads); manifest in %s\n", sl_audit_runs(audit),
+           plan->settings.kernels, args->workers, args->threads, args->output);
+    return 0;
+}
+
+int sl__cmd_audit(int argc, char **argv)
+{
+    audit_args args;
+    sl__cli cli = parse_args(argc, argv, &args);
+    if (args.compare_a)
+        return compare_manifests(args.compare_a, args.compare_b);
+    audit_plan plan;
+    plan_audit(&cli, &args, &plan);
+    sl_audit *audit = sl_audit_new(&plan.settings);
+    int failed = 0;
+    for (int s = 0; s < plan.selection.nscenarios; s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++)
+            if (sl__selection_has_variant(&plan.selection, s, v))
+                failed += audit_variant(audit, scenario, &scenario->variants[v], &plan);
+    }
+    failed += save_manifest(audit, &args, &plan);
     sl_audit_free(audit);
-    sl__selection_free(&selection);
-    sl__cli_list_free(&seeds);
-    free(seed_values);
+    plan_free(&plan);
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
 }

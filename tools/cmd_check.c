@@ -52,115 +52,162 @@ static size_t sample_count(const sl_record *r)
     return r->samples_ns ? (size_t)r->repetitions * (size_t)r->measured_batches : 0;
 }
 
-int sl__cmd_check(int argc, char **argv)
-{
-    const char *records[8] = {"records/ci"};
-    int nrecords = 0;
-    const char *baseline_dir = "baselines", *name = NULL;
-    bool allow_other_machine = false;
+typedef struct check_args {
+    const char *records[8];
+    int nrecords;
+    const char *baseline_dir, *name;
+    bool allow_other_machine;
     sl_gate_options gate;
-    sl_gate_options_init(&gate);
+} check_args;
+
+static void parse_args(int argc, char **argv, check_args *args)
+{
+    *args = (check_args){.records = {"records/ci"}, .baseline_dir = "baselines"};
+    sl_gate_options_init(&args->gate);
     sl__cli cli = sl__cli_start("check", argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);
-            return SL__EXIT_OK;
+            exit(SL__EXIT_OK);
         } else if (sl__cli_option(&cli, "--baseline", &value)) {
-            name = value;
+            args->name = value;
         } else if (sl__cli_option(&cli, "--records", &value)) {
-            if (nrecords == 8)
+            if (args->nrecords == 8)
                 sl__cli_usage_error(&cli, "option --records: at most 8 runs");
-            records[nrecords++] = value;
+            args->records[args->nrecords++] = value;
         } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
-            baseline_dir = value;
+            args->baseline_dir = value;
         } else if (sl__cli_option(&cli, "--alpha", &value)) {
-            gate.alpha = parse_fraction(&cli, "--alpha", value, 1e-12, 0.5);
+            args->gate.alpha = parse_fraction(&cli, "--alpha", value, 1e-12, 0.5);
         } else if (sl__cli_option(&cli, "--min-effect", &value)) {
-            gate.min_effect = parse_fraction(&cli, "--min-effect", value, 0.0, 10.0);
+            args->gate.min_effect = parse_fraction(&cli, "--min-effect", value, 0.0, 10.0);
         } else if (sl__cli_option(&cli, "--inflate", &value)) {
-            gate.inflate = parse_fraction(&cli, "--inflate", value, -0.9, 10.0);
+            args->gate.inflate = parse_fraction(&cli, "--inflate", value, -0.9, 10.0);
         } else if (sl__cli_flag(&cli, "--allow-other-machine")) {
-            allow_other_machine = true;
+            args->allow_other_machine = true;
         } else {
             sl__cli_unknown(&cli);
         }
     }
-    if (!name)
+    if (!args->name)
         sl__cli_usage_error(&cli, "say which baseline with --baseline NAME");
+    /* No --records: the default run. */
+    if (args->nrecords == 0)
+        args->nrecords = 1;
+}
 
-    char base_dir[4096];
-    snprintf(base_dir, sizeof base_dir, "%s/%s", baseline_dir, name);
-    sl_record_set base, fresh;
+/* The baseline's records and the run's (pooled over every --records);
+ * false, with the error printed, when either cannot be loaded. */
+static bool load_records(const check_args *args, const char *base_dir, sl_record_set *base, sl_record_set *fresh)
+{
     sl_err err = {0};
-    if (sl_record_set_load(base_dir, &base, report_bad_file, NULL, &err) != SL_OK) {
-        sl__cli_error("check", "baseline '%s' not found: %s (save one with `sluice baseline save %s`)", name,
-                      err.msg, name);
-        return SL__EXIT_FAILED;
+    if (sl_record_set_load(base_dir, base, report_bad_file, NULL, &err) != SL_OK) {
+        sl__cli_error("check", "baseline '%s' not found: %s (save one with `sluice baseline save %s`)", args->name,
+                      err.msg, args->name);
+        return false;
     }
-    if (nrecords == 0)
-        nrecords = 1;
-    if (sl_record_set_load_runs(records, nrecords, &fresh, report_bad_file, NULL, &err) != SL_OK) {
+    if (sl_record_set_load_runs(args->records, args->nrecords, fresh, report_bad_file, NULL, &err) != SL_OK) {
         sl__cli_error("check", "%s", err.msg);
-        sl_record_set_free(&base);
-        sl_record_set_free(&fresh);
-        return SL__EXIT_FAILED;
+        sl_record_set_free(base);
+        sl_record_set_free(fresh);
+        return false;
     }
-    int problems = base.nerrors + fresh.nerrors, slower = 0, compared = 0;
-    if (base.count == 0) {
-        sl__cli_error("check", "baseline '%s' (%s) holds no records", name, base_dir);
+    return true;
+}
+
+/* What makes the comparison meaningless, each printed: an empty baseline,
+ * or wall times from two CPU models, which are not comparable. */
+static int comparison_problems(const check_args *args, const char *base_dir, const sl_record_set *base,
+                               const sl_record_set *fresh)
+{
+    int problems = 0;
+    if (base->count == 0) {
+        sl__cli_error("check", "baseline '%s' (%s) holds no records", args->name, base_dir);
         problems++;
     }
-    /* Wall times from two CPU models are not comparable: say so, by file. */
-    if (base.count > 0 && fresh.count > 0 && !allow_other_machine &&
-        strcmp(base.environments[0].cpu_model, fresh.environments[0].cpu_model) != 0) {
+    if (base->count > 0 && fresh->count > 0 && !args->allow_other_machine &&
+        strcmp(base->environments[0].cpu_model, fresh->environments[0].cpu_model) != 0) {
         sl__cli_error("check",
                       "%s was measured on '%s' but %s on '%s': wall times from different machines are not "
                       "comparable (--allow-other-machine to compare anyway)",
-                      base.paths[0], base.environments[0].cpu_model, fresh.paths[0], fresh.environments[0].cpu_model);
+                      base->paths[0], base->environments[0].cpu_model, fresh->paths[0],
+                      fresh->environments[0].cpu_model);
         problems++;
     }
+    return problems;
+}
+
+/* The gate's counts over the run's records. */
+typedef struct check_counts {
+    int compared, slower;
+} check_counts;
+
+/* One row of the table: the record r of the run against the baseline's
+ * record of the same scenario, variant and adapter, when both are ok. */
+static void compare_record(const sl_record *r, const sl_record_set *base, const sl_gate_options *gate, sl__table *table,
+                           check_counts *counts)
+{
+    int j = sl_record_set_find(base, r->scenario, r->variant, r->adapter);
+    const char *verdict = NULL;
+    char b50[32] = "-", n50[32] = "-", change[32] = "-", p[32] = "-";
+    sl_gate_result result;
+    if (r->outcome != SL_RECORD_OK) {
+        verdict = "not ok in this run";
+    } else if (j < 0) {
+        verdict = "new (no baseline)";
+    } else if (base->records[j].outcome != SL_RECORD_OK) {
+        verdict = "not ok in the baseline";
+    } else {
+        if (!sl_gate_compare(base->records[j].samples_ns, sample_count(&base->records[j]), r->samples_ns,
+                             sample_count(r), (size_t)r->measured_batches, gate, &result)) {
+            verdict = "no samples";
+        } else {
+            counts->compared++;
+            snprintf(b50, sizeof b50, "%.1f", result.base_median / 1e3);
+            snprintf(n50, sizeof n50, "%.1f", result.new_median / 1e3);
+            snprintf(change, sizeof change, "%+.1f%%", (result.ratio - 1.0) * 100.0);
+            snprintf(p, sizeof p, "%.2g", result.p_slower);
+            verdict = result.verdict == SL_GATE_SLOWER ? "SLOWER" : sl_gate_verdict_name(result.verdict);
+            counts->slower += result.verdict == SL_GATE_SLOWER;
+        }
+    }
+    const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, p, verdict};
+    sl__table_add_row(table, cells);
+}
+
+static sl__table *comparison_table(void)
+{
     static const char *const headers[] = {"scenario", "variant", "adapter", "base p50 (µs)", "new p50 (µs)",
                                           "change",   "p slower", "verdict"};
     static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
                                       SL__LEFT};
-    sl__table *table = sl__table_new(8, headers, align);
-    for (int i = 0; !problems && i < fresh.count; i++) {
-        const sl_record *r = &fresh.records[i];
-        int j = sl_record_set_find(&base, r->scenario, r->variant, r->adapter);
-        const char *verdict = NULL;
-        char b50[32] = "-", n50[32] = "-", change[32] = "-", p[32] = "-";
-        sl_gate_result result;
-        if (r->outcome != SL_RECORD_OK) {
-            verdict = "not ok in this run";
-        } else if (j < 0) {
-            verdict = "new (no baseline)";
-        } else if (base.records[j].outcome != SL_RECORD_OK) {
-            verdict = "not ok in the baseline";
-        } else {
-            if (!sl_gate_compare(base.records[j].samples_ns, sample_count(&base.records[j]), r->samples_ns,
-                                 sample_count(r), (size_t)r->measured_batches, &gate, &result)) {
-                verdict = "no samples";
-            } else {
-                compared++;
-                snprintf(b50, sizeof b50, "%.1f", result.base_median / 1e3);
-                snprintf(n50, sizeof n50, "%.1f", result.new_median / 1e3);
-                snprintf(change, sizeof change, "%+.1f%%", (result.ratio - 1.0) * 100.0);
-                snprintf(p, sizeof p, "%.2g", result.p_slower);
-                verdict = result.verdict == SL_GATE_SLOWER ? "SLOWER" : sl_gate_verdict_name(result.verdict);
-                slower += result.verdict == SL_GATE_SLOWER;
-            }
-        }
-        const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, p, verdict};
-        sl__table_add_row(table, cells);
-    }
+    return sl__table_new(8, headers, align);
+}
+
+int sl__cmd_check(int argc, char **argv)
+{
+    check_args args;
+    parse_args(argc, argv, &args);
+
+    char base_dir[4096];
+    snprintf(base_dir, sizeof base_dir, "%s/%s", args.baseline_dir, args.name);
+    sl_record_set base, fresh;
+    if (!load_records(&args, base_dir, &base, &fresh))
+        return SL__EXIT_FAILED;
+    int problems = base.nerrors + fresh.nerrors;
+    problems += comparison_problems(&args, base_dir, &base, &fresh);
+    check_counts counts = {0};
+    sl__table *table = comparison_table();
+    for (int i = 0; !problems && i < fresh.count; i++)
+        compare_record(&fresh.records[i], &base, &args.gate, table, &counts);
     if (!problems) {
         sl__table_print(table, stdout, 0);
-        printf("\n%d compared, %d slower (threshold: +%.0f%% and p < %g); baseline %s\n", compared, slower,
-               gate.min_effect * 100.0, gate.alpha, base_dir);
+        printf("\n%d compared, %d slower (threshold: +%.0f%% and p < %g); baseline %s\n", counts.compared,
+               counts.slower, args.gate.min_effect * 100.0, args.gate.alpha, base_dir);
     }
     sl__table_free(table);
     sl_record_set_free(&base);
     sl_record_set_free(&fresh);
-    return problems || slower ? SL__EXIT_FAILED : SL__EXIT_OK;
+    return problems || counts.slower ? SL__EXIT_FAILED : SL__EXIT_OK;
 }

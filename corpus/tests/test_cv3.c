@@ -144,6 +144,126 @@ static double fit(const float *out, const float *a, const float *b, int n, doubl
  * (1 - lam) x 1.4, so 1e-5 separates them unless 1 - lam < 1e-5. */
 #define FIT_TOLERANCE 1e-5
 
+/* Each row's partner by least squares: the one image of the batch whose
+ * blend with the row's own image gives the mixed row, with that blend's
+ * lambda in row_lam. A row several images fit is left at -1 for
+ * settle_partners. */
+static void fit_partners(const mixed_run *m, const batch_span *span, int64_t batch, int64_t *partner, double *row_lam)
+{
+    int64_t first = span->first, count = span->count;
+    for (int64_t i = 0; i < count; i++) {
+        const float *out = image(&m->mixed, first + i), *own = image(&m->plain, first + i);
+        /* Screen every row of the batch on 192 values, then fit the
+         * survivors on all of them. */
+        int matches = 0;
+        partner[i] = -1;
+        for (int64_t j = 0; j < count; j++) {
+            double lam;
+            if (fit(out, own, image(&m->plain, first + j), 192, &lam) > FIT_TOLERANCE)
+                continue;
+            if (fit(out, own, image(&m->plain, first + j), VALUES, &lam) > FIT_TOLERANCE)
+                continue;
+            matches++;
+            partner[i] = j;
+            row_lam[i] = lam;
+        }
+        cr_assert_geq(matches, 1, "batch %lld row %lld is no blend of its image with any in the batch",
+                      (long long)batch, (long long)i);
+        /* A row whose partner is itself is its own image again, which a
+         * free lambda near 1 fits with any partner: decided below, once
+         * the batch's lambda is known. */
+        if (matches > 1)
+            partner[i] = -1;
+    }
+}
+
+/* One lambda per batch: every row whose partner is another image gives the
+ * same estimate. */
+static double batch_lambda(const batch_span *span, int64_t batch, const int64_t *partner, const double *row_lam)
+{
+    double lam = NAN;
+    for (int64_t i = 0; i < span->count; i++)
+        if (partner[i] >= 0 && partner[i] != i && !isnan(row_lam[i])) {
+            if (isnan(lam))
+                lam = row_lam[i];
+            cr_assert(fabs(row_lam[i] - lam) < 1e-5, "batch %lld: rows give lambda %.7f and %.7f", (long long)batch,
+                      lam, row_lam[i]);
+        }
+    cr_assert(!isnan(lam), "batch %lld: no row shows its lambda", (long long)batch);
+    return lam;
+}
+
+/* The rows fit_partners left undecided: with the batch's lambda fixed,
+ * exactly one image must fit each. Returns how many rows are their own
+ * partner. */
+static int64_t settle_partners(const mixed_run *m, const batch_span *span, int64_t batch, double lam, int64_t *partner)
+{
+    int64_t first = span->first, count = span->count, fixed_points = 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (partner[i] >= 0)
+            continue;
+        const float *out = image(&m->mixed, first + i), *own = image(&m->plain, first + i);
+        int matches = 0;
+        for (int64_t j = 0; j < count; j++) {
+            const float *other = image(&m->plain, first + j);
+            double rr = 0;
+            for (int k = 0; k < VALUES; k++) {
+                double r = (double)out[k] - (lam * own[k] + (1 - lam) * other[k]);
+                rr += r * r;
+            }
+            if (sqrt(rr / VALUES) <= FIT_TOLERANCE) {
+                matches++;
+                partner[i] = j;
+            }
+        }
+        cr_assert_eq(matches, 1, "batch %lld row %lld: %d partners fit lambda %.7f", (long long)batch, (long long)i,
+                     matches, lam);
+        fixed_points += partner[i] == i;
+    }
+    return fixed_points;
+}
+
+/* Every mixed label sums to 1 and carries lambda of the row's own class
+ * and 1 - lambda of its partner's, and no row is the partner of two: the
+ * partners form a permutation of the batch. */
+static void check_mixup_labels(const mixed_run *m, const batch_span *span, int64_t batch, double lam,
+                               const int64_t *partner)
+{
+    int64_t first = span->first, count = span->count;
+    bool *taken = calloc((size_t)count, 1);
+    for (int64_t i = 0; i < count; i++) {
+        const float *mixed = label(&m->mixed, first + i);
+        double sum = 0;
+        for (int k = 0; k < CLASSES; k++)
+            sum += mixed[k];
+        /* lam is a multiple of 2^-24, so lam + (1 - lam) is exactly 1. */
+        cr_assert_eq(sum, 1.0, "batch %lld row %lld: label sums to 1 %+.3g", (long long)batch, (long long)i, sum - 1);
+        if (partner[i] < 0)
+            continue;
+        cr_assert_not(taken[partner[i]], "batch %lld: row %lld is the partner of two rows", (long long)batch,
+                      (long long)partner[i]);
+        taken[partner[i]] = true;
+        int own = class_of(label(&m->plain, first + i)), other = class_of(label(&m->plain, first + partner[i]));
+        for (int k = 0; k < CLASSES; k++) {
+            double expected = (k == own ? lam : 0.0) + (k == other ? 1 - lam : 0.0);
+            cr_assert(fabs(mixed[k] - expected) < 1e-5, "batch %lld row %lld class %d: label %.7f, the pixels say %.7f",
+                      (long long)batch, (long long)i, k, mixed[k], expected);
+        }
+    }
+    for (int64_t j = 0; j < count; j++)
+        cr_assert(taken[j], "batch %lld: row %lld is nobody's partner", (long long)batch, (long long)j);
+    free(taken);
+}
+
+/* The two epochs mix differently: lambda is keyed by the epoch too. */
+static void expect_epochs_draw_other_lambdas(const double *lambdas, int64_t batches)
+{
+    int64_t per_epoch = batches / EPOCHS, same = 0;
+    for (int64_t k = 0; k < per_epoch; k++)
+        same += lambdas[k] == lambdas[k + per_epoch];
+    cr_expect_eq(same, 0, "%lld batches drew the same lambda in both epochs", (long long)same);
+}
+
 Test(cv3_mixup, labels_carry_the_pixel_mix_ratio_and_partners_form_a_permutation)
 {
     mixed_run m;
@@ -152,102 +272,21 @@ Test(cv3_mixup, labels_carry_the_pixel_mix_ratio_and_partners_form_a_permutation
     double lambdas[64];
     batch_span span = {0};
     while (next_batch(&m, &span)) {
-        int64_t first = span.first, count = span.count, batch = batches++;
-        int64_t *partner = malloc((size_t)count * sizeof *partner);
-        double *row_lam = malloc((size_t)count * sizeof *row_lam);
-        bool *taken = calloc((size_t)count, 1);
-        for (int64_t i = 0; i < count; i++) {
-            const float *out = image(&m.mixed, first + i), *own = image(&m.plain, first + i);
-            /* Screen every row of the batch on 192 values, then fit the
-             * survivors on all of them. */
-            int matches = 0;
-            partner[i] = -1;
-            for (int64_t j = 0; j < count; j++) {
-                double lam;
-                if (fit(out, own, image(&m.plain, first + j), 192, &lam) > FIT_TOLERANCE)
-                    continue;
-                if (fit(out, own, image(&m.plain, first + j), VALUES, &lam) > FIT_TOLERANCE)
-                    continue;
-                matches++;
-                partner[i] = j;
-                row_lam[i] = lam;
-            }
-            cr_assert_geq(matches, 1, "batch %lld row %lld is no blend of its image with any in the batch",
-                          (long long)batch, (long long)i);
-            /* A row whose partner is itself is its own image again, which a
-             * free lambda near 1 fits with any partner: decided below, once
-             * the batch's lambda is known. */
-            if (matches > 1)
-                partner[i] = -1;
-        }
-        /* One lambda per batch: every row whose partner is another image
-         * gives the same estimate. */
-        double lam = NAN;
-        for (int64_t i = 0; i < count; i++)
-            if (partner[i] >= 0 && partner[i] != i && !isnan(row_lam[i])) {
-                if (isnan(lam))
-                    lam = row_lam[i];
-                cr_assert(fabs(row_lam[i] - lam) < 1e-5, "batch %lld: rows give lambda %.7f and %.7f",
-                          (long long)batch, lam, row_lam[i]);
-            }
-        cr_assert(!isnan(lam), "batch %lld: no row shows its lambda", (long long)batch);
+        int64_t batch = batches++;
+        int64_t *partner = malloc((size_t)span.count * sizeof *partner);
+        double *row_lam = malloc((size_t)span.count * sizeof *row_lam);
+        fit_partners(&m, &span, batch, partner, row_lam);
+        double lam = batch_lambda(&span, batch, partner, row_lam);
         lambdas[batch] = lam;
-        for (int64_t i = 0; i < count; i++) {
-            if (partner[i] >= 0)
-                continue;
-            const float *out = image(&m.mixed, first + i), *own = image(&m.plain, first + i);
-            int matches = 0;
-            for (int64_t j = 0; j < count; j++) {
-                const float *other = image(&m.plain, first + j);
-                double rr = 0;
-                for (int k = 0; k < VALUES; k++) {
-                    double r = (double)out[k] - (lam * own[k] + (1 - lam) * other[k]);
-                    rr += r * r;
-                }
-                if (sqrt(rr / VALUES) <= FIT_TOLERANCE) {
-                    matches++;
-                    partner[i] = j;
-                }
-            }
-            cr_assert_eq(matches, 1, "batch %lld row %lld: %d partners fit lambda %.7f", (long long)batch,
-                         (long long)i, matches, lam);
-            fixed_points += partner[i] == i;
-        }
-        for (int64_t i = 0; i < count; i++) {
-            const float *mixed = label(&m.mixed, first + i);
-            double sum = 0;
-            for (int k = 0; k < CLASSES; k++)
-                sum += mixed[k];
-            /* lam is a multiple of 2^-24, so lam + (1 - lam) is exactly 1. */
-            cr_assert_eq(sum, 1.0, "batch %lld row %lld: label sums to 1 %+.3g", (long long)batch, (long long)i,
-                         sum - 1);
-            if (partner[i] < 0)
-                continue;
-            cr_assert_not(taken[partner[i]], "batch %lld: row %lld is the partner of two rows", (long long)batch,
-                          (long long)partner[i]);
-            taken[partner[i]] = true;
-            int own = class_of(label(&m.plain, first + i)), other = class_of(label(&m.plain, first + partner[i]));
-            for (int k = 0; k < CLASSES; k++) {
-                double expected = (k == own ? lam : 0.0) + (k == other ? 1 - lam : 0.0);
-                cr_assert(fabs(mixed[k] - expected) < 1e-5,
-                          "batch %lld row %lld class %d: label %.7f, the pixels say %.7f", (long long)batch,
-                          (long long)i, k, mixed[k], expected);
-            }
-        }
-        for (int64_t j = 0; j < count; j++)
-                cr_assert(taken[j], "batch %lld: row %lld is nobody's partner", (long long)batch, (long long)j);
+        fixed_points += settle_partners(&m, &span, batch, lam, partner);
+        check_mixup_labels(&m, &span, batch, lam, partner);
         free(partner);
         free(row_lam);
-        free(taken);
     }
     /* A uniform permutation has one fixed point on average: about 16 in 16
      * batches, so none at all would mean the partners avoid the row itself. */
     cr_expect_gt(fixed_points, 0, "no row was its own partner in %lld batches", (long long)batches);
-    /* The two epochs mix differently: lambda is keyed by the epoch too. */
-    int64_t per_epoch = batches / EPOCHS, same = 0;
-    for (int64_t k = 0; k < per_epoch; k++)
-        same += lambdas[k] == lambdas[k + per_epoch];
-    cr_expect_eq(same, 0, "%lld batches drew the same lambda in both epochs", (long long)same);
+    expect_epochs_draw_other_lambdas(lambdas, batches);
     release_both(&m);
 }
 
