@@ -20,6 +20,7 @@
 #include "sluice/rebatch.h"
 #include "sluice/record.h"
 #include "sluice/scenario.h"
+#include "sluice/session.h"
 #include "sluice/shuffle.h"
 #include "sluice/source.h"
 #include "sluice/status.h"
