@@ -18,6 +18,13 @@ extern const sl_adapter sl__adapter_cuda_graph;
 sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                        sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
 int64_t sl__cuda_peak_device_bytes(void);
+/* That runtime on a given device (the CUDA one, or the host emulation that
+ * the tests run everywhere), with graphs or without, on a given table for
+ * the host's part. */
+struct sl_device;
+sl_status sl__device_adapter_run(const struct sl_device *dev, bool graphs, const sl_pipeline *pipeline,
+                                 const sl_kernel_table *kernels, const sl_run_request *request, sl_batch_sink sink,
+                                 void *user, int64_t *latency_ns, sl_err *err);
 
 /* One batch per call through sl_iter in the given mode, with the adapter's
  * kernels and the request's workers (workers forced to 0 when

@@ -5,9 +5,10 @@
  * driver older than the runtime, no device, or too little free device
  * memory (kernels/cuda/probe.c). A bench or a test then records them
  * `unavailable` with that reason; none of them is ever passed silently.
- * Where a device exists, cuda_run.c runs the pipelines made of the
- * transforms with a device path (sl_op_device_transforms); a scenario with any other
- * op records them `excluded` with the op named. */
+ * Where a device exists, cuda_run.c runs a pipeline through the device
+ * executor (engine/exec/device.c), every op by its descriptor's device
+ * path; a scenario with an op that has none (sl_op_device_transforms)
+ * records them `excluded` with the op named. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,8 +45,8 @@ static void cuda_device(const sl_adapter *adapter, sl_record *record)
 
 const sl_adapter sl__adapter_cuda = {
     .name = "cuda",
-    .summary = "CUDA kernels on device 0: pinned staging, copies double-buffered against compute, outputs on the "
-               "device",
+    .summary = "CUDA kernels on the local rank's device: pinned staging, two batches in flight on two streams, "
+               "outputs left on the device",
     .backend = "cuda",
     .kernels = SL_KERNELS_OPTIMIZED,
     .implements = sl_op_device_transforms,

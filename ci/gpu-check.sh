@@ -15,6 +15,7 @@
 # On the device machine of this workplace:
 #   run(command: "ci/gpu-check.sh run", carry: ["build-gpu/gpu-bundle.tar.xz"],
 #       timeout_s: 480)
+# The whole run stays under 8 minutes: every stage has its own limit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -40,7 +41,8 @@ prepare() {
     ninja -C "$build_dir" >&2 || return 1
     local stage="$build_dir/bundle"
     rm -rf "$stage" && mkdir -p "$stage/bin/tests/unit" "$stage/bin/corpus/tests" "$stage/bin/tools" "$stage/lib"
-    cp "$build_dir/tools/sluice" "$stage/bin/tools/"
+    cp "$build_dir/tools/sluice" "$build_dir/tools/sluice-device-bandwidth" "$stage/bin/tools/"
+    cp ci/gpu/figures.py "$stage/bin/"
     for t in "${device_tests[@]}" $(scenario_tests "$build_dir"); do
         cp "$build_dir/$t" "$stage/bin/$t"
     done
@@ -51,7 +53,7 @@ prepare() {
     # own and the driver (which only the device machine has): those a bare
     # machine has.
     local libs
-    libs=$(for f in $(find "$stage/bin" "$stage/lib" -type f); do LD_LIBRARY_PATH="$stage/lib" ldd "$f"; done |
+    libs=$(for f in $(find "$stage/bin" "$stage/lib" -type f); do LD_LIBRARY_PATH="$stage/lib" ldd "$f" 2>/dev/null; done |
         awk '/=> \// {print $3}' | sort -u | grep -v "^$stage/lib/" | grep -Ev "$system_libs")
     for l in $libs; do cp -L "$l" "$stage/lib/"; done
     # The path the binaries were built under (goldens are read from it).
@@ -60,7 +62,7 @@ prepare() {
     # Check that nothing else is needed: with the bundle's libraries first,
     # every dependency resolves either inside the bundle or to glibc.
     local outside
-    outside=$(for f in $(find "$stage/bin" "$stage/lib" -type f); do LD_LIBRARY_PATH="$stage/lib" ldd "$f"; done |
+    outside=$(for f in $(find "$stage/bin" "$stage/lib" -type f); do LD_LIBRARY_PATH="$stage/lib" ldd "$f" 2>/dev/null; done |
         awk '/=> / {print $1, $3}' | grep -v " $stage/lib/" | grep -Ev "$system_libs" | sort -u)
     if [ -n "$outside" ]; then
         echo "gpu-check: the bundle would load from outside itself: $outside" >&2
@@ -112,6 +114,16 @@ run() {
         mkdir -p "$(dirname "$built_root")" && ln -s "$root" "$built_root"
     fi
     export SLUICE_SOURCE_ROOT="$built_root"
+    # cuBLAS (log_mel's products on the device) is hundreds of megabytes,
+    # too large to carry: the device machine's own Python wheels
+    # (nvidia-cublas, which PyTorch brings) provide it when they are there.
+    local cublas=none py
+    for py in python3 /usr/bin/python3; do
+        cublas=$("$py" -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' \
+            2>/dev/null) && [ -d "$cublas" ] && break
+        cublas=none
+    done
+    [ "$cublas" = none ] || export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cublas"
 
     local has_device=no
     if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then has_device=yes; fi
@@ -125,6 +137,7 @@ run() {
         else
             echo "- device: none (the device stages report 'no device')"
         fi
+        echo "- cuBLAS from Python wheels: $cublas (else the system's library path; device-bandwidth says which loaded)"
         echo
         echo "| stage | outcome | time |"
         echo "| --- | --- | --- |"
@@ -132,8 +145,10 @@ run() {
 
     if [ $has_device = yes ]; then
         stage device-limits 60 "$bin/device_limits"
+        stage device-bandwidth 60 "$bin/tools/sluice-device-bandwidth"
     else
         echo "| device-limits | no device | 0s |" >>"$summary"
+        stage device-bandwidth 60 "$bin/tools/sluice-device-bandwidth" --emulate
     fi
     # The device suite: without a device its device tests skip with the
     # probe's reason, and the rest (bodies on the CPU, the plan) still run.
@@ -164,6 +179,16 @@ run() {
         stage "fused-threads-$threads" 120 "$bin/tools/sluice" bench --profile full --scenarios gate \
             --repetitions 3 --adapters fused --threads "$threads" --output-dir "$records/threads-$threads" --quiet
     done
+    {
+        echo
+        echo "## Figures"
+        echo
+        for f in device-limits device-bandwidth; do
+            [ -f "$logs/$f.log" ] && { cat "$logs/$f.log"; echo; }
+        done
+        echo
+        python3 "$bin/figures.py" "$records" 2>&1
+    } >>"$summary"
     for threads in 1 2 4 8 16; do
         [ -f "$logs/fused-threads-$threads.log" ] || continue
         echo

@@ -83,19 +83,27 @@ static const sl__param_column channel_columns[] = {
     SL__COLUMN_F32("bias", affine.bias),
 };
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const sl_affine_consts *k = c->state;
+    sl_device_channels channels = sl__device_channels(k->channels, k->scale, k->bias);
+    return ctx->device->affine_f32(in, out, ctx->rows * c->values, &channels, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_TABLE("channels", affine.channels, channel_columns)};
 
 const sl__op_desc sl__op_affine_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .release = release,
     .rows = rows,
+    .device_rows = device_rows,
     .vjp = vjp,
     .vjp_needs_input = true,
     .param_count = param_count,
     .param_at = param_at,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_affine(const char *field, int32_t channels, const float *scale, const float *bias)

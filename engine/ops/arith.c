@@ -48,15 +48,14 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
 static const sl__op_param scalar_params[] = {SL__PARAM_F32("value", scalar.value)};
 static const sl__op_param clip_params[] = {SL__PARAM_F32("lo", clip.lo), SL__PARAM_F32("hi", clip.hi)};
 
-#define ARITH_DESC(ident, param_list)                                                                                 \
-    const sl__op_desc ident = {                                                                                       \
-        SL__PARAMS(param_list),                                                                                       \
-        .phase = SL__PHASE_ELEMENT,                                                                                   \
-        .device = SL__DEVICE_EW_STEP,                                                                                 \
-        .in_place = true,                                                                                             \
-        .compile = compile,                                                                                           \
-        .rows = rows,                                                                                                 \
-        .ew_step = ew_step,                                                                                           \
+#define ARITH_DESC(ident, param_list)                                                                                  \
+    const sl__op_desc ident = {                                                                                        \
+        .phase = SL__PHASE_ELEMENT,                                                                                    \
+        .in_place = true,                                                                                              \
+        .compile = compile,                                                                                            \
+        .rows = rows,                                                                                                  \
+        .ew_step = ew_step,                                                                                            \
+        SL__PARAMS(param_list),                                                                                        \
     }
 
 ARITH_DESC(sl__op_scale_desc, scalar_params);

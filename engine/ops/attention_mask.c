@@ -2,6 +2,8 @@
  * is in this batch (after pad_to_multiple has narrowed it, when it runs
  * first): 1 at a row's first `length` positions, 0 at its pads. Lengths come
  * from an i32 scalar field and are clamped to [0, width]. */
+#include <string.h>
+
 #include "core/internal.h"
 #include "pipeline/op_desc.h"
 
@@ -29,13 +31,37 @@ static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch
     return SL_OK;
 }
 
+/* On a device: the width the sequence field has in this batch (narrowed
+ * on the host by an earlier pad_to_multiple's device_params), in the op's
+ * per-batch block. */
+static void device_params(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *gathered, sl_batch *out,
+                          void *params)
+{
+    (void)ctx;
+    (void)gathered;
+    int64_t width = out->fields[c->field].shape.dims[1];
+    memcpy(params, &width, sizeof width);
+    out->fields[c->out_field].shape.dims[1] = width;
+}
+
+static int device_batch(const sl__device_ctx *ctx, const sl__compiled_op *c, sl__device_fields *fields)
+{
+    return ctx->device->length_mask(
+        fields->data[c->out_field], fields->data[c->other_field], ctx->rows,
+        (int64_t)(sl_field_element_bytes(&ctx->pipeline->output_schema.fields[c->out_field])), ctx->params,
+        ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_NAME("lengths", mask.lengths), SL__PARAM_NAME("out", mask.out)};
 
 const sl__op_desc sl__op_attention_mask_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_BATCH,
     .compile = compile,
     .batch = batch,
+    .device_batch = device_batch,
+    .device_params = device_params,
+    .device_params_bytes = sizeof(int64_t),
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_attention_mask(const char *field, const char *lengths, const char *out)

@@ -28,13 +28,21 @@ static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch
     return SL_OK;
 }
 
+static int device_batch(const sl__device_ctx *ctx, const sl__compiled_op *c, sl__device_fields *fields)
+{
+    int columns = (int)ctx->pipeline->output_schema.fields[c->field].shape.dims[0];
+    return ctx->device->bag_offsets(fields->data[c->field], fields->data[c->out_field], ctx->rows, columns,
+                                    ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_NAME("out", bag.out)};
 
 const sl__op_desc sl__op_bag_offsets_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_BATCH,
     .compile = compile,
     .batch = batch,
+    .device_batch = device_batch,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_bag_offsets(const char *field, const char *out)

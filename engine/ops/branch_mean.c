@@ -31,14 +31,30 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+/* On a device: branch a on a copy in out, branch b on in itself (the
+ * executor's working rows, free to overwrite), then the same blend. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const sl__subchain *s = c->state;
+    int e = sl__device_copy_rows(ctx, c, in, out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[1], s->count[1], in);
+    if (!e)
+        e = ctx->device->blend(out, out, in, ctx->rows * c->values, 0.5f, 0.5f, ctx->stream);
+    return e;
+}
+
 const sl__op_desc sl__op_branch_mean_desc = {
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
-    SL__PARAMS(sl__subchain_params),
     .release = sl__subchain_release,
     .rows = rows,
     .nested = sl__subchain_nested,
+    .device_rows = device_rows,
+    SL__PARAMS(sl__subchain_params),
 };
 
 sl_op sl_op_branch_mean(const char *field, int32_t ops_a, int32_t ops_b)

@@ -77,10 +77,10 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 static const sl__op_param params[] = {SL__PARAM_I32("window_batches", bucket.window_batches)};
 
 const sl__op_desc sl__op_bucket_by_length_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_SOURCE,
     .compile = compile,
     .release = release,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_bucket_by_length(const char *field, uint32_t op_id, int32_t window_batches)

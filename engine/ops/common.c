@@ -172,3 +172,40 @@ sl_op sl__op_on(sl_op_kind kind, const char *field, uint32_t op_id)
     sl__copy_string(op.field, sizeof op.field, field);
     return op;
 }
+
+sl_device_channels sl__device_channels(int channels, const float *a, const float *b)
+{
+    sl_device_channels k = {.channels = channels};
+    for (int ch = 0; ch < channels && ch < SL_MAX_CHANNELS; ch++) {
+        k.a[ch] = a[ch];
+        k.b[ch] = b[ch];
+    }
+    return k;
+}
+
+int sl__device_copy_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, const void *in, void *out)
+{
+    return ctx->device->copy(out, in, (size_t)ctx->rows * c->in_bytes, SL_DEVICE_DEVICE_TO_DEVICE, ctx->stream);
+}
+
+void sl__device_swap(sl__device_fields *fields, int field)
+{
+    void *rows = fields->data[field];
+    fields->data[field] = fields->spare[field];
+    fields->spare[field] = rows;
+}
+
+int sl__column_count(const char *columns)
+{
+    if (!columns || !*columns)
+        return 0;
+    int n = 1;
+    for (const char *c = columns; *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+size_t sl__device_partners_offset(const sl__op_desc *desc)
+{
+    return ((size_t)sl__column_count(desc->batch_decision_columns) * sizeof(float) + 7) / 8 * 8;
+}

@@ -75,15 +75,36 @@ static void batch_decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, con
     sl__mix_partners(ctx, c, b, partner);
 }
 
+/* On a device: the box and the label weights from the batch's decisions
+ * (values 1..4 and 5..6), pasted and blended out of place from the
+ * unmixed partner rows. */
+static int device_batch(const sl__device_ctx *ctx, const sl__compiled_op *c, sl__device_fields *fields)
+{
+    const float *values = ctx->params;
+    const int64_t *partner = (const int64_t *)((const char *)ctx->params + sl__device_partners_offset(c->desc));
+    int e = ctx->device->paste_rows(fields->spare[c->field], fields->data[c->field], ctx->rows, c->h, c->w,
+                                    c->pixel_bytes, partner, values + 1, ctx->stream);
+    if (e)
+        return e;
+    sl__device_swap(fields, c->field);
+    size_t row = sl_field_element_bytes(&ctx->pipeline->output_schema.fields[c->other_field]);
+    e = ctx->device->mix_rows(fields->spare[c->other_field], fields->data[c->other_field], ctx->rows,
+                              (int64_t)(row / sizeof(float)), partner, values + 5, ctx->stream);
+    if (!e)
+        sl__device_swap(fields, c->other_field);
+    return e;
+}
+
 const sl__op_desc sl__op_cutmix_desc = {
     .phase = SL__PHASE_BATCH,
     .random = true,
     .compile = compile,
-    SL__PARAMS(sl__mix_params),
     .batch = batch,
     .batch_decision_columns = "lambda,y0,y1,x0,x1,w_own,w_partner",
     .batch_partners = true,
     .batch_decisions = batch_decisions,
+    .device_batch = device_batch,
+    SL__PARAMS(sl__mix_params),
 };
 
 sl_op sl_op_cutmix(const char *image_field, const char *label_field, uint32_t op_id, float alpha)

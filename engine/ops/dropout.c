@@ -84,18 +84,31 @@ static void vjp(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *
         apply(ctx, c, ids, count, dy, dx);
 }
 
+/* On a device: the same keyed mask, each row keyed by its element id and
+ * the batch's epoch read from device memory (so a graph replays it). */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    if (ctx->pipeline->spec.mode != SL_MODE_TRAIN)
+        return sl__device_copy_rows(ctx, c, in, out);
+    sl__op_ctx host = {ctx->pipeline, NULL, 0};
+    sl_dropout_key d = key_of(&host, c, 0);
+    return ctx->device->dropout_rows(in, out, ctx->rows, c->values, ctx->ids, ctx->batch, d.key, d.threshold, d.scale,
+                                     ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_F32("p", dropout.p)};
 
 const sl__op_desc sl__op_dropout_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
     .compile = compile,
     .rows = rows,
     .vjp = vjp,
+    .device_rows = device_rows,
     .no_decisions_reason = "one keep-or-drop draw per value of the element: the mask is as large as the data; a peer "
                            "draws its own mask and is compared statistically",
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_dropout(const char *field, uint32_t op_id, float p)

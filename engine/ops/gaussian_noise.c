@@ -41,8 +41,6 @@ static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t ele
 static const sl__op_param params[] = {SL__PARAM_F32("sigma", noise.sigma)};
 
 const sl__op_desc sl__op_gaussian_noise_desc = {
-    .device = SL__DEVICE_EW_STEP,
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
@@ -51,6 +49,7 @@ const sl__op_desc sl__op_gaussian_noise_desc = {
     .ew_step = ew_step,
     .no_decisions_reason = "its draws are values, not decisions: one normal number per value of the element; a peer "
                            "draws its own noise and is compared statistically",
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_gaussian_noise(const char *field, uint32_t op_id, float sigma)

@@ -43,15 +43,21 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
 
 static const sl__param_column column_sizes[] = {SL__COLUMN_I64("sizes", hash.sizes)};
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->hash_ids(in, out, ctx->rows, c->state, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_TABLE("columns", hash.columns, column_sizes)};
 
 const sl__op_desc sl__op_hash_ids_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .release = release,
     .rows = rows,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_hash_ids(const char *field, int32_t columns, const int64_t *sizes)

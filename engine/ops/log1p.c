@@ -23,11 +23,17 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     ctx->kernels->log1p(in, out, c->values * count);
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->log1p(in, out, ctx->rows * c->values, ctx->stream);
+}
+
 const sl__op_desc sl__op_log1p_desc = {
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .rows = rows,
+    .device_rows = device_rows,
 };
 
 sl_op sl_op_log1p(const char *field)

@@ -56,16 +56,85 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
                               (float *)((char *)out + (size_t)r * c->out_bytes), k, scratch);
 }
 
+/* On a device: the DFT and filter matrices copied to the device once per
+ * run, and every row of the batch through the device's BLAS (two matrix
+ * products over the whole batch, since a device's products are held to
+ * the tolerance of docs/determinism.md rather than to the bit). */
+typedef struct device_consts {
+    sl_melspec_consts k; /* dft and filters in device memory */
+} device_consts;
+
+static void device_release(const sl_device *device, void *state)
+{
+    device_consts *d = state;
+    if (!d)
+        return;
+    if (d->k.dft)
+        device->release(d->k.dft);
+    if (d->k.filters)
+        device->release(d->k.filters);
+    free(d);
+}
+
+static int device_setup(const sl_device *device, const sl__compiled_op *c, void **state)
+{
+    const sl_melspec_consts *host = c->state;
+    device_consts *d = calloc(1, sizeof *d);
+    if (!d)
+        return SL_DEVICE_ENOMEM;
+    d->k = *host;
+    d->k.dft = d->k.filters = NULL;
+    size_t dft_bytes = (size_t)host->frame * 2 * (size_t)host->bins * sizeof(float);
+    size_t filter_bytes = (size_t)host->bins * (size_t)host->mels * sizeof(float);
+    int e = device->alloc((void **)&d->k.dft, dft_bytes);
+    if (!e)
+        e = device->alloc((void **)&d->k.filters, filter_bytes);
+    if (!e)
+        e = device->copy(d->k.dft, host->dft, dft_bytes, SL_DEVICE_HOST_TO_DEVICE, NULL);
+    if (!e)
+        e = device->copy(d->k.filters, host->filters, filter_bytes, SL_DEVICE_HOST_TO_DEVICE, NULL);
+    if (!e)
+        e = device->stream_sync(NULL);
+    if (e) {
+        device_release(device, d);
+        return e;
+    }
+    *state = d;
+    return 0;
+}
+
+static const char *device_missing(const sl_device *device)
+{
+    return device->log_mel_rows ? NULL : device->log_mel_missing;
+}
+
+static size_t device_scratch(const sl_device *device, const sl__compiled_op *c, int64_t capacity)
+{
+    return device->log_mel_rows ? device->log_mel_scratch(c->state, capacity) : 0;
+}
+
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const device_consts *d = ctx->state;
+    (void)c;
+    return ctx->device->log_mel_rows(in, out, ctx->rows, &d->k, ctx->scratch, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("sample_rate", mel.sample_rate), SL__PARAM_I32("frame", mel.frame), SL__PARAM_I32("hop", mel.hop),
     SL__PARAM_I32("n_fft", mel.n_fft), SL__PARAM_I32("mels", mel.mels)};
 
 const sl__op_desc sl__op_log_mel_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = false,
     .compile = compile,
     .release = release,
     .rows = rows,
+    .device_rows = device_rows,
+    .device_scratch = device_scratch,
+    .device_setup = device_setup,
+    .device_release = device_release,
+    .device_missing = device_missing,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_log_mel(const char *field, int32_t sample_rate, int32_t frame, int32_t hop, int32_t n_fft, int32_t mels)

@@ -78,18 +78,27 @@ static const sl__param_column channel_columns[] = {
     {.name = "inv_std", .type = SL__PARAM_F32, .derive = inv_std},
 };
 
+/* On a device: the same per-value body over the batch's values. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    sl_device_channels k = sl__device_channels(c->norm.channels, c->norm.mean, c->norm.inv_std);
+    int64_t n = ctx->rows * c->values;
+    return c->in_dtype == SL_U8 ? ctx->device->normalize_u8(in, out, n, &k, ctx->stream)
+                                : ctx->device->normalize_f32(in, out, n, &k, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_TABLE("channels", normalize.channels, channel_columns)};
 
 const sl__op_desc sl__op_normalize_desc = {
-    .device = SL__DEVICE_CHANNELS,
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .release = release,
     .rows = rows,
     .ew_step = ew_step,
+    .device_rows = device_rows,
     .vjp = vjp,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_normalize(const char *field, int32_t channels, const float *mean, const float *std)

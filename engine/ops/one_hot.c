@@ -34,14 +34,20 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     ctx->kernels->one_hot(in, out, count, c->op->u.one_hot.classes);
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->one_hot(in, out, ctx->rows, c->op->u.one_hot.classes, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("classes", one_hot.classes)};
 
 const sl__op_desc sl__op_one_hot_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = false,
     .compile = compile,
     .rows = rows,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_one_hot(const char *field, int32_t classes)

@@ -33,9 +33,9 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 static const sl__op_param params[] = {SL__PARAM_I32("seq_len", pack.seq_len), SL__PARAM_I32("pad_id", pack.pad_id)};
 
 const sl__op_desc sl__op_pack_tokens_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_SOURCE,
     .compile = compile,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_pack_tokens(const char *field, int32_t seq_len, int32_t pad_id)

@@ -41,14 +41,21 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->pad_tokens(in, out, ctx->rows, c->values, c->op->u.pad.length, c->op->u.pad.end_id,
+                                   c->op->u.pad.pad_id, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("length", pad.length), SL__PARAM_I32("end_id", pad.end_id), SL__PARAM_I32("pad_id", pad.pad_id)};
 
 const sl__op_desc sl__op_pad_tokens_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = false,
     .compile = compile,
     .rows = rows,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_pad_tokens(const char *field, int32_t length, int32_t end_id, int32_t pad_id)

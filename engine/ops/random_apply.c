@@ -30,17 +30,31 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[0] = sl__subchain_decision(ctx, c, element) ? 1 : 0;
 }
 
+/* On a device: the branch on every row's copy, then each row takes the
+ * branch's result or its input by its decision. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const sl__subchain *s = c->state;
+    int e = sl__device_copy_rows(ctx, c, in, out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
+    if (!e)
+        e = ctx->device->select_rows(out, out, in, ctx->rows, c->in_bytes, ctx->decisions, ctx->stream);
+    return e;
+}
+
 const sl__op_desc sl__op_random_apply_desc = {
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
     .compile = compile,
-    SL__PARAMS(sl__subchain_params),
     .release = sl__subchain_release,
     .rows = rows,
     .nested = sl__subchain_nested,
     .decision_columns = "apply",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(sl__subchain_params),
 };
 
 sl_op sl_op_random_apply(const char *field, uint32_t op_id, float p, int32_t ops)

@@ -44,8 +44,6 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
 static const sl__op_param params[] = {SL__PARAM_F32("delta", brightness.delta)};
 
 const sl__op_desc sl__op_random_brightness_desc = {
-    .device = SL__DEVICE_EW_STEP,
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
@@ -54,6 +52,7 @@ const sl__op_desc sl__op_random_brightness_desc = {
     .ew_step = ew_step,
     .decision_columns = "u24",
     .decisions = decisions,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_brightness(const char *field, uint32_t op_id, float delta)

@@ -28,17 +28,33 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[0] = sl__subchain_decision(ctx, c, element) ? 0 : 1;
 }
 
+/* On a device: branch a on a copy in out and branch b on in itself, then
+ * each row takes one by its decision (1: branch b). */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const sl__subchain *s = c->state;
+    int e = sl__device_copy_rows(ctx, c, in, out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[1], s->count[1], in);
+    if (!e)
+        e = ctx->device->select_rows(out, in, out, ctx->rows, c->in_bytes, ctx->decisions, ctx->stream);
+    return e;
+}
+
 const sl__op_desc sl__op_random_choice_desc = {
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
     .compile = compile,
-    SL__PARAMS(sl__subchain_params),
     .release = sl__subchain_release,
     .rows = rows,
     .nested = sl__subchain_nested,
     .decision_columns = "branch",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(sl__subchain_params),
 };
 
 sl_op sl_op_random_choice(const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)

@@ -43,10 +43,16 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[1] = ox;
 }
 
+/* On a device: each row's offsets are its decisions, drawn on the host. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->crop_pad_rows(in, out, ctx->rows, c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h,
+                                      c->op->u.crop.crop_w, ctx->decisions, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("crop_h", crop.crop_h), SL__PARAM_I32("crop_w", crop.crop_w)};
 
 const sl__op_desc sl__op_random_crop_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = false,
@@ -54,6 +60,8 @@ const sl__op_desc sl__op_random_crop_desc = {
     .rows = rows,
     .decision_columns = "off_y,off_x",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_crop(const char *field, uint32_t op_id, int32_t crop_h, int32_t crop_w)

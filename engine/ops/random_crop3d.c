@@ -56,10 +56,15 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
         out[i] = offset[i];
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->crop3d_rows(in, out, ctx->rows, c->d, c->h, c->w, c->pixel_bytes, c->op->u.patch.d,
+                                    c->op->u.patch.h, c->op->u.patch.w, ctx->decisions, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("d", patch.d), SL__PARAM_I32("h", patch.h), SL__PARAM_I32("w", patch.w)};
 
 const sl__op_desc sl__op_random_crop3d_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = false,
@@ -67,6 +72,8 @@ const sl__op_desc sl__op_random_crop3d_desc = {
     .rows = rows,
     .decision_columns = "off_d,off_h,off_w",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_crop3d(const char *field, uint32_t op_id, int32_t patch_d, int32_t patch_h, int32_t patch_w)

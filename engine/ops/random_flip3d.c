@@ -47,10 +47,14 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[0] = (int32_t)sl__flip3d_axes(ctx, c, element);
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->flip3d_rows(in, out, ctx->rows, c->d, c->h, c->w, c->pixel_bytes, ctx->decisions, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_F32("p", flip.p)};
 
 const sl__op_desc sl__op_random_flip3d_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
@@ -58,6 +62,8 @@ const sl__op_desc sl__op_random_flip3d_desc = {
     .rows = rows,
     .decision_columns = "axes",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_flip3d(const char *field, uint32_t op_id, float p)

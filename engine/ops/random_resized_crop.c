@@ -92,11 +92,18 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[3] = box.w;
 }
 
+/* On a device: each row's box is its decisions, drawn on the host. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const int channels = (int)(c->pixel_bytes / sl_dtype_size(c->in_dtype));
+    return ctx->device->resized_crop_rows(in, c->in_dtype == SL_U8, out, ctx->rows, c->h, c->w, channels,
+                                          c->op->u.rrc.out_h, c->op->u.rrc.out_w, ctx->decisions, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("out_h", rrc.out_h), SL__PARAM_I32("out_w", rrc.out_w), SL__PARAM_F32("scale_lo", rrc.scale_lo),
     SL__PARAM_F32("scale_hi", rrc.scale_hi), SL__PARAM_F32("ratio", rrc.ratio)};
 
 const sl__op_desc sl__op_random_resized_crop_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = false,
@@ -104,6 +111,8 @@ const sl__op_desc sl__op_random_resized_crop_desc = {
     .rows = rows,
     .decision_columns = "y,x,h,w",
     .decisions = decisions,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_resized_crop(const char *field, uint32_t op_id, int32_t out_h, int32_t out_w, float scale_lo,

@@ -47,8 +47,6 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
 static const sl__op_param params[] = {SL__PARAM_F32("lo", range.lo), SL__PARAM_F32("hi", range.hi)};
 
 const sl__op_desc sl__op_random_scale_desc = {
-    .device = SL__DEVICE_EW_STEP,
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .random = true,
     .in_place = true,
@@ -57,6 +55,7 @@ const sl__op_desc sl__op_random_scale_desc = {
     .ew_step = ew_step,
     .decision_columns = "u24",
     .decisions = decisions,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_random_scale(const char *field, uint32_t op_id, float lo, float hi)

@@ -67,14 +67,32 @@ static sl_status batch_vjp(const sl__op_ctx *ctx, const sl__compiled_op *c, cons
     return st;
 }
 
+/* On a device: the same round trip, each field split into a copy and
+ * concatenated back, as two device-to-device copies of its rows. */
+static int device_batch(const sl__device_ctx *ctx, const sl__compiled_op *c, sl__device_fields *fields)
+{
+    (void)c;
+    const sl_schema *schema = &ctx->pipeline->output_schema;
+    for (int f = 0; f < schema->nfields; f++) {
+        size_t bytes = (size_t)ctx->rows * sl_field_element_bytes(&schema->fields[f]);
+        int e = ctx->device->copy(fields->spare[f], fields->data[f], bytes, SL_DEVICE_DEVICE_TO_DEVICE, ctx->stream);
+        if (!e)
+            e = ctx->device->copy(fields->data[f], fields->spare[f], bytes, SL_DEVICE_DEVICE_TO_DEVICE, ctx->stream);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("micro", rebatch.micro)};
 
 const sl__op_desc sl__op_rebatch_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_BATCH,
     .compile = compile,
     .batch = batch,
     .batch_vjp = batch_vjp,
+    .device_batch = device_batch,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_rebatch(const char *field, int32_t micro)

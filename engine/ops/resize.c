@@ -91,15 +91,25 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+/* On a device each output value computes its own coordinates and weights
+ * with the plan's arithmetic (sl__body_resize_axis), so no plan travels. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const resize_state *state = c->state;
+    return ctx->device->resize_rows(in, c->in_dtype == SL_U8, out, ctx->rows, c->h, c->w, state->plan.channels,
+                                    c->op->u.resize.out_h, c->op->u.resize.out_w, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("out_h", resize.out_h), SL__PARAM_I32("out_w", resize.out_w)};
 
 const sl__op_desc sl__op_resize_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = false,
     .compile = compile,
     .release = release,
     .rows = rows,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_resize(const char *field, int32_t out_h, int32_t out_w)

@@ -3,6 +3,7 @@
  * random resized crop) and read by every back end. */
 #include <stdint.h>
 
+#include "kernels/bodies.h"
 #include "sluice/kernels.h"
 #include "sluice/tensor.h"
 
@@ -26,27 +27,12 @@ static void *carve(char **cursor, size_t bytes)
     return at;
 }
 
-/* The axis of one dimension: for output index d, the source position is the
- * rational s = ((2d + 1) in - out) / (2 out), computed in 64-bit integers
- * (|numerator| < 2^34 for sides up to 2^16), clamped to [0, in - 1]. Its
- * integer part is i0 and its fraction num / den is rounded to float by one
- * division of two integers below 2^24, both exact in float: the correctly
- * rounded weight, the same on every IEEE 754 machine and compiler. */
+/* The axis of one dimension, by the body every back end computes it with
+ * (kernels/bodies.h). */
 static void plan_axis(int in, int out, int32_t *i0, int32_t *i1, float *w)
 {
-    int64_t den = 2 * (int64_t)out;
-    for (int d = 0; d < out; d++) {
-        int64_t num = (2 * (int64_t)d + 1) * in - out;
-        int64_t whole = num < 0 ? 0 : num / den;
-        int64_t frac = num < 0 ? 0 : num % den;
-        if (whole >= in - 1) {
-            whole = in - 1;
-            frac = 0;
-        }
-        i0[d] = (int32_t)whole;
-        i1[d] = (int32_t)(whole + 1 < in ? whole + 1 : whole);
-        w[d] = (float)frac / (float)den;
-    }
+    for (int d = 0; d < out; d++)
+        sl__body_resize_axis(d, in, out, &i0[d], &i1[d], &w[d]);
 }
 
 void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w,

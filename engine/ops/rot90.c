@@ -38,6 +38,11 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
     out[0] = sl__rot90_turns(ctx, c, element);
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->rot90_rows(in, out, ctx->rows, c->h, c->pixel_bytes, ctx->decisions, ctx->stream);
+}
+
 const sl__op_desc sl__op_rot90_desc = {
     .phase = SL__PHASE_ELEMENT,
     .random = true,
@@ -48,6 +53,7 @@ const sl__op_desc sl__op_rot90_desc = {
      * (h, w) axes. */
     .decision_columns = "k",
     .decisions = decisions,
+    .device_rows = device_rows,
 };
 
 sl_op sl_op_rot90(const char *field, uint32_t op_id)

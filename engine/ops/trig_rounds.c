@@ -28,14 +28,20 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     ctx->kernels->trig_rounds(in, out, c->values * count, c->op->u.rounds.count);
 }
 
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->trig_rounds(in, out, ctx->rows * c->values, c->op->u.rounds.count, ctx->stream);
+}
+
 static const sl__op_param params[] = {SL__PARAM_I32("rounds", rounds.count)};
 
 const sl__op_desc sl__op_trig_rounds_desc = {
-    SL__PARAMS(params),
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .rows = rows,
+    .device_rows = device_rows,
+    SL__PARAMS(params),
 };
 
 sl_op sl_op_trig_rounds(const char *field, int32_t rounds)

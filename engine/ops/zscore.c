@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/bodies.h"
 #include "pipeline/op_desc.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
@@ -29,8 +30,9 @@ static sl_ew_step zscore_step(const sl_kernel_table *k, const float *x, int64_t 
 {
     double mean, var;
     k->moments(x, n, &mean, &var);
-    double sd = sqrt(var);
-    return (sl_ew_step){.kind = SL_EW_NORMALIZE, .a = (float)mean, .b = sd > 0.0 ? (float)(1.0 / sd) : 1.0f};
+    sl_ew_step step = {.kind = SL_EW_NORMALIZE};
+    sl__body_zscore_constants(mean, var, &step.a, &step.b);
+    return step;
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -48,11 +50,27 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
+/* On a device: each row's moments in the same fixed order of partial sums
+ * in double (one thread per row), then the same normalize step. */
+static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    return ctx->device->zscore_rows(in, out, ctx->rows, c->values, ctx->scratch, ctx->stream);
+}
+
+static size_t device_scratch(const sl_device *device, const sl__compiled_op *c, int64_t capacity)
+{
+    (void)device;
+    (void)c;
+    return (size_t)SL_DEVICE_ZSCORE_SCRATCH(capacity) * sizeof(double);
+}
+
 const sl__op_desc sl__op_zscore_desc = {
     .phase = SL__PHASE_ELEMENT,
     .in_place = true,
     .compile = compile,
     .rows = rows,
+    .device_rows = device_rows,
+    .device_scratch = device_scratch,
 };
 
 sl_op sl_op_zscore(const char *field)

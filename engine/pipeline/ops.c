@@ -78,11 +78,24 @@ sl_transform_set sl_op_cpu_transforms(void)
     return set;
 }
 
+/* An op runs on a device when it has a device hook for its phase, when its
+ * ew_step makes it a step of the device's chain, or when it is gathered or
+ * ordered on the host (source phase). */
+static bool has_device_path(const sl__op_desc *desc)
+{
+    switch (desc->phase) {
+    case SL__PHASE_SOURCE: return true;
+    case SL__PHASE_ELEMENT: return desc->device_rows != NULL || desc->ew_step != NULL;
+    case SL__PHASE_BATCH: return desc->device_batch != NULL;
+    }
+    return false;
+}
+
 sl_transform_set sl_op_device_transforms(void)
 {
     sl_transform_set set = 0;
     for (int k = 0; k < SL_OP_KIND_COUNT; k++)
-        if (descriptors[k]->device != SL__DEVICE_NONE)
+        if (has_device_path(descriptors[k]))
             set |= SL_TRANSFORM(k);
     return set;
 }

@@ -111,14 +111,6 @@ static const sl__compiled_op *compiled_of(const sl_pipeline *p, int index)
     return NULL;
 }
 
-static int count_columns(const char *columns)
-{
-    int n = 1;
-    for (const char *c = columns; *c; c++)
-        n += *c == ',';
-    return n;
-}
-
 static sl_status write_i32_matrix(const char *path, int32_t *data, int64_t rows, int64_t cols, sl_err *err)
 {
     sl_tensor t = {.dtype = SL_I32, .shape = {.rank = 2, .dims = {rows, cols}}, .data = data};
@@ -130,7 +122,7 @@ static sl_status write_decisions(const sl_pipeline *p, const sl_kernel_table *ke
                                  int64_t epoch, const char *path,
                                  sl_err *err)
 {
-    int cols = count_columns(c->desc->decision_columns);
+    int cols = sl__column_count(c->desc->decision_columns);
     int64_t n = p->dataset_size;
     int32_t *data = malloc((size_t)n * (size_t)cols * sizeof *data + 1);
     if (!data)
@@ -236,7 +228,7 @@ static sl_status write_batch_decisions(const sl_pipeline *p, const sl_kernel_tab
                                        int64_t nbatches,
                                        const char *values_path, const char *partners_path, sl_err *err)
 {
-    int cols = count_columns(c->desc->batch_decision_columns);
+    int cols = sl__column_count(c->desc->batch_decision_columns);
     int64_t rows = p->spec.batch_size;
     sl_batch *batch = NULL;
     sl_status st = sl_batch_create(&p->output_schema, rows, &batch, err);

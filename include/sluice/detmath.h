@@ -12,6 +12,18 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sluice/philox.h" /* SL_HOSTDEV: the same functions on the host and the device */
+
+/* rint and floor are exact operations; on the device they are CUDA's own,
+ * elsewhere the compiler's builtins, so no libm is needed either way. */
+#if defined(__CUDA_ARCH__)
+#define SL__DET_RINT(x)  rint(x)
+#define SL__DET_FLOOR(x) floor(x)
+#else
+#define SL__DET_RINT(x)  __builtin_rint(x)
+#define SL__DET_FLOOR(x) __builtin_floor(x)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,7 +38,7 @@ extern "C" {
  * its integer part, then reflections by 1/2 and 1), so the error is that of
  * the polynomial, a Taylor series to x^23 on |x| <= pi / 2 (remainder below
  * 1e-19). */
-static inline double sl_det_sin_turns(double turns)
+SL_HOSTDEV double sl_det_sin_turns(double turns)
 {
     double t = turns - (double)(int64_t)turns;
     if (t < 0.0)
@@ -55,7 +67,7 @@ static inline double sl_det_sin_turns(double turns)
 }
 
 /* cos(2 pi turns) = sin(2 pi (turns + 1/4)). */
-static inline double sl_det_cos_turns(double turns)
+SL_HOSTDEV double sl_det_cos_turns(double turns)
 {
     return sl_det_sin_turns(turns + 0.25);
 }
@@ -67,11 +79,11 @@ static inline double sl_det_cos_turns(double turns)
  * remainders below 1e-19); the quadrant q mod 4 then picks and signs them.
  * Every step is + - * or an exact rint / floor, so the bits are the same on
  * every machine and in every vector width. */
-static inline void sl_det_sincos_turns(double turns, double *sin_out, double *cos_out)
+SL_HOSTDEV void sl_det_sincos_turns(double turns, double *sin_out, double *cos_out)
 {
-    double q = __builtin_rint(turns * 4.0);
+    double q = SL__DET_RINT(turns * 4.0);
     double r = turns - q * 0.25;
-    double quadrant = q - 4.0 * __builtin_floor(q * 0.25);
+    double quadrant = q - 4.0 * SL__DET_FLOOR(q * 0.25);
     double x = SL_DET_TWO_PI * r, x2 = x * x;
     /* 1/3!, 1/5!, ... 1/19! and 1/2!, 1/4!, ... 1/18!, alternating. */
     double ps = -1.0 / 121645100408832000.0;
@@ -104,7 +116,7 @@ static inline void sl_det_sincos_turns(double turns, double *sin_out, double *co
 /* Natural logarithm of a positive normal double: x = 2^e m with m in
  * [sqrt(1/2), sqrt(2)), ln m = 2 atanh((m - 1) / (m + 1)) by its series to
  * z^29 (|z| <= 0.1716, remainder below 1e-23). */
-static inline double sl_det_log(double x)
+SL_HOSTDEV double sl_det_log(double x)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
@@ -126,7 +138,7 @@ static inline double sl_det_log(double x)
 /* e^x for |x| < 700: x = n ln 2 + r with |r| <= ln(2) / 2, e^r by its Taylor
  * series to r^20 (remainder below 1e-25), scaled by 2^n through the
  * exponent bits. */
-static inline double sl_det_exp(double x)
+SL_HOSTDEV double sl_det_exp(double x)
 {
     double q = x / SL_DET_LN2;
     int64_t n = (int64_t)(q < 0.0 ? q - 0.5 : q + 0.5);
@@ -142,7 +154,7 @@ static inline double sl_det_exp(double x)
 
 /* log10 of a positive normal float, computed in double and rounded once:
  * within an ulp of float of the true value. */
-static inline float sl_det_log10f(float x)
+SL_HOSTDEV float sl_det_log10f(float x)
 {
     return (float)(sl_det_log((double)x) * 0.434294481903251827651128918917);
 }

@@ -39,11 +39,7 @@ void sl__ref_affine_grads(const float *x, const float *dy, int64_t pixels, int c
 
 /* The number of partial sums of sl_moments_fn, and the one order in which
  * they are combined: a balanced tree, the same for every back end. */
-#define SL_MOMENT_LANES 8
-static inline double sl__moment_lanes_sum(const double p[SL_MOMENT_LANES])
-{
-    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-}
+/* SL_MOMENT_LANES and sl__moment_lanes_sum are in kernels/bodies.h. */
 void sl__ref_resize_u8(const uint8_t *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
 void sl__ref_resize_f32(const float *src, int64_t stride, float *dst, const sl_resize_plan *plan, float *scratch);
 void sl__ref_log_mel(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);

@@ -1,208 +1,207 @@
-/* The cuda adapters' launch plan, run on the CPU.
+/* The cuda adapters' plan, run on every machine.
  *
- * adapters/cuda_run.c turns a pipeline into launches (adapters/cuda_plan.c)
- * and queues them on a device; here the same plan runs on the CPU through
- * the same per-thread functions the kernels wrap, on the source rows the
- * device would receive, and must give exactly the batch the pipeline itself
- * produces. So the mapping from ops to kernels (which field, which
- * constants, fused how far, in which order) is checked on every machine,
- * with or without a GPU. */
+ * adapters/cuda_run.c drives the device executor (engine/exec/device.c),
+ * which plans every op of a pipeline onto a device through the op's
+ * descriptor (its device hooks, or its ew_step in a fused chain). Here that
+ * very runtime runs on the host emulation of a device
+ * (kernels/cuda/emulate.c), whose launchers loop over the same per-index
+ * functions the CUDA kernels run per thread, and every batch of two epochs
+ * of every scenario is held to the reference adapter's batch at the same
+ * position: the mapping from ops to launches (which field, which buffers,
+ * which decisions, fused how far, in which order) is checked bit for bit
+ * without a GPU, so a device only has to compute what the emulation did. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
-#include "cuda_plan.h"
+#include "adapters.h"
+#include "kernels/device.h"
 #include "kernels_under_test.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/sluice.h"
 
-static const float mean3[3] = {123.675f, 116.28f, 103.53f};
-static const float std3[3] = {58.395f, 57.12f, 57.375f};
+typedef struct expectation {
+    const sl_pipeline *pipeline;
+    sl_position at;
+    sl_batch *want;
+    char what[96];
+    int64_t batches;
+    int64_t short_batches;
+} expectation;
 
-static sl_source *fixture(sl_fixture_kind kind, int c)
+/* Each batch the runtime hands over against the reference's batch at the
+ * same position: ids, every field's per-batch shape and bytes. */
+static int compare_with_reference(const sl_batch *got, void *user)
 {
-    sl_fixture_spec spec = {.kind = kind, .n = 50, .h = 6, .w = 5, .c = c, .classes = 10};
-    sl_source *src;
+    expectation *x = user;
     sl_err err = {0};
-    cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
-    return src;
-}
-
-/* Every batch of epochs 0 and 1 (50 rows in batches of 16 leave 2 at the
- * end, so batch 3 is short) through the pipeline, and through the plan from
- * the rows of the same pipeline without ops and the batch's row table;
- * every field compared. */
-static void expect_plan_matches(sl_pipeline_spec *spec, sl__cuda_plan *plan)
-{
-    sl_err err = {0};
-    sl_pipeline *p, *raw;
-    cr_assert_eq(sl_pipeline_create(spec, &p, &err), SL_OK, "%s", err.msg);
-    sl_pipeline_spec raw_spec = *spec;
-    raw_spec.nops = 0;
-    cr_assert_eq(sl_pipeline_create(&raw_spec, &raw, &err), SL_OK, "%s", err.msg);
-    cr_assert_eq(sl__cuda_plan_build("cuda", p, plan, &err), SL_OK, "%s", err.msg);
-    for (int64_t b = 0; b < 8; b++) {
-        sl_position at = {b / 4, b % 4};
-        sl_batch *want, *rows;
-        cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), spec->batch_size, &want, &err), SL_OK);
-        cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(raw), spec->batch_size, &rows, &err), SL_OK);
-        cr_assert_eq(sl_pipeline_produce(p, sl_kernels_reference(), at, want, &err), SL_OK, "%s", err.msg);
-        cr_assert_eq(sl_pipeline_produce(raw, sl_test_kernels(), at, rows, &err), SL_OK, "%s", err.msg);
-        cr_assert_eq(rows->count, want->count);
-        cr_assert(memcmp(rows->element_ids, want->element_ids, (size_t)want->count * sizeof(int64_t)) == 0,
-                  "the pipeline without ops gathers other rows");
-        sl_ew_step *table = NULL;
-        if (plan->row_steps > 0) {
-            table = malloc((size_t)rows->count * (size_t)plan->row_steps * sizeof *table);
-            sl__cuda_plan_row_steps(plan, p, rows->epoch, rows->element_ids, rows->count, table);
-        }
-        for (int f = 0; f < plan->nfields; f++) {
-            size_t bytes = (size_t)want->count * plan->fields[f].out_bytes;
-            void *got = malloc(bytes ? bytes : 1);
-            sl__cuda_plan_run_host(plan, f, rows->fields[plan->fields[f].source_field].data, got, want->count, table);
-            cr_expect(memcmp(got, want->fields[f].data, bytes) == 0,
-                      "field %s of batch %lld differs from the pipeline's", want->schema.fields[f].name, (long long)b);
-            free(got);
-        }
-        free(table);
-        sl_batch_free(want);
-        sl_batch_free(rows);
+    cr_assert_eq(sl_pipeline_produce(x->pipeline, sl_kernels_reference(), x->at, x->want, &err), SL_OK, "%s: %s",
+                 x->what, err.msg);
+    const sl_batch *want = x->want;
+    cr_assert_eq(got->count, want->count, "%s: batch %lld of epoch %lld has %lld rows, the reference %lld", x->what,
+                 (long long)x->at.batch, (long long)x->at.epoch, (long long)got->count, (long long)want->count);
+    cr_assert(memcmp(got->element_ids, want->element_ids, (size_t)want->count * sizeof(int64_t)) == 0,
+              "%s: batch %lld of epoch %lld holds other elements", x->what, (long long)x->at.batch,
+              (long long)x->at.epoch);
+    for (int f = 0; f < want->schema.nfields; f++) {
+        const sl_tensor *g = &got->fields[f], *w = &want->fields[f];
+        cr_assert_eq(g->shape.rank, w->shape.rank);
+        for (int d = 0; d < w->shape.rank; d++)
+            cr_assert_eq(g->shape.dims[d], w->shape.dims[d],
+                         "%s: field %s of batch %lld has dimension %d of %lld, "
+                         "the reference %lld",
+                         x->what, want->schema.fields[f].name, (long long)x->at.batch, d, (long long)g->shape.dims[d],
+                         (long long)w->shape.dims[d]);
+        size_t bytes = sl_tensor_nbytes(w);
+        const unsigned char *a = g->data, *b = w->data;
+        size_t first = 0;
+        while (first < bytes && a[first] == b[first])
+            first++;
+        cr_assert_eq(first, bytes,
+                     "%s: field %s of batch %lld of epoch %lld differs from the reference at byte %zu "
+                     "of %zu (row %zu)",
+                     x->what, want->schema.fields[f].name, (long long)x->at.batch, (long long)x->at.epoch, first, bytes,
+                     first / (bytes / (size_t)(want->count ? want->count : 1)));
     }
-    sl_pipeline_free(raw);
-    sl_pipeline_free(p);
+    x->batches++;
+    x->short_batches += want->count < want->capacity;
+    x->at = sl_position_advance(x->pipeline, x->at, 1);
+    return 0;
 }
 
-static void add(sl_pipeline_spec *spec, sl_op op)
+/* A small data set: two full batches and a short one per epoch, so every
+ * scenario's two epochs take three batches each, the last one short. */
+static sl_scenario_instance *build_small(const sl_scenario *scenario, const sl_variant *variant, bool *small)
 {
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    int64_t batch = sl_variant_batch_size(variant, &options);
+    options.n_override = 2 * batch + (batch > 2 ? batch / 3 : 1);
+    sl_scenario_instance *instance = NULL;
     sl_err err = {0};
-    cr_assert_eq(sl_pipeline_spec_add(spec, op, &err), SL_OK, "%s", err.msg);
+    *small = true;
+    if (sl_scenario_instantiate(scenario, variant, &options, &instance, &err) == SL_OK)
+        return instance;
+    /* A scenario whose fixture has a shape of its own (a bucketing window,
+     * a stream of whole documents) runs at its ci size. */
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    *small = false;
+    sl_status st = sl_scenario_instantiate(scenario, variant, &options, &instance, &err);
+    if (st == SL_ESKIPPED)
+        return NULL;
+    cr_log_info("%s/%s runs at its ci size", scenario->id, variant->name);
+    cr_assert_eq(st, SL_OK, "%s/%s: %s", scenario->id, variant->name, err.msg);
+    return instance;
 }
 
-Test(cuda_plan, a_u8_normalize_and_the_steps_after_it_are_one_launch)
+/* Two epochs of one variant through the emulated device; returns whether
+ * it ran, with the batches it compared. */
+static void expect_variant_matches(const sl_scenario *scenario, const sl_variant *variant, bool graphs, int *ran,
+                                   int64_t *batches, int64_t *short_batches)
 {
-    sl_source *src = fixture(SL_FIXTURE_IMAGES, 3);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    add(&spec, sl_op_normalize("image", 3, mean3, std3));
-    add(&spec, sl_op_scale("image", 0.5f));
-    add(&spec, sl_op_clip("image", -1.0f, 1.0f));
-    add(&spec, sl_op_add("image", 0.25f));
-    add(&spec, sl_op_multiply("image", 3.0f));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    int image = 0, label = 1;
-    cr_assert_eq(plan.nfields, 2);
-    cr_expect_eq(plan.fields[image].nlaunches, 1);
-    cr_expect_eq(plan.fields[image].launches[0].kind, SL__LAUNCH_NORMALIZE_U8_CHAIN);
-    cr_expect_eq(plan.fields[image].launches[0].chain.nsteps, 4);
-    cr_expect_eq(plan.fields[label].nlaunches, 0, "the label has no ops: it is copied");
-    sl_source_free(src);
-}
-
-Test(cuda_plan, a_normalize_alone_is_its_own_launch)
-{
-    sl_source *src = fixture(SL_FIXTURE_IMAGES, 3);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    add(&spec, sl_op_normalize("image", 3, mean3, std3));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    cr_expect_eq(plan.fields[0].nlaunches, 1);
-    cr_expect_eq(plan.fields[0].launches[0].kind, SL__LAUNCH_NORMALIZE_U8);
-    sl_source_free(src);
-}
-
-Test(cuda_plan, one_channel_f32_normalizes_join_the_chain_and_long_chains_split)
-{
-    sl_source *src = fixture(SL_FIXTURE_FLOATS, 1);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    const float m = 0.5f, s = 4.0f; /* inv_std 0.25, unlike the mean */
-    /* 1 + 19 + 1 = 21 steps: a chain of 16, then one of 5. */
-    add(&spec, sl_op_normalize("x", 1, &m, &s));
-    for (int i = 0; i < 19; i++)
-        add(&spec, i % 2 ? sl_op_add("x", 0.125f * (float)i) : sl_op_scale("x", 1.0f + 0.01f * (float)i));
-    add(&spec, sl_op_normalize("x", 1, &m, &s));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    cr_expect_eq(plan.fields[0].nlaunches, 2);
-    cr_expect_eq(plan.fields[0].launches[0].kind, SL__LAUNCH_CHAIN);
-    cr_expect_eq(plan.fields[0].launches[0].chain.nsteps, SL_CUDA_MAX_STEPS);
-    cr_expect_eq(plan.fields[0].launches[1].chain.nsteps, 21 - SL_CUDA_MAX_STEPS);
-    sl_source_free(src);
-}
-
-Test(cuda_plan, a_many_channel_f32_normalize_is_a_launch_between_chains)
-{
-    sl_source *src = fixture(SL_FIXTURE_FLOATS, 3);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    const float m[3] = {0.1f, -0.2f, 0.3f}, s[3] = {0.5f, 2.0f, 3.0f};
-    add(&spec, sl_op_scale("x", 2.0f));
-    add(&spec, sl_op_normalize("x", 3, m, s));
-    add(&spec, sl_op_clip("x", -0.5f, 0.5f));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    cr_expect_eq(plan.fields[0].nlaunches, 3);
-    cr_expect_eq(plan.fields[0].launches[0].kind, SL__LAUNCH_CHAIN);
-    cr_expect_eq(plan.fields[0].launches[1].kind, SL__LAUNCH_NORMALIZE_F32);
-    cr_expect_eq(plan.fields[0].launches[2].kind, SL__LAUNCH_CHAIN);
-    cr_expect_not(sl__cuda_plan_reads_input(&plan.fields[0]), "a chain first works on a copy of the input");
-    sl_source_free(src);
-}
-
-Test(cuda_plan, random_steps_are_resolved_per_row_into_the_fused_normalize)
-{
-    /* AUG-1's chain and AUG-2's stochastic one on one field: normalize from
-     * u8, then noise, brightness and scale drawn per element. */
-    sl_source *src = fixture(SL_FIXTURE_IMAGES, 3);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    add(&spec, sl_op_normalize("image", 3, mean3, std3));
-    add(&spec, sl_op_gaussian_noise("image", 11, 0.1f));
-    add(&spec, sl_op_random_brightness("image", 12, 0.2f));
-    add(&spec, sl_op_clip("image", -2.0f, 2.0f));
-    add(&spec, sl_op_random_scale("image", 13, 0.8f, 1.2f));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    cr_expect_eq(plan.fields[0].nlaunches, 1);
-    cr_expect_eq(plan.fields[0].launches[0].kind, SL__LAUNCH_NORMALIZE_U8_CHAIN);
-    cr_expect(plan.fields[0].launches[0].per_row);
-    cr_expect_eq(plan.row_steps, 4, "noise, brightness, clip and scale are the row's steps");
-    sl_source_free(src);
-}
-
-Test(cuda_plan, random_steps_on_floats_with_a_one_channel_normalize)
-{
-    sl_source *src = fixture(SL_FIXTURE_FLOATS, 1);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    const float m = 0.5f, s = 4.0f;
-    add(&spec, sl_op_normalize("x", 1, &m, &s));
-    add(&spec, sl_op_gaussian_noise("x", 21, 0.05f));
-    add(&spec, sl_op_random_scale("x", 22, 0.5f, 1.5f));
-    add(&spec, sl_op_gaussian_noise("x", 23, 0.01f));
-    sl__cuda_plan plan;
-    expect_plan_matches(&spec, &plan);
-    cr_expect_eq(plan.fields[0].nlaunches, 1);
-    cr_expect(plan.fields[0].launches[0].per_row);
-    cr_expect_eq(plan.row_steps, 4);
-    sl_source_free(src);
-}
-
-Test(cuda_plan, an_op_without_a_device_kernel_is_refused_by_name)
-{
-    sl_source *src = fixture(SL_FIXTURE_IMAGES, 3);
-    sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, src, 16, 7);
-    add(&spec, sl_op_random_hflip("image", 3, 0.5f));
-    sl_pipeline *p;
+    bool small;
+    sl_scenario_instance *instance = build_small(scenario, variant, &small);
+    if (!instance)
+        return;
+    const sl_pipeline *p = instance->pipeline;
+    expectation x = {.pipeline = p};
+    snprintf(x.what, sizeof x.what, "%s/%s on the emulated device%s", scenario->id, variant->name,
+             graphs ? " (graphs asked for)" : "");
     sl_err err = {0};
-    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
-    sl__cuda_plan plan;
-    cr_expect_eq(sl__cuda_plan_build("cuda", p, &plan, &err), SL_EUNSUPPORTED);
-    cr_expect(strstr(err.msg, "random_hflip") != NULL, "message: %s", err.msg);
-    sl_pipeline_free(p);
-    sl_source_free(src);
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &x.want, &err),
+                 SL_OK);
+    int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
+    /* At ci size an epoch may be long: its first and last two batches,
+     * then epoch 1's first two, keep the test short and still cross the
+     * short batch and the epoch boundary. */
+    sl_position starts[2] = {{0, 0}, {0, per_epoch > 4 ? per_epoch - 2 : 0}};
+    int64_t counts[2] = {per_epoch > 4 ? 2 : 2 * per_epoch, per_epoch > 4 ? 4 : 0};
+    for (int part = 0; part < 2; part++) {
+        if (counts[part] == 0)
+            continue;
+        x.at = starts[part];
+        sl_run_request request = {.start = starts[part], .nbatches = counts[part], .kernels = sl_test_kernels()};
+        int64_t *latency = calloc((size_t)counts[part], sizeof *latency);
+        sl_status st = sl__device_adapter_run(sl_device_emulation(), graphs, p, sl_test_kernels(), &request,
+                                              compare_with_reference, &x, latency, &err);
+        cr_assert_eq(st, SL_OK, "%s: %s", x.what, err.msg);
+        for (int64_t b = 0; b < counts[part]; b++)
+            cr_expect_geq(latency[b], 0, "%s: batch %lld has no latency", x.what, (long long)b);
+        free(latency);
+    }
+    sl_batch_free(x.want);
+    sl_scenario_instance_free(instance);
+    (*ran)++;
+    *batches += x.batches;
+    *short_batches += x.short_batches;
+}
+
+static void expect_every_scenario_matches(bool graphs)
+{
+    int ran = 0, variants = 0;
+    int64_t batches = 0, short_batches = 0;
+    for (int s = 0; s < sl_scenario_count(); s++) {
+        const sl_scenario *scenario = sl_scenario_at(s);
+        for (int v = 0; v < scenario->nvariants; v++) {
+            variants++;
+            expect_variant_matches(scenario, &scenario->variants[v], graphs, &ran, &batches, &short_batches);
+        }
+    }
+    cr_expect_eq(sl_scenario_count(), 28);
+    cr_expect_gt(ran, 28, "every scenario runs at least one variant on the device (%d of %d ran)", ran, variants);
+    cr_expect_gt(short_batches, 0, "no short batch was compared");
+    cr_log_info("%d variants, %lld batches (%lld short) through the emulated device", ran, (long long)batches,
+                (long long)short_batches);
+}
+
+Test(cuda_plan, every_scenario_on_the_emulated_device_is_the_reference_for_two_epochs, .timeout = 600)
+{
+    expect_every_scenario_matches(false);
+}
+
+/* Every op of the library has a device path: the cuda adapters' transform
+ * set is every transform. */
+Test(cuda_plan, every_op_has_a_device_path)
+{
+    sl_transform_set all = sl_op_cpu_transforms();
+    cr_expect_eq(sl_op_device_transforms() & all, all, "ops without a device path: %#llx",
+                 (unsigned long long)(all & ~sl_op_device_transforms()));
+}
+
+/* The emulation has no graphs: asking for them runs the direct path, and
+ * the result is still the reference's. */
+Test(cuda_plan, graphs_asked_of_a_device_without_them_run_direct)
+{
+    const sl_scenario *scenario = sl_scenario_find("CV-1");
+    cr_assert_not_null(scenario);
+    int ran = 0;
+    int64_t batches = 0, short_batches = 0;
+    expect_variant_matches(scenario, &scenario->variants[0], true, &ran, &batches, &short_batches);
+    cr_expect_eq(ran, 1);
+    cr_expect_gt(batches, 0);
+}
+
+/* A device without a BLAS cannot run log_mel, and says so by the op's name
+ * and the device's reason; every other scenario is unaffected. */
+Test(cuda_plan, an_op_the_device_cannot_run_is_refused_by_name)
+{
+    sl_device without_blas = *sl_device_emulation();
+    without_blas.log_mel_rows = NULL;
+    without_blas.log_mel_missing = "this test's device has no BLAS";
+    const sl_scenario *scenario = sl_scenario_find("MM-2");
+    cr_assert_not_null(scenario);
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    sl_scenario_instance *instance;
+    sl_err err = {0};
+    cr_assert_eq(sl_scenario_instantiate(scenario, &scenario->variants[0], &options, &instance, &err), SL_OK, "%s",
+                 err.msg);
+    int64_t latency[1];
+    sl_run_request request = {.start = {0, 0}, .nbatches = 1, .kernels = sl_test_kernels()};
+    sl_status st = sl__device_adapter_run(&without_blas, false, instance->pipeline, sl_test_kernels(), &request, NULL,
+                                          NULL, latency, &err);
+    cr_expect_eq(st, SL_EUNSUPPORTED);
+    cr_expect(strstr(err.msg, "log_mel") && strstr(err.msg, "this test's device has no BLAS"), "message: %s", err.msg);
+    sl_scenario_instance_free(instance);
 }

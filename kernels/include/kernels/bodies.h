@@ -195,6 +195,54 @@ SL_HD float sl__body_bilinear(float p00, float p01, float p10, float p11, float 
     return top + wy * (bot - top);
 }
 
+/* ---- Reductions -------------------------------------------------------- */
+
+/* The moments' fixed order (sl_moments_fn): value i into partial sum
+ * i mod SL_MOMENT_LANES, each partial in index order, the partials added in
+ * one fixed tree. */
+#define SL_MOMENT_LANES 8
+SL_HD double sl__moment_lanes_sum(const double p[SL_MOMENT_LANES])
+{
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
+/* zscore's normalize constants from an element's mean and population
+ * variance: (float)mean and (float)(1 / sd), or 1 for a constant element
+ * (sd 0), which then becomes zeros rather than NaN, as MONAI does. sqrt
+ * and the division are correctly rounded on every back end. */
+SL_HD void sl__body_zscore_constants(double mean, double var, float *a, float *b)
+{
+#if defined(__CUDA_ARCH__)
+    double sd = sqrt(var);
+#else
+    double sd = __builtin_sqrt(var);
+#endif
+    *a = (float)mean;
+    *b = sd > 0.0 ? (float)(1.0 / sd) : 1.0f;
+}
+
+/* ---- Resampling --------------------------------------------------------- */
+
+/* One axis of a bilinear resize (sl_resize_plan_init): for output index d
+ * of `out`, the source position is the rational ((2d + 1) in - out) /
+ * (2 out) in 64-bit integers, clamped to [0, in - 1]; its integer part is
+ * i0 and its fraction, rounded to float by one correctly rounded division
+ * of two integers exact in float, is the weight of i1. */
+SL_HD void sl__body_resize_axis(int d, int in, int out, int32_t *i0, int32_t *i1, float *w)
+{
+    int64_t den = 2 * (int64_t)out;
+    int64_t num = (2 * (int64_t)d + 1) * in - out;
+    int64_t whole = num < 0 ? 0 : num / den;
+    int64_t frac = num < 0 ? 0 : num % den;
+    if (whole >= in - 1) {
+        whole = in - 1;
+        frac = 0;
+    }
+    *i0 = (int32_t)whole;
+    *i1 = (int32_t)(whole + 1 < in ? whole + 1 : whole);
+    *w = (float)frac / (float)den;
+}
+
 /* ---- log1p ------------------------------------------------------------- */
 
 /* cond ? a : b, as a bit blend of two values both already computed. Written

@@ -20,6 +20,7 @@
 
 #include <xxhash.h>
 
+#include "kernels/device.h"
 #include "pipeline/internal.h"
 #include "sluice/kernels.h"
 #include "sluice/ops.h"
@@ -89,18 +90,37 @@ typedef struct sl__op_ctx {
     int64_t epoch;
 } sl__op_ctx;
 
-/* How the cuda adapters' plan runs an op on the device (adapters/cuda_plan.c):
- * its device path, derived from nothing else, so that the adapters'
- * transforms follow the descriptors. */
-typedef enum sl__device_path {
-    SL__DEVICE_NONE = 0,     /* no device kernel yet */
-    SL__DEVICE_CHANNELS,     /* a per-channel normalize launch (u8 or f32 in) */
-    SL__DEVICE_EW_STEP,      /* one step of the device's element-wise chain (its ew_step) */
-} sl__device_path;
+/* What an op's device path (device_rows, device_batch) may use: the
+ * device, the batch's rows and, in device memory, what the host prepared
+ * for this batch. engine/exec/device.c fills it for each op of each batch. */
+typedef struct sl__device_ctx {
+    const sl_pipeline *pipeline;
+    const sl_device *device;
+    void *stream;
+    int64_t rows;                 /* rows of this batch */
+    int64_t capacity;             /* rows every buffer holds */
+    const int64_t *ids;           /* device: the rows' element ids */
+    const sl_device_batch *batch; /* device: the batch's epoch and index */
+    sl_device_rows_i32 decisions; /* device: this op's per-row decisions (its decision_columns) */
+    const void *params;           /* device: this op's per-batch block (its batch decisions, or device_params) */
+    void *scratch;                /* device: device_scratch bytes */
+    void *state;                  /* what device_setup prepared */
+    /* Runs spec ops [first, first + count) (an owner's sub-chain) on rows
+     * of x in place; returns a device error or 0. */
+    int (*run_nested)(const struct sl__device_ctx *ctx, int first, int count, void *x);
+    void *executor;
+} sl__device_ctx;
+
+/* The fields of a batch on the device, for batch-phase ops: each field's
+ * rows and a spare buffer of the same capacity, which an op writing out of
+ * place fills and swaps in. */
+typedef struct sl__device_fields {
+    void *data[SL_MAX_FIELDS];
+    void *spare[SL_MAX_FIELDS];
+} sl__device_fields;
 
 typedef struct sl__op_desc {
     sl__op_phase phase;
-    sl__device_path device;
     /* rows() accepts in == out (the op can work in place). Executors pass
      * distinct buffers to an op that cannot, and never pass a read-only
      * source view as out. */
@@ -183,6 +203,38 @@ typedef struct sl__op_desc {
     /* For a random op with neither hook: why its draws are not exported,
      * for the plan (a peer is then compared statistically). */
     const char *no_decisions_reason;
+
+    /* The op on a device (kernels/device.h), through the device table the
+     * executor hands it, as rows and batch run it through a kernel table:
+     * the same bits, checked on every machine by the host emulation. An op
+     * whose ew_step resolves to a step the device chain runs needs neither
+     * hook: the executor fuses such steps into chains. Source-phase ops run
+     * in the host's gather. A transform with none of these has no device
+     * path (sl_op_device_transforms). */
+    /* Element phase: ctx->rows rows of in (c->in_bytes each) into a distinct
+     * out (c->out_bytes each). in is the executor's working buffer, which
+     * nothing reads after the op, so the op may use it as its own (branch
+     * b of random_choice runs there). Returns a device error or 0. */
+    int (*device_rows)(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out);
+    /* Batch phase: on the batch's device fields. */
+    int (*device_batch)(const sl__device_ctx *ctx, const sl__compiled_op *c, sl__device_fields *fields);
+    /* Optional, on the host before a batch is queued: the op's per-batch
+     * block (device_params_bytes of it, copied to the device as ctx->params)
+     * from the gathered batch (its source fields and ids), and the
+     * narrowing of `out`'s per-batch shapes that batch() would make. An op
+     * with batch_decisions needs none: its block is those decisions (f32
+     * values, then each row's partner as an int64 at 8-byte alignment). */
+    void (*device_params)(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *gathered, sl_batch *out,
+                          void *params);
+    size_t device_params_bytes;
+    /* Optional: device scratch for a batch of `capacity` rows. */
+    size_t (*device_scratch)(const sl_device *device, const sl__compiled_op *c, int64_t capacity);
+    /* Optional: why this device cannot run the op (log_mel without a BLAS),
+     * or NULL when it can. */
+    const char *(*device_missing)(const sl_device *device);
+    /* Optional: device constants made once per run (log_mel's matrices). */
+    int (*device_setup)(const sl_device *device, const sl__compiled_op *c, void **state);
+    void (*device_release)(const sl_device *device, void *state);
 } sl__op_desc;
 
 /* The descriptor of a kind, or NULL for a kind out of range. */
@@ -209,6 +261,21 @@ sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int i
  * c->w and c->pixel_bytes (bytes per voxel). */
 sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
                               sl_err *err);
+/* An op's per-channel constants as a device launch takes them. */
+sl_device_channels sl__device_channels(int channels, const float *a, const float *b);
+/* How many names a comma-separated list of decision columns holds. */
+int sl__column_count(const char *columns);
+/* In a batch op's per-batch block of decisions on a device: the byte
+ * offset of its partners (int64, after its f32 values at 8-byte
+ * alignment). */
+size_t sl__device_partners_offset(const sl__op_desc *desc);
+
+/* A batch op that wrote a field's rows into its spare buffer makes them
+ * the field's. */
+void sl__device_swap(sl__device_fields *fields, int field);
+/* Copies the batch's rows of in to out on the device (c->in_bytes each). */
+int sl__device_copy_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, const void *in, void *out);
+
 /* Philox block for one element of one op: counter (element, epoch, draw),
  * key (pipeline seed, op id). */
 sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw);
