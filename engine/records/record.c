@@ -8,6 +8,7 @@
 
 #include "core/internal.h"
 #include "core/json.h"
+#include "environment_json.h"
 #include "sluice/record.h"
 #include "sluice/stats.h"
 
@@ -622,4 +623,17 @@ void sl_record_release(sl_record *record)
     record->latency_ns = NULL;
     free(record->samples_ns);
     record->samples_ns = NULL;
+}
+
+/* The environment object as records write and read it, for the other files
+ * of this layer that keep an environment (the history's runs and
+ * machines), so that they cannot drift from the records'. */
+cJSON *sl__environment_to_json(const sl_environment *env, bool *ok)
+{
+    return environment_json(env, ok);
+}
+
+sl_status sl__environment_from_json(const cJSON *holder, sl_environment *env, const char *path, sl_err *err)
+{
+    return read_environment(holder, env, path, err);
 }

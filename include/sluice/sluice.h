@@ -12,6 +12,7 @@
 #include "sluice/digest.h"
 #include "sluice/dist.h"
 #include "sluice/fixtures.h"
+#include "sluice/history.h"
 #include "sluice/kernels.h"
 #include "sluice/module.h"
 #include "sluice/npy.h"
