@@ -43,21 +43,6 @@ static void report_bad_file(const char *message, void *user)
     sl__cli_error("report", "%s (left out of the report)", message);
 }
 
-static void format_rate(char *buf, size_t size, double v)
-{
-    static const char *const suffix[] = {"", "k", "M", "G"};
-    int i = 0;
-    if (!isfinite(v)) {
-        snprintf(buf, size, "-");
-        return;
-    }
-    while (v >= 999.5 && i < 3) {
-        v /= 1000.0;
-        i++;
-    }
-    snprintf(buf, size, "%.*f%s", v < 9.995 ? 2 : v < 99.95 ? 1 : 0, v, suffix[i]);
-}
-
 static void format_ratio(char *buf, size_t size, double v)
 {
     if (isfinite(v))
@@ -85,9 +70,9 @@ static sl__table *variant_table(const sl__report *report, int first, int end, do
         const sl__report_row *row = &report->rows[i];
         const sl_record *r = row->record;
         char rate[32], lo[32], hi[32], interval[80], p50[32], p99[32], ref[32], best[80], ratio[32], peer[96], step[96];
-        format_rate(rate, sizeof rate, row->throughput);
-        format_rate(lo, sizeof lo, row->throughput_lo);
-        format_rate(hi, sizeof hi, row->throughput_hi);
+        sl__format_rate(rate, sizeof rate, row->throughput);
+        sl__format_rate(lo, sizeof lo, row->throughput_lo);
+        sl__format_rate(hi, sizeof hi, row->throughput_hi);
         snprintf(interval, sizeof interval, row->ranked ? "%s to %s" : "-", lo, hi);
         snprintf(p50, sizeof p50, isfinite(row->p50_ns) ? "%.1f" : "-", row->p50_ns / 1e3);
         snprintf(p99, sizeof p99, isfinite(row->p99_ns) ? "%.1f" : "-", row->p99_ns / 1e3);

@@ -40,6 +40,9 @@ typedef struct sl__report {
 } sl__report;
 
 void sl__report_build(const sl_record_set *set, sl__report *report);
+/* "1.23M", "456k", "12.3": a rate with three significant digits, for every
+ * table that prints one. */
+void sl__format_rate(char *buf, size_t size, double value);
 void sl__report_free(sl__report *report);
 
 /* Draws one SVG bar chart per scenario variant with gnuplot into `svg`

@@ -118,3 +118,21 @@ void sl__report_free(sl__report *report)
     free(report->rows);
     memset(report, 0, sizeof *report);
 }
+
+void sl__format_rate(char *buf, size_t size, double value)
+{
+    static const char *const suffixes[] = {"", "k", "M", "G", "T"};
+    int i = 0;
+    if (!isfinite(value)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    /* Rounding to three digits can carry into the next power of 1000
+     * (999.7k prints as 1.00M), so the scale is chosen on the rounded value. */
+    while (fabs(value) >= 999.5 && i < 4) {
+        value /= 1000.0;
+        i++;
+    }
+    int decimals = fabs(value) < 9.995 ? 2 : fabs(value) < 99.95 ? 1 : 0;
+    snprintf(buf, size, "%.*f%s", decimals, value, suffixes[i]);
+}

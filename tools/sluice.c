@@ -25,6 +25,8 @@ static const command commands[] = {
     {"export", "write a scenario's data, order, decisions and reference digests for a peer loader", sl__cmd_export},
     {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report},
     {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
+    {"history", "file runs by commit and machine, find the steps between commits, publish a static site",
+     sl__cmd_history},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
