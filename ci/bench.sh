@@ -6,6 +6,13 @@
 # (records/ci/ by default). Arguments are passed to `sluice bench`, e.g.
 # ci/bench.sh --scenarios gate. The exit status is bench's (1 when a run
 # failed or mismatched), or report's when bench succeeded.
+#
+# --history DIR (taken here, not passed to bench) then files the run into
+# the history DIR under its commit and machine (`sluice history add`) and
+# republishes its site into DIR/site (`sluice history publish`), for a
+# scheduled job on main (docs/history.md). With HISTORY_INSTRUCTIONS=1 the
+# gate rows' instruction counts (ci/count-instructions.sh, valgrind) are
+# filed with the run, so that steps can be confirmed by them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -16,7 +23,15 @@ sluice=$build_dir/tools/sluice
 # Where bench writes: --output-dir (default records) and --profile (default ci).
 output_dir=records
 profile=ci
-args=("$@")
+history=
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --history) history=${2:?"ci/bench.sh: --history needs a folder"}; shift 2 ;;
+    --history=*) history=${1#--history=}; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
 for ((i = 0; i < ${#args[@]}; i++)); do
   case ${args[i]} in
     --output-dir) output_dir=${args[i + 1]:-records} ;;
@@ -27,11 +42,20 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 
 status=0
-"$sluice" bench "$@" || status=$?
+"$sluice" bench "${args[@]}" || status=$?
 if [ -d "$output_dir/$profile" ]; then
   report_status=0
   "$sluice" report "$output_dir/$profile" >/dev/null || report_status=$?
   echo "report: $output_dir/$profile/report.html (and report.md)"
   [ "$status" -eq 0 ] && status=$report_status
+fi
+if [ -n "$history" ] && [ -d "$output_dir/$profile" ]; then
+  add=(history add "$output_dir/$profile" --into "$history")
+  if [ "${HISTORY_INSTRUCTIONS:-0}" = 1 ]; then
+    ci/count-instructions.sh "$sluice" "$output_dir/$profile/instructions.tsv"
+    add+=(--instructions "$output_dir/$profile/instructions.tsv")
+  fi
+  "$sluice" "${add[@]}" || status=1
+  "$sluice" history publish "$history" --output "$history/site" || status=1
 fi
 exit "$status"

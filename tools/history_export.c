@@ -210,7 +210,7 @@ int sl__history_export_asv(const sl_history *history, const char *dir)
         cJSON_AddItemToObject(root, "durations", cJSON_CreateObject());
         cJSON_AddNumberToObject(root, "version", 2);
         char name[96];
-        snprintf(name, sizeof name, "%.8s-sluice.json", run->commit);
+        snprintf(name, sizeof name, "%.40s-sluice.json", run->commit);
         if (!save(root, machine_dir, name)) {
             cJSON_Delete(benchmarks);
             return 1;
