@@ -219,8 +219,8 @@ static int history_publish(const char *dir, const char *output, const sl_history
             const sl_history_step *step = &s->steps[k];
             printf("  step: %s %s %s on %s: %+.1f%% elements/s [%+.1f%%, %+.1f%%] between %s and %s, p %.3f, "
                    "instructions %s\n",
-                   s->scenario, s->variant, s->adapter, l.history.machines[s->machine].id, 100 * step->change,
-                   100 * step->change_lo, 100 * step->change_hi,
+                   s->key.scenario, s->key.variant, s->key.adapter, l.history.machines[s->machine].id,
+                   100 * step->change, 100 * step->change_lo, 100 * step->change_hi,
                    sl_history_point_run(&l.history, &s->points[step->before])->commit,
                    sl_history_point_run(&l.history, &s->points[step->after])->commit, step->p,
                    sl_step_instructions_name(step->instructions));
@@ -255,7 +255,7 @@ static int history_bisect(const bisect_args *args)
     int matching = 0;
     for (int i = 0; i < l.nseries; i++) {
         const sl_history_series *s = &l.series[i];
-        if (strcmp(s->scenario, scenario) || strcmp(s->variant, variant) || strcmp(s->adapter, adapter) ||
+        if (strcmp(s->key.scenario, scenario) || strcmp(s->key.variant, variant) || strcmp(s->key.adapter, adapter) ||
             (args->machine && strcmp(l.history.machines[s->machine].id, args->machine)))
             continue;
         matching++;
@@ -280,7 +280,7 @@ static int history_bisect(const bisect_args *args)
     char label[512];
     sl_history_machine_label(&l.history.machines[found->machine].environment, label, sizeof label);
     printf("%s on machine %s (%s; %s, %s, %" PRId64 " thread%s):\n", args->row, l.history.machines[found->machine].id,
-           label, found->profile, found->kernels, found->threads, found->threads == 1 ? "" : "s");
+           label, found->key.profile, found->key.kernels, found->key.threads, found->key.threads == 1 ? "" : "s");
     printf("  %+.1f%% elements/s [%+.1f%%, %+.1f%% at %.0f%%], p %.3f, instructions %s\n", 100 * step->change,
            100 * step->change_lo, 100 * step->change_hi, 100 * step->level, step->p,
            sl_step_instructions_name(step->instructions));

@@ -103,7 +103,7 @@ static cJSON *machine_params(const sl_history_run *run)
 
 static void asv_name(const sl_history_row *row, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s.%s.%s.%s", row->profile, row->scenario, row->variant, row->adapter);
+    snprintf(buf, size, "%s.%s.%s.%s", row->key.profile, row->key.scenario, row->key.variant, row->key.adapter);
 }
 
 /* One result row: [result, params, version, started_at, duration,
@@ -242,7 +242,8 @@ int sl__history_export_bencher(const sl_history *history, const char *dir)
             if (!row->measured)
                 continue;
             char name[160];
-            snprintf(name, sizeof name, "%s/%s/%s/%s", row->profile, row->scenario, row->variant, row->adapter);
+            snprintf(name, sizeof name, "%s/%s/%s/%s", row->key.profile, row->key.scenario, row->key.variant,
+                     row->key.adapter);
             cJSON *b = cJSON_CreateObject();
             cJSON_AddItemToObject(b, "latency",
                                   bmf_measure(row->figure.median_ns, row->figure.low_ns, row->figure.high_ns));

@@ -67,28 +67,28 @@ static void page_head(FILE *out, const char *title, const char *up)
 
 static void row_title(FILE *out, const sl_history_series *s)
 {
-    sl__html_escape(out, s->scenario);
+    sl__html_escape(out, s->key.scenario);
     fputc(' ', out);
-    sl__html_escape(out, s->variant);
+    sl__html_escape(out, s->key.variant);
     fputc(' ', out);
-    sl__html_escape(out, s->adapter);
+    sl__html_escape(out, s->key.adapter);
 }
 
 static void row_details(FILE *out, const sl_history_series *s)
 {
-    sl__html_escape(out, s->profile);
+    sl__html_escape(out, s->key.profile);
     fputs(", ", out);
-    sl__html_escape(out, s->kernels);
-    fprintf(out, ", %" PRId64 " thread%s", s->threads, s->threads == 1 ? "" : "s");
-    if (s->workers)
-        fprintf(out, ", %" PRId64 " worker%s", s->workers, s->workers == 1 ? "" : "s");
+    sl__html_escape(out, s->key.kernels);
+    fprintf(out, ", %" PRId64 " thread%s", s->key.threads, s->key.threads == 1 ? "" : "s");
+    if (s->key.workers)
+        fprintf(out, ", %" PRId64 " worker%s", s->key.workers, s->key.workers == 1 ? "" : "s");
 }
 
 void sl__history_page_name(const sl_history *history, const sl_history_series *s, char *buf, size_t size)
 {
     char key[512];
-    int n = snprintf(key, sizeof key, "%s\n%s\n%s\n%s\n%s\n%" PRId64 "\n%" PRId64, s->scenario, s->variant, s->adapter,
-                     s->profile, s->kernels, s->threads, s->workers);
+    int n = snprintf(key, sizeof key, "%s\n%s\n%s\n%s\n%s\n%" PRId64 "\n%" PRId64, s->key.scenario, s->key.variant,
+                     s->key.adapter, s->key.profile, s->key.kernels, s->key.threads, s->key.workers);
     uint64_t digest = sl_digest_bytes(key, n > 0 && (size_t)n < sizeof key ? (size_t)n : strlen(key));
     snprintf(buf, size, "%s-%016" PRIx64 ".html", history->machines[s->machine].id, digest);
 }
@@ -341,7 +341,7 @@ static void machine_paragraph(FILE *out, const sl_history_machine *m)
 static void series_page(FILE *out, const sl_history *h, const sl_history_series *s, const sl_history_options *o)
 {
     char title[256];
-    snprintf(title, sizeof title, "%s %s %s: history", s->scenario, s->variant, s->adapter);
+    snprintf(title, sizeof title, "%s %s %s: history", s->key.scenario, s->key.variant, s->key.adapter);
     page_head(out, title, "../index.html");
     fputs("<h1>", out);
     row_title(out, s);

@@ -91,15 +91,15 @@ static bool is_commit_id(const char *text)
 static void copy_row(const sl_record *r, sl_history_row *row)
 {
     memset(row, 0, sizeof *row);
-    sl__copy_string(row->scenario, sizeof row->scenario, r->scenario);
-    sl__copy_string(row->variant, sizeof row->variant, r->variant);
-    sl__copy_string(row->adapter, sizeof row->adapter, r->adapter);
-    sl__copy_string(row->profile, sizeof row->profile, r->profile);
-    sl__copy_string(row->kernels, sizeof row->kernels, r->kernels);
+    sl__copy_string(row->key.scenario, sizeof row->key.scenario, r->scenario);
+    sl__copy_string(row->key.variant, sizeof row->key.variant, r->variant);
+    sl__copy_string(row->key.adapter, sizeof row->key.adapter, r->adapter);
+    sl__copy_string(row->key.profile, sizeof row->key.profile, r->profile);
+    sl__copy_string(row->key.kernels, sizeof row->key.kernels, r->kernels);
     sl__copy_string(row->reason, sizeof row->reason, r->reason);
     sl__copy_string(row->equivalence, sizeof row->equivalence, r->equivalence);
-    row->threads = r->threads;
-    row->workers = r->workers;
+    row->key.threads = r->threads;
+    row->key.workers = r->workers;
     row->batch_size = r->batch_size;
     row->outcome = r->outcome;
     row->output_digest = r->output_digest;
@@ -220,8 +220,8 @@ sl_status sl_history_run_add_instructions(sl_history_run *run, const char *path,
             } else {
                 for (int i = 0; i < run->nrows; i++) {
                     sl_history_row *row = &run->rows[i];
-                    if (strcmp(row->scenario, scenario) == 0 && strcmp(row->variant, variant) == 0 &&
-                        strcmp(row->adapter, adapter) == 0)
+                    if (strcmp(row->key.scenario, scenario) == 0 && strcmp(row->key.variant, variant) == 0 &&
+                        strcmp(row->key.adapter, adapter) == 0)
                         row->instructions = value;
                 }
             }
@@ -241,13 +241,13 @@ static cJSON *row_json(const sl_history_row *row, bool *ok)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    sl__json_put(o, "scenario", cJSON_CreateString(row->scenario), ok);
-    sl__json_put(o, "variant", cJSON_CreateString(row->variant), ok);
-    sl__json_put(o, "adapter", cJSON_CreateString(row->adapter), ok);
-    sl__json_put(o, "profile", cJSON_CreateString(row->profile), ok);
-    sl__json_put(o, "kernels", cJSON_CreateString(row->kernels), ok);
-    sl__json_put(o, "threads", cJSON_CreateNumber((double)row->threads), ok);
-    sl__json_put(o, "workers", cJSON_CreateNumber((double)row->workers), ok);
+    sl__json_put(o, "scenario", cJSON_CreateString(row->key.scenario), ok);
+    sl__json_put(o, "variant", cJSON_CreateString(row->key.variant), ok);
+    sl__json_put(o, "adapter", cJSON_CreateString(row->key.adapter), ok);
+    sl__json_put(o, "profile", cJSON_CreateString(row->key.profile), ok);
+    sl__json_put(o, "kernels", cJSON_CreateString(row->key.kernels), ok);
+    sl__json_put(o, "threads", cJSON_CreateNumber((double)row->key.threads), ok);
+    sl__json_put(o, "workers", cJSON_CreateNumber((double)row->key.workers), ok);
     sl__json_put(o, "batch_size", cJSON_CreateNumber((double)row->batch_size), ok);
     sl__json_put(o, "outcome", cJSON_CreateString(sl_record_outcome_name(row->outcome)), ok);
     sl__json_put(o, "reason", cJSON_CreateString(row->reason), ok);
@@ -327,14 +327,14 @@ typedef struct row_text {
     size_t offset, size;
 } row_text;
 
-#define ROW_TEXT(member)                                                                                               \
-    {                                                                                                                  \
-#member, offsetof(sl_history_row, member), sizeof((sl_history_row *)0)->member                                 \
-    }
+/* clang-format off */
+#define ROW_TEXT(name, member) {name, offsetof(sl_history_row, member), sizeof((sl_history_row *)0)->member}
+/* clang-format on */
 
 static const row_text row_texts[] = {
-    ROW_TEXT(scenario), ROW_TEXT(variant), ROW_TEXT(adapter),     ROW_TEXT(profile),
-    ROW_TEXT(kernels),  ROW_TEXT(reason),  ROW_TEXT(equivalence),
+    ROW_TEXT("scenario", key.scenario),   ROW_TEXT("variant", key.variant), ROW_TEXT("adapter", key.adapter),
+    ROW_TEXT("profile", key.profile),     ROW_TEXT("kernels", key.kernels), ROW_TEXT("reason", reason),
+    ROW_TEXT("equivalence", equivalence),
 };
 
 static sl_status read_samples(const cJSON *o, const char *prefix, sl_history_row *row, const char *path, sl_err *err)
@@ -404,8 +404,8 @@ static sl_status read_row(const cJSON *o, int index, sl_history_row *row, const 
         const char *key;
         size_t offset;
     } ints[] = {
-        {"threads", offsetof(sl_history_row, threads)},
-        {"workers", offsetof(sl_history_row, workers)},
+        {"threads", offsetof(sl_history_row, key.threads)},
+        {"workers", offsetof(sl_history_row, key.workers)},
         {"batch_size", offsetof(sl_history_row, batch_size)},
     };
     for (size_t i = 0; status == SL_OK && i < COUNT(ints); i++) {
@@ -509,10 +509,10 @@ sl_status sl_history_run_read(const char *path, sl_history_run *run, sl_err *err
     for (int i = 0; status == SL_OK && i < run->nrows; i++)
         for (int j = 0; status == SL_OK && j < i; j++) {
             const sl_history_row *a = &run->rows[i], *b = &run->rows[j];
-            if (strcmp(a->scenario, b->scenario) == 0 && strcmp(a->variant, b->variant) == 0 &&
-                strcmp(a->adapter, b->adapter) == 0 && strcmp(a->profile, b->profile) == 0)
-                status = sl_fail(err, SL_EFORMAT, "%s: rows[%d] repeats rows[%d] (%s %s %s)", path, i, j, a->scenario,
-                                 a->variant, a->adapter);
+            if (strcmp(a->key.scenario, b->key.scenario) == 0 && strcmp(a->key.variant, b->key.variant) == 0 &&
+                strcmp(a->key.adapter, b->key.adapter) == 0 && strcmp(a->key.profile, b->key.profile) == 0)
+                status = sl_fail(err, SL_EFORMAT, "%s: rows[%d] repeats rows[%d] (%s %s %s)", path, i, j,
+                                 a->key.scenario, a->key.variant, a->key.adapter);
         }
     cJSON_Delete(root);
     if (status == SL_OK && !(run->path = strdup(path)))

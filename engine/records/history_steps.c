@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
 #include "sluice/history.h"
 #include "sluice/stats.h"
 
@@ -41,19 +40,11 @@ const sl_history_run *sl_history_point_run(const sl_history *history, const sl_h
 
 /* --- grouping rows into series --------------------------------------------- */
 
-static bool same_series(const sl_history_series *s, int machine, const sl_history_row *row)
+/* Keys in the order the series are listed: scenario, variant, adapter,
+ * profile, kernel table, threads, workers. */
+static int compare_keys(const sl_history_key *x, const sl_history_key *y)
 {
-    return s->machine == machine && strcmp(s->scenario, row->scenario) == 0 && strcmp(s->variant, row->variant) == 0 &&
-           strcmp(s->adapter, row->adapter) == 0 && strcmp(s->profile, row->profile) == 0 &&
-           strcmp(s->kernels, row->kernels) == 0 && s->threads == row->threads && s->workers == row->workers;
-}
-
-static int compare_series(const void *a, const void *b)
-{
-    const sl_history_series *x = a, *y = b;
     int c;
-    if (x->machine != y->machine)
-        return x->machine - y->machine;
     if ((c = strcmp(x->scenario, y->scenario)) || (c = strcmp(x->variant, y->variant)) ||
         (c = strcmp(x->adapter, y->adapter)) || (c = strcmp(x->profile, y->profile)) ||
         (c = strcmp(x->kernels, y->kernels)))
@@ -63,11 +54,17 @@ static int compare_series(const void *a, const void *b)
     return (x->workers > y->workers) - (x->workers < y->workers);
 }
 
+static int compare_series(const void *a, const void *b)
+{
+    const sl_history_series *x = a, *y = b;
+    return x->machine != y->machine ? x->machine - y->machine : compare_keys(&x->key, &y->key);
+}
+
 static sl_history_series *series_for(sl_history_series **all, int *n, int *capacity, int machine,
                                      const sl_history_row *row)
 {
     for (int i = *n - 1; i >= 0; i--)
-        if (same_series(&(*all)[i], machine, row))
+        if ((*all)[i].machine == machine && compare_keys(&(*all)[i].key, &row->key) == 0)
             return &(*all)[i];
     if (*n == *capacity) {
         *capacity = *capacity ? 2 * *capacity : 64;
@@ -79,13 +76,7 @@ static sl_history_series *series_for(sl_history_series **all, int *n, int *capac
     sl_history_series *s = &(*all)[(*n)++];
     memset(s, 0, sizeof *s);
     s->machine = machine;
-    sl__copy_string(s->scenario, sizeof s->scenario, row->scenario);
-    sl__copy_string(s->variant, sizeof s->variant, row->variant);
-    sl__copy_string(s->adapter, sizeof s->adapter, row->adapter);
-    sl__copy_string(s->profile, sizeof s->profile, row->profile);
-    sl__copy_string(s->kernels, sizeof s->kernels, row->kernels);
-    s->threads = row->threads;
-    s->workers = row->workers;
+    s->key = row->key;
     return s;
 }
 
@@ -141,7 +132,8 @@ static sl_status find_steps(const sl_history *history, const sl_history_options 
         free(x);
         free(cp);
         free(shift);
-        return sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->scenario, s->variant, s->adapter);
+        return sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->key.scenario, s->key.variant,
+                       s->key.adapter);
     }
     int n = 0;
     for (int i = 0; i < s->npoints; i++) {
@@ -153,8 +145,8 @@ static sl_status find_steps(const sl_history *history, const sl_history_options 
         }
     }
     int ncp = sl_edivisive(x, n, &options->changepoint, cp, n);
-    sl_status status = ncp < 0 ? sl_fail(err, SL_ENOMEM, "out of memory searching %s %s %s for steps", s->scenario,
-                                         s->variant, s->adapter)
+    sl_status status = ncp < 0 ? sl_fail(err, SL_ENOMEM, "out of memory searching %s %s %s for steps", s->key.scenario,
+                                         s->key.variant, s->key.adapter)
                                : SL_OK;
     /* Size every change from its neighbours; drop the smallest one below
      * the minimum effect and size the rest again (its segments merged),
@@ -164,8 +156,8 @@ static sl_status find_steps(const sl_history *history, const sl_history_options 
         for (int k = 0; k < ncp; k++) {
             int start = k > 0 ? cp[k - 1].index : 0, end = k + 1 < ncp ? cp[k + 1].index : n;
             if (!size_step(x, start, cp[k].index, end, &shift[k])) {
-                status = sl_fail(err, SL_ENOMEM, "out of memory sizing the steps of %s %s %s", s->scenario, s->variant,
-                                 s->adapter);
+                status = sl_fail(err, SL_ENOMEM, "out of memory sizing the steps of %s %s %s", s->key.scenario,
+                                 s->key.variant, s->key.adapter);
                 break;
             }
             double effect = fabs(expm1(shift[k].estimate));
@@ -178,8 +170,8 @@ static sl_status find_steps(const sl_history *history, const sl_history_options 
         ncp--;
     }
     if (status == SL_OK && ncp > 0 && !(s->steps = calloc((size_t)ncp, sizeof *s->steps)))
-        status =
-            sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->scenario, s->variant, s->adapter);
+        status = sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->key.scenario, s->key.variant,
+                         s->key.adapter);
     for (int k = 0; status == SL_OK && k < ncp; k++) {
         sl_history_step *step = &s->steps[s->nsteps++];
         step->before = measured[cp[k].index - 1];

@@ -67,6 +67,29 @@ static sl_status check_format(const char *path, const char *format, sl_err *err)
     return status;
 }
 
+/* A new document of a history's file kind: its format and version. */
+static cJSON *document(const char *format, bool *ok)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) {
+        *ok = false;
+        return NULL;
+    }
+    sl__json_put(root, "format", cJSON_CreateString(format), ok);
+    sl__json_put(root, "version", cJSON_CreateNumber(SL_HISTORY_VERSION), ok);
+    return root;
+}
+
+/* Writes root (NULL or incomplete: refused) to path atomically. */
+static sl_status save(cJSON *root, bool ok, const char *path, sl_err *err)
+{
+    if (!ok) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return sl__json_save(root, path, err);
+}
+
 /* Makes dir a history (creating it and its history.json) unless it is one;
  * a folder that holds other things is never taken over. */
 static sl_status open_history(const char *dir, bool create, sl_err *err)
@@ -88,12 +111,7 @@ static sl_status open_history(const char *dir, bool create, sl_err *err)
     if (status != SL_OK)
         return status;
     bool ok = true;
-    cJSON *root = cJSON_CreateObject();
-    if (root) {
-        sl__json_put(root, "format", cJSON_CreateString(HISTORY_FORMAT), &ok);
-        sl__json_put(root, "version", cJSON_CreateNumber(SL_HISTORY_VERSION), &ok);
-    }
-    return sl__json_save(ok ? root : (cJSON_Delete(root), NULL), marker, err);
+    return save(document(HISTORY_FORMAT, &ok), ok, marker, err);
 }
 
 static sl_status read_machine(const char *path, sl_history_machine *machine, sl_err *err)
@@ -136,17 +154,15 @@ static sl_status file_machine(const char *dir, const sl_history_run *run, sl_err
     if (status != SL_OK)
         return status;
     bool ok = true;
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = document(MACHINE_FORMAT, &ok);
     if (root) {
-        sl__json_put(root, "format", cJSON_CreateString(MACHINE_FORMAT), &ok);
-        sl__json_put(root, "version", cJSON_CreateNumber(SL_HISTORY_VERSION), &ok);
         sl__json_put(root, "id", cJSON_CreateString(run->machine), &ok);
         char label[512];
         sl_history_machine_label(&run->environment, label, sizeof label);
         sl__json_put(root, "label", cJSON_CreateString(label), &ok);
         sl__json_put(root, "environment", sl__environment_to_json(&run->environment, &ok), &ok);
     }
-    return sl__json_save(ok ? root : (cJSON_Delete(root), NULL), path, err);
+    return save(root, ok, path, err);
 }
 
 /* A run's file name, "<position, 10 digits>-<commit>.json", split back;

@@ -47,8 +47,9 @@ double sl_history_rate(const sl_history_figure *figure);
 double sl_history_rate_low(const sl_history_figure *figure);
 double sl_history_rate_high(const sl_history_figure *figure);
 
-/* One row of a run: what it measured for one scenario, variant and adapter. */
-typedef struct sl_history_row {
+/* What a row measures: on one machine, the rows of one key over commits
+ * make one series. */
+typedef struct sl_history_key {
     char scenario[16];
     char variant[32];
     char adapter[32];
@@ -56,6 +57,11 @@ typedef struct sl_history_row {
     char kernels[32];
     int64_t threads;
     int64_t workers;
+} sl_history_key;
+
+/* One row of a run: what it measured for one scenario, variant and adapter. */
+typedef struct sl_history_row {
+    sl_history_key key;
     int64_t batch_size;
     sl_record_outcome outcome;
     char reason[256];
@@ -176,13 +182,7 @@ typedef struct sl_history_point {
  * (every outcome, measured or not) and its steps. */
 typedef struct sl_history_series {
     int machine;
-    char scenario[16];
-    char variant[32];
-    char adapter[32];
-    char profile[16];
-    char kernels[32];
-    int64_t threads;
-    int64_t workers;
+    sl_history_key key;
     int npoints;
     sl_history_point *points;
     int nsteps;

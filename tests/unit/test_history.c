@@ -117,7 +117,7 @@ Test(history, a_run_is_filed_and_read_back)
     cr_expect_str_eq(run->environment.cpu_model, "CPU A");
     cr_assert_eq(run->nrows, 2);
     const sl_history_row *row = &run->rows[0];
-    cr_expect_str_eq(row->scenario, "CV-1");
+    cr_expect_str_eq(row->key.scenario, "CV-1");
     cr_expect(row->measured);
     /* The samples are 100000 * (1 + (i - 10) / 1000), i = 0..19: the
      * middle two are 99900 and 100000, so the median is 99950. */
@@ -346,12 +346,12 @@ static void build(sl_history *h, const planted *p)
         run->rows = calloc(2, sizeof *run->rows);
         for (int r = 0; r < 2; r++) {
             sl_history_row *row = &run->rows[r];
-            strcpy(row->scenario, r ? "TAB-1" : "CV-1");
-            strcpy(row->variant, "v");
-            strcpy(row->adapter, "fused");
-            strcpy(row->profile, "ci");
-            strcpy(row->kernels, "cpu-avx2");
-            row->threads = 1;
+            strcpy(row->key.scenario, r ? "TAB-1" : "CV-1");
+            strcpy(row->key.variant, "v");
+            strcpy(row->key.adapter, "fused");
+            strcpy(row->key.profile, "ci");
+            strcpy(row->key.kernels, "cpu-avx2");
+            row->key.threads = 1;
             row->outcome = SL_RECORD_OK;
             row->measured = true;
             /* A new machine is 30% faster: it must start a series, not a step. */
@@ -391,7 +391,7 @@ Test(history, a_slowdown_is_found_at_its_commit_with_its_size)
     int n;
     analyze(&h, &series, &n);
     cr_assert_eq(n, 2);
-    cr_assert_str_eq(series[0].scenario, "CV-1");
+    cr_assert_str_eq(series[0].key.scenario, "CV-1");
     cr_assert_eq(series[0].npoints, 24);
     cr_assert_eq(series[0].nsteps, 1);
     const sl_history_step *step = &series[0].steps[0];
@@ -451,7 +451,7 @@ Test(history, a_new_machine_starts_a_new_series_never_a_step)
     cr_assert_eq(n, 4, "two rows on each of two machines");
     for (int i = 0; i < n; i++) {
         cr_expect_eq(series[i].npoints, 12);
-        cr_expect_eq(series[i].nsteps, 0, "series %d (%s on machine %d) has a step", i, series[i].scenario,
+        cr_expect_eq(series[i].nsteps, 0, "series %d (%s on machine %d) has a step", i, series[i].key.scenario,
                      series[i].machine);
     }
     cr_expect_neq(series[0].machine, series[3].machine);
