@@ -61,6 +61,7 @@ chmod +x "$dir/step.sh"
 
 git -C "$dir/src" bisect start "$bad_id" "$good_id" >&2
 git -C "$dir/src" bisect run "$dir/step.sh" | tee "$dir/bisect.out"
+echo
 git -C "$dir/src" bisect log >"$dir/bisect.log"
 if grep -q "is the first bad commit" "$dir/bisect.out"; then
   echo "bisect: $(grep -m1 "is the first bad commit" "$dir/bisect.out") for $row; the steps' gate output is in $dir/bisect-steps.log"
