@@ -26,7 +26,65 @@
 #  3. With this tree's sluice (BUILD_DIR, default build): `sluice history
 #     add` for every run, timed, then `sluice history publish`, timed, and
 #     the steps it found.
+#
+# On a machine too busy for the wall times to mean anything, the same
+# builds can run elsewhere (docs/history.md ran them on the lent device
+# machine, twice, in commit order and in reverse):
+#   ci/history-measure.sh bundle [WORK]      after step 1: every commit's sluice
+#                                            and libsluice, and the libraries they
+#                                            load, in WORK/bundle.tar.xz
+#   ci/history-measure.sh run BUNDLE OUT [reverse]   there: unpack, run the gate
+#                                            set per commit, records in OUT/runs
+#   ci/history-measure.sh file RUNS HISTORY [WORK]   here: history add each run
+#                                            (positions from WORK's clone)
 set -euo pipefail
+case ${1:-} in
+  bundle)
+    work=${2:-/tmp/sluice-history-measure}
+    [ -d "$work/src2" ] || git -C "$work/src" worktree add --detach "$work/src2" history-measure >/dev/null
+    mapfile -t commits < <(git -C "$work/src" rev-list --reverse --first-parent "${MEASURE_FIRST:-2d223d8}^..history-measure")
+    for ((i = 0; i < ${#commits[@]}; i++)); do
+      out=$work/bundle/bins/$(printf '%02d' "$i")-${commits[i]:0:12}
+      [ -f "$out/sluice" ] && continue
+      git -C "$work/src2" checkout --quiet --detach "${commits[i]}"
+      [ -d "$work/build2" ] || CC="ccache gcc" meson setup "$work/build2" "$work/src2" -Dcuda=disabled -Dtests=false \
+        -Dmpi=disabled >/dev/null
+      ninja -C "$work/build2" tools/sluice >/dev/null
+      mkdir -p "$out" && cp "$work/build2/tools/sluice" "$out/" && cp -L "$work/build2/libsluice.so.0" "$out/"
+    done
+    mkdir -p "$work/bundle/lib"
+    for l in $(for d in "$work"/bundle/bins/*/; do LD_LIBRARY_PATH=$d ldd "$d/sluice" "$d/libsluice.so.0"; done |
+      awk '/=> \// {print $3}' | sort -u | grep -v "$work/bundle" |
+      grep -Ev '(^|/)(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64)\.so'); do
+      cp -L "$l" "$work/bundle/lib/"
+    done
+    tar cJf "$work/bundle.tar.xz" -C "$work/bundle" .
+    echo "$work/bundle.tar.xz"
+    exit 0 ;;
+  run)
+    bundle=$2 out=$3 order=${4:-}
+    mkdir -p "$out/unpacked" "$out/runs" && tar xJf "$bundle" -C "$out/unpacked"
+    cd "$out/unpacked"
+    for d in $(ls -d bins/*/ | if [ "$order" = reverse ]; then sort -r; else sort; fi); do
+      n=$(basename "$d")
+      echo "$n $(cat /proc/loadavg)" >>"$out/load.txt"
+      LD_LIBRARY_PATH=$PWD/$d:$PWD/lib "$d/sluice" bench --scenarios gate --threads 1 \
+        --repetitions "${MEASURE_REPETITIONS:-5}" --quiet --output-dir "$out/runs/$n" >/dev/null 2>&1 || echo "$n failed" >&2
+    done
+    exit 0 ;;
+  file)
+    runs=$2 history=$3 work=${4:-/tmp/sluice-history-measure}
+    sluice=$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/tools/sluice
+    [[ ${BUILD_DIR:-build} = /* ]] && sluice=$BUILD_DIR/tools/sluice
+    for d in "$runs"/*/; do
+      counts=$work/runs/$(basename "$d")/instructions.tsv
+      extra=()
+      [ -f "$counts" ] && extra=(--instructions "$counts")
+      "$sluice" history add "$d/ci" --into "$history" --repo "$work/src" "${extra[@]}" >/dev/null
+    done
+    "$sluice" history publish "$history" --output "$history/site"
+    exit 0 ;;
+esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/sluice-history-measure}
 first=${MEASURE_FIRST:-2d223d8}
