@@ -211,8 +211,9 @@ static int history_publish(const char *dir, const char *output, const sl_history
     for (int i = 0; i < l.nseries; i++)
         steps += l.series[i].nsteps;
     if (!failed)
-        printf("published %d series of %d runs on %d machine%s, %d step%s: %s/index.html\n", l.nseries, l.history.nruns,
-               l.history.nmachines, l.history.nmachines == 1 ? "" : "s", steps, steps == 1 ? "" : "s", output);
+        printf("published %d series of %d run%s on %d machine%s, %d step%s: %s/index.html\n", l.nseries,
+               l.history.nruns, l.history.nruns == 1 ? "" : "s", l.history.nmachines,
+               l.history.nmachines == 1 ? "" : "s", steps, steps == 1 ? "" : "s", output);
     for (int i = 0; !failed && i < l.nseries; i++) {
         const sl_history_series *s = &l.series[i];
         for (int k = 0; k < s->nsteps; k++) {
