@@ -393,7 +393,8 @@ static void check_movement(const sl_device *dev)
     uint8_t *dsq = up(dev, sq, 4 * square), *dsq_out = up(dev, NULL, 4 * square);
     for (int r = 0; r < 4; r++)
         ref->rot90(sq + r * square, sq_want + r * square, H, PB, turns[r * STRIDE + 1]);
-    cr_assert_eq(dev->rot90_rows(dsq, dsq_out, 4, H, PB, decisions_up(dev, turns, 4, STRIDE, 1), NULL), 0);
+    sl_device_rows_i32 turn = decisions_up(dev, turns, 4, STRIDE, 1);
+    cr_assert_eq(dev->rot90_rows(dsq, dsq_out, 4, H, PB, turn, NULL), 0);
     down(dev, sq_got, dsq_out, 4 * square);
     expect_same_bytes(dev, sq_want, sq_got, 4 * square, "rot90");
 
@@ -410,7 +411,8 @@ static void check_movement(const sl_device *dev)
         ref->flip3d(vwant + r * volume, D, H, W, PB, (unsigned)r);
     }
     uint8_t *dvsrc = up(dev, vsrc, VROWS * volume), *dvdst = up(dev, NULL, VROWS * volume);
-    cr_assert_eq(dev->flip3d_rows(dvsrc, dvdst, VROWS, D, H, W, PB, decisions_up(dev, axes, VROWS, 1, 0), NULL), 0);
+    sl_device_rows_i32 flipped_axes = decisions_up(dev, axes, VROWS, 1, 0);
+    cr_assert_eq(dev->flip3d_rows(dvsrc, dvdst, VROWS, D, H, W, PB, flipped_axes, NULL), 0);
     down(dev, vgot, dvdst, VROWS * volume);
     expect_same_bytes(dev, vwant, vgot, VROWS * volume, "flip3d");
     const size_t patch = (size_t)4 * 30 * 40 * PB;
@@ -418,8 +420,8 @@ static void check_movement(const sl_device *dev)
     for (int r = 0; r < 2; r++)
         ref->crop3d(vsrc + r * volume, vwant + r * patch, D, H, W, PB, 4, 30, 40, corners[3 * r], corners[3 * r + 1],
                     corners[3 * r + 2]);
-    cr_assert_eq(dev->crop3d_rows(dvsrc, dvdst, 2, D, H, W, PB, 4, 30, 40, decisions_up(dev, corners, 2, 3, 0), NULL),
-                 0);
+    sl_device_rows_i32 corner = decisions_up(dev, corners, 2, 3, 0);
+    cr_assert_eq(dev->crop3d_rows(dvsrc, dvdst, 2, D, H, W, PB, 4, 30, 40, corner, NULL), 0);
     down(dev, vgot, dvdst, 2 * patch);
     expect_same_bytes(dev, vwant, vgot, 2 * patch, "crop3d");
 
@@ -479,7 +481,10 @@ static void check_movement(const sl_device *dev)
                        dfy,
                        dw,
                        (void *)offsets.table,
-                       (void *)flip.table};
+                       (void *)flip.table,
+                       (void *)turn.table,
+                       (void *)flipped_axes.table,
+                       (void *)corner.table};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         dev->release(buffers[i]);
     free(src);
@@ -609,12 +614,12 @@ static void check_resize(const sl_device *dev)
                        &plan, box_scratch);
         free(box_scratch);
     }
-    cr_assert_eq(dev->resized_crop_rows(du8, true, dout, ROWS, in_h, in_w, c, out_h, out_w,
-                                        decisions_up(dev, boxes, ROWS, 4, 0), NULL),
-                 0);
+    sl_device_rows_i32 box = decisions_up(dev, boxes, ROWS, 4, 0);
+    cr_assert_eq(dev->resized_crop_rows(du8, true, dout, ROWS, in_h, in_w, c, out_h, out_w, box, NULL), 0);
     down(dev, got, dout, ROWS * n_out * 4);
     expect_same_f32(dev, want, got, (int64_t)(ROWS * n_out), "random_resized_crop");
 
+    dev->release((void *)box.table);
     dev->release(du8);
     dev->release(df);
     dev->release(dout);
