@@ -21,7 +21,7 @@ import grain
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",

@@ -377,6 +377,17 @@ static void select_adapters(const sl__cli *cli, const char *text, sl__selection 
         if (adapter == NULL) {
             unknown_adapter(cli, list.items[i]);
         }
+        /* A loader of the user's (peer:<path>) joins the registry when it is
+         * first named, after the selection was sized. */
+        if (sl_adapter_count() > selection->nadapters) {
+            selection->adapters = realloc(selection->adapters, (size_t)sl_adapter_count() * sizeof *selection->adapters);
+            if (selection->adapters == NULL) {
+                sl__cli_usage_error(cli, "out of memory");
+            }
+            memset(selection->adapters + selection->nadapters, 0,
+                   (size_t)(sl_adapter_count() - selection->nadapters) * sizeof *selection->adapters);
+            selection->nadapters = sl_adapter_count();
+        }
         for (int a = 0; a < selection->nadapters; a++) {
             selection->adapters[a] |= sl_adapter_at(a) == adapter;
         }

@@ -208,6 +208,8 @@ typedef struct summary_row {
     char adapter[32];
     /* A peer's framework and version from its hello; empty for sluice's own. */
     char framework[96];
+    /* How a peer's times may be read (record.h); empty for sluice's own. */
+    char timing[16];
     sl_record_outcome outcome;
     char equivalence[32];
     char reason[256];
@@ -276,6 +278,7 @@ static void summary_add(summary *s, const sl_record *record)
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
     memcpy(row->framework, record->framework, sizeof row->framework);
+    memcpy(row->timing, record->timing, sizeof row->timing);
     memcpy(row->equivalence, record->equivalence, sizeof row->equivalence);
     memcpy(row->reason, record->reason, sizeof row->reason);
     /* A run on another back end than the profile asks for is legitimate (the
@@ -380,7 +383,8 @@ static sl_rank_entry *rank_entries(const summary *s)
         const summary_row *row = &s->rows[i];
         entries[i] = (sl_rank_entry){.scenario = row->scenario, .variant = row->variant, .adapter = row->adapter,
                                      .equivalence = row->equivalence, .outcome = row->outcome,
-                                     .elements_per_s = row->elements_per_s, .noisy = row->noisy};
+                                     .elements_per_s = row->elements_per_s, .noisy = row->noisy,
+                                     .timing = row->timing};
     }
     return entries;
 }
