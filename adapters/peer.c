@@ -291,33 +291,42 @@ static double median_ns(const int64_t *values, int64_t n)
     return m;
 }
 
-/* Sets last_run's timing and note from one session: the fraction of the
- * observed time its clock covered, and whether that makes it a hand-over. */
-static void classify_timing(const sl__peer *peer, const sl__peer_session_result *r, int64_t n, int64_t bytes)
+const char *sl__peer_timing_of(sl__peer_kind kind, const int64_t *latency_ns, const int64_t *observed_ns, int64_t n,
+                               int64_t bytes, double *fraction_out, double *observed_out)
 {
     double clocked = 0.0, observed = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        clocked += (double)r->latency_ns[i];
-        observed += (double)r->observed_ns[i];
+        clocked += (double)latency_ns[i];
+        observed += (double)observed_ns[i];
     }
     double fraction = observed > 0 ? clocked / observed : 1.0;
+    double allowance = (double)n * PROTOCOL_ALLOWANCE_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
+    bool hand_over = fraction < HAND_OVER_FLOOR || (fraction < HAND_OVER_FRACTION && observed - clocked > allowance);
+    if (fraction_out)
+        *fraction_out = fraction;
+    if (observed_out)
+        *observed_out = observed;
+    return kind == SL__PEER_ALL_AT_ONCE  ? "throughput"
+           : hand_over                   ? "hand-over"
+           : kind == SL__PEER_PREFETCHING ? "prefetching"
+                                         : "per-batch";
+}
+
+/* Sets last_run's timing and note from one session. */
+static void classify_timing(const sl__peer *peer, const sl__peer_session_result *r, int64_t n, int64_t bytes)
+{
+    double fraction = 1.0, observed = 0.0;
+    const char *timing = sl__peer_timing_of(peer->kind, r->latency_ns, r->observed_ns, n, bytes, &fraction, &observed);
     last_run.clocked_fraction = fraction;
-    double allowance = n * PROTOCOL_ALLOWANCE_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
-    bool hand_over = fraction < HAND_OVER_FLOOR ||
-                     (fraction < HAND_OVER_FRACTION && observed - clocked > allowance);
-    const char *timing = peer->kind == SL__PEER_ALL_AT_ONCE  ? "throughput"
-                         : hand_over                          ? "hand-over"
-                         : peer->kind == SL__PEER_PREFETCHING ? "prefetching"
-                                                              : "per-batch";
     snprintf(last_run.timing, sizeof last_run.timing, "%s", timing);
-    if (hand_over && peer->kind != SL__PEER_ALL_AT_ONCE)
+    if (strcmp(timing, "hand-over") == 0)
         snprintf(last_run.note, sizeof last_run.note,
                  "hand-over: its latencies add up to %.1f%% of the %.3g ms sluice saw from its requests to its "
                  "lines (work done outside its clock: before its hello or on threads of its own); not ranked",
                  100.0 * fraction, observed / 1e6);
     if (peer->kind == SL__PEER_ALL_AT_ONCE) {
         last_run.first_batch_ns = (double)r->latency_ns[0];
-        last_run.all_batches_ns = clocked;
+        last_run.all_batches_ns = fraction * observed;
     }
 }
 

@@ -50,6 +50,15 @@ void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
  * the hand-over figures) and its metrics. The adapter's annotate hook. */
 void sl__peer_annotate(const sl_adapter *adapter, struct sl_record *record);
 
+/* How a peer's times read, from one session's latencies and the times
+ * sluice saw (docs/peers.md, "Nothing handed"): "throughput" for a
+ * batch-all-at-once peer, "hand-over" when its latencies add up to much less
+ * than what sluice saw, else "prefetching" or "per-batch" as its kind says.
+ * *fraction (may be NULL) gets the latencies' share of the time seen,
+ * *observed (may be NULL) that time. */
+const char *sl__peer_timing_of(sl__peer_kind kind, const int64_t *latency_ns, const int64_t *observed_ns, int64_t n,
+                               int64_t bytes, double *fraction, double *observed);
+
 /* Whether the peers' Python has every module of the comma-separated list
  * (importlib.util.find_spec, so nothing is imported); else the reason. */
 bool sl__peer_python_has(const char *modules, char *reason, size_t size);

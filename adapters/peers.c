@@ -128,7 +128,7 @@ const sl__peer sl__peer_numpy_idiomatic =
 static const sl__peer peer_torch =
     PEER("peer:torch", "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
          "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
-         torch_available, "torch_peer.py", "--workers=0", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
+         torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python,
          SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
     PEER("peer:torch-idiomatic", "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
@@ -190,11 +190,6 @@ static const sl__peer peer_datarax =
     PEER("peer:datarax", "Datarax Pipeline over a random-access source of the exported order, one ElementOperator "
          "per op, iterated (peers/datarax_peer.py)",
          datarax_available, "datarax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
-         SL__PEER_PER_BATCH);
-static const sl__peer peer_datarax_idiomatic =
-    PEER("peer:datarax-idiomatic", "Datarax Pipeline over the stock MemorySource(shuffle=True), which permutes the "
-         "data set on every batch (peers/datarax_peer.py --idiomatic)",
-         datarax_available, "datarax_peer.py", "--idiomatic", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
          SL__PEER_PER_BATCH);
 static const sl__peer peer_datarax_scan =
     PEER("peer:datarax-scan", "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
@@ -341,7 +336,7 @@ static const sl__peer peer_dali = LISTED_PEER("peer:dali", "NVIDIA DALI", sl__pe
 const sl__peer *const sl__peers[] = {
     &sl__peer_numpy, &sl__peer_numpy_idiomatic, &peer_torch, &peer_torch_idiomatic, &peer_torch_idiomatic_w2,
     &peer_grain, &peer_grain_idiomatic, &peer_grain_idiomatic_t2, &peer_tfdata, &peer_tfdata_idiomatic,
-    &peer_jax, &peer_jax_idiomatic, &peer_datarax, &peer_datarax_idiomatic, &peer_datarax_scan,
+    &peer_jax, &peer_jax_idiomatic, &peer_datarax, &peer_datarax_scan,
     &peer_hf_datasets, &peer_webdataset, &peer_spdl, &peer_ray_data, &peer_litdata, &peer_streaming,
     &peer_ffcv, &peer_energon, &peer_deeplake, &peer_dali,
 };

@@ -1,7 +1,9 @@
-"""peer:torch and peer:torch-w2: the scenario's pipeline written the way a
-PyTorch user writes it: a map-style Dataset whose __getitem__ returns one
-transformed element as tensors, a batch sampler that yields the exported order,
-the default collate, and DataLoader(num_workers=0 or 2).
+"""peer:torch-idiomatic and peer:torch-idiomatic-w2: the scenario's pipeline
+written the way PyTorch's tutorials and most of its users write it: a
+map-style Dataset whose __getitem__ returns one transformed element as
+tensors, a batch sampler that yields the exported order, the default collate,
+and DataLoader(num_workers=0 or 2). peers/torch_peer.py is the same work as
+PyTorch's experts write it.
 
 It computes what sluice computes, not torchvision's idiom: Normalize would be
 (x - mean) / std, which rounds differently from sluice's (x - mean) * inv_std
@@ -232,4 +234,5 @@ def make_batches(plan, options):
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    sluice_peer.main("torch", "torch " + torch.__version__, make_batches, SUPPORTED)
+    sluice_peer.main("torch-idiomatic", "torch " + torch.__version__, make_batches, SUPPORTED,
+                     kind="prefetching" if "--workers=2" in sys.argv else "per-batch")

@@ -28,6 +28,7 @@ int sl__cmd_baseline(int argc, char **argv);
 int sl__cmd_check(int argc, char **argv);
 int sl__cmd_report(int argc, char **argv);
 int sl__cmd_export(int argc, char **argv);
+int sl__cmd_peer_check(int argc, char **argv);
 int sl__cmd_kernels(int argc, char **argv);
 
 /* --- scanning arguments ------------------------------------------------------ */

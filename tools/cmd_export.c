@@ -1,6 +1,7 @@
 /* `sluice export`: writes what a peer loader needs to do one scenario
  * variant's work (sluice/export.h, docs/peers.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "sluice/export.h"
@@ -11,9 +12,11 @@ static const char usage[] =
     "\n"
     "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
     "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
-    "boxes and partners), the reference's per-batch digests\n"
-    "and plan.json (ops and parameters, batch size, n, seed, epochs, batches) into\n"
-    "DIR, for a peer loader to do the same work and prove it (docs/peers.md).\n"
+    "boxes and partners) and plan.json (ops and parameters, batch size, n, seed,\n"
+    "epochs, batches) into DIR, for a peer loader to do the same work\n"
+    "(docs/peers.md). DIR holds no expected output: `sluice peer-check` holds a\n"
+    "loader to the reference, and --digests writes the reference's per-batch\n"
+    "digests to a file of their own, for checks of one's own.\n"
     "\n"
     "options:\n"
     "  --scenario ID       the scenario (sluice list shows them)\n"
@@ -23,11 +26,13 @@ static const char usage[] =
     "                      warmup + measured batches, what one bench repetition runs)\n"
     "  --seed N            fixture and pipeline seed (default 42)\n"
     "  --output DIR        where to write (created when missing)\n"
+    "  --digests FILE      also write the reference's XXH3-64 of each batch's canonical\n"
+    "                      bytes (i64 .npy holding the u64 bits) to FILE, outside DIR\n"
     "  -h, --help          show this help\n";
 
 int sl__cmd_export(int argc, char **argv)
 {
-    const char *scenario_id = NULL, *variant_name = NULL, *output = NULL;
+    const char *scenario_id = NULL, *variant_name = NULL, *output = NULL, *digests = NULL;
     sl_profile profile = SL_PROFILE_CI;
     uint64_t seed = 42;
     int64_t batches = 0;
@@ -49,12 +54,21 @@ int sl__cmd_export(int argc, char **argv)
             seed = sl__cli_u64(&cli, "--seed", value);
         } else if (sl__cli_option(&cli, "--output", &value)) {
             output = value;
+        } else if (sl__cli_option(&cli, "--digests", &value)) {
+            digests = value;
         } else {
             sl__cli_unknown(&cli);
         }
     }
     if (!scenario_id || !variant_name || !output)
         sl__cli_usage_error(&cli, "say --scenario ID, --variant V and --output DIR");
+    /* The answers never go where a peer reads its plan. */
+    size_t len = strlen(output);
+    while (len > 1 && output[len - 1] == '/')
+        len--;
+    if (digests && strncmp(digests, output, len) == 0 && (digests[len] == '/' || digests[len] == '\0'))
+        sl__cli_usage_error(&cli, "--digests %s is inside --output %s, where a peer would read it; put it elsewhere",
+                            digests, output);
     const sl_scenario *scenario = sl_scenario_find(scenario_id);
     if (!scenario)
         sl__cli_usage_error(&cli, "unknown scenario '%s' (sluice list shows them)", scenario_id);
@@ -75,7 +89,8 @@ int sl__cmd_export(int argc, char **argv)
                                .variant = variant->name,
                                .profile = settings->name,
                                .warmup_batches = settings->warmup_batches,
-                               .kernels = sl_kernels_reference()};
+                               .kernels = sl_kernels_reference(),
+                               .digests_path = digests};
         st = sl_export_write(instance->pipeline, &meta, batches, output, &err);
     }
     sl_scenario_instance_free(instance);

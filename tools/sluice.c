@@ -22,7 +22,9 @@ static const command commands[] = {
     {"audit", "write a determinism manifest, or compare two and name the first difference", sl__cmd_audit},
     {"baseline", "save a run's records as a baseline for the performance gate", sl__cmd_baseline},
     {"check", "compare a run with a baseline; exit 1 on a regression (the gate)", sl__cmd_check},
-    {"export", "write a scenario's data, order, decisions and reference digests for a peer loader", sl__cmd_export},
+    {"export", "write a scenario's data, order and decisions for a peer loader", sl__cmd_export},
+    {"peer-check", "check a loader of one's own against the reference, naming its first difference",
+     sl__cmd_peer_check},
     {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report},
     {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
 };

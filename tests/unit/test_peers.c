@@ -20,6 +20,7 @@
 #include "peer.h"
 #include "sluice/bench.h"
 #include "sluice/export.h"
+#include "sluice/peer_check.h"
 #include "sluice/peer_rank.h"
 #include "sluice/scenario.h"
 
@@ -479,4 +480,25 @@ Test(peers_listed, peers_name_their_own_python_when_it_is_missing)
         cr_assert(strstr(reason, missing) != NULL, "%s: '%s'", own[i].peer, reason);
         unsetenv(own[i].var);
     }
+}
+
+/* sluice peer-check: an honest loader is bitwise; a wrong one is told the
+ * first batch, field, row and value that differ, with both numbers. */
+Test(peers, peer_check_says_bitwise_or_names_the_first_difference)
+{
+    sl_peer_check_result result;
+    sl_err err = {0};
+    cr_assert_eq(sl_peer_check(instance->pipeline, script(6, "testing/plain.py"), 3, 0.0, &result, &err), SL_OK, "%s",
+                 err.msg);
+    cr_assert_str_eq(result.equivalence, "bitwise");
+    cr_assert_eq(result.first_batch, -1);
+    cr_assert_eq(sl_peer_check(instance->pipeline, script(7, "testing/wrong.py"), 3, 0.0, &result, &err), SL_OK, "%s",
+                 err.msg);
+    cr_assert_str_eq(result.equivalence, "mismatch");
+    cr_assert_eq(result.first_batch, 0);
+    /* wrong.py flips the first byte of the first value: its float differs
+     * from the reference's in the low byte of its bits. */
+    cr_assert(strstr(result.detail, "batch 0: field 'x' row 0 value 0") != NULL, "%s", result.detail);
+    cr_assert(strstr(result.detail, "the peer has") != NULL && strstr(result.detail, "the reference") != NULL, "%s",
+              result.detail);
 }
