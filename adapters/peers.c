@@ -283,11 +283,6 @@ static bool litdata_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch,litdata", reason, size);
 }
 
-static bool energon_available(char *reason, size_t size)
-{
-    return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch,megatron.energon", reason, size);
-}
-
 static const sl__peer peer_spdl =
     PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages on 2 "
          "threads, sink (peers/spdl_peer.py)",
@@ -302,11 +297,17 @@ static const sl__peer peer_ray_data = {
     .startup_s = 300,
     .kind = SL__PEER_PREFETCHING,
 };
-static const sl__peer peer_litdata =
-    PEER("peer:litdata", "LitData: the export written with litdata.optimize before the hello, StreamingDataset read "
-         "by index in the exported order (peers/litdata_peer.py)",
-         litdata_available, "litdata_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_torch_python,
-         SL__PEER_PER_BATCH);
+/* LitData's optimize starts a worker process and writes the chunks in
+ * setup: about 75 elements/s here, so its start-up limit is long. */
+static const sl__peer peer_litdata = {
+    PEER_ADAPTER("peer:litdata", "LitData: the export written with litdata.optimize before the hello, "
+                 "StreamingDataset read by index in the exported order (peers/litdata_peer.py)",
+                 litdata_available, PEER_NUMPY_TRANSFORMS),
+    .script = "litdata_peer.py",
+    .args = "--workers=0",
+    .python = sl__peer_torch_python,
+    .startup_s = 1800,
+};
 static const sl__peer peer_streaming =
     PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset read by "
          "index in the exported order, batches stacked (peers/streaming_peer.py)",
@@ -321,11 +322,7 @@ static const sl__peer peer_streaming =
         .script = "",                                                                                                 \
     }
 static const sl__peer peer_ffcv = LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable);
-static const sl__peer peer_energon =
-    PEER("peer:energon", "Megatron Energon: the export as WebDataset shards with Energon's metadata, read in the "
-         "exported order through get_loader (peers/energon_peer.py)",
-         energon_available, "energon_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_torch_python,
-         SL__PEER_PER_BATCH);
+static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);
 static const sl__peer peer_deeplake =
     PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
          "(dataset[field][ids]) (peers/deeplake_peer.py)",

@@ -144,4 +144,10 @@ char *sl__cli_strdup(const char *text);
 /* Bounded copy that always terminates dst, truncating a long src. */
 void sl__cli_copy(char *dst, size_t size, const char *src);
 
+/* The batch-all-at-once peers of the records against sluice's fastest
+ * adapter of each variant, by throughput (peer_tables.c); NULL when there is
+ * none. */
+struct sl_record;
+sl__table *sl__throughput_table(const struct sl_record *records, int count);
+
 #endif

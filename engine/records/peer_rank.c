@@ -79,3 +79,21 @@ double sl_ratio_to_best_peer(const sl_rank_entry *entries, int count, int i, int
         *noisy = b >= 0 && (peer_noisy || e->noisy);
     return ratio;
 }
+
+int sl_fastest_own(const sl_record *records, int count, const char *scenario, const char *variant)
+{
+    int best = -1;
+    double best_rate = 0.0;
+    for (int i = 0; i < count; i++) {
+        const sl_record *r = &records[i];
+        if (sl_adapter_is_peer(r->adapter) || r->outcome != SL_RECORD_OK || strcmp(r->scenario, scenario) != 0 ||
+            strcmp(r->variant, variant) != 0 || !sl_equivalence_is_equivalent(r->equivalence))
+            continue;
+        double rate = sl_record_elements_per_s(r);
+        if (isfinite(rate) && (best < 0 || rate > best_rate)) {
+            best = i;
+            best_rate = rate;
+        }
+    }
+    return best;
+}

@@ -54,6 +54,12 @@ bool sl_timing_is_a_cost(const char *timing);
  * failed or timed-out peer never does). */
 int sl_best_peer(const sl_rank_entry *entries, int count, const char *scenario, const char *variant, bool *noisy);
 
+/* The fastest of sluice's own adapters (not a peer) among records that ran
+ * ok and bitwise or within a tolerance on the variant, by elements/s;
+ * the record's index, or -1. The throughput table's yardstick for a
+ * batch-all-at-once peer. */
+int sl_fastest_own(const sl_record *records, int count, const char *scenario, const char *variant);
+
 /* Entry i's elements/s over its variant's best equivalent peer's: NAN for
  * a peer entry, an entry without a speed, or a variant without such a peer.
  * *best is the chosen peer's index (-1 when none) and *noisy is true when
