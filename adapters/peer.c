@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adapters.h"
 #include "peer.h"
@@ -19,16 +20,17 @@
 #include "sluice/stats.h"
 #include "sluice_config.h"
 
-/* A run is a hand-over when its latencies add up to less than this
- * fraction of the time sluice saw from its requests to the lines, and what
- * the peer's clock left out is more than the protocol itself costs (a
- * round trip through the pipes and one copy of the batch into the ring);
- * or when they add up to less than HAND_OVER_FLOOR of it, whatever the
- * protocol cost: a loader that does the work cannot be that much cheaper
- * than handing a batch over (docs/peers.md, "Nothing handed"). */
-#define HAND_OVER_FRACTION 0.5
-#define HAND_OVER_FLOOR 0.05
-#define PROTOCOL_ALLOWANCE_NS 250000.0
+/* A run is a hand-over (docs/peers.md, "Nothing handed") when its
+ * latencies add up to less than writing its batches' bytes could take at
+ * WRITE_BYTES_PER_NS, well above what one core writes (work done before its
+ * hello), or when a peer that computes when asked used more CPU than its
+ * clocks could hold on every CPU plus the protocol's own cost per batch
+ * (PROTOCOL_CPU_NS, and one copy of the batch into the ring at
+ * PROTOCOL_COPY_BYTES_PER_NS): work done outside its clock. Both bounds
+ * hold on a loaded machine, where waiting stretches what sluice sees but
+ * neither the bytes nor the CPU time. */
+#define WRITE_BYTES_PER_NS 50.0
+#define PROTOCOL_CPU_NS 250000.0
 #define PROTOCOL_COPY_BYTES_PER_NS 2.0
 
 const char *sl__peer_python(void)
@@ -64,6 +66,7 @@ static struct {
     char timing[16];
     char note[256];
     double clocked_fraction;
+    double cpu_ns;
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -97,6 +100,7 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     if (last_run.note[0])
         snprintf(record->note, sizeof record->note, "%s", last_run.note);
     sl_record_add_metric(record, "peer_clocked_fraction", last_run.clocked_fraction, "");
+    sl_record_add_metric(record, "peer_cpu_ns", last_run.cpu_ns, "ns");
     if (last_run.p50_with_digest_ns > 0)
         sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
     if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
@@ -291,23 +295,25 @@ static double median_ns(const int64_t *values, int64_t n)
     return m;
 }
 
-const char *sl__peer_timing_of(sl__peer_kind kind, const int64_t *latency_ns, const int64_t *observed_ns, int64_t n,
-                               int64_t bytes, double *fraction_out, double *observed_out)
+const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result *r, int64_t n, int64_t bytes,
+                               double *fraction_out, double *observed_out)
 {
     double clocked = 0.0, observed = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        clocked += (double)latency_ns[i];
-        observed += (double)observed_ns[i];
+        clocked += (double)r->latency_ns[i];
+        observed += (double)r->observed_ns[i];
     }
-    double fraction = observed > 0 ? clocked / observed : 1.0;
-    double allowance = (double)n * PROTOCOL_ALLOWANCE_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
-    bool hand_over = fraction < HAND_OVER_FLOOR || (fraction < HAND_OVER_FRACTION && observed - clocked > allowance);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double protocol = (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
+    bool too_fast = clocked < (double)bytes / WRITE_BYTES_PER_NS;
+    bool unclocked_cpu = kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 &&
+                         (double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol;
     if (fraction_out)
-        *fraction_out = fraction;
+        *fraction_out = observed > 0 ? clocked / observed : 1.0;
     if (observed_out)
         *observed_out = observed;
     return kind == SL__PEER_ALL_AT_ONCE  ? "throughput"
-           : hand_over                   ? "hand-over"
+           : too_fast || unclocked_cpu   ? "hand-over"
            : kind == SL__PEER_PREFETCHING ? "prefetching"
                                          : "per-batch";
 }
@@ -316,14 +322,15 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const int64_t *latency_ns, co
 static void classify_timing(const sl__peer *peer, const sl__peer_session_result *r, int64_t n, int64_t bytes)
 {
     double fraction = 1.0, observed = 0.0;
-    const char *timing = sl__peer_timing_of(peer->kind, r->latency_ns, r->observed_ns, n, bytes, &fraction, &observed);
+    const char *timing = sl__peer_timing_of(peer->kind, r, n, bytes, &fraction, &observed);
     last_run.clocked_fraction = fraction;
+    last_run.cpu_ns = (double)r->cpu_ns;
     snprintf(last_run.timing, sizeof last_run.timing, "%s", timing);
     if (strcmp(timing, "hand-over") == 0)
         snprintf(last_run.note, sizeof last_run.note,
-                 "hand-over: its latencies add up to %.1f%% of the %.3g ms sluice saw from its requests to its "
-                 "lines (work done outside its clock: before its hello or on threads of its own); not ranked",
-                 100.0 * fraction, observed / 1e6);
+                 "hand-over: its latencies add up to %.3g ms for %.3g MB of batches, on %.3g ms of CPU (sluice saw "
+                 "%.3g ms): work done outside its clock, before its hello or between batches; not ranked",
+                 fraction * observed / 1e6, (double)bytes / 1e6, (double)r->cpu_ns / 1e6, observed / 1e6);
     if (peer->kind == SL__PEER_ALL_AT_ONCE) {
         last_run.first_batch_ns = (double)r->latency_ns[0];
         last_run.all_batches_ns = fraction * observed;

@@ -50,15 +50,6 @@ void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
  * the hand-over figures) and its metrics. The adapter's annotate hook. */
 void sl__peer_annotate(const sl_adapter *adapter, struct sl_record *record);
 
-/* How a peer's times read, from one session's latencies and the times
- * sluice saw (docs/peers.md, "Nothing handed"): "throughput" for a
- * batch-all-at-once peer, "hand-over" when its latencies add up to much less
- * than what sluice saw, else "prefetching" or "per-batch" as its kind says.
- * *fraction (may be NULL) gets the latencies' share of the time seen,
- * *observed (may be NULL) that time. */
-const char *sl__peer_timing_of(sl__peer_kind kind, const int64_t *latency_ns, const int64_t *observed_ns, int64_t n,
-                               int64_t bytes, double *fraction, double *observed);
-
 /* Whether the peers' Python has every module of the comma-separated list
  * (importlib.util.find_spec, so nothing is imported); else the reason. */
 bool sl__peer_python_has(const char *modules, char *reason, size_t size);
@@ -131,6 +122,7 @@ typedef struct sl__peer_session_result {
     int64_t *latency_ns;        /* nbatches entries, the caller's */
     int64_t *observed_ns;       /* nbatches entries, the caller's */
     int64_t batches_ns;         /* from the first request to the last line */
+    int64_t cpu_ns;             /* the peer's processes' CPU time over the same span */
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];
@@ -141,6 +133,19 @@ typedef struct sl__peer_session_result {
  * with on_batch's error. Every process the peer started is gone when it
  * returns, including those that left its process group. */
 sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_session_result *result, sl_err *err);
+
+/* How a peer's times read, from one session's latencies, the times sluice
+ * saw and the CPU time the peer used (docs/peers.md, "Nothing handed"):
+ * "throughput" for a batch-all-at-once peer; "hand-over" when its latencies
+ * add up to less than writing its batches' bytes could take, or (a peer
+ * that computes when asked) when its processes used more CPU than its
+ * clocks could hold on every CPU plus the protocol's own cost; else
+ * "prefetching" or "per-batch" as its kind says. *fraction (may be NULL)
+ * gets the latencies' share of the time seen, *observed (may be NULL) that
+ * time. */
+const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result *r, int64_t n, int64_t bytes,
+                               double *fraction, double *observed);
+
 
 /* --- processes --------------------------------------------------------------- */
 
@@ -183,6 +188,10 @@ void sl__peer_drop_line(sl__peer_child *c);
 bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed, char *how, size_t size);
 /* The last bytes the peer wrote to stderr, or "(empty)". */
 const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size);
+
+/* The CPU time (ns) the live processes of process group `group` (a peer
+ * and its workers) have used so far, every thread counted. */
+int64_t sl__peer_group_cpu_ns(pid_t group);
 
 /* --- equivalence ------------------------------------------------------------- */
 

@@ -68,6 +68,7 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
                  .tolerance = tolerance,
                  .statistical = !sl_export_decisions_exported(pipeline),
                  .out = out};
+    sl__peer_session_result result = {0};
     if (!st && (!latency || !observed))
         st = sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " batches' times", nbatches);
     if (!st)
@@ -85,7 +86,7 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
                                       .digest_between = true,
                                       .on_batch = check_batch,
                                       .user = &c};
-        sl__peer_session_result result = {.latency_ns = latency, .observed_ns = observed};
+        result = (sl__peer_session_result){.latency_ns = latency, .observed_ns = observed};
         st = sl__peer_session_run(&spec, &result, err);
         snprintf(out->framework, sizeof out->framework, "%s", result.framework);
     }
@@ -103,7 +104,7 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     }
     if (!st && nbatches > 1) {
         snprintf(out->timing, sizeof out->timing, "%s",
-                 sl__peer_timing_of(SL__PEER_PER_BATCH, latency, observed, nbatches, c.bytes, NULL, NULL));
+                 sl__peer_timing_of(SL__PEER_PER_BATCH, &result, nbatches, c.bytes, NULL, NULL));
         qsort(latency + 1, (size_t)(nbatches - 1), sizeof *latency, cmp_i64);
         out->median_latency_ns = (double)latency[1 + (nbatches - 1) / 2];
     }

@@ -253,6 +253,73 @@ static int children(pid_t *out, int max)
     return n;
 }
 
+/* Field 5 of /proc/<pid>/stat, the process group, or -1. */
+static pid_t group_of(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *close_paren = strrchr(text, ')');
+    int ppid = -1, pgrp = -1;
+    char state;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+        return -1;
+    return (pid_t)pgrp;
+}
+
+/* The nanoseconds process pid's threads have run on a CPU, from each
+ * thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's own count,
+ * not the 10 ms ticks of /proc/<pid>/stat). */
+static int64_t process_cpu_ns(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return 0;
+    int64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char stat_path[320];
+        snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        FILE *f = fopen(stat_path, "r");
+        long long ns = 0;
+        if (f) {
+            if (fscanf(f, "%lld", &ns) == 1)
+                total += ns;
+            fclose(f);
+        }
+    }
+    closedir(tasks);
+    return total;
+}
+
+int64_t sl__peer_group_cpu_ns(pid_t group)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    int64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL) {
+        char *end = NULL;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!end || *end != '\0' || pid <= 0)
+            continue;
+        if (group_of((pid_t)pid) == group)
+            total += process_cpu_ns((pid_t)pid);
+    }
+    closedir(proc);
+    return total;
+}
+
 void sl__peer_reaper_begin(sl__peer_reaper *reaper)
 {
     memset(reaper, 0, sizeof *reaper);

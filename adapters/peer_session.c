@@ -284,6 +284,7 @@ static sl_status converse(talk *t, sl_err *err)
     if (st)
         return st;
     int64_t first = sl_now_ns(), requested = first;
+    int64_t cpu_first = sl__peer_group_cpu_ns(t->c.pid);
     st = send_request(t, 0, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
@@ -300,8 +301,10 @@ static sl_status converse(talk *t, sl_err *err)
         }
         if (!st && !spec->digest_between && spec->on_batch)
             st = spec->on_batch(spec->user, &b, err);
-        if (last)
+        if (last) {
             t->result->batches_ns = sl_now_ns() - first;
+            t->result->cpu_ns = sl__peer_group_cpu_ns(t->c.pid) - cpu_first;
+        }
     }
     return st;
 }
@@ -312,6 +315,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->framework[0] = '\0';
     result->slow_exit[0] = '\0';
     result->batches_ns = 0;
+    result->cpu_ns = 0;
     sl_status st = sl__peer_ring_create(&t.ring, spec->output, spec->rows, 2, err);
     if (st)
         return st;

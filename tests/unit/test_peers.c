@@ -102,11 +102,15 @@ Test(peers, an_honest_peer_is_bitwise_its_latencies_bounded_and_its_time_a_cost)
     for (int i = 0; i < 4; i++)
         cr_assert_gt(record.latency_ns[i], 0, "batch %d", i);
     cr_assert_str_eq(record.timing, "per-batch", "note: %s", record.note);
-    /* Its clock covers most of what sluice saw: it computes inside it. */
+    /* A latency is never longer than what sluice saw; the CPU its process
+     * used is in the record. */
     const sl_record_metric *clocked = metric(&record, "peer_clocked_fraction");
     cr_assert_not_null(clocked);
-    cr_assert_gt(clocked->value, 0.5, "clocked fraction %g", clocked->value);
-    cr_assert_leq(clocked->value, 1.0, "a latency is never longer than what sluice saw");
+    cr_assert_gt(clocked->value, 0.0);
+    cr_assert_leq(clocked->value, 1.0, "clocked fraction %g", clocked->value);
+    const sl_record_metric *cpu = metric(&record, "peer_cpu_ns");
+    cr_assert_not_null(cpu);
+    cr_assert_gt(cpu->value, 0.0);
     cr_assert_eq(strncmp(record.framework, "python 3.", 9), 0, "framework '%s'", record.framework);
     sl_environment env;
     sl_environment_collect(&env);
@@ -256,9 +260,13 @@ Test(peers, a_peer_that_reports_a_hundredth_of_its_time_is_a_hand_over)
     run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.timing, "hand-over", "note: %s", record.note);
-    const sl_record_metric *clocked = metric(&record, "peer_clocked_fraction");
-    cr_assert_not_null(clocked);
-    cr_assert_lt(clocked->value, 0.05, "clocked fraction %g", clocked->value);
+    /* Its process used a hundred times the CPU its clocks hold. */
+    const sl_record_metric *cpu = metric(&record, "peer_cpu_ns");
+    cr_assert_not_null(cpu);
+    double clocked = 0.0;
+    for (int64_t i = 0; i < record.measured_batches; i++)
+        clocked += (double)record.latency_ns[i];
+    cr_assert_gt(cpu->value, 10.0 * clocked, "CPU %g ns, latencies %g ns", cpu->value, clocked);
     sl_record_release(&record);
 }
 
