@@ -46,7 +46,7 @@
  * operation for operation (docs/peers.md). */
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
-#define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
 /* peer:numpy alone also applies the ops whose decisions the export writes
  * beyond the gate's: rot90's turns, brightness offsets and scale factors,
  * and MixUp's and CutMix's per-batch draws and partners; and gaussian noise
