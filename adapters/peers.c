@@ -30,16 +30,24 @@
      SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                     \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
 
-/* The JAX peers (jax, datarax) compute the gate ops and the data movement
- * with static shapes, and sluice's libm-free log1p operation for operation
- * (peers/jax_ops.py); XLA code capped at AVX, so no fused multiply-add.
- * Not zscore (XLA's reductions sum in their own order), nor pad_to_multiple
- * and attention_mask (a batch's width depends on its data, a jitted
- * function's shapes cannot). */
+/* The JAX peers (jax, datarax) compute the gate ops, the data movement with
+ * static shapes, rot90, brightness and scale from the exported decisions,
+ * and sluice's libm-free log1p operation for operation (peers/jax_ops.py);
+ * XLA capped at AVX where a plan could contract a multiply and an add
+ * (peers/xla_cap.py). Not zscore (XLA's reductions sum in their own order). */
 #define PEER_JAX_TRANSFORMS                                                                                           \
     (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                   \
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                    \
-     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                      \
+     SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+/* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
+ * draws gaussian noise of its own (checked statistically), and pads to a
+ * multiple with a width it computes on the host (a function compiled per
+ * width the plan has). */
+#define PEER_JAX_OWN_TRANSFORMS                                                                                       \
+    (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                   \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p
@@ -167,11 +175,13 @@ static const sl__peer peer_tfdata_idiomatic =
 static const sl__peer peer_jax =
     PEER("peer:jax", "JAX as its experts write it: one jit-compiled batch function (gather and ops), every batch "
          "shape compiled before the hello (peers/jax_peer.py)",
-         jax_available, "jax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+         jax_available, "jax_peer.py", "--workers=0", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python,
+         SL__PEER_PER_BATCH);
 static const sl__peer peer_jax_idiomatic =
     PEER("peer:jax-idiomatic", "JAX as tutorials write it: jax.numpy ops dispatched one by one on the batch, no jit "
          "(peers/jax_peer.py --idiomatic)",
-         jax_available, "jax_peer.py", "--idiomatic", PEER_JAX_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+         jax_available, "jax_peer.py", "--idiomatic", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python,
+         SL__PEER_PER_BATCH);
 
 /* Datarax pins its own jax, grain and tensorflow, so it has a virtual
  * environment of its own. */
