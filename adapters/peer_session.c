@@ -306,6 +306,13 @@ static sl_status converse(talk *t, sl_err *err)
             t->result->cpu_ns = sl__peer_group_cpu_ns(t->c.pid) - cpu_first;
         }
     }
+    /* "end" asks it to exit (the end of its stdin alone means sluice is
+     * gone); a peer that exited on its own after its last answer is not
+     * reading any more, and its exit status says how it ended. */
+    if (!st) {
+        sl_err ignored = {0};
+        send_request(t, -1, 0, &ignored);
+    }
     return st;
 }
 

@@ -287,10 +287,27 @@ def open_ring(plan, options):
     return Ring(plan, options.ring_fd, options.ring_slots, options.ring_slot_bytes)
 
 
+def die_with_sluice():
+    """Asks Linux to kill this process when sluice, its parent, dies: a peer
+    must not outlive the run that measures it (best effort elsewhere)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() == 1:  # sluice died before the request took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def serve(name, framework, plan, batches, options):
     """Runs the protocol: says hello, then for each request times
     next(batches), writes the batch into the ring slot and answers with its
     latency and shapes."""
+    die_with_sluice()
     ring = open_ring(plan, options)
     out = sys.stdout
     out.write(json.dumps({"hello": name, "framework": framework, "protocol": PROTOCOL}) + "\n")
@@ -299,7 +316,11 @@ def serve(name, framework, plan, batches, options):
     it = iter(batches)
     while True:
         request = requests.readline().split()
-        if not request or request[0] == b"end":
+        if not request:
+            # stdin closed without "end": sluice is gone; nothing will read
+            # what this process does, and its threads must not hold it up.
+            os._exit(1)
+        if request[0] == b"end":
             return
         i, slot = int(request[0]), int(request[1])
         t0 = time.perf_counter_ns()
