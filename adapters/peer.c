@@ -29,8 +29,8 @@
  * PROTOCOL_COPY_BYTES_PER_NS): work done outside its clock. Both bounds
  * hold on a loaded machine, where waiting stretches what sluice sees but
  * neither the bytes nor the CPU time. */
-#define WRITE_BYTES_PER_NS 50.0
-#define PROTOCOL_CPU_NS 250000.0
+#define WRITE_BYTES_PER_NS         50.0
+#define PROTOCOL_CPU_NS            250000.0
 #define PROTOCOL_COPY_BYTES_PER_NS 2.0
 
 const char *sl__peer_python(void)
@@ -169,8 +169,8 @@ static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl
 
 typedef struct verify {
     const uint64_t *reference;
-    bool statistical;     /* no digest can match: keep every batch */
-    bool keep_all;        /* a tolerance may apply: keep every batch */
+    bool statistical; /* no digest can match: keep every batch */
+    bool keep_all;    /* a tolerance may apply: keep every batch */
     sl__peer_batches kept;
     int64_t mismatches;
     int64_t first_mismatch;
@@ -221,8 +221,8 @@ static sl_status verify_batch(void *user, const sl__peer_batch *b, sl_err *err)
 /* Batch k of the pipeline by the reference kernels, into a new batch. */
 static sl_status reference_batch(const sl_pipeline *pipeline, int64_t k, sl_batch **out, sl_err *err)
 {
-    sl_status st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
-                                   out, err);
+    sl_status st =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, out, err);
     sl_position pos = {0, 0};
     pos = sl_position_advance(pipeline, pos, k);
     if (!st)
@@ -312,10 +312,10 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result
         *fraction_out = observed > 0 ? clocked / observed : 1.0;
     if (observed_out)
         *observed_out = observed;
-    return kind == SL__PEER_ALL_AT_ONCE  ? "throughput"
-           : too_fast || unclocked_cpu   ? "hand-over"
+    return kind == SL__PEER_ALL_AT_ONCE   ? "throughput"
+           : too_fast || unclocked_cpu    ? "hand-over"
            : kind == SL__PEER_PREFETCHING ? "prefetching"
-                                         : "per-batch";
+                                          : "per-batch";
 }
 
 /* Sets last_run's timing and note from one session. */
@@ -385,8 +385,8 @@ static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbat
     sl__peer_session_result result = {.latency_ns = latency, .observed_ns = observed};
     sl_status st = sl__peer_session_run(&spec, &result, err);
     if (!st && v.mismatches)
-        st = sl_fail(err, SL_EMISMATCH, "%s: with a digest between batches, %" PRId64 " batches differ",
-                     base->name, v.mismatches);
+        st = sl_fail(err, SL_EMISMATCH, "%s: with a digest between batches, %" PRId64 " batches differ", base->name,
+                     v.mismatches);
     if (!st)
         last_run.p50_with_digest_ns = median_ns(latency + 1, nbatches - 1);
     sl_batch_free(v.first_differing);
@@ -398,8 +398,8 @@ static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbat
 
 /* After the session: the bytes held to the reference, by digest, within
  * the scenario's tolerance, or statistically. */
-static sl_status judge(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
-                       verify *v, sl_err *err)
+static sl_status judge(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request, verify *v,
+                       sl_err *err)
 {
     if (v->statistical) {
         bool agree = false;
@@ -418,8 +418,8 @@ static sl_status judge(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         bool agree = false;
         double worst = 0.0;
         char why[384] = "";
-        sl_status st = sl__peer_values_check(pipeline, &v->kept, request->tolerance, &agree, &worst, why, sizeof why,
-                                             err);
+        sl_status st =
+            sl__peer_values_check(pipeline, &v->kept, request->tolerance, &agree, &worst, why, sizeof why, err);
         if (st)
             return st;
         if (agree) {

@@ -101,11 +101,11 @@ typedef struct sl__peer_batch {
 typedef sl_status (*sl__peer_batch_fn)(void *user, const sl__peer_batch *batch, sl_err *err);
 
 typedef struct sl__peer_session_spec {
-    const char *name;           /* for messages: "peer:numpy" */
+    const char *name; /* for messages: "peer:numpy" */
     const char *python, *script, *export_dir;
-    const char *args[4];        /* extra arguments, NULL-terminated */
+    const char *args[4]; /* extra arguments, NULL-terminated */
     const sl_schema *output;
-    int64_t rows;               /* the batch size: a slot's room */
+    int64_t rows; /* the batch size: a slot's room */
     int64_t nbatches;
     double startup_s, batch_s, total_s, exit_s;
     /* A consumer that digests between batches: each batch is handed to
@@ -119,10 +119,10 @@ typedef struct sl__peer_session_spec {
 
 typedef struct sl__peer_session_result {
     char framework[96];
-    int64_t *latency_ns;        /* nbatches entries, the caller's */
-    int64_t *observed_ns;       /* nbatches entries, the caller's */
-    int64_t batches_ns;         /* from the first request to the last line */
-    int64_t cpu_ns;             /* the peer's processes' CPU time over the same span */
+    int64_t *latency_ns;  /* nbatches entries, the caller's */
+    int64_t *observed_ns; /* nbatches entries, the caller's */
+    int64_t batches_ns;   /* from the first request to the last line */
+    int64_t cpu_ns;       /* the peer's processes' CPU time over the same span */
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];
@@ -145,7 +145,6 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
  * time. */
 const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result *r, int64_t n, int64_t bytes,
                                double *fraction, double *observed);
-
 
 /* --- processes --------------------------------------------------------------- */
 
@@ -221,8 +220,8 @@ sl_status sl__peer_batches_keep(sl__peer_batches *kept, const sl_batch *view, sl
 void sl__peer_batches_free(sl__peer_batches *kept);
 /* Compares the peer's first nbatches batches with the reference
  * statistically; *agree, else why. */
-sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree,
-                                     char *why, size_t size, sl_err *err);
+sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree, char *why,
+                                     size_t size, sl_err *err);
 /* Compares the peer's batches with the reference's value by value: equal
  * bit for bit, or (tolerance > 0) within tolerance of each value's
  * magnitude as the bench's check does; else why names the first differing

@@ -9,17 +9,19 @@
 
 bool sl__peer_ffcv_not_installable(char *reason, size_t size)
 {
-    snprintf(reason, size, "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
-                           "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
+    snprintf(reason, size,
+             "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
+             "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
     return false;
 }
 
 bool sl__peer_energon_not_written(char *reason, size_t size)
 {
-    snprintf(reason, size, "not run yet: megatron-energon 7.4.1 installs and imports with PyTorch 2 "
-                           "(ci/install-peers.sh, .venv-torch), but its peer (the export as WebDataset shards with "
-                           "Energon's .nv-meta from `energon prepare`, read through get_loader) is not written "
-                           "(docs/peers.md)");
+    snprintf(reason, size,
+             "not run yet: megatron-energon 7.4.1 installs and imports with PyTorch 2 "
+             "(ci/install-peers.sh, .venv-torch), but its peer (the export as WebDataset shards with "
+             "Energon's .nv-meta from `energon prepare`, read through get_loader) is not written "
+             "(docs/peers.md)");
     return false;
 }
 
@@ -83,8 +85,7 @@ bool sl__peer_python_has_in(const char *python, const char *modules, char *reaso
                 snprintf(missing, sizeof missing, "%.100s", c.line);
             ok = sl__peer_finish(&c, 30000000000LL, NULL, how, sizeof how) && got == 1 && missing[0] == '\0';
             if (!ok && missing[0])
-                snprintf(why, sizeof why, "python module(s) missing: %s (ci/install-peers.sh installs them)",
-                         missing);
+                snprintf(why, sizeof why, "python module(s) missing: %s (ci/install-peers.sh installs them)", missing);
             else if (!ok)
                 snprintf(why, sizeof why, "%s could not check its modules: it %s", python, how);
         }

@@ -21,7 +21,7 @@
 #include "peer.h"
 #include "sluice/timing.h"
 
-#define PROTOCOL 2
+#define PROTOCOL      2
 /* A latency must be an integer below 2^53: every such integer is exact in
  * the JSON number a peer writes and in the double cJSON reads. */
 #define LATENCY_LIMIT 9007199254740992.0
@@ -187,8 +187,7 @@ static bool valid_latency(const cJSON *latency)
 
 /* The shapes of the line, checked against the schema and the ring, into
  * the batch's view. */
-static bool read_shapes(const talk *t, const cJSON *shapes, int64_t slot, sl__peer_batch *b, char *detail,
-                        size_t size)
+static bool read_shapes(const talk *t, const cJSON *shapes, int64_t slot, sl__peer_batch *b, char *detail, size_t size)
 {
     const sl_schema *schema = t->spec->output;
     if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != schema->nfields) {
@@ -251,8 +250,8 @@ static sl_status read_batch(talk *t, int64_t i, int slot, int64_t requested_ns, 
     b->index = i;
     b->observed_ns = arrived - requested_ns;
     if (!cJSON_IsObject(line) || !cJSON_IsNumber(batch) || batch->valuedouble != (double)i)
-        snprintf(detail, sizeof detail, "a batch line is {\"batch\": %" PRId64 ", \"latency_ns\": N, \"shapes\": [...]}",
-                 i);
+        snprintf(detail, sizeof detail,
+                 "a batch line is {\"batch\": %" PRId64 ", \"latency_ns\": N, \"shapes\": [...]}", i);
     else if (!valid_latency(latency))
         snprintf(detail, sizeof detail, "latency_ns must be an integer in [0, 2^53)");
     else if (latency->valuedouble > (double)b->observed_ns)
@@ -355,8 +354,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     bool delivered = talked == SL_OK;
     bool killed = false;
     char how[64], tail[200];
-    bool clean = sl__peer_finish(&t.c, delivered || t.c.out_eof ? (int64_t)(grace * 1e9) : 0, &killed, how,
-                                 sizeof how);
+    bool clean = sl__peer_finish(&t.c, delivered || t.c.out_eof ? (int64_t)(grace * 1e9) : 0, &killed, how, sizeof how);
     int swept = sl__peer_reaper_end(&reaper);
     (void)swept;
     if (!delivered) {

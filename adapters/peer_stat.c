@@ -115,8 +115,8 @@ static bool compare_field(stat_state *s, int f, const sl_tensor *peer, int64_t k
     return true;
 }
 
-sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree,
-                                     char *why, size_t size, sl_err *err)
+sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree, char *why,
+                                     size_t size, sl_err *err)
 {
     *agree = false;
     stat_state s;

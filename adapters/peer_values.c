@@ -50,17 +50,10 @@ static void format_value(sl_dtype dtype, const void *data, size_t i, char *out, 
         snprintf(out, size, "%.9g (0x%08" PRIx32 ")", (double)v, bits);
         break;
     }
-    case SL_U8:
-        snprintf(out, size, "%u", ((const uint8_t *)data)[i]);
-        break;
-    case SL_I32:
-        snprintf(out, size, "%" PRId32, ((const int32_t *)data)[i]);
-        break;
-    case SL_I64:
-        snprintf(out, size, "%" PRId64, ((const int64_t *)data)[i]);
-        break;
-    default:
-        snprintf(out, size, "?");
+    case SL_U8: snprintf(out, size, "%u", ((const uint8_t *)data)[i]); break;
+    case SL_I32: snprintf(out, size, "%" PRId32, ((const int32_t *)data)[i]); break;
+    case SL_I64: snprintf(out, size, "%" PRId64, ((const int64_t *)data)[i]); break;
+    default: snprintf(out, size, "?");
     }
 }
 

@@ -35,17 +35,17 @@
  * and sluice's libm-free log1p operation for operation (peers/jax_ops.py);
  * XLA capped at AVX where a plan could contract a multiply and an add
  * (peers/xla_cap.py). Not zscore (XLA's reductions sum in their own order). */
-#define PEER_JAX_TRANSFORMS                                                                                           \
-    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                   \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                    \
-     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                      \
+#define PEER_JAX_TRANSFORMS                                                                                            \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                    \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                     \
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                       \
      SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
 /* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
  * draws gaussian noise of its own (checked statistically), and pads to a
  * multiple with a width it computes on the host (a function compiled per
  * width the plan has). */
-#define PEER_JAX_OWN_TRANSFORMS                                                                                       \
-    (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                   \
+#define PEER_JAX_OWN_TRANSFORMS                                                                                        \
+    (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 
@@ -101,22 +101,22 @@ static bool jax_available(char *reason, size_t size)
 
 /* The adapter part every peer entry shares: a CPU adapter on the reference
  * kernels, run and described by the peer protocol (peer.c). */
-#define PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS)                                                            \
-    .adapter = {.name = NAME,                                                                                         \
-                .summary = SUMMARY,                                                                                   \
-                .backend = "cpu",                                                                                     \
-                .kernels = SL_KERNELS_REFERENCE,                                                                      \
-                .transforms = TRANSFORMS,                                                                             \
-                .available = AVAILABLE,                                                                               \
-                .run = sl__peer_run,                                                                                  \
-                .framework = sl__peer_framework,                                                                      \
+#define PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS)                                                             \
+    .adapter = {.name = NAME,                                                                                          \
+                .summary = SUMMARY,                                                                                    \
+                .backend = "cpu",                                                                                      \
+                .kernels = SL_KERNELS_REFERENCE,                                                                       \
+                .transforms = TRANSFORMS,                                                                              \
+                .available = AVAILABLE,                                                                                \
+                .run = sl__peer_run,                                                                                   \
+                .framework = sl__peer_framework,                                                                       \
                 .annotate = sl__peer_annotate}
 
 /* A peer run by the Python that PYTHON returns (NULL: the system's). */
-#define PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON, KIND)                                        \
-    {                                                                                                                 \
-        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS), .script = SCRIPT, .args = ARGS, .python = PYTHON,         \
-        .kind = KIND,                                                                                                 \
+#define PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON, KIND)                                         \
+    {                                                                                                                  \
+        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS), .script = SCRIPT, .args = ARGS, .python = PYTHON,          \
+                                                            .kind = KIND,                                              \
     }
 
 /* The forms of each framework (docs/peers.md, "Two forms"): the plain name
@@ -125,21 +125,23 @@ static bool jax_available(char *reason, size_t size)
  * teach and most users write; "-w2"/"-t2" the same with 2 worker processes
  * or threads. */
 const sl__peer sl__peer_numpy =
-    PEER("peer:numpy", "numpy as its experts write it: gathers with take into preallocated buffers, constants tiled "
+    PEER("peer:numpy",
+         "numpy as its experts write it: gathers with take into preallocated buffers, constants tiled "
          "over each element, in-place ufuncs, slice copies (peers/numpy_peer.py)",
          numpy_available, "numpy_peer.py", "--workers=0", PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
-const sl__peer sl__peer_numpy_idiomatic =
-    PEER("peer:numpy-idiomatic", "numpy as tutorials write it: fancy-index gather, broadcast arithmetic, "
-         "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
-         numpy_available, "numpy_idiomatic_peer.py", "--workers=0", PEER_NUMPY_OWN_TRANSFORMS, NULL,
-         SL__PEER_PER_BATCH);
-static const sl__peer peer_torch =
-    PEER("peer:torch", "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
-         "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
-         torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python,
-         SL__PEER_PER_BATCH);
+const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
+                                               "numpy as tutorials write it: fancy-index gather, broadcast arithmetic, "
+                                               "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
+                                               numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
+                                               PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch = PEER(
+    "peer:torch",
+    "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
+    "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+    torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
-    PEER("peer:torch-idiomatic", "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
+    PEER("peer:torch-idiomatic",
+         "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
          "__getitem__, default collate, 0 workers (peers/torch_idiomatic_peer.py)",
          torch_available, "torch_idiomatic_peer.py", "--workers=0", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
          SL__PEER_PER_BATCH);
@@ -147,41 +149,44 @@ static const sl__peer peer_torch_idiomatic_w2 =
     PEER("peer:torch-idiomatic-w2", "the same DataLoader with 2 worker processes (peers/torch_idiomatic_peer.py)",
          torch_available, "torch_idiomatic_peer.py", "--workers=2", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
          SL__PEER_PREFETCHING);
-static const sl__peer peer_grain =
-    PEER("peer:grain", "Grain MapDataset over batch indices, one vectorized numpy Map per batch, iterated in the main "
-         "thread (peers/grain_peer.py)",
-         grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python,
-         SL__PEER_PER_BATCH);
-static const sl__peer peer_grain_idiomatic =
-    PEER("peer:grain-idiomatic", "Grain MapDataset over the exported order, one Map per op on each element, batch, "
-         "iterated in the main thread (peers/grain_peer.py --idiomatic)",
-         grain_available, "grain_peer.py", "--idiomatic", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python,
-         SL__PEER_PER_BATCH);
+static const sl__peer peer_grain = PEER(
+    "peer:grain",
+    "Grain MapDataset over batch indices, one vectorized numpy Map per batch, iterated in the main "
+    "thread (peers/grain_peer.py)",
+    grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_grain_idiomatic = PEER(
+    "peer:grain-idiomatic",
+    "Grain MapDataset over the exported order, one Map per op on each element, batch, "
+    "iterated in the main thread (peers/grain_peer.py --idiomatic)",
+    grain_available, "grain_peer.py", "--idiomatic", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_grain_idiomatic_t2 =
-    PEER("peer:grain-idiomatic-t2", "the same, iterated with 2 prefetch threads (ReadOptions num_threads=2) "
+    PEER("peer:grain-idiomatic-t2",
+         "the same, iterated with 2 prefetch threads (ReadOptions num_threads=2) "
          "(peers/grain_peer.py --idiomatic --workers=2)",
          grain_available, "grain_peer.py", "--idiomatic-t2", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python,
          SL__PEER_PREFETCHING);
 static const sl__peer peer_tfdata =
-    PEER("peer:tfdata", "tf.data as its performance guide says: batch, then one vectorized map over the batch, "
+    PEER("peer:tfdata",
+         "tf.data as its performance guide says: batch, then one vectorized map over the batch, "
          "prefetch (peers/tfdata_peer.py)",
          tfdata_available, "tfdata_peer.py", "--workers=0", PEER_TFDATA_TRANSFORMS, sl__peer_venv_python,
          SL__PEER_PREFETCHING);
 static const sl__peer peer_tfdata_idiomatic =
-    PEER("peer:tfdata-idiomatic", "tf.data as tutorials write it: map per element (AUTOTUNE), batch, prefetch "
+    PEER("peer:tfdata-idiomatic",
+         "tf.data as tutorials write it: map per element (AUTOTUNE), batch, prefetch "
          "(peers/tfdata_peer.py --idiomatic)",
          tfdata_available, "tfdata_peer.py", "--idiomatic", PEER_TFDATA_TRANSFORMS, sl__peer_venv_python,
          SL__PEER_PREFETCHING);
-static const sl__peer peer_jax =
-    PEER("peer:jax", "JAX as its experts write it: one jit-compiled batch function (gather and ops), every batch "
-         "shape compiled before the hello (peers/jax_peer.py)",
-         jax_available, "jax_peer.py", "--workers=0", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python,
-         SL__PEER_PER_BATCH);
-static const sl__peer peer_jax_idiomatic =
-    PEER("peer:jax-idiomatic", "JAX as tutorials write it: jax.numpy ops dispatched one by one on the batch, no jit "
-         "(peers/jax_peer.py --idiomatic)",
-         jax_available, "jax_peer.py", "--idiomatic", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python,
-         SL__PEER_PER_BATCH);
+static const sl__peer peer_jax = PEER(
+    "peer:jax",
+    "JAX as its experts write it: one jit-compiled batch function (gather and ops), every batch "
+    "shape compiled before the hello (peers/jax_peer.py)",
+    jax_available, "jax_peer.py", "--workers=0", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_jax_idiomatic = PEER(
+    "peer:jax-idiomatic",
+    "JAX as tutorials write it: jax.numpy ops dispatched one by one on the batch, no jit "
+    "(peers/jax_peer.py --idiomatic)",
+    jax_available, "jax_peer.py", "--idiomatic", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
 
 /* Datarax pins its own jax, grain and tensorflow, so it has a virtual
  * environment of its own. */
@@ -197,23 +202,24 @@ static bool datarax_available(char *reason, size_t size)
 }
 
 static const sl__peer peer_datarax =
-    PEER("peer:datarax", "Datarax Pipeline over a random-access source of the exported order, one ElementOperator "
+    PEER("peer:datarax",
+         "Datarax Pipeline over a random-access source of the exported order, one ElementOperator "
          "per op, iterated (peers/datarax_peer.py)",
          datarax_available, "datarax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
          SL__PEER_PER_BATCH);
-static const sl__peer peer_datarax_scan =
-    PEER("peer:datarax-scan", "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
-         "throughput (peers/datarax_peer.py --scan)",
-         datarax_available, "datarax_peer.py", "--scan", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
-         SL__PEER_ALL_AT_ONCE);
+static const sl__peer peer_datarax_scan = PEER(
+    "peer:datarax-scan",
+    "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
+    "throughput (peers/datarax_peer.py --scan)",
+    datarax_available, "datarax_peer.py", "--scan", PEER_JAX_TRANSFORMS, sl__peer_datarax_python, SL__PEER_ALL_AT_ONCE);
 
 /* Peers with a virtual environment of their own, <source>/.venv-<name>
  * (ci/install-peers.sh), or the Python that ENV names. */
-#define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                        \
-    STORAGE const char *FN(void)                                                                                      \
-    {                                                                                                                 \
-        const char *python = getenv(ENV);                                                                             \
-        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                                \
+#define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                         \
+    STORAGE const char *FN(void)                                                                                       \
+    {                                                                                                                  \
+        const char *python = getenv(ENV);                                                                              \
+        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                                  \
     }
 
 /* MosaicML Streaming (mosaicml-streaming 0.13.0, ci/peers-streaming.txt): MDS
@@ -245,12 +251,14 @@ static bool webdataset_available(char *reason, size_t size)
 }
 
 static const sl__peer peer_hf_datasets =
-    PEER("peer:hf-datasets", "Hugging Face Datasets: Arrow on disk, load_from_disk, numpy format, select(order), "
+    PEER("peer:hf-datasets",
+         "Hugging Face Datasets: Arrow on disk, load_from_disk, numpy format, select(order), "
          "iter(batch_size) (peers/hf_datasets_peer.py)",
          hf_datasets_available, "hf_datasets_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_hf_python,
          SL__PEER_PER_BATCH);
 static const sl__peer peer_webdataset =
-    PEER("peer:webdataset", "WebDataset: tar shards in the exported order, WebDataset(...).decode().batched() "
+    PEER("peer:webdataset",
+         "WebDataset: tar shards in the exported order, WebDataset(...).decode().batched() "
          "(peers/webdataset_peer.py)",
          webdataset_available, "webdataset_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_wds_python,
          SL__PEER_PER_BATCH);
@@ -294,11 +302,13 @@ static bool litdata_available(char *reason, size_t size)
 }
 
 static const sl__peer peer_spdl =
-    PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages on 2 "
+    PEER("peer:spdl",
+         "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages on 2 "
          "threads, sink (peers/spdl_peer.py)",
          spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python, SL__PEER_PREFETCHING);
 static const sl__peer peer_ray_data = {
-    PEER_ADAPTER("peer:ray-data", "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
+    PEER_ADAPTER("peer:ray-data",
+                 "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
                  "a local cluster of 2 CPUs (peers/ray_data_peer.py)",
                  ray_available, PEER_RAY_TRANSFORMS),
     .script = "ray_data_peer.py",
@@ -310,7 +320,8 @@ static const sl__peer peer_ray_data = {
 /* LitData's optimize starts a worker process and writes the chunks in
  * setup: about 75 elements/s here, so its start-up limit is long. */
 static const sl__peer peer_litdata = {
-    PEER_ADAPTER("peer:litdata", "LitData: the export written with litdata.optimize before the hello, "
+    PEER_ADAPTER("peer:litdata",
+                 "LitData: the export written with litdata.optimize before the hello, "
                  "StreamingDataset read by index in the exported order (peers/litdata_peer.py)",
                  litdata_available, PEER_NUMPY_TRANSFORMS),
     .script = "litdata_peer.py",
@@ -318,33 +329,58 @@ static const sl__peer peer_litdata = {
     .python = sl__peer_torch_python,
     .startup_s = 1800,
 };
-static const sl__peer peer_streaming =
-    PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset read by "
-         "index in the exported order, batches stacked (peers/streaming_peer.py)",
-         streaming_available, "streaming_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, streaming_python,
-         SL__PEER_PER_BATCH);
+static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
+                                            "MosaicML Streaming: MDS shards written in setup, StreamingDataset read by "
+                                            "index in the exported order, batches stacked (peers/streaming_peer.py)",
+                                            streaming_available, "streaming_peer.py", "--workers=0",
+                                            PEER_NUMPY_TRANSFORMS, streaming_python, SL__PEER_PER_BATCH);
 /* FFCV and DALI are listed, unavailable with the reason, so that no loader of
  * Datarax's peer set is silently missing. */
-#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                               \
-    {                                                                                                                 \
-        .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,              \
-                    .transforms = 0, .available = WHY, .run = sl__peer_run, .framework = sl__peer_framework},         \
-        .script = "",                                                                                                 \
+#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                                \
+    {                                                                                                                  \
+        .adapter = {.name = NAME,                                                                                      \
+                    .summary = SUMMARY,                                                                                \
+                    .backend = "cpu",                                                                                  \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                   \
+                    .transforms = 0,                                                                                   \
+                    .available = WHY,                                                                                  \
+                    .run = sl__peer_run,                                                                               \
+                    .framework = sl__peer_framework},                                                                  \
+        .script = "",                                                                                                  \
     }
 static const sl__peer peer_ffcv = LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable);
 static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);
-static const sl__peer peer_deeplake =
-    PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
-         "(dataset[field][ids]) (peers/deeplake_peer.py)",
-         deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python,
-         SL__PEER_PER_BATCH);
+static const sl__peer peer_deeplake = PEER(
+    "peer:deeplake",
+    "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
+    "(dataset[field][ids]) (peers/deeplake_peer.py)",
+    deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_dali = LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu);
 
 const sl__peer *const sl__peers[] = {
-    &sl__peer_numpy, &sl__peer_numpy_idiomatic, &peer_torch, &peer_torch_idiomatic, &peer_torch_idiomatic_w2,
-    &peer_grain, &peer_grain_idiomatic, &peer_grain_idiomatic_t2, &peer_tfdata, &peer_tfdata_idiomatic,
-    &peer_jax, &peer_jax_idiomatic, &peer_datarax, &peer_datarax_scan,
-    &peer_hf_datasets, &peer_webdataset, &peer_spdl, &peer_ray_data, &peer_litdata, &peer_streaming,
-    &peer_ffcv, &peer_energon, &peer_deeplake, &peer_dali,
+    &sl__peer_numpy,
+    &sl__peer_numpy_idiomatic,
+    &peer_torch,
+    &peer_torch_idiomatic,
+    &peer_torch_idiomatic_w2,
+    &peer_grain,
+    &peer_grain_idiomatic,
+    &peer_grain_idiomatic_t2,
+    &peer_tfdata,
+    &peer_tfdata_idiomatic,
+    &peer_jax,
+    &peer_jax_idiomatic,
+    &peer_datarax,
+    &peer_datarax_scan,
+    &peer_hf_datasets,
+    &peer_webdataset,
+    &peer_spdl,
+    &peer_ray_data,
+    &peer_litdata,
+    &peer_streaming,
+    &peer_ffcv,
+    &peer_energon,
+    &peer_deeplake,
+    &peer_dali,
 };
 const int sl__peer_count = (int)(sizeof sl__peers / sizeof sl__peers[0]);

@@ -9,7 +9,7 @@
  * (other loaders, run as child processes, peer.c) come after sluice's own,
  * in sl__peers' order. */
 static const sl_adapter *const own[] = {
-    &sl__adapter_reference, &sl__adapter_iter, &sl__adapter_fused,
+    &sl__adapter_reference,   &sl__adapter_iter, &sl__adapter_fused,
     &sl__adapter_per_element, &sl__adapter_cuda, &sl__adapter_cuda_graph,
 };
 #define OWN_COUNT ((int)(sizeof own / sizeof own[0]))

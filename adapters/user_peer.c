@@ -82,7 +82,7 @@ static sl_status describe(user_peer *u, sl_err *err)
     if (cJSON_IsString(kind))
         u->peer.kind = strcmp(kind->valuestring, "prefetching") == 0   ? SL__PEER_PREFETCHING
                        : strcmp(kind->valuestring, "all-at-once") == 0 ? SL__PEER_ALL_AT_ONCE
-                                                                        : SL__PEER_PER_BATCH;
+                                                                       : SL__PEER_PER_BATCH;
     cJSON_Delete(line);
     return st;
 }

@@ -380,7 +380,8 @@ static void select_adapters(const sl__cli *cli, const char *text, sl__selection 
         /* A loader of the user's (peer:<path>) joins the registry when it is
          * first named, after the selection was sized. */
         if (sl_adapter_count() > selection->nadapters) {
-            selection->adapters = realloc(selection->adapters, (size_t)sl_adapter_count() * sizeof *selection->adapters);
+            selection->adapters =
+                realloc(selection->adapters, (size_t)sl_adapter_count() * sizeof *selection->adapters);
             if (selection->adapters == NULL) {
                 sl__cli_usage_error(cli, "out of memory");
             }

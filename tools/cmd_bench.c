@@ -385,9 +385,13 @@ static sl_rank_entry *rank_entries(const summary *s)
     }
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        entries[i] = (sl_rank_entry){.scenario = row->scenario, .variant = row->variant, .adapter = row->adapter,
-                                     .equivalence = row->equivalence, .outcome = row->outcome,
-                                     .elements_per_s = row->elements_per_s, .noisy = row->noisy,
+        entries[i] = (sl_rank_entry){.scenario = row->scenario,
+                                     .variant = row->variant,
+                                     .adapter = row->adapter,
+                                     .equivalence = row->equivalence,
+                                     .outcome = row->outcome,
+                                     .elements_per_s = row->elements_per_s,
+                                     .noisy = row->noisy,
                                      .timing = row->timing};
     }
     return entries;

@@ -21,8 +21,9 @@ static double metric(const sl_record *record, const char *name)
 
 sl__table *sl__throughput_table(const sl_record *records, int count)
 {
-    static const char *const headers[] = {"scenario", "variant", "peer", "elements/s (all batches)",
-                                          "first batch (ms)", "sluice's fastest", "sluice / peer"};
+    static const char *const headers[] = {
+        "scenario",         "variant",          "peer",         "elements/s (all batches)",
+        "first batch (ms)", "sluice's fastest", "sluice / peer"};
     static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__RIGHT, SL__LEFT, SL__RIGHT};
     sl__table *table = NULL;
     for (int i = 0; i < count; i++) {

@@ -131,8 +131,8 @@ Test(peers, a_peer_runs_without_a_sink)
     int64_t latency[8] = {0};
     sl_run_request request = {.start = {0, 0}, .nbatches = 5};
     sl_err err = {0};
-    cr_assert_eq(peer.adapter.run(&peer.adapter, instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK,
-                 "%s", err.msg);
+    cr_assert_eq(peer.adapter.run(&peer.adapter, instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK, "%s",
+                 err.msg);
     for (int i = 0; i < 5; i++)
         cr_assert_gt(latency[i], 0, "batch %d has its latency", i);
 }
@@ -244,10 +244,19 @@ Test(peers, a_peer_that_computes_everything_before_its_hello_is_a_hand_over)
     cr_assert_str_eq(record.timing, "hand-over", "note: %s", record.note);
     cr_assert(strstr(record.note, "hand-over") != NULL, "%s", record.note);
     sl_rank_entry e[2] = {
-        {.scenario = "PC-1", .variant = "depth1", .adapter = "fused", .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK, .elements_per_s = 1.0},
-        {.scenario = "PC-1", .variant = "depth1", .adapter = record.adapter, .equivalence = record.equivalence,
-         .outcome = record.outcome, .elements_per_s = sl_record_elements_per_s(&record), .timing = record.timing},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = "fused",
+         .equivalence = "bitwise",
+         .outcome = SL_RECORD_OK,
+         .elements_per_s = 1.0},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = record.adapter,
+         .equivalence = record.equivalence,
+         .outcome = record.outcome,
+         .elements_per_s = sl_record_elements_per_s(&record),
+         .timing = record.timing},
     };
     cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), -1, "a hand-over is never the best peer");
     sl_record_release(&record);
@@ -275,8 +284,9 @@ Test(peers, a_peer_that_reports_a_hundredth_of_its_time_is_a_hand_over)
 Test(peers, latencies_out_of_range_are_protocol_errors)
 {
     static const char *const values[] = {"1e19", "1e300", "-5", "1.5", "9007199254740992", "\"12\"", "60000000000"};
-    static const char *const args[] = {"--latency=1e19", "--latency=1e300", "--latency=-5", "--latency=1.5",
-                                       "--latency=9007199254740992", "--latency=\"12\"", "--latency=60000000000"};
+    static const char *const args[] = {
+        "--latency=1e19",   "--latency=1e300",      "--latency=-5", "--latency=1.5", "--latency=9007199254740992",
+        "--latency=\"12\"", "--latency=60000000000"};
     for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
         sl__peer peer = test_peer("peer:test-latency", "testing/underreport.py", 3);
         peer.args = args[k];
@@ -375,10 +385,19 @@ Test(peers, a_loader_outside_the_tree_is_run_and_ranked)
     cr_assert_str_eq(record.framework, "my framework 0.1");
     cr_assert_str_eq(record.timing, "per-batch", "%s", record.note);
     sl_rank_entry e[2] = {
-        {.scenario = "PC-1", .variant = "depth1", .adapter = "fused", .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK, .elements_per_s = 1e9},
-        {.scenario = "PC-1", .variant = "depth1", .adapter = record.adapter, .equivalence = record.equivalence,
-         .outcome = record.outcome, .elements_per_s = sl_record_elements_per_s(&record), .timing = record.timing},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = "fused",
+         .equivalence = "bitwise",
+         .outcome = SL_RECORD_OK,
+         .elements_per_s = 1e9},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = record.adapter,
+         .equivalence = record.equivalence,
+         .outcome = record.outcome,
+         .elements_per_s = sl_record_elements_per_s(&record),
+         .timing = record.timing},
     };
     cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "the user's loader is ranked");
     sl_record_release(&record);
@@ -463,8 +482,7 @@ Test(peers_listed, a_missing_module_makes_a_peer_unavailable_with_the_reason)
 {
     char reason[256] = "";
     cr_assert_not(sl__peer_python_has("no_such_module_for_sluice", reason, sizeof reason));
-    cr_assert(strstr(reason, "no_such_module_for_sluice") != NULL || strstr(reason, "no Python") != NULL, "%s",
-              reason);
+    cr_assert(strstr(reason, "no_such_module_for_sluice") != NULL || strstr(reason, "no Python") != NULL, "%s", reason);
 }
 
 /* A peer with a Python of its own (Datarax, PyTorch 2, Hugging Face
@@ -475,8 +493,8 @@ Test(peers_listed, peers_name_their_own_python_when_it_is_missing)
     static const struct {
         const char *var, *peer;
     } own[] = {{"SLUICE_DATARAX_PYTHON", "peer:datarax"}, {"SLUICE_DATARAX_PYTHON", "peer:datarax-scan"},
-               {"SLUICE_TORCH_PYTHON", "peer:torch"},      {"SLUICE_TORCH_PYTHON", "peer:litdata"},
-               {"SLUICE_HF_PYTHON", "peer:hf-datasets"},   {"SLUICE_WDS_PYTHON", "peer:webdataset"}};
+               {"SLUICE_TORCH_PYTHON", "peer:torch"},     {"SLUICE_TORCH_PYTHON", "peer:litdata"},
+               {"SLUICE_HF_PYTHON", "peer:hf-datasets"},  {"SLUICE_WDS_PYTHON", "peer:webdataset"}};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         char missing[128];
         snprintf(missing, sizeof missing, "/nonexistent/sluice-test/%zu/bin/python", i);
