@@ -211,25 +211,40 @@ bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed_out, char
     return !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* The parent of process pid from /proc/<pid>/stat, or -1. */
-static pid_t parent_of(pid_t pid)
+/* Process pid's parent and process group from /proc/<pid>/stat; false
+ * when it is gone. */
+static bool stat_of(pid_t pid, pid_t *parent, pid_t *group)
 {
     char path[64], text[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
     if (!f)
-        return -1;
+        return false;
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
     /* The command name is in parentheses and may hold anything; the fields
-     * after its last ')' are the state and the parent. */
+     * after its last ')' are the state, the parent and the group. */
     char *close_paren = strrchr(text, ')');
-    int ppid = -1;
+    int ppid = -1, pgrp = -1;
     char state;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
-        return -1;
-    return (pid_t)ppid;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+        return false;
+    *parent = (pid_t)ppid;
+    *group = (pid_t)pgrp;
+    return true;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+    pid_t parent, group;
+    return stat_of(pid, &parent, &group) ? parent : -1;
+}
+
+static pid_t group_of(pid_t pid)
+{
+    pid_t parent, group;
+    return stat_of(pid, &parent, &group) ? group : -1;
 }
 
 /* This process's children, up to max, into out; returns how many. */
@@ -251,25 +266,6 @@ static int children(pid_t *out, int max)
     }
     closedir(proc);
     return n;
-}
-
-/* Field 5 of /proc/<pid>/stat, the process group, or -1. */
-static pid_t group_of(pid_t pid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    char *close_paren = strrchr(text, ')');
-    int ppid = -1, pgrp = -1;
-    char state;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
-        return -1;
-    return (pid_t)pgrp;
 }
 
 /* The nanoseconds process pid's threads have run on a CPU, from each

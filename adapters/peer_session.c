@@ -117,16 +117,24 @@ static sl_status protocol_error(const talk *t, const char *shown, const char *wh
                    detail[0] ? ": " : "", detail);
 }
 
+/* The line just read, parsed (NULL when it is no JSON), its start kept in
+ * shown for a message, and dropped from the buffer. */
+static cJSON *take_line(talk *t, char *shown, size_t size)
+{
+    cJSON *line = cJSON_Parse(t->c.line);
+    snprintf(shown, size, "%.40s", t->c.line);
+    sl__peer_drop_line(&t->c);
+    return line;
+}
+
 static sl_status read_hello(talk *t, sl_err *err)
 {
     double startup = limit_s(t->spec->startup_s, "SLUICE_PEER_STARTUP_S", 120.0);
     sl_status st = next_line(t, startup, "startup", "its hello", err);
     if (st)
         return st;
-    cJSON *line = cJSON_Parse(t->c.line);
     char shown[64];
-    snprintf(shown, sizeof shown, "%.40s", t->c.line);
-    sl__peer_drop_line(&t->c);
+    cJSON *line = take_line(t, shown, sizeof shown);
     const cJSON *hello = cJSON_GetObjectItemCaseSensitive(line, "hello");
     const cJSON *protocol = cJSON_GetObjectItemCaseSensitive(line, "protocol");
     const cJSON *framework = cJSON_GetObjectItemCaseSensitive(line, "framework");
@@ -239,10 +247,8 @@ static sl_status read_batch(talk *t, int64_t i, int slot, int64_t requested_ns, 
     int64_t arrived = sl_now_ns();
     if (st)
         return st;
-    cJSON *line = cJSON_Parse(t->c.line);
     char shown[64];
-    snprintf(shown, sizeof shown, "%.40s", t->c.line);
-    sl__peer_drop_line(&t->c);
+    cJSON *line = take_line(t, shown, sizeof shown);
     const cJSON *batch = cJSON_GetObjectItemCaseSensitive(line, "batch");
     const cJSON *latency = cJSON_GetObjectItemCaseSensitive(line, "latency_ns");
     char detail[200] = "";

@@ -45,16 +45,9 @@ def write_chunks(plan, out):
     run per batch (pack_tokens is done here) and the field names."""
     from litdata import optimize
 
-    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
-    ops = list(plan.ops)
+    elements, ops = numpy_peer.stored_elements(plan)
+    ELEMENTS.update(elements)
     count = plan.raw["dataset_size"]
-    if ops and ops[0]["kind"] == "pack_tokens":
-        pack = ops.pop(0)
-        p = pack["params"]
-        ELEMENTS[pack["field"]] = numpy_peer.gather_tokens(sources[pack["field"]], np.arange(count), p["seq_len"],
-                                                           p["pad_id"])
-    for name, data in sources.items():
-        ELEMENTS.setdefault(name, data)
     optimize(fn=element, inputs=list(range(count)), output_dir=out, chunk_bytes="64MB", num_workers=1)
     return ops, list(ELEMENTS)
 

@@ -239,6 +239,24 @@ def mix(plan, op, fields, batch):
     assert d["exported"]
 
 
+def stored_elements(plan):
+    """Every element's fields as a storage peer writes them (sample i is
+    element i): the source fields, with pack_tokens' sequences cut from its
+    stream (as users store tokenized text). Returns the fields and the ops
+    left to run per batch."""
+    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    ops = list(plan.ops)
+    count = plan.raw["dataset_size"]
+    elements = {}
+    if ops and ops[0]["kind"] == "pack_tokens":
+        pack = ops.pop(0)
+        p = pack["params"]
+        elements[pack["field"]] = gather_tokens(sources[pack["field"]], np.arange(count), p["seq_len"], p["pad_id"])
+    for name, data in sources.items():
+        elements.setdefault(name, data)
+    return elements, ops
+
+
 def gather(plan, sources, ids):
     """A batch's fields: the source rows of ids (pack_tokens' sequences cut from
     its token stream). Returns the fields and the ops left to apply."""

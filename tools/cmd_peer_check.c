@@ -29,61 +29,42 @@ static const char usage[] = "usage: sluice peer-check SCRIPT --scenario ID [--va
 
 int sl__cmd_peer_check(int argc, char **argv)
 {
-    const char *script = NULL, *scenario_id = NULL, *variant_name = NULL;
-    sl_profile profile = SL_PROFILE_CI;
-    uint64_t seed = 42;
-    int64_t batches = 0;
+    const char *script = NULL;
+    sl__variant_args args;
+    sl__variant_args_init(&args);
     sl__cli cli = sl__cli_start("peer-check", argc, argv);
-    const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);
             return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--scenario", &value)) {
-            scenario_id = value;
-        } else if (sl__cli_option(&cli, "--variant", &value)) {
-            variant_name = value;
-        } else if (sl__cli_option(&cli, "--profile", &value)) {
-            profile = sl__cli_profile(&cli, "--profile", value);
-        } else if (sl__cli_option(&cli, "--batches", &value)) {
-            batches = sl__cli_int(&cli, "--batches", value, 1, 1 << 20);
-        } else if (sl__cli_option(&cli, "--seed", &value)) {
-            seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_variant_option(&cli, &args)) {
+            continue;
         } else if (script == NULL && sl__cli_arg(&cli)[0] != '-') {
             script = sl__cli_arg(&cli);
         } else {
             sl__cli_unknown(&cli);
         }
     }
-    if (!script || !scenario_id)
+    if (!script || !args.scenario)
         sl__cli_usage_error(&cli, "say the loader SCRIPT and --scenario ID");
-    const sl_scenario *scenario = sl_scenario_find(scenario_id);
-    if (!scenario)
-        sl__cli_usage_error(&cli, "unknown scenario '%s' (sluice list shows them)", scenario_id);
-    const sl_variant *variant = variant_name ? sl_scenario_variant(scenario, variant_name) : &scenario->variants[0];
-    if (!variant)
-        sl__cli_usage_error(&cli, "scenario %s has no variant '%s'", scenario->id, variant_name);
-    const sl_profile_settings *settings = sl_profile_get(profile);
-    if (batches == 0)
-        batches = settings->warmup_batches + settings->measured_batches;
-
-    sl_build_options build;
-    sl_build_options_init(&build, profile, seed);
-    sl_scenario_instance *instance = NULL;
+    const sl_scenario *scenario = NULL;
+    const sl_variant *variant = NULL;
     sl_err err = {0};
     sl_peer_check_result result;
-    sl_status st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
-    if (st == SL_OK)
-        st = sl_peer_check(instance->pipeline, script, batches, scenario->tolerance, &result, &err);
+    sl_scenario_instance *instance = sl__cli_instantiate(&cli, &args, true, &scenario, &variant, &err);
+    sl_status st = instance ? sl_peer_check(instance->pipeline, script, args.batches, scenario->tolerance, &result,
+                                            &err)
+                            : SL_EINVAL;
     sl_scenario_instance_free(instance);
     if (st != SL_OK) {
         sl__cli_error("peer-check", "%s on %s/%s: %s", script, scenario->id, variant->name, err.msg);
         return SL__EXIT_FAILED;
     }
     bool equivalent = result.first_batch < 0 && result.equivalence[0] && result.equivalence[0] != 'm';
-    printf("%s on %s/%s (%s, %lld batches): %s%s%s\n", script, scenario->id, variant->name, settings->name,
-           (long long)batches, equivalent ? result.equivalence : "NOT equivalent",
-           result.framework[0] ? "; framework " : "", result.framework);
+    printf("%s on %s/%s (%s, %lld batches): %s%s%s\n", script, scenario->id, variant->name,
+           sl_profile_get(args.profile)->name, (long long)args.batches,
+           equivalent ? result.equivalence : "NOT equivalent", result.framework[0] ? "; framework " : "",
+           result.framework);
     if (!equivalent)
         printf("  first difference: %s\n", result.detail);
     else
