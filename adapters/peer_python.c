@@ -7,14 +7,6 @@
 #include "peer.h"
 #include "sluice/timing.h"
 
-bool sl__peer_ffcv_not_installable(char *reason, size_t size)
-{
-    snprintf(reason, size,
-             "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
-             "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
-    return false;
-}
-
 bool sl__peer_energon_not_written(char *reason, size_t size)
 {
     snprintf(reason, size,

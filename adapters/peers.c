@@ -334,8 +334,8 @@ static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
                                             "index in the exported order, batches stacked (peers/streaming_peer.py)",
                                             streaming_available, "streaming_peer.py", "--workers=0",
                                             PEER_NUMPY_TRANSFORMS, streaming_python, SL__PEER_PER_BATCH);
-/* FFCV and DALI are listed, unavailable with the reason, so that no loader of
- * Datarax's peer set is silently missing. */
+/* Energon and DALI are listed, unavailable with the reason, so that no loader
+ * of Datarax's peer set is silently missing. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                                \
     {                                                                                                                  \
         .adapter = {.name = NAME,                                                                                      \
@@ -348,7 +348,20 @@ static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
                     .framework = sl__peer_framework},                                                                  \
         .script = "",                                                                                                  \
     }
-static const sl__peer peer_ffcv = LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable);
+/* FFCV (ffcv 1.0.2 on PyTorch 2, ci/peers-ffcv.txt): its C extension builds
+ * against Debian's OpenCV and libjpeg-turbo; its Loader reads ahead on
+ * threads of its own. */
+OWN_VENV_PYTHON(static, ffcv_python, "SLUICE_FFCV_PYTHON", ".venv-ffcv")
+
+static bool ffcv_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(ffcv_python(), "numpy,torch,ffcv", reason, size);
+}
+
+static const sl__peer peer_ffcv =
+    PEER("peer:ffcv", "FFCV: the export written as a .beton with DatasetWriter before the hello, each epoch read by "
+         "Loader(order=SEQUENTIAL, indices=the exported order) (peers/ffcv_peer.py)",
+         ffcv_available, "ffcv_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, ffcv_python, SL__PEER_PREFETCHING);
 static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);
 static const sl__peer peer_deeplake = PEER(
     "peer:deeplake",

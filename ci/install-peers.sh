@@ -100,15 +100,11 @@ done
 #    needs torch >= 2.4), and holds megatron-energon, unless
 #    SLUICE_TORCH_PYTHON names another Python. Its wheel brings NVIDIA's CUDA
 #    libraries as dependencies, unused on a CPU machine: a large download
-#    (about 3 GB), not an obstacle. FFCV's C extension needs OpenCV and
-#    libjpeg-turbo through pkg-config (the apt step); FFCV_VENV=<dir> (default
-#    <repo>/.venv-ffcv) gets torch 2 and ffcv when its build succeeds, and a
-#    failure is reported, not fatal (docs/peers.md says what it needs).
+#    (about 3 GB), not an obstacle. FFCV (peer:ffcv) has a venv of its own,
+#    <repo>/.venv-ffcv (FFCV_VENV=<dir>, or SLUICE_FFCV_PYTHON), on the same
+#    PyTorch (ci/peers-ffcv.txt): its C extension builds against Debian's
+#    OpenCV and libjpeg-turbo found through pkg-config (the apt step).
 ffcv_venv=${FFCV_VENV:-$here/.venv-ffcv}
 [ -x "$ffcv_venv/bin/python" ] || /usr/bin/python3 -m venv "$ffcv_venv"
-if "$ffcv_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-torch.txt" &&
-    "$ffcv_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-ffcv.txt"; then
-    "$ffcv_venv/bin/python" -c "from importlib.metadata import version; print('ffcv venv: ffcv', version('ffcv'))"
-else
-    echo "install-peers: FFCV did not install (peer:ffcv stays unavailable; docs/peers.md)" >&2
-fi
+"$ffcv_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-ffcv.txt"
+"$ffcv_venv/bin/python" -c "from importlib.metadata import version; print('ffcv venv: ffcv', version('ffcv'))"

@@ -462,8 +462,8 @@ Test(peers, the_numpy_peers_are_bitwise)
     }
 }
 
-/* Every registered peer is available or says why not; FFCV and DALI, which
- * cannot run here, say why. */
+/* Every registered peer is available or says why not; DALI, which cannot
+ * run here, says why. */
 Test(peers_listed, every_peer_is_registered_and_says_why_when_unavailable)
 {
     for (int i = 0; i < sl__peer_count; i++) {
@@ -486,8 +486,8 @@ Test(peers_listed, a_missing_module_makes_a_peer_unavailable_with_the_reason)
 }
 
 /* A peer with a Python of its own (Datarax, PyTorch 2, Hugging Face
- * Datasets, WebDataset) is unavailable without it and names the Python it
- * looked for. */
+ * Datasets, WebDataset, FFCV) is unavailable without it and names the
+ * Python it looked for. */
 Test(peers_listed, peers_name_their_own_python_when_it_is_missing)
 {
     static const struct {
