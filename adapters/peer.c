@@ -387,8 +387,12 @@ static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbat
     if (!st && v.mismatches)
         st = sl_fail(err, SL_EMISMATCH, "%s: with a digest between batches, %" PRId64 " batches differ", base->name,
                      v.mismatches);
+    /* The same clock as the steady state's (sluice's, from request to
+     * answer); with a digest between batches, the peer's threads work
+     * during it, outside this clock: the difference is the work a consumer
+     * hides. */
     if (!st)
-        last_run.p50_with_digest_ns = median_ns(latency + 1, nbatches - 1);
+        last_run.p50_with_digest_ns = median_ns(observed + 1, nbatches - 1);
     sl_batch_free(v.first_differing);
     sl__peer_batches_free(&v.kept);
     free(latency);
@@ -469,8 +473,16 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         }
         last_run.all_elements = v.rows;
     }
-    if (!st && peer->kind == SL__PEER_PREFETCHING)
+    /* A prefetching peer's own clock covers only the hand-over of a batch
+     * its threads made: their work runs whenever they get a CPU (or the
+     * interpreter's lock), inside the peer's clock or outside it. With a
+     * consumer that asks again as soon as it has a batch, the time sluice
+     * sees from each request to its answer is the steady state's cost per
+     * batch, and that is the figure its record keeps. */
+    if (!st && peer->kind == SL__PEER_PREFETCHING) {
+        memcpy(latency_ns, observed, (size_t)request->nbatches * sizeof *latency_ns);
         st = run_with_digest(&spec, request->nbatches, err);
+    }
     if (!st)
         st = feed_sink(pipeline, request->nbatches, sink, user, err);
     sl_batch_free(v.first_differing);
