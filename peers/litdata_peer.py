@@ -13,8 +13,10 @@ loader over a data set of their own:
   (numpy_idiomatic_peer's vectorized functions, as the other storage peers).
 
 It runs on PyTorch 2 (its venv, ci/install-peers.sh). LitData prints its
-progress on stdout, which the protocol owns: the peer points its stdout at
-stderr and writes the protocol on a duplicate of the original.
+progress (and an advertisement) on stdout, also from optimize's worker
+processes, and the protocol owns stdout: the peer points stdout at stderr
+for the setup and speaks the protocol on a duplicate of the original after
+it.
 """
 import atexit
 import os
@@ -23,7 +25,7 @@ import sys
 
 _protocol_fd = os.dup(1)
 os.dup2(2, 1)
-sys.stdout = os.fdopen(_protocol_fd, "w")
+sys.stdout = sys.stderr  # until setup is done: optimize's workers print too
 
 import numpy as np  # noqa: E402
 
@@ -32,24 +34,29 @@ import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
-ELEMENTS = {}
 
 
-def element(i):
-    """Sample i of the LitData set: element i's fields (litdata.optimize's fn)."""
-    return {name: a[i] for name, a in ELEMENTS.items()}
+class Element:
+    """Sample i of the LitData set: element i's fields (litdata.optimize's
+    fn). An object that carries the arrays, since optimize's worker process
+    may start afresh and see no global this process filled."""
+
+    def __init__(self, elements):
+        self.elements = elements
+
+    def __call__(self, i):
+        return {name: a[i] for name, a in self.elements.items()}
 
 
 def write_chunks(plan, out):
     """The export's elements as LitData chunks in out; returns the ops left to
-    run per batch (pack_tokens is done here) and the field names."""
+    run per batch (pack_tokens is done here) and the elements."""
     from litdata import optimize
 
     elements, ops = numpy_peer.stored_elements(plan)
-    ELEMENTS.update(elements)
     count = plan.raw["dataset_size"]
-    optimize(fn=element, inputs=list(range(count)), output_dir=out, chunk_bytes="64MB", num_workers=1)
-    return ops, list(ELEMENTS)
+    optimize(fn=Element(elements), inputs=list(range(count)), output_dir=out, chunk_bytes="64MB", num_workers=1)
+    return ops, elements
 
 
 def make_batches(plan, options):
@@ -57,13 +64,16 @@ def make_batches(plan, options):
 
     chunks = os.path.join(plan.dir, "litdata-%d" % os.getpid())
     atexit.register(shutil.rmtree, chunks, True)
-    ops, names = write_chunks(plan, chunks)
+    ops, elements = write_chunks(plan, chunks)
+    names = list(elements)
+    # Setup is done, its worker processes gone: the protocol gets stdout back.
+    sys.stdout = os.fdopen(_protocol_fd, "w")
     dataset = StreamingDataset(chunks)
     count = plan.raw["dataset_size"]
     if len(dataset) != count:
         raise SystemExit("the LitData set has %d samples, the plan %d" % (len(dataset), count))
     for i in sorted({0, count // 2, count - 1}):
-        if not all(np.array_equal(np.asarray(dataset[i][n]), ELEMENTS[n][i]) for n in names):
+        if not all(np.array_equal(np.asarray(dataset[i][n]), elements[n][i]) for n in names):
             raise SystemExit("LitData's sample %d is not element %d" % (i, i))
 
     def batches():
