@@ -359,7 +359,8 @@ static bool ffcv_available(char *reason, size_t size)
 }
 
 static const sl__peer peer_ffcv =
-    PEER("peer:ffcv", "FFCV: the export written as a .beton with DatasetWriter before the hello, each epoch read by "
+    PEER("peer:ffcv",
+         "FFCV: the export written as a .beton with DatasetWriter before the hello, each epoch read by "
          "Loader(order=SEQUENTIAL, indices=the exported order) (peers/ffcv_peer.py)",
          ffcv_available, "ffcv_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, ffcv_python, SL__PEER_PREFETCHING);
 static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);

@@ -627,8 +627,9 @@ sl_scenario_instance *sl__cli_instantiate(const sl__cli *cli, sl__variant_args *
     *scenario = sl_scenario_find(args->scenario);
     if (!*scenario)
         sl__cli_usage_error(cli, "unknown scenario '%s' (sluice list shows them)", args->scenario);
-    *variant = args->variant ? sl_scenario_variant(*scenario, args->variant)
-                             : first_by_default ? &(*scenario)->variants[0] : NULL;
+    *variant = args->variant      ? sl_scenario_variant(*scenario, args->variant)
+               : first_by_default ? &(*scenario)->variants[0]
+                                  : NULL;
     if (!*variant)
         sl__cli_usage_error(cli, "scenario %s has no variant '%s'", (*scenario)->id,
                             args->variant ? args->variant : "");

@@ -164,8 +164,8 @@ struct sl_scenario_instance;
 struct sl_scenario;
 struct sl_variant;
 struct sl_scenario_instance *sl__cli_instantiate(const sl__cli *cli, sl__variant_args *args, bool first_by_default,
-                                                 const struct sl_scenario **scenario,
-                                                 const struct sl_variant **variant, sl_err *err);
+                                                 const struct sl_scenario **scenario, const struct sl_variant **variant,
+                                                 sl_err *err);
 
 /* The batch-all-at-once peers of the records against sluice's fastest
  * adapter of each variant, by throughput (peer_tables.c); NULL when there is

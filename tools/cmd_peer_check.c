@@ -52,9 +52,9 @@ int sl__cmd_peer_check(int argc, char **argv)
     sl_err err = {0};
     sl_peer_check_result result;
     sl_scenario_instance *instance = sl__cli_instantiate(&cli, &args, true, &scenario, &variant, &err);
-    sl_status st = instance ? sl_peer_check(instance->pipeline, script, args.batches, scenario->tolerance, &result,
-                                            &err)
-                            : SL_EINVAL;
+    sl_status st = instance
+                       ? sl_peer_check(instance->pipeline, script, args.batches, scenario->tolerance, &result, &err)
+                       : SL_EINVAL;
     sl_scenario_instance_free(instance);
     if (st != SL_OK) {
         sl__cli_error("peer-check", "%s on %s/%s: %s", script, scenario->id, variant->name, err.msg);
