@@ -1,34 +1,37 @@
-/* Running a peer loader: export the pipeline once, spawn the peer on the
- * export, read its per-batch lines under time limits, check each digest
- * against the reference's, then hand the sink the (verified equal) reference
- * batches so the bench's own checks and byte counts apply unchanged. The
- * peer's latencies are its own measurements (docs/peers.md). */
-#include <errno.h>
-#include <fcntl.h>
+/* Running a peer loader: export the pipeline once (inputs and decisions,
+ * never the answers), run the peer through every batch (peer_session.c),
+ * verify each batch from the bytes the peer wrote into the ring against the
+ * reference's digest that sluice keeps in memory, classify how its times may
+ * be read, then hand the sink the (verified equal) reference batches so the
+ * bench's own checks and byte counts apply unchanged (docs/peers.md). */
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <cjson/cJSON.h>
 
 #include "adapters.h"
 #include "peer.h"
 #include "sluice/cleanup.h"
+#include "sluice/digest.h"
 #include "sluice/export.h"
-#include "sluice/npy.h"
-#include "sluice/timing.h"
+#include "sluice/record.h"
+#include "sluice/stats.h"
 #include "sluice_config.h"
 
-extern char **environ;
-
-#define LINE_MAX_BYTES 4096
-#define TAIL_BYTES 160
+/* A run is a hand-over (docs/peers.md, "Nothing handed") when its
+ * latencies add up to less than writing its batches' bytes could take at
+ * WRITE_BYTES_PER_NS, well above what one core writes (work done before its
+ * hello), or when a peer that computes when asked used more CPU than its
+ * clocks could hold on every CPU plus the protocol's own cost per batch
+ * (PROTOCOL_CPU_NS, and one copy of the batch into the ring at
+ * PROTOCOL_COPY_BYTES_PER_NS): work done outside its clock. Both bounds
+ * hold on a loaded machine, where waiting stretches what sluice sees but
+ * neither the bytes nor the CPU time. */
+#define WRITE_BYTES_PER_NS         50.0
+#define PROTOCOL_CPU_NS            250000.0
+#define PROTOCOL_COPY_BYTES_PER_NS 2.0
 
 const char *sl__peer_python(void)
 {
@@ -42,35 +45,69 @@ const char *sl__peer_venv_python(void)
     return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-peers/bin/python";
 }
 
-static const char *python_of(const sl__peer *peer)
+const char *sl__peer_python_of(const sl__peer *peer)
 {
     if (peer->python)
         return peer->python();
     return peer->venv ? sl__peer_venv_python() : sl__peer_python();
 }
 
-/* What the last peer run said in its hello, and whether its output was
- * checked statistically; runs are one at a time. */
-static struct {
-    const sl_adapter *adapter;
-    char framework[96];
-    bool statistical;
-} last_hello;
-
-void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size)
-{
-    snprintf(out, size, "%s", last_hello.adapter == adapter ? last_hello.framework : "");
-}
-
-void sl_adapter_last_equivalence(const sl_adapter *adapter, char *out, size_t size)
-{
-    snprintf(out, size, "%s", last_hello.adapter == adapter && last_hello.statistical ? "statistical" : "");
-}
-
 const char *sl__peer_dir(void)
 {
     const char *dir = getenv("SLUICE_PEERS_DIR");
     return dir && *dir ? dir : SLUICE_SOURCE_ROOT "/peers";
+}
+
+/* What the last peer run said and how it went; runs are one at a time. */
+static struct {
+    const sl_adapter *adapter;
+    char framework[96];
+    char equivalence[32];
+    char timing[16];
+    char note[256];
+    double clocked_fraction;
+    double cpu_ns;
+    double p50_with_digest_ns;
+    double first_batch_ns;
+    double all_batches_ns;
+    int64_t all_elements;
+} last_run;
+
+void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size)
+{
+    snprintf(out, size, "%s", last_run.adapter == adapter ? last_run.framework : "");
+}
+
+void sl_adapter_last_equivalence(const sl_adapter *adapter, char *out, size_t size)
+{
+    snprintf(out, size, "%s", last_run.adapter == adapter ? last_run.equivalence : "");
+}
+
+void sl__peer_equivalence(const sl_adapter *adapter, char *out, size_t size)
+{
+    sl_adapter_last_equivalence(adapter, out, size);
+}
+
+void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
+{
+    if (last_run.adapter != adapter)
+        return;
+    snprintf(record->framework, sizeof record->framework, "%s", last_run.framework);
+    /* A repetition that was a hand-over makes the record one: it is never
+     * ranked as a cost on the strength of its other repetitions. */
+    if (!record->timing[0] || strcmp(last_run.timing, "hand-over") == 0)
+        snprintf(record->timing, sizeof record->timing, "%s", last_run.timing);
+    if (last_run.note[0])
+        snprintf(record->note, sizeof record->note, "%s", last_run.note);
+    sl_record_add_metric(record, "peer_clocked_fraction", last_run.clocked_fraction, "");
+    sl_record_add_metric(record, "peer_cpu_ns", last_run.cpu_ns, "ns");
+    if (last_run.p50_with_digest_ns > 0)
+        sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
+    if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
+        sl_record_add_metric(record, "peer_first_batch_ns", last_run.first_batch_ns, "ns");
+        sl_record_add_metric(record, "peer_throughput_elements_per_s",
+                             (double)last_run.all_elements / (last_run.all_batches_ns / 1e9), "elements/s");
+    }
 }
 
 /* --- the export, made once per pipeline and batch count ------------------- */
@@ -80,6 +117,7 @@ static struct {
     uint64_t fingerprint;
     int64_t nbatches;
     char dir[512];
+    uint64_t *digests; /* the answers: in sluice's memory only */
     bool registered;
 } export_cache;
 
@@ -89,6 +127,8 @@ static void remove_export(void)
         sl_workdir_remove(export_cache.dir);
     export_cache.dir[0] = '\0';
     export_cache.pipeline = NULL;
+    free(export_cache.digests);
+    export_cache.digests = NULL;
 }
 
 /* A bench runs every repetition of every peer of an instance on the same
@@ -104,12 +144,16 @@ static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl
         atexit(remove_export);
         export_cache.registered = true;
     }
+    export_cache.digests = malloc((size_t)nbatches * sizeof *export_cache.digests);
+    if (!export_cache.digests)
+        return sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " reference digests", nbatches);
     sl_status st = sl_workdir_create(sl_temp_base(), "peer", export_cache.dir, sizeof export_cache.dir, err);
     if (st) {
         export_cache.dir[0] = '\0';
+        remove_export();
         return st;
     }
-    sl_export_meta meta = {.kernels = sl_kernels_reference()};
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .digests = export_cache.digests};
     st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
     if (st) {
         remove_export();
@@ -121,270 +165,94 @@ static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl
     return SL_OK;
 }
 
-/* --- the child process ------------------------------------------------------ */
+/* --- verifying each batch from its bytes ------------------------------------ */
 
-typedef struct child {
-    pid_t pid;
-    int out, errfd;
-    char line[LINE_MAX_BYTES];
-    size_t used;
-    char tail[2 * TAIL_BYTES];
-    size_t tail_used;
-    bool out_eof, err_eof;
-} child;
-
-static sl_status spawn(child *c, const char *const *argv, sl_err *err)
-{
-    int out[2], errp[2];
-    if (pipe2(out, O_CLOEXEC) != 0)
-        return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(errno));
-    if (pipe2(errp, O_CLOEXEC) != 0) {
-        close(out[0]);
-        close(out[1]);
-        return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(errno));
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, errp[1], 2);
-    posix_spawnattr_init(&attr);
-    /* Its own process group, so killing it also kills its workers. */
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    int rc = posix_spawn(&c->pid, argv[0], &actions, &attr, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    close(out[1]);
-    close(errp[1]);
-    if (rc != 0) {
-        close(out[0]);
-        close(errp[0]);
-        return sl_fail(err, SL_EIO, "cannot start %s: %s", argv[0], strerror(rc));
-    }
-    c->out = out[0];
-    c->errfd = errp[0];
-    return SL_OK;
-}
-
-static void keep_tail(child *c, const char *data, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (c->tail_used == sizeof c->tail) {
-            memmove(c->tail, c->tail + TAIL_BYTES, sizeof c->tail - TAIL_BYTES);
-            c->tail_used -= TAIL_BYTES;
-        }
-        c->tail[c->tail_used++] = data[i] == '\n' ? ' ' : data[i];
-    }
-}
-
-/* The last bytes the peer wrote to stderr, for a failure message. */
-static const char *stderr_tail(const child *c, char *buf, size_t size)
-{
-    size_t n = c->tail_used < TAIL_BYTES ? c->tail_used : TAIL_BYTES;
-    snprintf(buf, size, "%.*s", (int)n, c->tail + c->tail_used - n);
-    return n ? buf : "(empty)";
-}
-
-/* Waits until a whole line is in c->line (returns 1), stdout closes (0), the
- * line grows past LINE_MAX_BYTES (-2) or deadline_ns passes (-1). */
-static int read_line(child *c, int64_t deadline_ns)
-{
-    for (;;) {
-        char *nl = memchr(c->line, '\n', c->used);
-        if (nl) {
-            *nl = '\0';
-            return 1;
-        }
-        if (c->used == sizeof c->line - 1)
-            return -2;
-        if (c->out_eof)
-            return 0;
-        int64_t left = deadline_ns - sl_now_ns();
-        if (left <= 0)
-            return -1;
-        struct pollfd fds[2] = {{c->out, POLLIN, 0}, {c->err_eof ? -1 : c->errfd, POLLIN, 0}};
-        int ms = (int)(left / 1000000 + 1);
-        if (poll(fds, 2, ms) < 0 && errno != EINTR)
-            return 0;
-        if (fds[1].revents) {
-            char buf[1024];
-            ssize_t n = read(c->errfd, buf, sizeof buf);
-            if (n > 0)
-                keep_tail(c, buf, (size_t)n);
-            else
-                c->err_eof = true;
-        }
-        if (fds[0].revents) {
-            ssize_t n = read(c->out, c->line + c->used, sizeof c->line - 1 - c->used);
-            if (n > 0)
-                c->used += (size_t)n;
-            else
-                c->out_eof = true;
-        }
-    }
-}
-
-static void drop_line(child *c)
-{
-    size_t len = strlen(c->line) + 1;
-    memmove(c->line, c->line + len, c->used - len);
-    c->used -= len;
-}
-
-static void drain_stderr(child *c)
-{
-    char buf[1024];
-    ssize_t n;
-    int flags = fcntl(c->errfd, F_GETFL);
-    fcntl(c->errfd, F_SETFL, flags | O_NONBLOCK);
-    while (!c->err_eof && (n = read(c->errfd, buf, sizeof buf)) > 0)
-        keep_tail(c, buf, (size_t)n);
-}
-
-/* Ends the child: kills its group unless it exited by itself within
- * grace_ns, and describes how it ended into how. Returns true when it exited
- * with status 0 of its own accord. */
-static bool finish(child *c, int64_t grace_ns, char *how, size_t size)
-{
-    int status = 0;
-    pid_t got = 0;
-    int64_t until = sl_now_ns() + grace_ns;
-    while ((got = waitpid(c->pid, &status, WNOHANG)) == 0 && sl_now_ns() < until)
-        usleep(2000);
-    bool killed = got == 0;
-    /* The group goes in any case: a peer's workers must not outlive it. */
-    kill(-c->pid, SIGKILL);
-    if (killed)
-        waitpid(c->pid, &status, 0);
-    drain_stderr(c);
-    close(c->out);
-    close(c->errfd);
-    if (killed)
-        snprintf(how, size, "was killed");
-    else if (WIFSIGNALED(status))
-        snprintf(how, size, "died of signal %d", WTERMSIG(status));
-    else
-        snprintf(how, size, "exited with status %d", WEXITSTATUS(status));
-    return !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* --- the protocol ------------------------------------------------------------ */
-
-static double limit_s(double own, const char *env, double fallback)
-{
-    if (own > 0)
-        return own;
-    const char *text = getenv(env);
-    double v = text ? strtod(text, NULL) : 0.0;
-    return v > 0 ? v : fallback;
-}
-
-typedef struct session {
-    const sl__peer *peer;
-    child c;
-    int64_t nbatches;
+typedef struct verify {
     const uint64_t *reference;
-    int64_t *latency_ns;
-    bool statistical;            /* digests are not compared: the batches are */
-    int64_t first_mismatch;
+    bool statistical; /* no digest can match: keep every batch */
+    bool keep_all;    /* a tolerance may apply: keep every batch */
+    sl__peer_batches kept;
     int64_t mismatches;
-    uint64_t mismatch_digest;
-    char framework[96];
-} session;
+    int64_t first_mismatch;
+    uint64_t first_digest;
+    sl_batch *first_differing; /* a copy, for the message */
+    int64_t bytes, rows;
+} verify;
 
-/* Reads the hello, then every batch line. Fails with a reason that starts
- * with "crashed", "timeout" or "protocol". */
-static sl_status converse(session *s, sl_err *err)
+static uint64_t view_digest(const sl_batch *view)
 {
-    const sl__peer *peer = s->peer;
-    const char *name = peer->adapter.name;
-    int64_t start = sl_now_ns();
-    int64_t total = start + (int64_t)(limit_s(peer->total_s, "SLUICE_PEER_TOTAL_S", 1800.0) * 1e9);
-    double startup = limit_s(peer->startup_s, "SLUICE_PEER_STARTUP_S", 120.0);
-    double per_batch = limit_s(peer->batch_s, "SLUICE_PEER_BATCH_S", 60.0);
-    for (int64_t i = -1; i < s->nbatches; i++) {
-        double limit = i < 0 ? startup : per_batch;
-        int64_t deadline = sl_now_ns() + (int64_t)(limit * 1e9);
-        bool total_binds = deadline > total;
-        int got = read_line(&s->c, total_binds ? total : deadline);
-        char what[48];
-        if (i < 0)
-            snprintf(what, sizeof what, "its hello");
-        else
-            snprintf(what, sizeof what, "batch %" PRId64 " of %" PRId64, i, s->nbatches);
-        if (got == -1)
-            return sl_fail(err, SL_EIO, "timeout: %s sent nothing for %.3g s (%s limit) while %s was due", name,
-                           total_binds ? (double)(total - start) / 1e9 : limit,
-                           total_binds ? "total" : i < 0 ? "startup" : "per-batch", what);
-        if (got == 0)
-            return sl_fail(err, SL_EIO, "crashed: %s closed its output while %s was due", name, what);
-        if (got == -2)
-            return sl_fail(err, SL_EFORMAT, "protocol: %s printed a line longer than %d bytes while %s was due",
-                           name, LINE_MAX_BYTES, what);
-        cJSON *line = cJSON_Parse(s->c.line);
-        char shown[64];
-        snprintf(shown, sizeof shown, "%.40s", s->c.line);
-        drop_line(&s->c);
-        bool ok = cJSON_IsObject(line);
-        if (ok && i < 0) {
-            const cJSON *hello = cJSON_GetObjectItemCaseSensitive(line, "hello");
-            const cJSON *protocol = cJSON_GetObjectItemCaseSensitive(line, "protocol");
-            const cJSON *framework = cJSON_GetObjectItemCaseSensitive(line, "framework");
-            ok = cJSON_IsString(hello) && cJSON_IsNumber(protocol) && protocol->valuedouble == 1;
-            if (ok && cJSON_IsString(framework))
-                snprintf(s->framework, sizeof s->framework, "%s", framework->valuestring);
-        } else if (ok) {
-            const cJSON *batch = cJSON_GetObjectItemCaseSensitive(line, "batch");
-            const cJSON *latency = cJSON_GetObjectItemCaseSensitive(line, "latency_ns");
-            const cJSON *digest = cJSON_GetObjectItemCaseSensitive(line, "digest");
-            char *end = NULL;
-            uint64_t value = 0;
-            ok = cJSON_IsNumber(batch) && batch->valuedouble == (double)i && cJSON_IsNumber(latency) &&
-                 latency->valuedouble >= 0 && cJSON_IsString(digest) && strlen(digest->valuestring) == 16;
-            if (ok) {
-                value = strtoull(digest->valuestring, &end, 16);
-                ok = end && *end == '\0';
-            }
-            if (ok) {
-                s->latency_ns[i] = (int64_t)latency->valuedouble;
-                if (!s->statistical && value != s->reference[i]) {
-                    if (s->mismatches++ == 0) {
-                        s->first_mismatch = i;
-                        s->mismatch_digest = value;
-                    }
-                }
-            }
+    sl_digest *d = sl_digest_new();
+    if (!d)
+        return 0;
+    sl_digest_add_batch(d, view);
+    uint64_t value = sl_digest_value(d);
+    sl_digest_free(d);
+    return value;
+}
+
+static sl_status verify_batch(void *user, const sl__peer_batch *b, sl_err *err)
+{
+    verify *v = user;
+    v->rows += b->view.count;
+    for (int f = 0; f < b->view.schema.nfields; f++)
+        v->bytes += (int64_t)sl_tensor_nbytes(&b->view.fields[f]);
+    if (v->statistical || v->keep_all) {
+        sl_status st = sl__peer_batches_keep(&v->kept, &b->view, err);
+        if (st)
+            return st;
+    }
+    if (v->statistical)
+        return SL_OK;
+    uint64_t got = view_digest(&b->view);
+    if (got == v->reference[b->index])
+        return SL_OK;
+    if (v->mismatches++ == 0) {
+        v->first_mismatch = b->index;
+        v->first_digest = got;
+        sl__peer_batches one = {0};
+        if (sl__peer_batches_keep(&one, &b->view, err) == SL_OK) {
+            v->first_differing = one.batches[0];
+            free(one.batches);
         }
-        cJSON_Delete(line);
-        if (!ok)
-            return sl_fail(err, SL_EFORMAT, "protocol: %s printed '%s' where %s was due", name, shown, what);
     }
     return SL_OK;
 }
 
-static sl_status load_reference(uint64_t **digests, int64_t nbatches, sl_err *err)
+/* Batch k of the pipeline by the reference kernels, into a new batch. */
+static sl_status reference_batch(const sl_pipeline *pipeline, int64_t k, sl_batch **out, sl_err *err)
 {
-    char path[640];
-    snprintf(path, sizeof path, "%s/digests.npy", export_cache.dir);
-    sl_tensor t;
-    sl_status st = sl_npy_load(path, &t, err);
-    if (st)
-        return st;
-    if (t.dtype != SL_I64 || t.shape.rank != 1 || t.shape.dims[0] != nbatches) {
-        free(t.data);
-        return sl_fail(err, SL_EFORMAT, "%s does not hold %" PRId64 " digests", path, nbatches);
+    sl_status st =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, out, err);
+    sl_position pos = {0, 0};
+    pos = sl_position_advance(pipeline, pos, k);
+    if (!st)
+        st = sl_pipeline_produce(pipeline, sl_kernels_reference(), pos, *out, err);
+    return st;
+}
+
+/* The mismatch's message: how many batches differ, and where the first
+ * one first differs from the reference, with both values. */
+static sl_status mismatch_error(const sl_adapter *adapter, const sl_pipeline *pipeline, const verify *v,
+                                int64_t nbatches, sl_err *err)
+{
+    char where[400] = "";
+    sl_batch *reference = NULL;
+    sl_err ref_err = {0};
+    if (v->first_differing && reference_batch(pipeline, v->first_mismatch, &reference, &ref_err) == SL_OK) {
+        char detail[360];
+        if (sl__peer_first_difference(v->first_differing, reference, 0.0, NULL, detail, sizeof detail))
+            snprintf(where, sizeof where, ": %s", detail);
     }
-    *digests = t.data;
-    return SL_OK;
+    sl_batch_free(reference);
+    return sl_fail(err, SL_EMISMATCH,
+                   "%s: %" PRId64 " of %" PRId64 " batches differ from the reference's, read from the bytes it "
+                   "wrote; batch %" PRId64 " digest %016" PRIx64 ", the reference's %016" PRIx64 "%s",
+                   adapter->name, v->mismatches, nbatches, v->first_mismatch, v->first_digest,
+                   v->reference[v->first_mismatch], where);
 }
 
 /* Hands the sink each batch, computed by the reference kernels: the peer's
- * digest of it was equal, so these are the bytes the peer produced. */
+ * bytes of it were verified equal, so these are the bytes it produced. */
 static sl_status feed_sink(const sl_pipeline *pipeline, int64_t nbatches, sl_batch_sink sink, void *user, sl_err *err)
 {
     /* A caller that only times the run (a scenario's timed passes) passes
@@ -405,6 +273,169 @@ static sl_status feed_sink(const sl_pipeline *pipeline, int64_t nbatches, sl_bat
     return st;
 }
 
+/* --- how its times may be read ------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_ns(const int64_t *values, int64_t n)
+{
+    if (n <= 0)
+        return 0.0;
+    int64_t *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+        return 0.0;
+    memcpy(sorted, values, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
+    double m = n % 2 ? (double)sorted[n / 2] : 0.5 * ((double)sorted[n / 2 - 1] + (double)sorted[n / 2]);
+    free(sorted);
+    return m;
+}
+
+const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result *r, int64_t n, int64_t bytes,
+                               double *fraction_out, double *observed_out)
+{
+    double clocked = 0.0, observed = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        clocked += (double)r->latency_ns[i];
+        observed += (double)r->observed_ns[i];
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double protocol = (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
+    bool too_fast = clocked < (double)bytes / WRITE_BYTES_PER_NS;
+    bool unclocked_cpu = kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 &&
+                         (double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol;
+    if (fraction_out)
+        *fraction_out = observed > 0 ? clocked / observed : 1.0;
+    if (observed_out)
+        *observed_out = observed;
+    return kind == SL__PEER_ALL_AT_ONCE   ? "throughput"
+           : too_fast || unclocked_cpu    ? "hand-over"
+           : kind == SL__PEER_PREFETCHING ? "prefetching"
+                                          : "per-batch";
+}
+
+/* Sets last_run's timing and note from one session. */
+static void classify_timing(const sl__peer *peer, const sl__peer_session_result *r, int64_t n, int64_t bytes)
+{
+    double fraction = 1.0, observed = 0.0;
+    const char *timing = sl__peer_timing_of(peer->kind, r, n, bytes, &fraction, &observed);
+    last_run.clocked_fraction = fraction;
+    last_run.cpu_ns = (double)r->cpu_ns;
+    snprintf(last_run.timing, sizeof last_run.timing, "%s", timing);
+    if (strcmp(timing, "hand-over") == 0)
+        snprintf(last_run.note, sizeof last_run.note,
+                 "hand-over: its latencies add up to %.3g ms for %.3g MB of batches, on %.3g ms of CPU (sluice saw "
+                 "%.3g ms): work done outside its clock, before its hello or between batches; not ranked",
+                 fraction * observed / 1e6, (double)bytes / 1e6, (double)r->cpu_ns / 1e6, observed / 1e6);
+    if (peer->kind == SL__PEER_ALL_AT_ONCE) {
+        last_run.first_batch_ns = (double)r->latency_ns[0];
+        last_run.all_batches_ns = fraction * observed;
+    }
+}
+
+/* --- the adapter -------------------------------------------------------------- */
+
+static void session_spec(const sl__peer *peer, const sl_pipeline *pipeline, const sl_run_request *request,
+                         char *workers, size_t size, sl__peer_session_spec *spec)
+{
+    static char script[1024];
+    if (peer->script[0] == '/')
+        snprintf(script, sizeof script, "%s", peer->script);
+    else
+        snprintf(script, sizeof script, "%s/%s", sl__peer_dir(), peer->script);
+    snprintf(workers, size, "--workers=%d", request->workers);
+    *spec = (sl__peer_session_spec){
+        .name = peer->adapter.name,
+        .python = sl__peer_python_of(peer),
+        .script = script,
+        .export_dir = export_cache.dir,
+        .args = {peer->args ? peer->args : workers, NULL},
+        .output = sl_pipeline_output_schema(pipeline),
+        .rows = sl_pipeline_get_spec(pipeline)->batch_size,
+        .nbatches = request->nbatches,
+        .startup_s = peer->startup_s,
+        .batch_s = peer->batch_s,
+        .total_s = peer->total_s,
+        .exit_s = peer->exit_s,
+    };
+}
+
+/* For a prefetching peer, a second session whose consumer digests every
+ * batch before asking for the next, as the bench's own sink does: its
+ * median beside the steady-state one shows how much work the peer hides
+ * behind a consumer (docs/peers.md, "Like with like"). */
+static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbatches, sl_err *err)
+{
+    int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
+    int64_t *observed = calloc((size_t)nbatches, sizeof *observed);
+    if (!latency || !observed) {
+        free(latency);
+        free(observed);
+        return sl_fail(err, SL_ENOMEM, "no memory for the peer's second session");
+    }
+    verify v = {.reference = export_cache.digests};
+    sl__peer_session_spec spec = *base;
+    spec.digest_between = true;
+    spec.on_batch = verify_batch;
+    spec.user = &v;
+    sl__peer_session_result result = {.latency_ns = latency, .observed_ns = observed};
+    sl_status st = sl__peer_session_run(&spec, &result, err);
+    if (!st && v.mismatches)
+        st = sl_fail(err, SL_EMISMATCH, "%s: with a digest between batches, %" PRId64 " batches differ", base->name,
+                     v.mismatches);
+    /* The same clock as the steady state's (sluice's, from request to
+     * answer); with a digest between batches, the peer's threads work
+     * during it, outside this clock: the difference is the work a consumer
+     * hides. */
+    if (!st)
+        last_run.p50_with_digest_ns = median_ns(observed + 1, nbatches - 1);
+    sl_batch_free(v.first_differing);
+    sl__peer_batches_free(&v.kept);
+    free(latency);
+    free(observed);
+    return st;
+}
+
+/* After the session: the bytes held to the reference, by digest, within
+ * the scenario's tolerance, or statistically. */
+static sl_status judge(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request, verify *v,
+                       sl_err *err)
+{
+    if (v->statistical) {
+        bool agree = false;
+        char why[384] = "";
+        sl_status st = sl__peer_statistical_check(pipeline, &v->kept, &agree, why, sizeof why, err);
+        if (st)
+            return st;
+        if (!agree)
+            return sl_fail(err, SL_EMISMATCH, "%s: statistically not the reference's work: %s", adapter->name, why);
+        snprintf(last_run.equivalence, sizeof last_run.equivalence, "statistical");
+        return SL_OK;
+    }
+    if (!v->mismatches)
+        return SL_OK;
+    if (request->tolerance > 0.0) {
+        bool agree = false;
+        double worst = 0.0;
+        char why[384] = "";
+        sl_status st =
+            sl__peer_values_check(pipeline, &v->kept, request->tolerance, &agree, &worst, why, sizeof why, err);
+        if (st)
+            return st;
+        if (agree) {
+            snprintf(last_run.equivalence, sizeof last_run.equivalence, "within %.3g", request->tolerance);
+            return SL_OK;
+        }
+        return sl_fail(err, SL_EMISMATCH, "%s: beyond the scenario's tolerance %.3g: %s", adapter->name,
+                       request->tolerance, why);
+    }
+    return mismatch_error(adapter, pipeline, v, request->nbatches, err);
+}
+
 sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                        sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
 {
@@ -414,177 +445,48 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_status st = ensure_export(pipeline, request->nbatches, err);
     if (st)
         return st;
-    last_hello.adapter = adapter;
-    last_hello.framework[0] = '\0';
-    last_hello.statistical = false;
+    memset(&last_run, 0, sizeof last_run);
+    last_run.adapter = adapter;
+    int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
+    if (!observed)
+        return sl_fail(err, SL_ENOMEM, "no memory for the peer's observed times");
     /* A plan whose draws are not all exported cannot be compared by digest:
-     * the peer also writes its batches, into a folder of this run's own,
-     * for the statistical check. */
-    bool statistical = !sl_export_decisions_exported(pipeline);
-    session s = {.peer = peer, .nbatches = request->nbatches, .latency_ns = latency_ns, .statistical = statistical};
-    uint64_t *reference = NULL;
-    st = load_reference(&reference, request->nbatches, err);
-    if (st)
-        return st;
-    s.reference = reference;
-    char batches_dir[512] = "", batches_arg[600] = "";
-    if (statistical) {
-        st = sl_workdir_create(sl_temp_base(), "peer-batches", batches_dir, sizeof batches_dir, err);
-        if (st) {
-            free(reference);
-            return st;
+     * sluice keeps the peer's batches for the statistical check. */
+    verify v = {.reference = export_cache.digests,
+                .statistical = !sl_export_decisions_exported(pipeline),
+                .keep_all = request->tolerance > 0.0};
+    char workers[32];
+    sl__peer_session_spec spec;
+    session_spec(peer, pipeline, request, workers, sizeof workers, &spec);
+    spec.on_batch = verify_batch;
+    spec.user = &v;
+    sl__peer_session_result result = {.latency_ns = latency_ns, .observed_ns = observed};
+    st = sl__peer_session_run(&spec, &result, err);
+    snprintf(last_run.framework, sizeof last_run.framework, "%s", result.framework);
+    if (!st)
+        st = judge(adapter, pipeline, request, &v, err);
+    if (!st) {
+        classify_timing(peer, &result, request->nbatches, v.bytes);
+        if (result.slow_exit[0]) {
+            size_t used = strlen(last_run.note);
+            snprintf(last_run.note + used, sizeof last_run.note - used, "%s%s", used ? "; " : "", result.slow_exit);
         }
-        snprintf(batches_arg, sizeof batches_arg, "--batches-dir=%s", batches_dir);
+        last_run.all_elements = v.rows;
     }
-
-    char script[1024], workers[32];
-    if (peer->script[0] == '/')
-        snprintf(script, sizeof script, "%s", peer->script);
-    else
-        snprintf(script, sizeof script, "%s/%s", sl__peer_dir(), peer->script);
-    snprintf(workers, sizeof workers, "--workers=%d", request->workers);
-    const char *argv[] = {python_of(peer), script, export_cache.dir, peer->args ? peer->args : workers,
-                          statistical ? batches_arg : NULL, NULL};
-    st = spawn(&s.c, argv, err);
-    if (st) {
-        free(reference);
-        if (statistical)
-            sl_workdir_remove(batches_dir);
-        return st;
+    /* A prefetching peer's own clock covers only the hand-over of a batch
+     * its threads made: their work runs whenever they get a CPU (or the
+     * interpreter's lock), inside the peer's clock or outside it. With a
+     * consumer that asks again as soon as it has a batch, the time sluice
+     * sees from each request to its answer is the steady state's cost per
+     * batch, and that is the figure its record keeps. */
+    if (!st && peer->kind == SL__PEER_PREFETCHING) {
+        memcpy(latency_ns, observed, (size_t)request->nbatches * sizeof *latency_ns);
+        st = run_with_digest(&spec, request->nbatches, err);
     }
-    sl_err talk = {0};
-    sl_status talked = converse(&s, &talk);
-    snprintf(last_hello.framework, sizeof last_hello.framework, "%s", s.framework);
-    char how[64], tail[TAIL_BYTES + 1];
-    /* A peer that delivered everything, or closed its output, has a moment
-     * to exit by itself, so its exit status can be reported. */
-    bool clean = finish(&s.c, talked == SL_OK || s.c.out_eof ? 5000000000LL : 0, how, sizeof how);
-    bool agree = true;
-    char why[384] = "";
-    if (talked != SL_OK) {
-        st = sl_fail(err, talked, "%s; it %s; stderr: %s", talk.msg, how, stderr_tail(&s.c, tail, sizeof tail));
-    } else if (!clean) {
-        st = sl_fail(err, SL_EIO, "crashed: %s %s after its last batch; stderr: %s", adapter->name, how,
-                     stderr_tail(&s.c, tail, sizeof tail));
-    } else if (s.mismatches) {
-        st = sl_fail(err, SL_EMISMATCH,
-                     "%s: %" PRId64 " of %" PRId64 " batches differ from the reference's; batch %" PRId64
-                     " digest %016" PRIx64 ", the reference's %016" PRIx64,
-                     adapter->name, s.mismatches, s.nbatches, s.first_mismatch, s.mismatch_digest,
-                     reference[s.first_mismatch]);
-    } else if (statistical &&
-               (st = sl__peer_statistical_check(pipeline, request->nbatches, batches_dir, &agree, why, sizeof why,
-                                                err)) == SL_OK &&
-               !agree) {
-        st = sl_fail(err, SL_EMISMATCH, "%s: statistically not the reference's work: %s", adapter->name, why);
-    } else if (!st) {
-        last_hello.statistical = statistical;
-        /* The sink gets the reference's batches: for a statistical peer they
-         * are what it was held to, not its own bytes (docs/peers.md). */
+    if (!st)
         st = feed_sink(pipeline, request->nbatches, sink, user, err);
-    }
-    if (statistical)
-        sl_workdir_remove(batches_dir);
-    free(reference);
+    sl_batch_free(v.first_differing);
+    sl__peer_batches_free(&v.kept);
+    free(observed);
     return st;
-}
-
-/* --- availability ---------------------------------------------------------- */
-
-bool sl__peer_litdata_not_installable(char *reason, size_t size)
-{
-    snprintf(reason, size, "not installable: litdata 0.2.76 needs torch >= 2.4 (it uses torch.uint16); Debian's "
-                           "torch is 1.13, PyPI's torch 2.x pulls CUDA libraries, and PyTorch's CPU wheel index is "
-                           "not reachable (docs/peers.md)");
-    return false;
-}
-
-bool sl__peer_ffcv_not_installable(char *reason, size_t size)
-{
-    snprintf(reason, size, "not installable: pip install ffcv==1.0.2 fails on Python 3.11: its setup.py finds no "
-             "opencv4/opencv via pkg-config to build its C extension (docs/peers.md)");
-    return false;
-}
-
-bool sl__peer_energon_not_installable(char *reason, size_t size)
-{
-    snprintf(reason, size, "not installed: megatron-energon 7.4.1 needs torch 2 (PyPI's pulls CUDA 13 libraries); "
-             "Debian's torch 1.13 fails its import on Python 3.11 (docs/peers.md)");
-    return false;
-}
-
-bool sl__peer_needs_gpu(char *reason, size_t size)
-{
-    snprintf(reason, size, "needs a GPU: its pipelines run on a CUDA device, and sluice's peers run on the CPU");
-    return false;
-}
-
-bool sl__peer_python_has(const char *modules, char *reason, size_t size)
-{
-    return sl__peer_python_has_in(sl__peer_python(), modules, reason, size);
-}
-
-bool sl__peer_python_has_in(const char *python, const char *modules, char *reason, size_t size)
-{
-    /* Asked once per Python and module list: sluice list and every bench
-     * record ask. */
-    static struct {
-        char python[256];
-        const char *modules;
-        bool ok;
-        char reason[256];
-    } cache[16];
-    for (int i = 0; i < 16 && cache[i].modules; i++)
-        if ((cache[i].modules == modules || strcmp(cache[i].modules, modules) == 0) &&
-            strcmp(cache[i].python, python) == 0) {
-            if (!cache[i].ok && reason && size)
-                snprintf(reason, size, "%s", cache[i].reason);
-            return cache[i].ok;
-        }
-    bool ok = false;
-    char why[256] = "";
-    if (access(python, X_OK) != 0) {
-        snprintf(why, sizeof why, "no Python at %.120s (ci/install-peers.sh makes it, or set SLUICE_PYTHON, "
-                 "SLUICE_PEER_PYTHON or SLUICE_DATARAX_PYTHON)", python);
-    } else {
-        char list[160];
-        snprintf(list, sizeof list, "%s", modules);
-        const char *argv[20] = {python, "-c",
-                                "import importlib.util, sys\n"
-                                "m = [x for x in sys.argv[1:] if importlib.util.find_spec(x) is None]\n"
-                                "print(' '.join(m))\n",
-                                NULL};
-        int n = 3;
-        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < 19; tok = strtok_r(NULL, ",", &save))
-            argv[n++] = tok;
-        argv[n] = NULL;
-        child c = {0};
-        sl_err err = {0};
-        if (spawn(&c, argv, &err) != SL_OK) {
-            snprintf(why, sizeof why, "%.150s", err.msg);
-        } else {
-            int got = read_line(&c, sl_now_ns() + 30000000000LL);
-            char how[64];
-            char missing[128] = "";
-            if (got == 1)
-                snprintf(missing, sizeof missing, "%.100s", c.line);
-            ok = finish(&c, 30000000000LL, how, sizeof how) && got == 1 && missing[0] == '\0';
-            if (!ok && missing[0])
-                snprintf(why, sizeof why, "python module(s) missing: %s (ci/install-peers.sh installs them)",
-                         missing);
-            else if (!ok)
-                snprintf(why, sizeof why, "%s could not check its modules: it %s", python, how);
-        }
-    }
-    for (int i = 0; i < 16; i++)
-        if (!cache[i].modules) {
-            snprintf(cache[i].python, sizeof cache[i].python, "%s", python);
-            cache[i].modules = modules;
-            cache[i].ok = ok;
-            snprintf(cache[i].reason, sizeof cache[i].reason, "%s", why);
-            break;
-        }
-    if (!ok && reason && size)
-        snprintf(reason, size, "%s", why);
-    return ok;
 }

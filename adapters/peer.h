@@ -3,7 +3,22 @@
 #ifndef SLUICE_ADAPTERS_PEER_H
 #define SLUICE_ADAPTERS_PEER_H
 
+#include <sys/types.h>
+
 #include "sluice/adapter.h"
+#include "sluice/tensor.h"
+
+/* How a peer's batch times may be read (docs/peers.md, "Like with like").
+ * A per-batch peer computes each batch when asked; a prefetching one
+ * computes ahead on threads or processes of its own, so it is timed with a
+ * consumer that does nothing between batches, and its figure with a digest
+ * between batches is reported beside; a batch-all-at-once peer (a scan)
+ * computes every batch in one call and is compared by throughput only. */
+typedef enum sl__peer_kind {
+    SL__PEER_PER_BATCH = 0,
+    SL__PEER_PREFETCHING,
+    SL__PEER_ALL_AT_ONCE,
+} sl__peer_kind;
 
 /* A peer. adapter comes first: the run function finds the peer from the
  * adapter it is given, so tests can declare peers of their own. */
@@ -18,13 +33,22 @@ typedef struct sl__peer {
     /* The Python that runs it when not NULL, before venv: a framework with its
      * own pinned virtual environment (Datarax pins its own jax and grain). */
     const char *(*python)(void);
-    /* Time limits in seconds; 0 takes SLUICE_PEER_{STARTUP,BATCH,TOTAL}_S
-     * from the environment, else 120, 60 and 1800. */
-    double startup_s, batch_s, total_s;
+    /* Time limits in seconds; 0 takes SLUICE_PEER_{STARTUP,BATCH,TOTAL,EXIT}_S
+     * from the environment, else 120, 60, 1800 and, for the exit, the larger
+     * of 5 s and half the time its batches took. */
+    double startup_s, batch_s, total_s, exit_s;
+    sl__peer_kind kind;
 } sl__peer;
 
 sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                        sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err);
+/* Writes the framework its last run reported in its hello (the adapter's
+ * framework hook). */
+void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
+/* Fills a record from the adapter's last run: the framework of its hello,
+ * how its batch times may be read (record->timing), a note (a slow exit,
+ * the hand-over figures) and its metrics. The adapter's annotate hook. */
+void sl__peer_annotate(const sl_adapter *adapter, struct sl_record *record);
 
 /* Whether the peers' Python has every module of the comma-separated list
  * (importlib.util.find_spec, so nothing is imported); else the reason. */
@@ -37,19 +61,140 @@ const char *sl__peer_python(void);
 /* The Python of the peers' virtual environment: $SLUICE_PEER_PYTHON, else
  * <source>/.venv-peers/bin/python (made by ci/install-peers.sh). */
 const char *sl__peer_venv_python(void);
-/* Writes the framework the adapter's last run reported in its hello (the
- * adapter's framework hook). */
-void sl__peer_framework(const sl_adapter *adapter, char *out, size_t size);
+/* The Python that runs this peer (its own, its venv's or the system's). */
+const char *sl__peer_python_of(const sl__peer *peer);
 /* Says a peer of Datarax's set is not run here and why (its available hook
  * for peers that are listed but not implemented). */
-bool sl__peer_litdata_not_installable(char *reason, size_t size);
 bool sl__peer_needs_gpu(char *reason, size_t size);
-bool sl__peer_ffcv_not_installable(char *reason, size_t size);
-bool sl__peer_energon_not_installable(char *reason, size_t size);
+bool sl__peer_energon_not_written(char *reason, size_t size);
 
-/* Writes "statistical" when the adapter's last run was checked
- * statistically (its plan's draws are not exported), else "" (the bench's
- * own digest check applies): the adapter's equivalence hook. */
+/* --- the shared-memory ring the peer writes its batches into --------------- */
+
+/* nslots slots of slot_bytes each in one memory file; in a slot, output
+ * field f's data starts at offset[f] (a multiple of 64, fields in schema
+ * order, each with room for the batch size's rows at the schema's dims). */
+typedef struct sl__peer_ring {
+    int fd;
+    unsigned char *base;
+    int nslots;
+    size_t slot_bytes;
+    size_t offset[SL_MAX_FIELDS];
+    size_t capacity[SL_MAX_FIELDS];
+} sl__peer_ring;
+
+sl_status sl__peer_ring_create(sl__peer_ring *ring, const sl_schema *schema, int64_t rows, int nslots, sl_err *err);
+void sl__peer_ring_destroy(sl__peer_ring *ring);
+
+/* --- one conversation with a peer process ---------------------------------- */
+
+/* One batch as the peer handed it over: the fields with the shapes its line
+ * declared, their data in the ring (valid until the callback returns), the
+ * peer's own latency and the time sluice saw from its request to the line. */
+typedef struct sl__peer_batch {
+    int64_t index;
+    int64_t latency_ns;
+    int64_t observed_ns;
+    sl_batch view; /* schema, count and fields; element_ids and storage NULL */
+} sl__peer_batch;
+
+typedef sl_status (*sl__peer_batch_fn)(void *user, const sl__peer_batch *batch, sl_err *err);
+
+typedef struct sl__peer_session_spec {
+    const char *name; /* for messages: "peer:numpy" */
+    const char *python, *script, *export_dir;
+    const char *args[4]; /* extra arguments, NULL-terminated */
+    const sl_schema *output;
+    int64_t rows; /* the batch size: a slot's room */
+    int64_t nbatches;
+    double startup_s, batch_s, total_s, exit_s;
+    /* A consumer that digests between batches: each batch is handed to
+     * on_batch before the next is requested. Otherwise the next request goes
+     * out as soon as a batch's line arrives, and on_batch runs while the peer
+     * computes the next one (into the other slot). */
+    bool digest_between;
+    sl__peer_batch_fn on_batch;
+    void *user;
+} sl__peer_session_spec;
+
+typedef struct sl__peer_session_result {
+    char framework[96];
+    int64_t *latency_ns;  /* nbatches entries, the caller's */
+    int64_t *observed_ns; /* nbatches entries, the caller's */
+    int64_t batches_ns;   /* from the first request to the last line */
+    int64_t cpu_ns;       /* the peer's processes' CPU time over the same span */
+    /* Set when the peer delivered every batch but had to be killed after
+     * its exit grace: what happened, for the record's note. */
+    char slow_exit[192];
+} sl__peer_session_result;
+
+/* Runs the peer through every batch. Fails with a reason that starts with
+ * "crashed:", "timeout:" or "protocol:" (and the tail of its stderr), or
+ * with on_batch's error. Every process the peer started is gone when it
+ * returns, including those that left its process group. */
+sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_session_result *result, sl_err *err);
+
+/* How a peer's times read, from one session's latencies, the times sluice
+ * saw and the CPU time the peer used (docs/peers.md, "Nothing handed"):
+ * "throughput" for a batch-all-at-once peer; "hand-over" when its latencies
+ * add up to less than writing its batches' bytes could take, or (a peer
+ * that computes when asked) when its processes used more CPU than its
+ * clocks could hold on every CPU plus the protocol's own cost; else
+ * "prefetching" or "per-batch" as its kind says. *fraction (may be NULL)
+ * gets the latencies' share of the time seen, *observed (may be NULL) that
+ * time. */
+const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result *r, int64_t n, int64_t bytes,
+                               double *fraction, double *observed);
+
+/* --- processes --------------------------------------------------------------- */
+
+/* Makes this process the child subreaper for the session (orphans of the
+ * peer's tree come back to it, not to init) and notes the children it has
+ * already, which the sweep leaves alone. */
+typedef struct sl__peer_reaper {
+    bool was_subreaper;
+    int nkept;
+    pid_t kept[16];
+} sl__peer_reaper;
+void sl__peer_reaper_begin(sl__peer_reaper *reaper);
+/* Kills and reaps every child of this process that was not there at
+ * begin, and their children as they come back, until none is left; then
+ * restores the subreaper setting. Returns how many it killed. */
+int sl__peer_reaper_end(sl__peer_reaper *reaper);
+
+/* A child process with pipes for its stdin, stdout and stderr. */
+typedef struct sl__peer_child {
+    pid_t pid;
+    int in, out, errfd; /* our ends; in is -1 when not asked for */
+    char line[4096];
+    size_t used;
+    char tail[320];
+    size_t tail_used;
+    bool out_eof, err_eof;
+} sl__peer_child;
+
+/* Starts argv in its own process group with stdout and stderr piped, stdin
+ * piped when want_stdin (else /dev/null), keep_fd (>= 0) inherited, and the
+ * peers folder on PYTHONPATH. */
+sl_status sl__peer_spawn(sl__peer_child *c, const char *const *argv, bool want_stdin, int keep_fd, sl_err *err);
+/* Waits until a whole line is in c->line (1), stdout closes (0), the line
+ * is too long (-2) or deadline_ns passes (-1). */
+int sl__peer_read_line(sl__peer_child *c, int64_t deadline_ns);
+void sl__peer_drop_line(sl__peer_child *c);
+/* Ends the child: kills its group unless it exited by itself within
+ * grace_ns, describes how it ended into how; true when it exited with status
+ * 0 of its own accord. *killed tells whether it had to be killed. */
+bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed, char *how, size_t size);
+/* The last bytes the peer wrote to stderr, or "(empty)". */
+const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size);
+
+/* The CPU time (ns) the live processes of process group `group` (a peer
+ * and its workers) have used so far, every thread counted. */
+int64_t sl__peer_group_cpu_ns(pid_t group);
+
+/* --- equivalence ------------------------------------------------------------- */
+
+/* Writes "statistical" or "within <tolerance>" when the adapter's last run
+ * was checked that way rather than by digest, else "". */
 void sl__peer_equivalence(const sl_adapter *adapter, char *out, size_t size);
 
 /* The statistical check (peer_stat.c, docs/peers.md "Equivalence"). */
@@ -64,37 +209,59 @@ void sl__moments_add(sl__moments *m, double x);
  * independent honest draws' difference): means and mean squares within k
  * standard errors. Else why says which statistic failed and by how much. */
 bool sl__residuals_agree(const sl__moments *e, const sl__moments *e0, double k, char *why, size_t size);
-/* Compares the peer's batches (dir/batch<k>_<field>.npy for the first
- * nbatches batches) with the reference statistically; *agree, else why. */
-sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, int64_t nbatches, const char *dir, bool *agree,
-                                     char *why, size_t size, sl_err *err);
+/* The peer's batches as sluice copied them from the ring, for the checks
+ * that need every value (statistical, within a tolerance). */
+typedef struct sl__peer_batches {
+    int64_t count;
+    sl_batch **batches;
+} sl__peer_batches;
+sl_status sl__peer_batches_keep(sl__peer_batches *kept, const sl_batch *view, sl_err *err);
+void sl__peer_batches_free(sl__peer_batches *kept);
+/* Compares the peer's first nbatches batches with the reference
+ * statistically; *agree, else why. */
+sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree, char *why,
+                                     size_t size, sl_err *err);
+/* Compares the peer's batches with the reference's value by value: equal
+ * bit for bit, or (tolerance > 0) within tolerance of each value's
+ * magnitude as the bench's check does; else why names the first differing
+ * batch, field, row, index and both values. */
+sl_status sl__peer_values_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, double tolerance,
+                                bool *agree, double *worst, char *why, size_t size, sl_err *err);
+/* Names the first difference between two batches of the same schema (the
+ * peer's and the reference's): field, row, index within the row and both
+ * values. False when they are equal (within tolerance). */
+bool sl__peer_first_difference(const sl_batch *peer, const sl_batch *reference, double tolerance, double *worst,
+                               char *why, size_t size);
 
 /* The folder of the peer scripts: $SLUICE_PEERS_DIR, else <source>/peers. */
 const char *sl__peer_dir(void);
 
-/* The registered peers (peers.c). */
+/* The registered peers (peers.c): every framework in its tuned form (the
+ * plain name) and, where the two differ, its idiomatic form ("-idiomatic"),
+ * listed in sl__peers in the order `sluice list` shows them. */
+extern const sl__peer *const sl__peers[];
+extern const int sl__peer_count;
 extern const sl__peer sl__peer_numpy;
-extern const sl__peer sl__peer_torch;
-extern const sl__peer sl__peer_torch_w2;
-extern const sl__peer sl__peer_grain;
-extern const sl__peer sl__peer_grain_t2;
-extern const sl__peer sl__peer_tfdata;
-extern const sl__peer sl__peer_jax;
-extern const sl__peer sl__peer_datarax;
-extern const sl__peer sl__peer_datarax_scan;
+extern const sl__peer sl__peer_numpy_idiomatic;
 /* Datarax's virtual environment's Python: $SLUICE_DATARAX_PYTHON, else
  * <source>/.venv-datarax/bin/python (made by ci/install-peers.sh). */
 const char *sl__peer_datarax_python(void);
 /* Hugging Face Datasets and WebDataset, each with a Python of its own:
  * $SLUICE_HF_PYTHON, else <source>/.venv-hf/bin/python, and
- * $SLUICE_WDS_PYTHON, else <source>/.venv-wds/bin/python (made by
- * ci/install-peers.sh). */
-extern const sl__peer sl__peer_hf_datasets;
-extern const sl__peer sl__peer_webdataset;
+ * $SLUICE_WDS_PYTHON, else <source>/.venv-wds/bin/python. */
 const char *sl__peer_hf_python(void);
 const char *sl__peer_wds_python(void);
-/* Datarax's other peers, listed as unavailable with the reason. */
-#define SL__PEER_LISTED_COUNT 8
-extern const sl__peer sl__peer_listed[SL__PEER_LISTED_COUNT];
+/* PyTorch 2's environment (torch peers, LitData, Energon):
+ * $SLUICE_TORCH_PYTHON, else <source>/.venv-torch/bin/python. */
+const char *sl__peer_torch_python(void);
+
+/* A loader of the user's, `peer:<path to a .py file>` (user_peer.c): an
+ * adapter made on first use and kept for the process's life, or NULL with
+ * err set when the file cannot be a peer. */
+const sl_adapter *sl__user_peer(const char *name, sl_err *err);
+/* The user's loaders made so far, which the registry lists after the
+ * peers. */
+int sl__user_peer_count(void);
+const sl_adapter *sl__user_peer_at(int index);
 
 #endif

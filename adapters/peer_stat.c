@@ -20,7 +20,6 @@
 
 #include "peer.h"
 #include "sluice/export.h"
-#include "sluice/npy.h"
 
 void sl__moments_add(sl__moments *m, double x)
 {
@@ -116,16 +115,8 @@ static bool compare_field(stat_state *s, int f, const sl_tensor *peer, int64_t k
     return true;
 }
 
-static sl_status load_field(const char *dir, int64_t k, const char *name, sl_tensor *out, sl_err *err)
-{
-    char path[1024];
-    if ((size_t)snprintf(path, sizeof path, "%s/batch%" PRId64 "_%s.npy", dir, k, name) >= sizeof path)
-        return sl_fail(err, SL_EINVAL, "the peer's batch path under '%s' is too long", dir);
-    return sl_npy_load(path, out, err);
-}
-
-sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, int64_t nbatches, const char *dir, bool *agree,
-                                     char *why, size_t size, sl_err *err)
+sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer_batches *kept, bool *agree, char *why,
+                                     size_t size, sl_err *err)
 {
     *agree = false;
     stat_state s;
@@ -143,20 +134,11 @@ sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, int64_t nbatch
         st = sl_batch_create(schema, capacity, &s.batches[i], err);
     bool ok = true;
     sl_position pos = {0, 0};
-    for (int64_t k = 0; k < nbatches && !st && ok; k++) {
+    for (int64_t k = 0; k < kept->count && !st && ok; k++) {
         for (int i = 0; i < 3 && !st; i++)
             st = sl_pipeline_produce(s.pipelines[i], sl_kernels_reference(), pos, s.batches[i], err);
-        for (int f = 0; f < schema->nfields && !st && ok; f++) {
-            sl_tensor peer = {0};
-            sl_err load_err = {0};
-            if (load_field(dir, k, schema->fields[f].name, &peer, &load_err) != SL_OK) {
-                snprintf(why, size, "no batch from the peer: %.200s", load_err.msg);
-                ok = false;
-                break;
-            }
-            ok = compare_field(&s, f, &peer, k, why, size);
-            free(peer.data);
-        }
+        for (int f = 0; f < schema->nfields && !st && ok; f++)
+            ok = compare_field(&s, f, &kept->batches[k]->fields[f], k, why, size);
         pos = sl_position_advance(pipeline, pos, 1);
     }
     for (int f = 0; f < schema->nfields && !st && ok; f++) {

@@ -30,22 +30,31 @@
      SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                     \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
 
-/* The JAX peers (jax, datarax) compute the gate ops and the data movement
- * with static shapes, and sluice's libm-free log1p operation for operation
- * (peers/jax_ops.py); XLA code capped at AVX, so no fused multiply-add.
- * Not zscore (XLA's reductions sum in their own order), nor pad_to_multiple
- * and attention_mask (a batch's width depends on its data, a jitted
- * function's shapes cannot). */
-#define PEER_JAX_TRANSFORMS                                                                                           \
-    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                   \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                    \
-     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P))
+/* The JAX peers (jax, datarax) compute the gate ops, the data movement with
+ * static shapes, rot90, brightness and scale from the exported decisions,
+ * and sluice's libm-free log1p operation for operation (peers/jax_ops.py);
+ * XLA capped at AVX where a plan could contract a multiply and an add
+ * (peers/xla_cap.py). Not zscore (XLA's reductions sum in their own order). */
+#define PEER_JAX_TRANSFORMS                                                                                            \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) |                    \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                     \
+     SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                       \
+     SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+/* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
+ * draws gaussian noise of its own (checked statistically), and pads to a
+ * multiple with a width it computes on the host (a function compiled per
+ * width the plan has). */
+#define PEER_JAX_OWN_TRANSFORMS                                                                                        \
+    (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 
-/* numpy, torch and Grain (whose element Maps call numpy) also compute zscore's float64 moments in sluice's order
- * and sluice's libm-free log1p operation for operation (docs/peers.md). */
+/* numpy, torch and Grain (whose element Maps call numpy) also compute
+ * zscore's float64 moments in sluice's order and sluice's libm-free log1p
+ * operation for operation (docs/peers.md). */
 #define PEER_NUMPY_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
-#define PEER_TORCH_TRANSFORMS PEER_NUMPY_TRANSFORMS
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
 /* peer:numpy alone also applies the ops whose decisions the export writes
  * beyond the gate's: rot90's turns, brightness offsets and scale factors,
  * and MixUp's and CutMix's per-batch draws and partners; and gaussian noise
@@ -59,98 +68,125 @@
 
 static bool numpy_available(char *reason, size_t size)
 {
-    return sl__peer_python_has("numpy,xxhash", reason, size);
+    return sl__peer_python_has("numpy", reason, size);
+}
+
+/* PyTorch 2 has a virtual environment of its own (ci/install-peers.sh):
+ * Debian's torch is 1.13, and LitData and Energon need torch 2. */
+const char *sl__peer_torch_python(void)
+{
+    const char *python = getenv("SLUICE_TORCH_PYTHON");
+    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-torch/bin/python";
 }
 
 static bool torch_available(char *reason, size_t size)
 {
-    return sl__peer_python_has("numpy,xxhash,torch", reason, size);
+    return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, size);
 }
-
-const sl__peer sl__peer_numpy = {
-    .adapter = {.name = "peer:numpy",
-                .summary = "numpy, vectorized one batch at a time (peers/numpy_peer.py)",
-                .backend = "cpu",
-                .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_NUMPY_OWN_TRANSFORMS,
-                .available = numpy_available,
-                .run = sl__peer_run,
-                .framework = sl__peer_framework},
-    .script = "numpy_peer.py",
-    .args = "--workers=0",
-};
-
-const sl__peer sl__peer_torch = {
-    .adapter = {.name = "peer:torch",
-                .summary = "PyTorch DataLoader, map-style Dataset, 0 workers (peers/torch_peer.py)",
-                .backend = "cpu",
-                .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_TORCH_TRANSFORMS,
-                .available = torch_available,
-                .run = sl__peer_run,
-                .framework = sl__peer_framework},
-    .script = "torch_peer.py",
-    .args = "--workers=0",
-};
-
-const sl__peer sl__peer_torch_w2 = {
-    .adapter = {.name = "peer:torch-w2",
-                .summary = "PyTorch DataLoader, map-style Dataset, 2 worker processes (peers/torch_peer.py)",
-                .backend = "cpu",
-                .kernels = SL_KERNELS_REFERENCE,
-                .transforms = PEER_TORCH_TRANSFORMS,
-                .available = torch_available,
-                .run = sl__peer_run,
-                .framework = sl__peer_framework},
-    .script = "torch_peer.py",
-    .args = "--workers=2",
-};
 
 static bool grain_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,grain", reason, size);
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,grain", reason, size);
 }
 
 static bool tfdata_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,tensorflow", reason, size);
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,tensorflow", reason, size);
 }
 
 static bool jax_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,xxhash,jax", reason, size);
+    return sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, size);
 }
 
 /* The adapter part every peer entry shares: a CPU adapter on the reference
  * kernels, run and described by the peer protocol (peer.c). */
-#define PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS)                                                            \
-    .adapter = {.name = NAME,                                                                                         \
-                .summary = SUMMARY,                                                                                   \
-                .backend = "cpu",                                                                                     \
-                .kernels = SL_KERNELS_REFERENCE,                                                                      \
-                .transforms = TRANSFORMS,                                                                             \
-                .available = AVAILABLE,                                                                               \
-                .run = sl__peer_run,                                                                                  \
-                .framework = sl__peer_framework}
+#define PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS)                                                             \
+    .adapter = {.name = NAME,                                                                                          \
+                .summary = SUMMARY,                                                                                    \
+                .backend = "cpu",                                                                                      \
+                .kernels = SL_KERNELS_REFERENCE,                                                                       \
+                .transforms = TRANSFORMS,                                                                              \
+                .available = AVAILABLE,                                                                                \
+                .run = sl__peer_run,                                                                                   \
+                .framework = sl__peer_framework,                                                                       \
+                .annotate = sl__peer_annotate}
 
-#define VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS)                                                 \
-    {                                                                                                                 \
-        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS),                                                           \
-        .script = SCRIPT, .args = ARGS, .venv = true,                                                                 \
+/* A peer run by the Python that PYTHON returns (NULL: the system's). */
+#define PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON, KIND)                                         \
+    {                                                                                                                  \
+        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS), .script = SCRIPT, .args = ARGS, .python = PYTHON,          \
+                                                            .kind = KIND,                                              \
     }
 
-const sl__peer sl__peer_grain = VENV_PEER("peer:grain", "Grain MapDataset over the exported order, map, batch, "
-                                          "iterated in the main thread (peers/grain_peer.py)",
-                                          grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS);
-const sl__peer sl__peer_grain_t2 = VENV_PEER("peer:grain-t2", "Grain MapDataset iterated with 2 prefetch threads "
-                                             "(ReadOptions num_threads=2) (peers/grain_peer.py)",
-                                             grain_available, "grain_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS);
-const sl__peer sl__peer_tfdata = VENV_PEER("peer:tfdata", "tf.data from_tensor_slices over the exported order, map, "
-                                           "batch, prefetch (peers/tfdata_peer.py)",
-                                           tfdata_available, "tfdata_peer.py", "--workers=0", PEER_TFDATA_TRANSFORMS);
-const sl__peer sl__peer_jax = VENV_PEER("peer:jax", "JAX, jit-compiled batch transforms on the CPU "
-                                        "(peers/jax_peer.py)",
-                                        jax_available, "jax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS);
+/* The forms of each framework (docs/peers.md, "Two forms"): the plain name
+ * is the form its experts write (batched, in place, preallocated, the
+ * framework's fastest legitimate path), "-idiomatic" the form its tutorials
+ * teach and most users write; "-w2"/"-t2" the same with 2 worker processes
+ * or threads. */
+const sl__peer sl__peer_numpy =
+    PEER("peer:numpy",
+         "numpy as its experts write it: gathers with take into preallocated buffers, constants tiled "
+         "over each element, in-place ufuncs, slice copies (peers/numpy_peer.py)",
+         numpy_available, "numpy_peer.py", "--workers=0", PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
+const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
+                                               "numpy as tutorials write it: fancy-index gather, broadcast arithmetic, "
+                                               "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
+                                               numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
+                                               PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch = PEER(
+    "peer:torch",
+    "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
+    "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+    torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch_idiomatic =
+    PEER("peer:torch-idiomatic",
+         "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
+         "__getitem__, default collate, 0 workers (peers/torch_idiomatic_peer.py)",
+         torch_available, "torch_idiomatic_peer.py", "--workers=0", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
+         SL__PEER_PER_BATCH);
+static const sl__peer peer_torch_idiomatic_w2 =
+    PEER("peer:torch-idiomatic-w2", "the same DataLoader with 2 worker processes (peers/torch_idiomatic_peer.py)",
+         torch_available, "torch_idiomatic_peer.py", "--workers=2", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
+         SL__PEER_PREFETCHING);
+static const sl__peer peer_grain = PEER(
+    "peer:grain",
+    "Grain MapDataset over batch indices, one vectorized numpy Map per batch, iterated in the main "
+    "thread (peers/grain_peer.py)",
+    grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_grain_idiomatic = PEER(
+    "peer:grain-idiomatic",
+    "Grain MapDataset over the exported order, one Map per op on each element, batch, "
+    "iterated in the main thread (peers/grain_peer.py --idiomatic)",
+    grain_available, "grain_peer.py", "--idiomatic", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_grain_idiomatic_t2 =
+    PEER("peer:grain-idiomatic-t2",
+         "the same, iterated with 2 prefetch threads (ReadOptions num_threads=2) "
+         "(peers/grain_peer.py --idiomatic --workers=2)",
+         grain_available, "grain_peer.py", "--idiomatic-t2", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python,
+         SL__PEER_PREFETCHING);
+static const sl__peer peer_tfdata =
+    PEER("peer:tfdata",
+         "tf.data as its performance guide says: batch, then one vectorized map over the batch, "
+         "prefetch (peers/tfdata_peer.py)",
+         tfdata_available, "tfdata_peer.py", "--workers=0", PEER_TFDATA_TRANSFORMS, sl__peer_venv_python,
+         SL__PEER_PREFETCHING);
+static const sl__peer peer_tfdata_idiomatic =
+    PEER("peer:tfdata-idiomatic",
+         "tf.data as tutorials write it: map per element (AUTOTUNE), batch, prefetch "
+         "(peers/tfdata_peer.py --idiomatic)",
+         tfdata_available, "tfdata_peer.py", "--idiomatic", PEER_TFDATA_TRANSFORMS, sl__peer_venv_python,
+         SL__PEER_PREFETCHING);
+static const sl__peer peer_jax = PEER(
+    "peer:jax",
+    "JAX as its experts write it: one jit-compiled batch function (gather and ops), every batch "
+    "shape compiled before the hello (peers/jax_peer.py)",
+    jax_available, "jax_peer.py", "--workers=0", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_jax_idiomatic = PEER(
+    "peer:jax-idiomatic",
+    "JAX as tutorials write it: jax.numpy ops dispatched one by one on the batch, no jit "
+    "(peers/jax_peer.py --idiomatic)",
+    jax_available, "jax_peer.py", "--idiomatic", PEER_JAX_OWN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
 
 /* Datarax pins its own jax, grain and tensorflow, so it has a virtual
  * environment of its own. */
@@ -162,34 +198,28 @@ const char *sl__peer_datarax_python(void)
 
 static bool datarax_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,xxhash,jax,flax,datarax", reason, size);
+    return sl__peer_python_has_in(sl__peer_datarax_python(), "numpy,jax,flax,datarax", reason, size);
 }
 
-#define DATARAX_PEER(NAME, SUMMARY, ARGS)                                                                             \
-    {                                                                                                                 \
-        PEER_ADAPTER(NAME, SUMMARY, datarax_available, PEER_JAX_TRANSFORMS),                                          \
-        .script = "datarax_peer.py", .args = ARGS, .python = sl__peer_datarax_python,                                 \
-    }
-
-const sl__peer sl__peer_datarax = DATARAX_PEER("peer:datarax", "Datarax Pipeline over the exported order, one "
-                                               "ElementOperator per op, iterated (peers/datarax_peer.py)",
-                                               "--workers=0");
-const sl__peer sl__peer_datarax_scan = DATARAX_PEER("peer:datarax-scan", "Datarax Pipeline.scan: every batch of the "
-                                                    "plan in one XLA call (peers/datarax_peer.py --scan)",
-                                                    "--scan");
+static const sl__peer peer_datarax =
+    PEER("peer:datarax",
+         "Datarax Pipeline over a random-access source of the exported order, one ElementOperator "
+         "per op, iterated (peers/datarax_peer.py)",
+         datarax_available, "datarax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
+         SL__PEER_PER_BATCH);
+static const sl__peer peer_datarax_scan = PEER(
+    "peer:datarax-scan",
+    "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
+    "throughput (peers/datarax_peer.py --scan)",
+    datarax_available, "datarax_peer.py", "--scan", PEER_JAX_TRANSFORMS, sl__peer_datarax_python, SL__PEER_ALL_AT_ONCE);
 
 /* Peers with a virtual environment of their own, <source>/.venv-<name>
  * (ci/install-peers.sh), or the Python that ENV names. */
-#define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                        \
-    STORAGE const char *FN(void)                                                                                      \
-    {                                                                                                                 \
-        const char *python = getenv(ENV);                                                                             \
-        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                                 \
-    }
-#define OWN_VENV_PEER(NAME, SUMMARY, AVAILABLE, SCRIPT, ARGS, TRANSFORMS, PYTHON)                                     \
-    {                                                                                                                 \
-        PEER_ADAPTER(NAME, SUMMARY, AVAILABLE, TRANSFORMS),                                                           \
-        .script = SCRIPT, .args = ARGS, .python = PYTHON,                                                             \
+#define OWN_VENV_PYTHON(STORAGE, FN, ENV, DIR)                                                                         \
+    STORAGE const char *FN(void)                                                                                       \
+    {                                                                                                                  \
+        const char *python = getenv(ENV);                                                                              \
+        return python && *python ? python : SLUICE_SOURCE_ROOT "/" DIR "/bin/python";                                  \
     }
 
 /* MosaicML Streaming (mosaicml-streaming 0.13.0, ci/peers-streaming.txt): MDS
@@ -200,7 +230,7 @@ OWN_VENV_PYTHON(static, streaming_python, "SLUICE_STREAMING_PYTHON", ".venv-stre
 
 static bool streaming_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(streaming_python(), "numpy,xxhash,streaming", reason, size);
+    return sl__peer_python_has_in(streaming_python(), "numpy,streaming", reason, size);
 }
 
 /* Hugging Face Datasets and WebDataset each have a pinned virtual
@@ -212,44 +242,48 @@ OWN_VENV_PYTHON(, sl__peer_wds_python, "SLUICE_WDS_PYTHON", ".venv-wds")
 
 static bool hf_datasets_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_hf_python(), "numpy,xxhash,pyarrow,datasets", reason, size);
+    return sl__peer_python_has_in(sl__peer_hf_python(), "numpy,pyarrow,datasets", reason, size);
 }
 
 static bool webdataset_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(sl__peer_wds_python(), "numpy,xxhash,webdataset", reason, size);
+    return sl__peer_python_has_in(sl__peer_wds_python(), "numpy,webdataset", reason, size);
 }
 
-const sl__peer sl__peer_hf_datasets =
-    OWN_VENV_PEER("peer:hf-datasets", "Hugging Face Datasets: Arrow on disk, load_from_disk, numpy format, "
-                  "select(order), iter(batch_size) (peers/hf_datasets_peer.py)",
-                  hf_datasets_available, "hf_datasets_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS,
-                  sl__peer_hf_python);
-const sl__peer sl__peer_webdataset =
-    OWN_VENV_PEER("peer:webdataset", "WebDataset: tar shards in the exported order, "
-                  "WebDataset(...).decode().batched() (peers/webdataset_peer.py)",
-                  webdataset_available, "webdataset_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS,
-                  sl__peer_wds_python);
+static const sl__peer peer_hf_datasets =
+    PEER("peer:hf-datasets",
+         "Hugging Face Datasets: Arrow on disk, load_from_disk, numpy format, select(order), "
+         "iter(batch_size) (peers/hf_datasets_peer.py)",
+         hf_datasets_available, "hf_datasets_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_hf_python,
+         SL__PEER_PER_BATCH);
+static const sl__peer peer_webdataset =
+    PEER("peer:webdataset",
+         "WebDataset: tar shards in the exported order, WebDataset(...).decode().batched() "
+         "(peers/webdataset_peer.py)",
+         webdataset_available, "webdataset_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_wds_python,
+         SL__PEER_PER_BATCH);
 
-/* SPDL (spdl 0.8.0, ci/peers-spdl.txt): its stages call numpy_peer's ops. */
+/* SPDL (spdl 0.8.0, ci/peers-spdl.txt): its stages call numpy_peer's ops on
+ * 2 threads, and its sink buffers 2 batches: it prefetches. */
 OWN_VENV_PYTHON(static, spdl_python, "SLUICE_SPDL_PYTHON", ".venv-spdl")
 
 static bool spdl_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(spdl_python(), "numpy,xxhash,spdl", reason, size);
+    return sl__peer_python_has_in(spdl_python(), "numpy,spdl", reason, size);
 }
 
 /* Ray Data (ray 2.60.0, ci/peers-ray.txt): numpy_peer's ops in map_batches,
  * but not the ops whose batch width depends on the data (pad_to_multiple,
  * attention_mask): Ray's blocks join batches into tensor columns of one
- * width. Its local cluster starts before the hello, in up to 300 s. */
+ * width. Its local cluster starts before the hello, in up to 300 s; its
+ * streaming executor runs ahead of the consumer. */
 #define PEER_RAY_TRANSFORMS                                                                                           \
     (PEER_NUMPY_TRANSFORMS & ~(SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK)))
 OWN_VENV_PYTHON(static, ray_python, "SLUICE_RAY_PYTHON", ".venv-ray")
 
 static bool ray_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(ray_python(), "numpy,xxhash,ray,pyarrow,pandas", reason, size);
+    return sl__peer_python_has_in(ray_python(), "numpy,ray,pyarrow,pandas", reason, size);
 }
 
 /* Deep Lake (deeplake 4.7.4, ci/peers-deeplake.txt): the export written to a
@@ -258,36 +292,109 @@ OWN_VENV_PYTHON(static, deeplake_python, "SLUICE_DEEPLAKE_PYTHON", ".venv-deepla
 
 static bool deeplake_available(char *reason, size_t size)
 {
-    return sl__peer_python_has_in(deeplake_python(), "numpy,xxhash,deeplake", reason, size);
+    return sl__peer_python_has_in(deeplake_python(), "numpy,deeplake", reason, size);
 }
 
-/* Datarax's other peers, not run by sluice yet: listed with the reason.
- * Those of them that run here are full peers in this list, so that the
- * list keeps its order in adapters/registry.c. */
-#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                               \
-    {                                                                                                                 \
-        .adapter = {.name = NAME, .summary = SUMMARY, .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,              \
-                    .transforms = 0, .available = WHY, .run = sl__peer_run, .framework = sl__peer_framework},         \
-        .script = "", .venv = true,                                                                                   \
-    }
+/* LitData and Megatron Energon run on PyTorch 2, in its environment. */
+static bool litdata_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch,litdata", reason, size);
+}
 
-const sl__peer sl__peer_listed[] = {
-    OWN_VENV_PEER("peer:spdl", "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages "
-                  "on 2 threads, sink (peers/spdl_peer.py)",
-                  spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python),
-    {PEER_ADAPTER("peer:ray-data",
-                  "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, a local cluster "
-                  "of 2 CPUs (peers/ray_data_peer.py)",
-                  ray_available, PEER_RAY_TRANSFORMS),
-     .script = "ray_data_peer.py", .args = "--workers=2", .python = ray_python, .startup_s = 300},
-    LISTED_PEER("peer:litdata", "LitData (Lightning)", sl__peer_litdata_not_installable),
-    OWN_VENV_PEER("peer:mosaicml-streaming", "MosaicML Streaming: MDS shards written in setup, StreamingDataset "
-                  "read by index in the exported order, batches stacked (peers/streaming_peer.py)",
-                  streaming_available, "streaming_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, streaming_python),
-    LISTED_PEER("peer:ffcv", "FFCV", sl__peer_ffcv_not_installable),
-    LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_installable),
-    OWN_VENV_PEER("peer:deeplake", "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
-                  "(dataset[field][ids]) (peers/deeplake_peer.py)",
-                  deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python),
-    LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu),
+static const sl__peer peer_spdl =
+    PEER("peer:spdl",
+         "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages on 2 "
+         "threads, sink (peers/spdl_peer.py)",
+         spdl_available, "spdl_peer.py", "--workers=2", PEER_NUMPY_TRANSFORMS, spdl_python, SL__PEER_PREFETCHING);
+static const sl__peer peer_ray_data = {
+    PEER_ADAPTER("peer:ray-data",
+                 "Ray Data from_numpy over the exported order, map_batches, iter_batches in order, "
+                 "a local cluster of 2 CPUs (peers/ray_data_peer.py)",
+                 ray_available, PEER_RAY_TRANSFORMS),
+    .script = "ray_data_peer.py",
+    .args = "--workers=2",
+    .python = ray_python,
+    .startup_s = 300,
+    .kind = SL__PEER_PREFETCHING,
 };
+/* LitData's optimize starts a worker process and writes the chunks in
+ * setup: about 75 elements/s here, so its start-up limit is long. */
+static const sl__peer peer_litdata = {
+    PEER_ADAPTER("peer:litdata",
+                 "LitData: the export written with litdata.optimize before the hello, "
+                 "StreamingDataset read by index in the exported order (peers/litdata_peer.py)",
+                 litdata_available, PEER_NUMPY_TRANSFORMS),
+    .script = "litdata_peer.py",
+    .args = "--workers=0",
+    .python = sl__peer_torch_python,
+    .startup_s = 1800,
+};
+static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
+                                            "MosaicML Streaming: MDS shards written in setup, StreamingDataset read by "
+                                            "index in the exported order, batches stacked (peers/streaming_peer.py)",
+                                            streaming_available, "streaming_peer.py", "--workers=0",
+                                            PEER_NUMPY_TRANSFORMS, streaming_python, SL__PEER_PER_BATCH);
+/* Energon and DALI are listed, unavailable with the reason, so that no loader
+ * of Datarax's peer set is silently missing. */
+#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                                \
+    {                                                                                                                  \
+        .adapter = {.name = NAME,                                                                                      \
+                    .summary = SUMMARY,                                                                                \
+                    .backend = "cpu",                                                                                  \
+                    .kernels = SL_KERNELS_REFERENCE,                                                                   \
+                    .transforms = 0,                                                                                   \
+                    .available = WHY,                                                                                  \
+                    .run = sl__peer_run,                                                                               \
+                    .framework = sl__peer_framework},                                                                  \
+        .script = "",                                                                                                  \
+    }
+/* FFCV (ffcv 1.0.2 on PyTorch 2, ci/peers-ffcv.txt): its C extension builds
+ * against Debian's OpenCV and libjpeg-turbo; its Loader reads ahead on
+ * threads of its own. */
+OWN_VENV_PYTHON(static, ffcv_python, "SLUICE_FFCV_PYTHON", ".venv-ffcv")
+
+static bool ffcv_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(ffcv_python(), "numpy,torch,ffcv", reason, size);
+}
+
+static const sl__peer peer_ffcv =
+    PEER("peer:ffcv",
+         "FFCV: the export written as a .beton with DatasetWriter before the hello, each epoch read by "
+         "Loader(order=SEQUENTIAL, indices=the exported order) (peers/ffcv_peer.py)",
+         ffcv_available, "ffcv_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, ffcv_python, SL__PEER_PREFETCHING);
+static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);
+static const sl__peer peer_deeplake = PEER(
+    "peer:deeplake",
+    "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
+    "(dataset[field][ids]) (peers/deeplake_peer.py)",
+    deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_dali = LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu);
+
+const sl__peer *const sl__peers[] = {
+    &sl__peer_numpy,
+    &sl__peer_numpy_idiomatic,
+    &peer_torch,
+    &peer_torch_idiomatic,
+    &peer_torch_idiomatic_w2,
+    &peer_grain,
+    &peer_grain_idiomatic,
+    &peer_grain_idiomatic_t2,
+    &peer_tfdata,
+    &peer_tfdata_idiomatic,
+    &peer_jax,
+    &peer_jax_idiomatic,
+    &peer_datarax,
+    &peer_datarax_scan,
+    &peer_hf_datasets,
+    &peer_webdataset,
+    &peer_spdl,
+    &peer_ray_data,
+    &peer_litdata,
+    &peer_streaming,
+    &peer_ffcv,
+    &peer_energon,
+    &peer_deeplake,
+    &peer_dali,
+};
+const int sl__peer_count = (int)(sizeof sl__peers / sizeof sl__peers[0]);

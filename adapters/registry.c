@@ -1,38 +1,18 @@
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "adapters.h"
 #include "peer.h"
 
-/* Reference first: reports compare every adapter with it. */
-static const sl_adapter *const adapters[] = {
-    &sl__adapter_reference,
-    &sl__adapter_iter,
-    &sl__adapter_fused,
-    &sl__adapter_per_element,
-    &sl__adapter_cuda,
-    &sl__adapter_cuda_graph,
-    /* Peers last: other loaders, run as child processes (peer.c). */
-    &sl__peer_numpy.adapter,
-    &sl__peer_torch.adapter,
-    &sl__peer_torch_w2.adapter,
-    &sl__peer_grain.adapter,
-    &sl__peer_grain_t2.adapter,
-    &sl__peer_tfdata.adapter,
-    &sl__peer_jax.adapter,
-    &sl__peer_datarax.adapter,
-    &sl__peer_datarax_scan.adapter,
-    &sl__peer_hf_datasets.adapter,
-    &sl__peer_webdataset.adapter,
-    &sl__peer_listed[0].adapter,
-    &sl__peer_listed[1].adapter,
-    &sl__peer_listed[2].adapter,
-    &sl__peer_listed[3].adapter,
-    &sl__peer_listed[4].adapter,
-    &sl__peer_listed[5].adapter,
-    &sl__peer_listed[6].adapter,
-    &sl__peer_listed[7].adapter,
+/* Reference first: reports compare every adapter with it. The peers
+ * (other loaders, run as child processes, peer.c) come after sluice's own,
+ * in sl__peers' order. */
+static const sl_adapter *const own[] = {
+    &sl__adapter_reference,   &sl__adapter_iter, &sl__adapter_fused,
+    &sl__adapter_per_element, &sl__adapter_cuda, &sl__adapter_cuda_graph,
 };
+#define OWN_COUNT ((int)(sizeof own / sizeof own[0]))
 
 const sl_kernel_table *sl_adapter_kernels(const sl_adapter *adapter, const sl_kernel_table *run)
 {
@@ -43,20 +23,31 @@ const sl_kernel_table *sl_adapter_kernels(const sl_adapter *adapter, const sl_ke
 
 int sl_adapter_count(void)
 {
-    return (int)(sizeof adapters / sizeof adapters[0]);
+    return OWN_COUNT + sl__peer_count + sl__user_peer_count();
 }
 
 const sl_adapter *sl_adapter_at(int index)
 {
-    return index >= 0 && index < sl_adapter_count() ? adapters[index] : NULL;
+    if (index < 0 || index >= sl_adapter_count())
+        return NULL;
+    if (index < OWN_COUNT)
+        return own[index];
+    if (index < OWN_COUNT + sl__peer_count)
+        return &sl__peers[index - OWN_COUNT]->adapter;
+    return sl__user_peer_at(index - OWN_COUNT - sl__peer_count);
 }
 
 const sl_adapter *sl_adapter_find(const char *name)
 {
     for (int i = 0; i < sl_adapter_count(); i++)
-        if (strcasecmp(adapters[i]->name, name) == 0)
-            return adapters[i];
-    return NULL;
+        if (strcasecmp(sl_adapter_at(i)->name, name) == 0)
+            return sl_adapter_at(i);
+    /* A loader of the user's: peer:<path to a .py file>. */
+    sl_err err = {0};
+    const sl_adapter *user = sl__user_peer(name, &err);
+    if (!user && strncmp(name, "peer:", 5) == 0 && (strchr(name, '/') || strstr(name, ".py")))
+        fprintf(stderr, "sluice: %s\n", err.msg);
+    return user;
 }
 
 sl_transform_set sl_adapter_transforms(const sl_adapter *adapter)

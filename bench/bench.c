@@ -420,7 +420,8 @@ static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl
                               .workers = run->options->workers,
                               .threads = record->threads,
                               .split = run->splits ? run->splits + (size_t)r * (size_t)run->total : NULL,
-                              .kernels = run_kernels(run->options)};
+                              .kernels = run_kernels(run->options),
+                              .tolerance = instance->scenario->tolerance};
     sl_rss_probe probe;
     sl_err run_err = {0};
 
@@ -431,6 +432,8 @@ static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl
     sl_status status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
     if (adapter->framework)
         adapter->framework(adapter, record->framework, sizeof record->framework);
+    if (adapter->annotate)
+        adapter->annotate(adapter, record);
     if (status != SL_OK) {
         status = fail_adapter_run(record, status, run_err.msg, err);
     } else if (sink.seen != run->total) {

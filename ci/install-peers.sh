@@ -2,13 +2,14 @@
 # Installs the peer loaders sluice compares itself with (docs/peers.md).
 #
 # 1. From Debian, into the system's Python (/usr/bin/python3, which runs
-#    peer:numpy and peer:torch unless SLUICE_PYTHON says otherwise): numpy,
-#    xxhash and PyTorch. Debian's torch is CPU-only, where PyPI's wheel would
-#    drag in CUDA libraries this machine does not use.
+#    peer:numpy and peer:numpy-idiomatic unless SLUICE_PYTHON says
+#    otherwise): numpy, and Debian's torch and torchvision, which MosaicML
+#    Streaming's venv (4.) sees; and libopencv-dev, libturbojpeg0-dev and
+#    pkg-config, which FFCV's C extension builds against (7.).
 # 2. From PyPI, with pinned versions, into a virtual environment at
 #    <repo>/.venv-peers (git-ignored), which runs peer:grain, peer:grain-t2,
 #    peer:tfdata and peer:jax unless SLUICE_PEER_PYTHON names another Python:
-#    grain, tensorflow-cpu, jax[cpu], numpy and xxhash.
+#    grain, tensorflow-cpu, jax[cpu] and numpy.
 # 3. From PyPI, every package pinned (ci/peers-datarax.txt), into a second
 #    virtual environment at <repo>/.venv-datarax, which runs peer:datarax and
 #    peer:datarax-scan unless SLUICE_DATARAX_PYTHON names another Python:
@@ -19,8 +20,7 @@
 #    system's packages: Streaming imports torch and torchvision, which come
 #    from Debian (CPU only; python3-torchvision is in the apt step). It runs
 #    peer:mosaicml-streaming unless SLUICE_STREAMING_PYTHON names another
-#    Python. LitData is not installed: it needs torch >= 2.4
-#    (docs/peers.md).
+#    Python.
 # 6. From PyPI, every package pinned, one virtual environment per framework
 #    whose pins are its own: <repo>/.venv-spdl (ci/peers-spdl.txt, peer:spdl,
 #    or SLUICE_SPDL_PYTHON) and <repo>/.venv-ray (ci/peers-ray.txt,
@@ -42,9 +42,10 @@ if [ "${SKIP_APT:-0}" != 1 ]; then
     [ "$(id -u)" = 0 ] || sudo=sudo
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update
-    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash python3-torch python3-torchvision
+    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash \
+        python3-torch python3-torchvision libopencv-dev libturbojpeg0-dev pkg-config
 fi
-/usr/bin/python3 -c 'import numpy, xxhash, torch; print("system: numpy", numpy.__version__, "xxhash", xxhash.VERSION, "torch", torch.__version__)'
+/usr/bin/python3 -c 'import numpy, torch; print("system: numpy", numpy.__version__, "torch", torch.__version__)'
 
 # The pins were resolved together on Python 3.11 (Debian 12); change them
 # together.
@@ -86,9 +87,24 @@ print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torc
 #    <repo>/.venv-wds runs peer:webdataset unless SLUICE_WDS_PYTHON does
 #    (WDS_VENV=<dir>). Then (6.) SPDL, Ray Data and Deep Lake the same way.
 for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset" \
-    "$here/.venv-spdl:spdl:spdl" "$here/.venv-ray:ray:ray" "$here/.venv-deeplake:deeplake:deeplake"; do
+    "$here/.venv-spdl:spdl:spdl" "$here/.venv-ray:ray:ray" "$here/.venv-deeplake:deeplake:deeplake" \
+    "${TORCH_VENV:-$here/.venv-torch}:torch:torch"; do
     dir=${pair%%:*}; rest=${pair#*:}; req=${rest%%:*}; name=${rest#*:}
     [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir"
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$req.txt"
     "$dir/bin/python" -c "from importlib.metadata import version; print('$req venv: $name', version('$name'))"
 done
+
+# 7. PyTorch 2 (7.) is in <repo>/.venv-torch (ci/peers-torch.txt, above): it
+#    runs peer:torch, peer:torch-idiomatic(-w2) and peer:litdata (LitData
+#    needs torch >= 2.4), and holds megatron-energon, unless
+#    SLUICE_TORCH_PYTHON names another Python. Its wheel brings NVIDIA's CUDA
+#    libraries as dependencies, unused on a CPU machine: a large download
+#    (about 3 GB), not an obstacle. FFCV (peer:ffcv) has a venv of its own,
+#    <repo>/.venv-ffcv (FFCV_VENV=<dir>, or SLUICE_FFCV_PYTHON), on the same
+#    PyTorch (ci/peers-ffcv.txt): its C extension builds against Debian's
+#    OpenCV and libjpeg-turbo found through pkg-config (the apt step).
+ffcv_venv=${FFCV_VENV:-$here/.venv-ffcv}
+[ -x "$ffcv_venv/bin/python" ] || /usr/bin/python3 -m venv "$ffcv_venv"
+"$ffcv_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-ffcv.txt"
+"$ffcv_venv/bin/python" -c "from importlib.metadata import version; print('ffcv venv: ffcv', version('ffcv'))"

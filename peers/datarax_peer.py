@@ -9,9 +9,10 @@ peer:datarax iterates the pipeline (`for batch in pipeline`, Datarax's
 compiled iteration session: one jitted step per batch). peer:datarax-scan runs
 all the plan's batches in one `Pipeline.scan` call (one XLA graph, compiled by
 a first identical call before the hello, as Datarax's own benchmark warms it
-up); scan cannot hand out a batch before the whole call returns, so each
-batch's latency is the call's time divided by the number of batches, as
-Datarax's own benchmark attributes it.
+up); scan cannot hand out a batch before the whole call returns, so its
+first batch's latency is the whole call and the others are slices of its
+output: sluice compares it by throughput, with that first-batch time, in a
+table of its own, never per batch.
 
 A Datarax pipeline's batches all have batch_size rows: its sources wrap
 around at their end. The plan's short last batch of an epoch is therefore
@@ -25,14 +26,20 @@ fields stay i64.
 """
 import os
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_peer  # noqa: E402
+import xla_cap  # noqa: E402
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# XLA contracts a multiply and an add into one fused multiply-add (which rounds
-# once where sluice rounds twice) even across lax.optimization_barrier, which
-# its CPU pipeline removes before fusion; capping its x86 code at AVX, the
-# level before FMA instructions, keeps every operation rounded on its own.
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
+OPTIONS = sluice_peer.parser("datarax")
+OPTIONS.add_argument("--scan", action="store_true", help="every batch of the plan in one Pipeline.scan call")
+options = OPTIONS.parse_args()
+# XLA may contract a multiply and an add into one fused multiply-add (which
+# rounds once where sluice rounds twice) even across
+# lax.optimization_barrier; for plans where it can, the peer caps XLA's code
+# at AVX, the level before FMA instructions (peers/xla_cap.py).
+CAP = xla_cap.apply(options.export_dir) if options.export_dir else ""
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -47,9 +54,7 @@ from datarax.core.config import ElementOperatorConfig, StructuralConfig  # noqa:
 from datarax.core.data_source import DataSourceModule  # noqa: E402
 from datarax.operators.element_operator import ElementOperator  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jax_ops  # noqa: E402
-import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
 RANDOM = jax_ops.RANDOM
@@ -185,8 +190,10 @@ def _keep_batch(batch):
 class ScanBatches:
     """Datarax's scan mode: one Pipeline.scan over every batch of the plan.
     The call is made once before the hello to compile it (Datarax's own
-    warmup), then again, timed, at the first batch; each batch is reported
-    with an equal share of that call's time."""
+    warmup), then again at the first batch, whose latency is therefore the
+    whole call (no batch is out before it returns); the others are slices of
+    its output. sluice compares it by throughput, with its first-batch time,
+    never per batch."""
 
     def __init__(self, plan, pipeline):
         self.plan, self.pipeline, self.n = plan, pipeline, len(plan.batches)
@@ -194,17 +201,14 @@ class ScanBatches:
         pipeline._position[...] = jnp.int32(0)
         self.stacked = None
         self.i = 0
-        self.share_ns = 0
 
     def __iter__(self):
         return self
 
     def __next__(self):
         if self.stacked is None:
-            t0 = time.perf_counter_ns()
             out = self.pipeline.scan(_keep_batch, length=self.n)
             self.stacked = {k: np.asarray(v) for k, v in out.items()}
-            self.share_ns = (time.perf_counter_ns() - t0) // self.n
         i = self.i
         self.i += 1
         rows = self.plan.batches[i]["rows"]
@@ -219,23 +223,16 @@ def make_batches(plan, options):
 
 
 def main():
-    import argparse
     from importlib.metadata import version
 
-    parser = argparse.ArgumentParser(prog="datarax")
-    parser.add_argument("export_dir")
-    parser.add_argument("--workers", type=int, default=0)
-    parser.add_argument("--scan", action="store_true")
-    options = parser.parse_args()
+    name = "datarax-scan" if options.scan else "datarax"
+    if options.describe:
+        sluice_peer.describe(name, SUPPORTED, "all-at-once" if options.scan else "per-batch")
+        return
     plan = sluice_peer.Plan(options.export_dir)
     plan.require(SUPPORTED)
-    name = "datarax-scan" if options.scan else "datarax"
-    framework = "datarax %s (jax %s)" % (version("datarax"), jax.__version__)
-    batches = make_batches(plan, options)
-    if options.scan:
-        sluice_peer.serve(name, framework, plan, batches, latency=lambda i: batches.share_ns)
-    else:
-        sluice_peer.serve(name, framework, plan, batches)
+    framework = "datarax %s (jax %s, %s)" % (version("datarax"), jax.__version__, CAP)
+    sluice_peer.serve(name, framework, plan, make_batches(plan, options), options)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
-"""peer:grain and peer:grain-t2: the scenario's pipeline written the way a Grain
-user writes it: a random-access data source (here, the exported element order
+"""peer:grain (tuned) and peer:grain-idiomatic, peer:grain-idiomatic-t2.
+
+The tuned form is a Grain MapDataset over the plan's batch indices whose one
+Map makes a whole batch with peer:numpy's vectorized code (see
+tuned_batches). The idiomatic form is the scenario's pipeline written the way
+Grain's tutorials teach it: a random-access data source (here, the exported element order
 of each epoch), grain.MapDataset.source(...).map(Transform()).batch(...), with
 one grain.transforms.Map per op, each working on one element as numpy arrays.
-peer:grain iterates the MapDataset in the main thread; peer:grain-t2 turns it
+peer:grain-idiomatic iterates the MapDataset in the main thread; -t2 turns it
 into an IterDataset whose iterator prefetches with 2 threads
 (grain.ReadOptions(num_threads=2)), Grain's own worker knob short of
 processes.
@@ -21,7 +25,8 @@ import grain
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+import numpy_peer as numpy_tuned  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
@@ -187,7 +192,7 @@ TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "
               "hash_ids": HashIds}
 
 
-def make_batches(plan, options):
+def idiomatic_batches(plan, options, threads):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     ops = list(plan.ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
@@ -206,13 +211,50 @@ def make_batches(plan, options):
         ds = ds[first:first + len(batches)]
         # iter(ds) alone would prefetch with Grain's default 16 threads; the
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.
-        read = grain.ReadOptions(num_threads=options.workers, prefetch_buffer_size=2 if options.workers else 0)
+        read = grain.ReadOptions(num_threads=threads, prefetch_buffer_size=2 if threads else 0)
         it = iter(ds.to_iter_dataset(read))
         for batch in it:
             yield batch
 
 
+class TunedBatch(grain.transforms.Map):
+    """Batch k of the plan, made whole by peer:numpy's tuned code."""
+
+    def __init__(self, plan):
+        self.tuned = numpy_tuned.Tuned(plan)
+
+    def map(self, k):
+        return self.tuned.batch(k)
+
+
+def tuned_batches(plan, options):
+    """As a Grain expert loads data that is in memory already: a MapDataset
+    over the plan's batch indices whose one Map makes a whole batch with
+    vectorized numpy (no per-element records, no collation), iterated in the
+    main thread."""
+    ds = grain.MapDataset.range(len(plan.batches)).map(TunedBatch(plan))
+    read = grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
+    for batch in ds.to_iter_dataset(read):
+        yield batch
+
+
+def make_batches(plan, options):
+    if options.idiomatic or options.idiomatic_t2:
+        return idiomatic_batches(plan, options, 2 if options.idiomatic_t2 else 0)
+    return tuned_batches(plan, options)
+
+
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("grain", "grain " + version("grain"), make_batches, SUPPORTED)
+    p = sluice_peer.parser("grain")
+    p.add_argument("--idiomatic", action="store_true", help="one Map per op on each element, then batch")
+    p.add_argument("--idiomatic-t2", action="store_true", help="the same with 2 prefetch threads")
+    options = p.parse_args()
+    kind = "prefetching" if options.idiomatic_t2 else "per-batch"
+    if options.describe:
+        sluice_peer.describe("grain", SUPPORTED, kind)
+    else:
+        plan = sluice_peer.Plan(options.export_dir)
+        plan.require(SUPPORTED)
+        sluice_peer.serve("grain", "grain " + version("grain"), plan, make_batches(plan, options), options)

@@ -20,9 +20,12 @@ import sluice_ops
 
 # Ops that only move, select or count values, or compute in integers:
 # bitwise in any framework that keeps the dtypes.
-MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids"}
-ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p"}
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
+MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
+            "rot90"}
+ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
+# Ops with per-element exported decisions: the decision row rides along.
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
+          "random_scale")
 
 B = lax.optimization_barrier
 
@@ -93,6 +96,24 @@ def element_op(op):
         return crop
     if kind == "random_hflip":
         return lambda x, d: jnp.where(d[0] != 0, x[:, ::-1], x)
+    if kind == "rot90":
+        # k quarter turns counter-clockwise over (h, w), as np.rot90; a
+        # switch keeps k a value of the element (square images only).
+        turns = [lambda x, j=j: jnp.rot90(x, j, axes=(0, 1)) for j in range(4)]
+        return lambda x, d: lax.switch(d[0], turns, x)
+    if kind == "random_brightness":
+        # d = f32(delta) * f32((u24 - 2^23) / 2^23); the second factor is
+        # exact in f32, so one rounding, as sluice.
+        delta = jnp.float32(p["delta"])
+        return lambda x, d: x + B(delta * ((d[0] - (1 << 23)).astype(jnp.float32) * jnp.float32(2.0**-23)))
+    if kind == "random_scale":
+        lo, hi = jnp.float32(p["lo"]), jnp.float32(p["hi"])
+
+        def scale(x, d):
+            u = d[0].astype(jnp.float32) * jnp.float32(2.0**-24)  # exact
+            f = B(lo + B(B(hi - lo) * u))
+            return x * jnp.minimum(f, hi)
+        return scale
     if kind == "random_crop3d":
         return lambda x, d: lax.dynamic_slice(x, (d[0], d[1], d[2]), (p["d"], p["h"], p["w"]))
     if kind == "random_flip3d":

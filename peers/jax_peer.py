@@ -1,28 +1,36 @@
-"""peer:jax: the scenario's pipeline written the way a JAX user writes it on
-the CPU: the source fields and the epoch's decisions as device arrays, each op
-a function of one element (peers/jax_ops.py) vmapped over the batch, and one
-jax.jit-compiled batch function that gathers the batch's elements (jnp.take)
-and applies the ops; the batch is a numpy array (np.asarray after
-block_until_ready) before the clock stops.
+"""peer:jax and peer:jax-idiomatic: the scenario's pipeline in JAX on the CPU.
 
-An epoch's short last batch has a shape of its own, so it needs a compilation
-of its own. As JAX users do for a fixed set of shapes, the peer compiles every
-batch shape the plan contains ahead of time (jit(...).lower(...).compile())
-before it says hello, so no compilation happens among the batches.
+The tuned form is what JAX's experts write: the source fields and the
+epoch's decisions as device arrays, each op a function of one element
+(peers/jax_ops.py) vmapped over the batch, and one jax.jit-compiled batch
+function that gathers the batch's elements (jnp.take) and applies the ops;
+every batch shape of the plan (an epoch's short last batch has its own) is
+compiled ahead of time (jit(...).lower(...).compile()) before the hello, so
+no compilation happens among the batches. The idiomatic form is what JAX's
+tutorials show first: the same jax.numpy functions called eagerly on the
+batch, without jit, each operation dispatched on its own.
 
-The ops compute what sluice computes (see peers/jax_ops.py: each result
-fenced with lax.optimization_barrier so that XLA cannot contract a multiply
-and an add into one fused multiply-add); x64 is on so i64 fields stay i64.
+The batch is a numpy array (np.asarray after block_until_ready) before the
+clock stops. The ops compute what sluice computes (peers/jax_ops.py); x64 is
+on so i64 fields stay i64. XLA fuses the jitted function and may contract a
+multiply and an add into one fused multiply-add, which rounds once where
+sluice rounds twice: for plans where that can happen, and only for them, the
+peer caps XLA's code at AVX (peers/xla_cap.py) and says so in its framework
+string. Eager dispatch runs each operation alone, so the idiomatic form
+needs no cap.
 """
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_peer  # noqa: E402
+import xla_cap  # noqa: E402
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# XLA contracts a multiply and an add into one fused multiply-add (which rounds
-# once where sluice rounds twice) even across lax.optimization_barrier, which
-# its CPU pipeline removes before fusion; capping its x86 code at AVX, the
-# level before FMA instructions, keeps every operation rounded on its own.
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
+OPTIONS = sluice_peer.parser("jax")
+OPTIONS.add_argument("--idiomatic", action="store_true", help="jax.numpy ops dispatched eagerly, no jit")
+options = OPTIONS.parse_args()
+CAP = xla_cap.apply(options.export_dir) if options.export_dir and not options.idiomatic else "eager, no fusion"
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -32,21 +40,70 @@ from jax import lax  # noqa: E402
 # sluice's i64 fields stay i64 (JAX would make them i32 otherwise).
 jax.config.update("jax_enable_x64", True)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jax_ops  # noqa: E402
-import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
+SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup", "cutmix", "bucket_by_length",
+             "pad_to_multiple", "attention_mask"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
+MIXING = ("mixup", "cutmix")
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
+    return lax.optimization_barrier(x * w_own) + lax.optimization_barrier(jnp.take(x, partner, axis=0) * w_partner)
+
+
+def mix(op, out, row, partner):
+    """MixUp and CutMix from the exported per-batch decisions (row) and
+    partners of the batch; CutMix's box is a mask, so shapes stay static."""
+    name, label = op["field"], op["params"]["label"]
+    x = out[name]
+    if op["kind"] == "mixup":
+        w_own, w_partner = row[1], row[2]
+        out[name] = blend(x, partner, w_own, w_partner)
+    else:
+        yy = jnp.arange(x.shape[1], dtype=jnp.float32)[:, None]
+        xx = jnp.arange(x.shape[2], dtype=jnp.float32)[None, :]
+        box = (yy >= row[1]) & (yy < row[2]) & (xx >= row[3]) & (xx < row[4])
+        box = box.reshape((1,) + box.shape + (1,) * (x.ndim - 3))
+        out[name] = jnp.where(box, jnp.take(x, partner, axis=0), x)
+        w_own, w_partner = row[5], row[6]
+    out[label] = blend(out[label], partner, w_own, w_partner)
+
+
+def noise(plan, op, x, ids, epoch):
+    """Gaussian noise from JAX's own generator, keyed per element as a JAX
+    user keys it (seed, op, epoch, element): not sluice's values, so sluice
+    checks it statistically."""
+    base = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(int(plan.raw["seed"]) & 0x7FFFFFFF),
+                                                 op["op_id"]), epoch)
+    draws = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(base, i), x.shape[1:], jnp.float32))(ids)
+    return x + lax.optimization_barrier(jnp.float32(op["params"]["sigma"]) * draws)
+
+
+def width_of(plan, lengths, ids):
+    """pad_to_multiple's width for a batch, on the host: the smallest multiple
+    that holds its longest sequence, at most the capacity. A jitted
+    function's shapes are static, so the batch function is compiled for
+    each width the plan has (at most capacity / multiple of them)."""
+    op = next((op for op in plan.ops if op["kind"] == "pad_to_multiple"), None)
+    if op is None:
+        return None
+    capacity = next(f for f in plan.source_fields if f["name"] == op["field"])["shape"][0]
+    longest = min(max(int(lengths[ids].max(initial=0)), 0), capacity)
+    m = op["params"]["multiple"]
+    return min((longest + m - 1) // m * m, capacity)
 
 
 def build(plan):
-    """The batch function: (sources, decisions, ids) -> dict of arrays."""
+    """The batch function: (sources, decisions, ids) -> dict of arrays,
+    jitted by the tuned form and called as it is by the idiomatic one."""
     ops = list(plan.ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
-    # rebatch splits a batch into micro-batches and joins them back: the same bytes.
-    ops = [op for op in ops if op["kind"] != "rebatch"]
+    # rebatch splits a batch into micro-batches and joins them back, and
+    # bucket_by_length is in the exported order already: the same bytes.
+    ops = [op for op in ops if op["kind"] not in ("rebatch", "bucket_by_length")]
 
-    def batch_fn(sources, decisions, ids):
+    def batch_fn(sources, decisions, ids, epoch, mixing, width):
         out = {}
         for name, data in sources.items():
             if pack is not None and name == pack["field"]:
@@ -62,6 +119,22 @@ def build(plan):
             if op["kind"] == "bag_offsets":
                 out[op["params"]["out"]] = jax_ops.bag_offsets(out[name])
                 continue
+            if op["kind"] in MIXING:
+                mix(op, out, *mixing[op["index"]])
+                continue
+            if op["kind"] == "gaussian_noise":
+                out[name] = lax.optimization_barrier(noise(plan, op, out[name], ids, epoch))
+                continue
+            if op["kind"] in ("pad_to_multiple", "attention_mask"):
+                p = op["params"]
+                x = out[name][:, :width] if op["kind"] == "pad_to_multiple" else out[name]
+                w = x.shape[1]
+                keep = jnp.arange(w)[None, :] < jnp.clip(out[p["lengths"]], 0, w)[:, None]
+                if op["kind"] == "pad_to_multiple":
+                    out[name] = jnp.where(keep, x, jnp.asarray(p["pad_id"], x.dtype))
+                else:
+                    out[p["out"]] = keep.astype(jnp.uint8)
+                continue
             f = jax_ops.element_op(op)
             if op["kind"] in jax_ops.RANDOM:
                 d = jnp.take(decisions[op["index"]], ids, axis=0)
@@ -71,42 +144,71 @@ def build(plan):
             out[name] = lax.optimization_barrier(x)
         return out
 
-    return jax.jit(batch_fn)
+    return batch_fn
 
 
 def epoch_decisions(plan, epoch):
     return {op["index"]: jnp.asarray(plan.decisions(op, epoch)) for op in plan.ops if op["kind"] in jax_ops.RANDOM}
 
 
-def make_batches(plan, sources, compiled):
+def mixing_of(plan, i):
+    """Batch i's per-batch decisions and partners for each mixing op."""
+    rows = plan.batches[i]["rows"]
+    return {op["index"]: (jnp.asarray(plan.batch_decisions(op)[i]), jnp.asarray(plan.batch_partners(op)[i][:rows]))
+            for op in plan.ops if op["kind"] in MIXING}
+
+
+def host_lengths(plan):
+    """The lengths field pad_to_multiple reads, on the host, or None."""
+    op = next((op for op in plan.ops if op["kind"] == "pad_to_multiple"), None)
+    return plan.load_source(op["params"]["lengths"]) if op else None
+
+
+def make_batches(plan, sources, compiled, eager=None):
     decisions = {}
+    lengths = host_lengths(plan)
     for i, b in enumerate(plan.batches):
         epoch = b["epoch"]
         if epoch not in decisions:
             decisions = {epoch: epoch_decisions(plan, epoch)}
-        ids = jnp.asarray(plan.batch_ids(i))
-        out = compiled[int(ids.shape[0])](sources, decisions[epoch], ids)
+        host_ids = plan.batch_ids(i)
+        width = width_of(plan, lengths, host_ids)
+        ids = jnp.asarray(host_ids)
+        if eager is not None:
+            out = eager(sources, decisions[epoch], ids, jnp.int64(epoch), mixing_of(plan, i), width)
+        else:
+            out = compiled[(int(ids.shape[0]), width)](sources, decisions[epoch], ids, jnp.int64(epoch),
+                                                       mixing_of(plan, i))
         yield {k: np.asarray(v.block_until_ready()) for k, v in out.items()}
 
 
 def main():
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="jax")
-    parser.add_argument("export_dir")
-    parser.add_argument("--workers", type=int, default=0)
-    options = parser.parse_args()
+    if options.describe:
+        sluice_peer.describe("jax", SUPPORTED, "per-batch")
+        return
     plan = sluice_peer.Plan(options.export_dir)
     plan.require(SUPPORTED)
     sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
     fn = build(plan)
-    # Every batch shape of the plan, compiled before the hello (start-up).
-    first = epoch_decisions(plan, plan.batches[0]["epoch"])
-    compiled = {}
-    for rows in sorted({b["rows"] for b in plan.batches}):
-        ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
-        compiled[rows] = fn.lower(sources, first, ids).compile()
-    sluice_peer.serve("jax", "jax " + jax.__version__, plan, make_batches(plan, sources, compiled))
+    framework = "jax %s (%s)" % (jax.__version__, CAP)
+    if options.idiomatic:
+        batches = make_batches(plan, sources, None, eager=fn)
+    else:
+        # Every batch shape of the plan, compiled before the hello (start-up).
+        # Every (batch rows, width) shape of the plan, compiled before the
+        # hello (start-up).
+        first = epoch_decisions(plan, plan.batches[0]["epoch"])
+        lengths = host_lengths(plan)
+        shapes = {}
+        for k, b in enumerate(plan.batches):
+            shapes.setdefault((b["rows"], width_of(plan, lengths, plan.batch_ids(k))), k)
+        compiled = {}
+        for (rows, width), k in sorted(shapes.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
+            ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
+            compiled[(rows, width)] = jax.jit(fn, static_argnums=5).lower(sources, first, ids, jnp.int64(0),
+                                                                         mixing_of(plan, k), width).compile()
+        batches = make_batches(plan, sources, compiled)
+    sluice_peer.serve("jax-idiomatic" if options.idiomatic else "jax", framework, plan, batches, options)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,27 @@
-"""peer:numpy: the scenario's pipeline written the way a numpy user writes it,
-vectorized over one batch at a time: fancy-index gather, broadcast arithmetic,
-advanced-index crops and masked flips.
+"""peer:numpy: the scenario's pipeline as numpy's experts write it, following
+numpy's own performance guidance (in-place ufuncs with out=, no temporaries,
+views instead of copies, preallocated outputs, contiguous inner loops, basic
+slicing instead of advanced indexing):
 
-It computes what sluice computes, not numpy's shortest idiom: normalize is
-(x - mean) * inv_std with inv_std = float32(1 / std), as sluice's kernels do,
-rather than (x - mean) / std, which rounds differently; clip is two
-comparisons, so NaN passes through as in sluice. Everything stays float32.
-zscore's moments are summed in float64 in sluice's fixed order (value i into
-partial sum i mod 8, the partials added pairwise); log1p is sluice's own
-libm-free definition and hash_ids SplitMix64's finalizer, from
-peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
-differently, and the protocol compares bits).
+- each source field is gathered with np.take(..., out=, mode="clip") over
+  (rows, values) views into a buffer made once; pack_tokens' stream is held as a (sequences, seq_len) view (its tail
+  padded once, when it is loaded), so a batch is one take of rows;
+- normalize is np.subtract and np.multiply in place (from u8, after one
+  casting copy into a float32 buffer), with mean and 1/std tiled over the
+  element so that numpy's inner loop runs over a whole element, not over 3
+  channels (a lookup table per channel, tried, was 10x slower: np.take into
+  a strided output);
+- scale, add and multiply are in-place ufuncs; clip is two masked copies in
+  place (sluice's two comparisons, so NaN passes through);
+- random_crop is one slice copy per image straight from the source into a
+  zeroed output made once (its padding never changes), and a random_hflip
+  right after it copies the mirrored slice instead of flipping afterwards; a
+  flip alone reverses each flipped image in place.
+
+Every other op is numpy_idiomatic_peer's function (already vectorized; they
+are not where the time goes in the scenarios that use them). The output is
+bitwise the reference's: each value goes through the same float32
+operations in the same order.
 """
 import os
 import sys
@@ -18,305 +29,185 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
+import numpy_idiomatic_peer as idiomatic  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
-             "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
-# What peer:numpy itself adds, from the exported per-element and per-batch
-# decisions (the peers that reuse apply_ops without a batch index do not
-# claim them), and gaussian noise drawn by numpy's own generator, keyed by
-# (seed, op id, epoch, batch) as a numpy user keys it: its batches cannot
-# equal sluice's, so sluice checks them statistically (docs/peers.md).
-NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "gaussian_noise"}
+SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
+IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip"}
 
 
-def gather_tokens(stream, ids, seq_len, pad):
-    """Sequences ids of a token stream cut every seq_len tokens, padded past its end."""
-    idx = ids[:, None] * seq_len + np.arange(seq_len, dtype=np.int64)[None, :]
-    inside = idx < stream.shape[0]
-    out = stream.take(np.minimum(idx, stream.shape[0] - 1))
-    out[~inside] = pad
-    return out
+def tiled(values, channels, element_shape):
+    """A per-channel constant repeated over one element (channels last), flat."""
+    values = np.asarray(values[:channels], dtype=np.float32)
+    count = int(np.prod(element_shape)) if element_shape else 1
+    return np.ascontiguousarray(np.tile(values, count // channels))
 
 
-def normalize(x, p):
-    mean = np.asarray(p["mean"], dtype=np.float32)
-    inv_std = np.asarray(p["inv_std"], dtype=np.float32)
-    if p["channels"] == 1:
-        mean, inv_std = mean[0], inv_std[0]
-    return (x.astype(np.float32) - mean) * inv_std
+class Field:
+    """A source field's data and the batch buffers made for it."""
+
+    def __init__(self, data, batch_size):
+        self.data = data
+        self.flat = data.reshape(data.shape[0], -1)
+        self.buffers = {}
+        self.batch_size = batch_size
+
+    def buffer(self, key, shape, dtype, zero=False):
+        """A buffer made once per key and shape (a short batch has its own)."""
+        k = (key, shape, np.dtype(dtype).str)
+        if k not in self.buffers:
+            self.buffers[k] = np.zeros(shape, dtype=dtype) if zero else np.empty(shape, dtype=dtype)
+        return self.buffers[k]
 
 
-def clip(x, p):
-    lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
-    return np.where(x < lo, lo, np.where(x > hi, hi, x)).astype(np.float32)
-
-
-def random_crop(x, p, dec):
-    """Crops each image at its offset and pads it back, centred, with zeros."""
-    n, h, w = x.shape[0], x.shape[1], x.shape[2]
-    ch, cw = p["crop_h"], p["crop_w"]
-    top, left = (h - ch) // 2, (w - cw) // 2
-    rows = dec[:, 0:1] + np.arange(ch)[None, :]
-    cols = dec[:, 1:2] + np.arange(cw)[None, :]
-    out = np.zeros_like(x)
-    out[:, top:top + ch, left:left + cw] = x[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
-    return out
-
-
-def random_hflip(x, dec):
-    flip = dec[:, 0] != 0
-    x = x.copy() if not x.flags.writeable else x
-    x[flip] = x[flip][:, :, ::-1]
-    return x
-
-
-def zscore(x):
-    """Per element (x - mean) * (1 / std), the moments in sluice's order."""
-    n = x.shape[0]
-    v = x.reshape(n, -1).astype(np.float64)
-    lanes = -v.shape[1] % 8
-    if lanes:
-        v = np.concatenate([v, np.zeros((n, lanes))], axis=1)
-    v = v.reshape(n, -1, 8)
-
-    def lane_sum(parts):
-        # parts [n, rows, 8]: each lane summed down its rows in order (numpy
-        # reduces a non-contiguous axis row by row), then pairwise.
-        p = np.add.reduce(parts, axis=1)
-        return ((p[:, 0] + p[:, 1]) + (p[:, 2] + p[:, 3])) + ((p[:, 4] + p[:, 5]) + (p[:, 6] + p[:, 7]))
-
-    count = x[0].size
-    mean = lane_sum(v) / count
-    centred = v - mean[:, None, None]
-    if lanes:
-        centred[:, -1, 8 - lanes:] = 0.0
-    var = lane_sum(centred * centred) / count
-    sd = np.sqrt(var)
-    with np.errstate(divide="ignore"):
-        inv = np.where(sd > 0.0, (1.0 / sd).astype(np.float32), np.float32(1.0))
-    shape = (n,) + (1,) * (x.ndim - 1)
-    return (x - mean.astype(np.float32).reshape(shape)) * inv.astype(np.float32).reshape(shape)
-
-
-def random_crop3d(x, p, dec):
-    """Each volume's d x h x w patch at its exported offset."""
-    n = x.shape[0]
-    z = dec[:, 0:1] + np.arange(p["d"])[None, :]
-    y = dec[:, 1:2] + np.arange(p["h"])[None, :]
-    w = dec[:, 2:3] + np.arange(p["w"])[None, :]
-    return x[np.arange(n)[:, None, None, None], z[:, :, None, None], y[:, None, :, None], w[:, None, None, :]]
-
-
-def random_flip3d(x, dec):
-    """Mirrors each volume's axes named by its exported bits (D=1, H=2, W=4)."""
-    x = x.copy()
-    for bit, axis in ((1, 1), (2, 2), (4, 3)):
-        sel = (dec[:, 0] & bit) != 0
-        x[sel] = np.flip(x[sel], axis=axis)
-    return x
-
-
-def pad_tokens(x, p):
-    """Each row's tokens before its first end id (at most length - 1), the end
-    id, then pads."""
-    length, end = p["length"], p["end_id"]
-    is_end = x == end
-    content = np.where(is_end.any(axis=1), is_end.argmax(axis=1), x.shape[1])
-    keep = np.minimum(content, length - 1)
-    width = min(length, x.shape[1])
-    out = np.full((x.shape[0], length), p["pad_id"], dtype=np.int32)
-    out[:, :width] = x[:, :width]
-    pos = np.arange(length)[None, :]
-    out[pos >= keep[:, None]] = p["pad_id"]
-    out[pos == keep[:, None]] = end
-    return out
-
-
-class NumpyArrays:
-    """sluice_ops' array interface in numpy (float32 arithmetic)."""
-
-    f32 = staticmethod(np.float32)
-    where = staticmethod(np.where)
-    to_f32 = staticmethod(lambda i: i.astype(np.float32))
-    fence = staticmethod(lambda x: x)
-    shr = staticmethod(lambda i, n: i >> n)
-    band = staticmethod(lambda i, m: i & m)
+class Tuned:
+    def __init__(self, plan):
+        self.plan = plan
+        self.fields = {}
+        ops = list(plan.ops)
+        self.pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+        for f in plan.source_fields:
+            data = plan.load_source(f["name"])
+            if self.pack is not None and f["name"] == self.pack["field"]:
+                data = self.sequences(data, self.pack["params"])
+            self.fields[f["name"]] = Field(data, plan.batch_size)
+        self.ops = ops
+        # Ops applied by the tuned code run while a field is ours and
+        # float32 (or u8 for crops and flips); the first op that is not
+        # makes numpy_idiomatic_peer do the rest.
+        self.tiles = {}
+        for op in ops:
+            if op["kind"] == "normalize":
+                shape = self.fields[op["field"]].data.shape[1:] if op["field"] in self.fields else ()
+                self.tiles[op["index"]] = (tiled(op["params"]["mean"], op["params"]["channels"], shape),
+                                           tiled(op["params"]["inv_std"], op["params"]["channels"], shape))
 
     @staticmethod
-    def bits(x):
-        return np.ascontiguousarray(x, dtype=np.float32).view(np.int32)
+    def sequences(stream, p):
+        """The token stream as rows of seq_len, its last row padded with pad_id."""
+        seq = p["seq_len"]
+        rows = -(-stream.shape[0] // seq)
+        table = np.full(rows * seq, p["pad_id"], dtype=stream.dtype)
+        table[:stream.shape[0]] = stream
+        return table.reshape(rows, seq)
+
+    def gather(self, name, ids):
+        """The batch's rows, one np.take over (rows, values) views into a
+        buffer made once. mode="clip" (the ids are always in range) spares
+        the temporary copy that mode="raise" makes when out= is given: 3x
+        faster on PC-1's rows."""
+        f = self.fields[name]
+        out = f.buffer("gather", (len(ids),) + f.data.shape[1:], f.data.dtype)
+        np.take(f.flat, ids, axis=0, out=out.reshape(len(ids), -1), mode="clip")
+        return out
+
+    def crop(self, name, x, op, flip_op, ids, epoch, from_source):
+        """random_crop (and a random_hflip right after it): one slice copy per
+        image into a zeroed buffer made once; x is the source field itself
+        when from_source (ids index it), else the batch."""
+        p = op["params"]
+        n = len(ids)
+        h, w = x.shape[1], x.shape[2]
+        ch, cw = p["crop_h"], p["crop_w"]
+        top, left = (h - ch) // 2, (w - cw) // 2
+        mirrored = w - left - cw  # the content's first column once mirrored
+        f = self.fields[name]
+        out = f.buffer(("crop", op["index"]), (n,) + x.shape[1:], x.dtype, zero=True)
+        dec = self.plan.decisions(op, epoch)
+        offsets = dec[ids]
+        flips = self.plan.decisions(flip_op, epoch)[ids, 0].tolist() if flip_op is not None else [0] * n
+        rows = ids.tolist() if from_source else range(n)
+        # Python ints: numpy scalars would make each slice slower to build.
+        for k, (i, oy, ox, flip) in enumerate(zip(rows, offsets[:, 0].tolist(), offsets[:, 1].tolist(), flips)):
+            src = x[i, oy:oy + ch, ox:ox + cw]
+            if mirrored != left and flip_op is not None:
+                out[k, top:top + ch] = 0  # the padding's columns differ for the two directions
+            if flip:
+                out[k, top:top + ch, mirrored:mirrored + cw] = src[:, ::-1]
+            else:
+                out[k, top:top + ch, left:left + cw] = src
+        return out
 
     @staticmethod
-    def from_bits(i):
-        return np.ascontiguousarray(i, dtype=np.int32).view(np.float32)
+    def hflip(x, op_decisions):
+        """Reverses each flipped image's width in place."""
+        for k in np.flatnonzero(op_decisions[:, 0]):
+            x[k] = x[k, :, ::-1].copy()
+        return x
 
+    def normalize(self, name, x, op, ids, from_source):
+        """(x - mean) * inv_std in place over each element's values, the
+        constants tiled over the element; from u8, one casting copy into a
+        float32 buffer first (numpy's fastest way to the two roundings)."""
+        if from_source:
+            x = self.gather(name, ids)
+        n = x.shape[0]
+        mean, inv = self.tiles[op["index"]]
+        if x.dtype == np.float32:
+            out = x
+            flat = out.reshape(n, -1)
+        else:
+            out = self.fields[name].buffer(("normalize", op["index"]), x.shape, np.float32)
+            flat = out.reshape(n, -1)
+            flat[...] = x.reshape(n, -1)
+        np.subtract(flat, mean, out=flat)
+        np.multiply(flat, inv, out=flat)
+        return out
 
-def log1p(x):
-    with np.errstate(all="ignore"):
-        return sluice_ops.log1p(x.astype(np.float32), NumpyArrays).astype(np.float32)
-
-
-def hash_ids(x, p):
-    """Each id of column j to its hash mod size[j]; missing (negative) ids stay -1."""
-    high = sluice_ops.id_hash_high32(x.astype(np.uint64), lambda v, n: v >> np.uint64(n), np.uint64)
-    sizes = np.asarray(p["sizes"], dtype=np.uint64)
-    return np.where(x < 0, np.int64(-1), (high % sizes).astype(np.int64))
-
-
-def pad_to_multiple(x, lengths, p):
-    """The batch's rows cut to the smallest multiple that holds its longest
-    sequence (at most the capacity), pads after each row's length."""
-    capacity = x.shape[1]
-    longest = min(max(int(lengths.max(initial=0)), 0), capacity)
-    m = p["multiple"]
-    width = min((longest + m - 1) // m * m, capacity)
-    out = x[:, :width].copy()
-    out[np.arange(width)[None, :] >= np.clip(lengths, 0, width)[:, None]] = p["pad_id"]
-    return out
-
-
-def attention_mask(x, lengths):
-    width = x.shape[1]
-    return (np.arange(width)[None, :] < np.clip(lengths, 0, width)[:, None]).astype(np.uint8)
-
-
-def rot90(x, k):
-    """Each image turned k[i] quarter turns counter-clockwise over (h, w)."""
-    out = np.empty_like(x)
-    for turns in range(4):
-        rows = k == turns
-        if rows.any():
-            out[rows] = np.rot90(x[rows], turns, axes=(1, 2))
-    return out
-
-
-def per_row(values, x):
-    """values[i] broadcast over row i of x."""
-    return values.reshape((-1,) + (1,) * (x.ndim - 1))
-
-
-def random_brightness(x, p, u24):
-    # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
-    d = np.float32(p["delta"]) * ((u24.astype(np.float64) - 2**23) / 2**23).astype(np.float32)
-    return x + per_row(d.astype(np.float32), x)
-
-
-def random_scale(x, p, u24):
-    lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
-    f = (lo + (hi - lo) * (u24.astype(np.float64) / 2**24).astype(np.float32)).astype(np.float32)
-    return x * per_row(np.minimum(f, hi), x)
-
-
-def blend(x, partner, w_own, w_partner):
-    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
-    return (x * np.float32(w_own)).astype(np.float32) + (x[partner] * np.float32(w_partner)).astype(np.float32)
-
-
-def mix(plan, op, fields, batch):
-    """MixUp and CutMix from the exported per-batch decisions of batch `batch`."""
-    d = op["decisions"]
-    row = plan.batch_decisions(op)[batch]
-    rows = fields[op["field"]].shape[0]
-    partner = plan.batch_partners(op)[batch][:rows]
-    label = op["params"]["label"]
-    if op["kind"] == "mixup":
-        w_own, w_partner = row[1], row[2]
-        fields[op["field"]] = blend(fields[op["field"]], partner, w_own, w_partner)
-    else:
-        y0, y1, x0, x1 = (int(v) for v in row[1:5])
-        w_own, w_partner = row[5], row[6]
-        x = fields[op["field"]]
-        out = x.copy()
-        out[:, y0:y1, x0:x1] = x[partner][:, y0:y1, x0:x1]
-        fields[op["field"]] = out
-    fields[label] = blend(fields[label], partner, w_own, w_partner)
-    assert d["exported"]
-
-
-def gather(plan, sources, ids):
-    """A batch's fields: the source rows of ids (pack_tokens' sequences cut from
-    its token stream). Returns the fields and the ops left to apply."""
-    fields = {}
-    ops = plan.ops
-    if ops and ops[0]["kind"] == "pack_tokens":
-        p = ops[0]["params"]
-        fields[ops[0]["field"]] = gather_tokens(sources[ops[0]["field"]], ids, p["seq_len"], p["pad_id"])
-        ops = ops[1:]
-    for name, data in sources.items():
-        if name not in fields:
-            fields[name] = data[ids]
-    return fields, ops
-
-
-def apply_ops(plan, fields, ops, epoch, ids, batch=None):
-    """The plan's ops, in order, on a batch's fields (elements ids of epoch;
-    batch, the index in plan.batches, for the ops with per-batch decisions)."""
-    for op in ops:
-        kind, p, name = op["kind"], op["params"], op["field"]
-        x = fields[name]
-        if kind == "normalize":
-            x = normalize(x, p)
-        elif kind in ("scale", "multiply"):
-            x = x * np.float32(p["value"])
-        elif kind == "add":
-            x = x + np.float32(p["value"])
-        elif kind == "clip":
-            x = clip(x, p)
-        elif kind == "random_crop":
-            x = random_crop(x, p, plan.decisions(op, epoch)[ids])
-        elif kind == "random_hflip":
-            x = random_hflip(x, plan.decisions(op, epoch)[ids])
-        elif kind == "zscore":
-            x = zscore(x)
-        elif kind == "random_crop3d":
-            x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
-        elif kind == "random_flip3d":
-            x = random_flip3d(x, plan.decisions(op, epoch)[ids])
-        elif kind == "one_hot":
-            x = (x[:, None] == np.arange(p["classes"])[None, :]).astype(np.float32)
-        elif kind == "pad_tokens":
-            x = pad_tokens(x, p)
-        elif kind == "log1p":
-            x = log1p(x)
-        elif kind == "hash_ids":
-            x = hash_ids(x, p)
-        elif kind == "bag_offsets":
-            # Each column's running count of present ids down the batch.
-            fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
-        elif kind == "pad_to_multiple":
-            x = pad_to_multiple(x, fields[p["lengths"]], p)
-        elif kind == "attention_mask":
-            fields[p["out"]] = attention_mask(x, fields[p["lengths"]])
-        elif kind == "rot90":
-            x = rot90(x, plan.decisions(op, epoch)[ids][:, 0])
-        elif kind == "random_brightness":
-            x = random_brightness(x, p, plan.decisions(op, epoch)[ids][:, 0])
-        elif kind == "random_scale":
-            x = random_scale(x, p, plan.decisions(op, epoch)[ids][:, 0])
-        elif kind == "gaussian_noise":
-            rng = np.random.default_rng([int(plan.raw["seed"]), op["op_id"], epoch, batch])
-            x = x + np.float32(p["sigma"]) * rng.standard_normal(x.shape, dtype=np.float32)
-        elif kind in ("mixup", "cutmix"):
-            mix(plan, op, fields, batch)
-            continue
-        # bucket_by_length is in the exported order already; rebatch
-        # splits a batch into micro-batches and joins them back, which
-        # leaves its bytes as they were.
-        fields[name] = x
-    return fields
+    def batch(self, i):
+        plan = self.plan
+        b = plan.batches[i]
+        epoch = b["epoch"]
+        ids = plan.batch_ids(i)
+        fields = {}
+        # The tuned ops, in order, on each field they reach first; a field
+        # not yet touched is read straight from the source by its first op.
+        pending = {name: True for name in self.fields}
+        ops = self.ops
+        k = 0
+        while k < len(ops) and ops[k]["kind"] in IN_PLACE:
+            op = ops[k]
+            name, kind = op["field"], op["kind"]
+            from_source = pending.get(name, False)
+            x = self.fields[name].data if from_source else fields[name]
+            if kind == "normalize":
+                x = self.normalize(name, x, op, ids, from_source)
+            elif kind == "random_crop":
+                follow = ops[k + 1] if k + 1 < len(ops) else None
+                flip = follow if follow and follow["kind"] == "random_hflip" and follow["field"] == name else None
+                x = self.crop(name, x, op, flip, ids, epoch, from_source)
+                k += 1 if flip is not None else 0
+            else:
+                if from_source:
+                    x = self.gather(name, ids)
+                if kind == "random_hflip":
+                    x = self.hflip(x, plan.decisions(op, epoch)[ids])
+                elif x.dtype != np.float32:
+                    break  # integer arithmetic: numpy_idiomatic_peer's
+                elif kind in ("scale", "multiply"):
+                    np.multiply(x, np.float32(op["params"]["value"]), out=x)
+                elif kind == "add":
+                    np.add(x, np.float32(op["params"]["value"]), out=x)
+                elif kind == "clip":
+                    lo, hi = np.float32(op["params"]["lo"]), np.float32(op["params"]["hi"])
+                    np.copyto(x, lo, where=x < lo)
+                    np.copyto(x, hi, where=x > hi)
+            fields[name] = x
+            pending[name] = False
+            k += 1
+        for name, todo in pending.items():
+            if todo:
+                fields[name] = self.gather(name, ids)
+        if k < len(ops):
+            fields = idiomatic.apply_ops(plan, fields, ops[k:], epoch, ids, batch=i)
+        return fields
 
 
 def make_batches(plan, options):
-    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    tuned = Tuned(plan)
     for i in range(len(plan.batches)):
-        epoch = plan.batches[i]["epoch"]
-        ids = plan.batch_ids(i)
-        fields, ops = gather(plan, sources, ids)
-        yield apply_ops(plan, fields, ops, epoch, ids, batch=i)
+        yield tuned.batch(i)
 
 
 if __name__ == "__main__":
-    sluice_peer.main("numpy", "numpy " + np.__version__, make_batches, SUPPORTED | NUMPY_ONLY)
+    sluice_peer.main("numpy", "numpy " + np.__version__, make_batches, SUPPORTED)

@@ -1,21 +1,48 @@
-"""The peer side of sluice's peer protocol (docs/peers.md).
+"""The peer side of sluice's peer protocol (docs/peers.md), and a small API
+for writing a loader that sluice ranks: a generator of batches over a plan.
 
-A peer is run as `python3 <peer>.py EXPORT_DIR [options]`, where EXPORT_DIR was
-written by `sluice export` (or by the peer adapter). It prints to stdout one JSON
-line to say hello, then one per batch, in order:
+A loader is a function make_batches(plan, options) that yields, for each of
+the plan's batches in order, a dict {output field name: array}; an array is a
+numpy array (or anything with the buffer protocol, .shape and .dtype, such as
+a CPU torch tensor's .numpy()), or a (shape, bytes-like) pair for a loader
+written without numpy. The script ends with
 
-    {"hello": "<name>", "framework": "<framework and version>", "protocol": 1}
-    {"batch": i, "latency_ns": n, "digest": "<16 hex digits>"}
+    if __name__ == "__main__":
+        sluice_peer.main("my-loader", "myframework 1.2", make_batches, SUPPORTED)
 
-latency_ns is the time from asking the loader for batch i until its arrays are
-in host memory as numpy arrays; the digest is XXH3-64 of the batch's canonical
-bytes, exactly those sluice digests (include/sluice/digest.h). Anything
-for people goes to stderr.
+where SUPPORTED is the set of sluice op names it implements (sluice excludes
+it, naming the op, from a scenario with another). peers/template_peer.py is
+one to copy; `sluice bench --adapters peer:./my_loader.py` ranks it and
+`sluice peer-check ./my_loader.py --scenario ID` says where it differs.
 
-This module needs only the standard library, numpy and xxhash.
+The protocol, which main() and serve() speak: sluice runs
+`python3 SCRIPT EXPORT_DIR --ring-fd=N --ring-slots=K --ring-slot-bytes=S
+[--workers=W]`, where EXPORT_DIR holds the plan (plan.json and the arrays
+beside it; never the expected output) and file descriptor N a shared-memory
+ring of K slots of S bytes. The peer prints one JSON line to say hello:
+
+    {"hello": "<name>", "framework": "<framework and version>", "protocol": 2}
+
+then, for each request line "<batch> <slot>" that sluice writes on its stdin,
+it makes the batch, writes each output field's bytes at the field's offset
+in that slot (fields in the plan's output order, each at a multiple of 64
+bytes with room for batch_size rows) and answers
+
+    {"batch": <batch>, "latency_ns": <n>, "shapes": [[rows, ...], ...]}
+
+latency_ns is an integer: the time from asking the loader for the batch
+until its arrays were in host memory, measured by the peer; sluice bounds it
+by the time it saw between its request and the answer, and reads the batch
+from the ring itself to check it. "end" (or the end of stdin) asks the peer
+to exit. Anything for people goes to stderr.
+
+This module needs only the standard library; numpy where a loader uses it.
 """
+import argparse
+import ast
 import contextlib
 import json
+import mmap
 import os
 import shutil
 import struct
@@ -23,13 +50,34 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import xxhash
+try:
+    import numpy as np
+except ImportError:  # a loader written with the standard library alone
+    np = None
 
-PROTOCOL = 1
-PLAN_VERSION = 1
+PROTOCOL = 2
+PLAN_VERSION = 2
 
-DTYPES = {"u8": np.uint8, "i32": np.int32, "i64": np.int64, "f32": np.float32}
+# sluice's dtype names: (numpy dtype string, bytes per value).
+DTYPES = {"u8": ("|u1", 1), "i32": ("<i4", 4), "i64": ("<i8", 8), "f32": ("<f4", 4)}
+
+
+def read_npy(path):
+    """A .npy file's dtype string, shape and data bytes, with the standard
+    library alone (version 1 to 3 headers, C order)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise SystemExit("%s is not a .npy file" % path)
+    major = data[6]
+    if major == 1:
+        (length,), start = struct.unpack("<H", data[8:10]), 10
+    else:
+        (length,), start = struct.unpack("<I", data[8:12]), 12
+    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    if header.get("fortran_order"):
+        raise SystemExit("%s is in Fortran order" % path)
+    return header["descr"], tuple(header["shape"]), memoryview(data)[start + length:]
 
 
 class Plan:
@@ -48,30 +96,32 @@ class Plan:
         self.source_fields = self.raw["source"]["fields"]
         self._orders = {}
         self._decisions = {}
-        # Where to write each batch (sluice's --batches-dir): for a plan whose
-        # draws are not all exported, sluice checks the batches themselves.
-        self.batches_dir = None
 
-    def keep(self, i, arrays):
-        """Writes batch i's output fields as batch<i>_<field>.npy into
-        batches_dir, when sluice asked for them (after the clock stopped)."""
-        if self.batches_dir:
-            for spec in self.output:
-                np.save(os.path.join(self.batches_dir, "batch%d_%s.npy" % (i, spec["name"])),
-                        np.ascontiguousarray(arrays[spec["name"]]))
+    def path(self, name):
+        return os.path.join(self.dir, name)
 
     def source(self, name):
         """A source field, memory-mapped: read as a loader reads a data set file."""
-        return np.load(os.path.join(self.dir, name + ".npy"), mmap_mode="r")
+        return np.load(self.path(name + ".npy"), mmap_mode="r")
 
     def load_source(self, name):
         """A source field, in memory (what sluice's memory sources hold)."""
-        return np.load(os.path.join(self.dir, name + ".npy"))
+        return np.load(self.path(name + ".npy"))
+
+    def raw_source(self, name):
+        """A source field without numpy: (dtype string, shape, bytes)."""
+        return read_npy(self.path(name + ".npy"))
 
     def order(self, epoch):
+        """Epoch's element ids in batch order (a numpy array, or a list of
+        ints without numpy)."""
         if epoch not in self._orders:
-            name = self.raw["order_file"].replace("{epoch}", str(epoch))
-            self._orders[epoch] = np.load(os.path.join(self.dir, name))
+            path = self.path(self.raw["order_file"].replace("{epoch}", str(epoch)))
+            if np is not None:
+                self._orders[epoch] = np.load(path)
+            else:
+                _, shape, data = read_npy(path)
+                self._orders[epoch] = list(struct.unpack("<%dq" % shape[0], data))
         return self._orders[epoch]
 
     def batch_ids(self, i):
@@ -85,8 +135,7 @@ class Plan:
             d = op.get("decisions")
             if not d or not d.get("exported"):
                 raise SystemExit("op %d (%s) has no exported decisions" % (op["index"], op["kind"]))
-            name = d["file"].replace("{epoch}", str(epoch))
-            self._decisions[key] = np.load(os.path.join(self.dir, name))
+            self._decisions[key] = np.load(self.path(d["file"].replace("{epoch}", str(epoch))))
         return self._decisions[key]
 
     def batch_decisions(self, op):
@@ -103,7 +152,7 @@ class Plan:
             raise SystemExit("op %d (%s) has no exported %s" % (op["index"], op["kind"], key))
         cache = (op["index"], key)
         if cache not in self._decisions:
-            self._decisions[cache] = np.load(os.path.join(self.dir, d[key]))
+            self._decisions[cache] = np.load(self.path(d[key]))
         return self._decisions[cache]
 
     def kinds(self):
@@ -115,6 +164,70 @@ class Plan:
         missing = [k for k in self.kinds() if k not in supported]
         if missing:
             raise SystemExit("this peer lacks transform(s): %s" % ", ".join(missing))
+
+    def field_layout(self):
+        """Each output field's (name, dtype name, offset in a ring slot, room in bytes)."""
+        layout, at = [], 0
+        for spec in self.output:
+            size = DTYPES[spec["dtype"]][1]
+            for d in spec["shape"]:
+                size *= d
+            room = size * self.batch_size
+            layout.append((spec["name"], spec["dtype"], at, room))
+            at = (at + room + 63) // 64 * 64
+        return layout
+
+
+class Ring:
+    """The shared-memory ring sluice passed: where each batch is handed over."""
+
+    def __init__(self, plan, fd, slots, slot_bytes):
+        self.layout = plan.field_layout()
+        need = self.layout[-1][2] + self.layout[-1][3] if self.layout else 0
+        if need > slot_bytes:
+            raise SystemExit("the ring's slots (%d bytes) are smaller than the plan's batch (%d)" % (slot_bytes, need))
+        self.slot_bytes = slot_bytes
+        self.map = mmap.mmap(fd, slots * slot_bytes)
+        self.view = memoryview(self.map)
+        # Where the ring is in this process, to tell an array a loader made
+        # in place (Ring.arrays) from one that must be copied in.
+        self.address = np.frombuffer(self.map, dtype=np.uint8).ctypes.data if np is not None else None
+
+    def arrays(self, slot, rows):
+        """The slot as numpy arrays of rows rows, for a loader that writes
+        its output in place (no copy at hand-over)."""
+        out = {}
+        for name, dtype, offset, room in self.layout:
+            out[name] = np.frombuffer(self.map, dtype=DTYPES[dtype][0], count=room // DTYPES[dtype][1],
+                                      offset=slot * self.slot_bytes + offset)
+        return out
+
+    def write(self, slot, plan, arrays):
+        """Writes a batch's arrays into slot; returns their shapes."""
+        shapes = []
+        base = slot * self.slot_bytes
+        for name, dtype, offset, room in self.layout:
+            a = arrays[name]
+            if isinstance(a, tuple):
+                shape, data = a
+                data = memoryview(data).cast("B")
+            else:
+                if np is not None:
+                    want = np.dtype(DTYPES[dtype][0])
+                    if a.dtype != want:
+                        raise SystemExit("field %s is %s, the plan says %s" % (name, a.dtype, dtype))
+                    a = np.ascontiguousarray(a)
+                shape, data = a.shape, memoryview(a).cast("B")
+            n = data.nbytes
+            if n > room:
+                raise SystemExit("field %s of shape %s is larger than the plan's batch" % (name, list(shape)))
+            start = base + offset
+            in_place = (self.address is not None and hasattr(a, "__array_interface__")
+                        and a.__array_interface__["data"][0] == self.address + start)
+            if not in_place:
+                self.view[start:start + n] = data
+            shapes.append([int(d) for d in shape])
+        return shapes
 
 
 @contextlib.contextmanager
@@ -150,64 +263,87 @@ def f32(value):
     return np.float32(value)
 
 
-def digest(plan, arrays):
-    """XXH3-64, as 16 hex digits, of a batch's canonical bytes: for each output
-    field in order, its name and dtype name each ending with a NUL, its rank and
-    dims (the batch's row count first) as little-endian i64, then its data."""
-    h = xxhash.xxh3_64()
-    for spec in plan.output:
-        a = np.ascontiguousarray(arrays[spec["name"]])
-        want = DTYPES[spec["dtype"]]
-        if a.dtype != want:
-            raise SystemExit("field %s is %s, the plan says %s" % (spec["name"], a.dtype, spec["dtype"]))
-        h.update(spec["name"].encode() + b"\0")
-        h.update(spec["dtype"].encode() + b"\0")
-        h.update(struct.pack("<q", a.ndim))
-        h.update(struct.pack("<%dq" % a.ndim, *a.shape))
-        h.update(memoryview(a).cast("B"))
-    return "%016x" % h.intdigest()
-
-
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
-def serve(name, framework, plan, batches, latency=None):
-    """Runs the protocol: says hello, then times each next(batches) (which must
-    return a dict of numpy arrays in host memory) and reports it with its digest.
-    The digest is computed after the clock stops, as sluice's sink is.
-    latency(i), when given, is batch i's latency instead of the time next()
-    took: for a loader that computes many batches in one call (Datarax's scan
-    mode), its share of that call."""
+def parser(prog):
+    """The arguments sluice passes every peer; a loader may add its own."""
+    p = argparse.ArgumentParser(prog=prog)
+    p.add_argument("export_dir", nargs="?")
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--ring-fd", type=int)
+    p.add_argument("--ring-slots", type=int, default=2)
+    p.add_argument("--ring-slot-bytes", type=int)
+    p.add_argument("--describe", action="store_true",
+                   help="print what the loader implements, as JSON, and exit (sluice asks a loader of the user's)")
+    return p
+
+
+def open_ring(plan, options):
+    if options.ring_fd is None or options.ring_slot_bytes is None:
+        raise SystemExit("no --ring-fd/--ring-slot-bytes: a peer is started by sluice (sluice bench or sluice "
+                         "peer-check), which passes its shared-memory ring")
+    return Ring(plan, options.ring_fd, options.ring_slots, options.ring_slot_bytes)
+
+
+def die_with_sluice():
+    """Asks Linux to kill this process when sluice, its parent, dies: a peer
+    must not outlive the run that measures it (best effort elsewhere)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() == 1:  # sluice died before the request took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
+def serve(name, framework, plan, batches, options):
+    """Runs the protocol: says hello, then for each request times
+    next(batches), writes the batch into the ring slot and answers with its
+    latency and shapes."""
+    die_with_sluice()
+    ring = open_ring(plan, options)
     out = sys.stdout
     out.write(json.dumps({"hello": name, "framework": framework, "protocol": PROTOCOL}) + "\n")
     out.flush()
+    requests = sys.stdin.buffer
     it = iter(batches)
-    for i in range(len(plan.batches)):
+    while True:
+        request = requests.readline().split()
+        if not request:
+            # stdin closed without "end": sluice is gone; nothing will read
+            # what this process does, and its threads must not hold it up.
+            os._exit(1)
+        if request[0] == b"end":
+            return
+        i, slot = int(request[0]), int(request[1])
         t0 = time.perf_counter_ns()
         arrays = next(it)
         t1 = time.perf_counter_ns()
-        rows = plan.batches[i]["rows"]
-        first = arrays[plan.output[0]["name"]]
-        if first.shape[0] != rows:
-            raise SystemExit("batch %d has %d rows, the plan says %d" % (i, first.shape[0], rows))
-        ns = t1 - t0 if latency is None else latency(i)
-        out.write(json.dumps({"batch": i, "latency_ns": ns, "digest": digest(plan, arrays)}) + "\n")
+        shapes = ring.write(slot, plan, arrays)
+        out.write('{"batch": %d, "latency_ns": %d, "shapes": %s}\n' % (i, t1 - t0, json.dumps(shapes)))
         out.flush()
-        plan.keep(i, arrays)
 
 
-def main(name, framework, make_batches, supported, argv=None):
+def describe(name, supported, kind):
+    print(json.dumps({"name": name, "supports": sorted(supported), "kind": kind}), flush=True)
+
+
+def main(name, framework, make_batches, supported, argv=None, kind="per-batch"):
     """The usual peer entry point: reads the plan named on the command line,
-    checks the transforms, and serves make_batches(plan, options)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog=name)
-    parser.add_argument("export_dir")
-    parser.add_argument("--workers", type=int, default=0)
-    parser.add_argument("--batches-dir")
-    options = parser.parse_args(argv)
+    checks the transforms, and serves make_batches(plan, options). kind says
+    how it computes: "per-batch" (when asked), "prefetching" (ahead, on its
+    own threads or processes) or "all-at-once" (every batch in one call)."""
+    options = parser(name).parse_args(argv)
+    if options.describe:
+        describe(name, supported, kind)
+        return
     plan = Plan(options.export_dir)
-    plan.batches_dir = options.batches_dir
     plan.require(supported)
-    serve(name, framework, plan, make_batches(plan, options))
+    serve(name, framework, plan, make_batches(plan, options), options)

@@ -22,7 +22,7 @@ import numpy as np
 from spdl.pipeline import PipelineBuilder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED

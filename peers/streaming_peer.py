@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -47,17 +47,8 @@ def write_shards(plan, out):
     Returns the ops left to run per batch (pack_tokens is done here)."""
     from streaming import MDSWriter
 
-    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
-    ops = list(plan.ops)
+    elements, ops = numpy_peer.stored_elements(plan)
     count = plan.raw["dataset_size"]
-    elements = {}
-    if ops and ops[0]["kind"] == "pack_tokens":
-        pack = ops.pop(0)
-        p = pack["params"]
-        elements[pack["field"]] = numpy_peer.gather_tokens(sources[pack["field"]], np.arange(count), p["seq_len"],
-                                                           p["pad_id"])
-    for name, data in sources.items():
-        elements.setdefault(name, data)
     columns = {name: encoding(a.dtype, a.shape[1:]) for name, a in elements.items()}
     with MDSWriter(out=out, columns=columns, compression=None, progress_bar=False) as writer:
         for i in range(count):

@@ -1,7 +1,9 @@
-"""peer:torch and peer:torch-w2: the scenario's pipeline written the way a
-PyTorch user writes it: a map-style Dataset whose __getitem__ returns one
-transformed element as tensors, a batch sampler that yields the exported order,
-the default collate, and DataLoader(num_workers=0 or 2).
+"""peer:torch-idiomatic and peer:torch-idiomatic-w2: the scenario's pipeline
+written the way PyTorch's tutorials and most of its users write it: a
+map-style Dataset whose __getitem__ returns one transformed element as
+tensors, a batch sampler that yields the exported order, the default collate,
+and DataLoader(num_workers=0 or 2). peers/torch_peer.py is the same work as
+PyTorch's experts write it.
 
 It computes what sluice computes, not torchvision's idiom: Normalize would be
 (x - mean) / std, which rounds differently from sluice's (x - mean) * inv_std
@@ -27,8 +29,14 @@ import sluice_peer  # noqa: E402
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
              "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
              "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
-BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
+# Ops whose per-element decisions the export writes, and the batch ops (the
+# collate_fn's). Beyond the gate: rot90's turns, brightness offsets and scale
+# factors, MixUp's and CutMix's per-batch draws and partners; and gaussian
+# noise drawn by torch's own generator (checked statistically).
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
+          "random_scale")
+BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
+SUPPORTED = SUPPORTED | {"rot90", "random_brightness", "random_scale", "gaussian_noise", "mixup", "cutmix"}
 
 
 class TorchArrays:
@@ -108,7 +116,7 @@ class ExportedDataset(Dataset):
         return self.plan.raw["dataset_size"]
 
     def __getitem__(self, key):
-        epoch, i = key
+        epoch, i, _ = key
         out = {}
         ops = self.ops
         if ops and ops[0]["kind"] == "pack_tokens":
@@ -122,6 +130,7 @@ class ExportedDataset(Dataset):
         for name, data in self.sources.items():
             if name not in out:
                 out[name] = data[i]
+        out[BATCH_KEY] = torch.tensor(key[2])
         for op in ops:
             kind, p, name = op["kind"], op["params"], op["field"]
             if kind in BATCH:
@@ -170,10 +179,56 @@ class ExportedDataset(Dataset):
                 x = y
             elif kind == "log1p":
                 x = sluice_ops.log1p(x, TorchArrays)
+            elif kind == "rot90":
+                x = torch.rot90(x, int(self.decisions[(op["index"], epoch)][i][0]), dims=(0, 1))
+            elif kind == "random_brightness":
+                # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
+                u24 = float(self.decisions[(op["index"], epoch)][i][0])
+                d = np.float32(p["delta"]) * np.float32((u24 - 2**23) / 2**23)
+                x = x + torch.tensor(d, dtype=torch.float32)
+            elif kind == "random_scale":
+                u24 = float(self.decisions[(op["index"], epoch)][i][0])
+                lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
+                f = np.float32(lo + np.float32(np.float32(hi - lo) * np.float32(u24 / 2**24)))
+                x = x * torch.tensor(min(f, hi), dtype=torch.float32)
+            elif kind == "gaussian_noise":
+                # torch's own generator, keyed as a user keys it: the values
+                # cannot be sluice's, so sluice checks them statistically.
+                g = torch.Generator().manual_seed(hash((int(self.plan.raw["seed"]), op["op_id"], epoch, i))
+                                                  & 0x7FFFFFFFFFFFFFFF)
+                x = x + torch.tensor(p["sigma"], dtype=torch.float32) * torch.randn(x.shape, generator=g)
             elif kind == "hash_ids":
                 x = hash_ids(x, self.sizes[op["index"]])
             out[name] = x
         return out
+
+
+BATCH_KEY = "_sluice_batch"
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
+    return x * torch.tensor(w_own, dtype=torch.float32) + x[partner] * torch.tensor(w_partner, dtype=torch.float32)
+
+
+def mix(plan, op, batch, k):
+    """MixUp and CutMix on a collated batch from the exported per-batch
+    decisions and partners of plan batch k (docs/peers.md, The export)."""
+    row = plan.batch_decisions(op)[k]
+    field, label = op["field"], op["params"]["label"]
+    rows = batch[field].shape[0]
+    partner = torch.from_numpy(plan.batch_partners(op)[k][:rows].astype(np.int64))
+    if op["kind"] == "mixup":
+        w_own, w_partner = row[1], row[2]
+        batch[field] = blend(batch[field], partner, w_own, w_partner)
+    else:
+        y0, y1, x0, x1 = (int(v) for v in row[1:5])
+        w_own, w_partner = row[5], row[6]
+        x = batch[field]
+        out = x.clone()
+        out[:, y0:y1, x0:x1] = x[partner][:, y0:y1, x0:x1]
+        batch[field] = out
+    batch[label] = blend(batch[label], partner, w_own, w_partner)
 
 
 class ExportedOrder(Sampler):
@@ -184,7 +239,7 @@ class ExportedOrder(Sampler):
 
     def __iter__(self):
         for i, b in enumerate(self.plan.batches):
-            yield [(b["epoch"], int(e)) for e in self.plan.batch_ids(i)]
+            yield [(b["epoch"], int(e), i) for e in self.plan.batch_ids(i)]
 
     def __len__(self):
         return len(self.plan.batches)
@@ -197,12 +252,17 @@ class Collate:
     (pad_to_multiple), and the mask of each row's tokens (attention_mask)."""
 
     def __init__(self, plan):
+        self.plan = plan
         self.ops = [op for op in plan.ops if op["kind"] in BATCH]
 
     def __call__(self, elements):
         batch = default_collate(elements)
+        k = int(batch.pop(BATCH_KEY)[0])
         for op in self.ops:
             kind, p, x = op["kind"], op["params"], batch[op["field"]]
+            if kind in ("mixup", "cutmix"):
+                mix(self.plan, op, batch, k)
+                continue
             if kind == "bag_offsets":
                 batch[p["out"]] = torch.cumsum((x >= 0).to(torch.int64), dim=0)
                 continue
@@ -232,4 +292,5 @@ def make_batches(plan, options):
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    sluice_peer.main("torch", "torch " + torch.__version__, make_batches, SUPPORTED)
+    sluice_peer.main("torch-idiomatic", "torch " + torch.__version__, make_batches, SUPPORTED,
+                     kind="prefetching" if "--workers=2" in sys.argv else "per-batch")

@@ -377,6 +377,18 @@ static void select_adapters(const sl__cli *cli, const char *text, sl__selection 
         if (adapter == NULL) {
             unknown_adapter(cli, list.items[i]);
         }
+        /* A loader of the user's (peer:<path>) joins the registry when it is
+         * first named, after the selection was sized. */
+        if (sl_adapter_count() > selection->nadapters) {
+            selection->adapters =
+                realloc(selection->adapters, (size_t)sl_adapter_count() * sizeof *selection->adapters);
+            if (selection->adapters == NULL) {
+                sl__cli_usage_error(cli, "out of memory");
+            }
+            memset(selection->adapters + selection->nadapters, 0,
+                   (size_t)(sl_adapter_count() - selection->nadapters) * sizeof *selection->adapters);
+            selection->nadapters = sl_adapter_count();
+        }
         for (int a = 0; a < selection->nadapters; a++) {
             selection->adapters[a] |= sl_adapter_at(a) == adapter;
         }
@@ -584,4 +596,50 @@ void sl__table_free(sl__table *table)
     free(table->cells);
     free(table->align);
     free(table);
+}
+
+void sl__variant_args_init(sl__variant_args *args)
+{
+    *args = (sl__variant_args){.profile = SL_PROFILE_CI, .seed = 42};
+}
+
+bool sl__cli_variant_option(sl__cli *cli, sl__variant_args *args)
+{
+    const char *value;
+    if (sl__cli_option(cli, "--scenario", &value))
+        args->scenario = value;
+    else if (sl__cli_option(cli, "--variant", &value))
+        args->variant = value;
+    else if (sl__cli_option(cli, "--profile", &value))
+        args->profile = sl__cli_profile(cli, "--profile", value);
+    else if (sl__cli_option(cli, "--batches", &value))
+        args->batches = sl__cli_int(cli, "--batches", value, 1, 1 << 24);
+    else if (sl__cli_option(cli, "--seed", &value))
+        args->seed = sl__cli_u64(cli, "--seed", value);
+    else
+        return false;
+    return true;
+}
+
+sl_scenario_instance *sl__cli_instantiate(const sl__cli *cli, sl__variant_args *args, bool first_by_default,
+                                          const sl_scenario **scenario, const sl_variant **variant, sl_err *err)
+{
+    *scenario = sl_scenario_find(args->scenario);
+    if (!*scenario)
+        sl__cli_usage_error(cli, "unknown scenario '%s' (sluice list shows them)", args->scenario);
+    *variant = args->variant      ? sl_scenario_variant(*scenario, args->variant)
+               : first_by_default ? &(*scenario)->variants[0]
+                                  : NULL;
+    if (!*variant)
+        sl__cli_usage_error(cli, "scenario %s has no variant '%s'", (*scenario)->id,
+                            args->variant ? args->variant : "");
+    const sl_profile_settings *settings = sl_profile_get(args->profile);
+    if (args->batches == 0)
+        args->batches = settings->warmup_batches + settings->measured_batches;
+    sl_build_options build;
+    sl_build_options_init(&build, args->profile, args->seed);
+    sl_scenario_instance *instance = NULL;
+    if (sl_scenario_instantiate(*scenario, *variant, &build, &instance, err) != SL_OK)
+        return NULL;
+    return instance;
 }

@@ -28,6 +28,7 @@ int sl__cmd_baseline(int argc, char **argv);
 int sl__cmd_check(int argc, char **argv);
 int sl__cmd_report(int argc, char **argv);
 int sl__cmd_export(int argc, char **argv);
+int sl__cmd_peer_check(int argc, char **argv);
 int sl__cmd_kernels(int argc, char **argv);
 int sl__cmd_history(int argc, char **argv);
 
@@ -143,5 +144,34 @@ void *sl__cli_alloc(size_t size);
 char *sl__cli_strdup(const char *text);
 /* Bounded copy that always terminates dst, truncating a long src. */
 void sl__cli_copy(char *dst, size_t size, const char *src);
+
+/* The options that name one scenario variant's plan, shared by `sluice
+ * export` and `sluice peer-check`: --scenario, --variant, --profile,
+ * --batches and --seed. */
+typedef struct sl__variant_args {
+    const char *scenario, *variant;
+    sl_profile profile;
+    uint64_t seed;
+    int64_t batches;
+} sl__variant_args;
+void sl__variant_args_init(sl__variant_args *args);
+/* Consumes the current argument when it is one of those options. */
+bool sl__cli_variant_option(sl__cli *cli, sl__variant_args *args);
+/* Resolves the variant (its first when --variant was not given and
+ * first_by_default) and the batch count (the profile's warmup + measured
+ * by default), a usage error when either is unknown; builds its instance
+ * (NULL with err set when that fails). */
+struct sl_scenario_instance;
+struct sl_scenario;
+struct sl_variant;
+struct sl_scenario_instance *sl__cli_instantiate(const sl__cli *cli, sl__variant_args *args, bool first_by_default,
+                                                 const struct sl_scenario **scenario, const struct sl_variant **variant,
+                                                 sl_err *err);
+
+/* The batch-all-at-once peers of the records against sluice's fastest
+ * adapter of each variant, by throughput (peer_tables.c); NULL when there is
+ * none. */
+struct sl_record;
+sl__table *sl__throughput_table(const struct sl_record *records, int count);
 
 #endif

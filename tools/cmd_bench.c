@@ -208,6 +208,8 @@ typedef struct summary_row {
     char adapter[32];
     /* A peer's framework and version from its hello; empty for sluice's own. */
     char framework[96];
+    /* How a peer's times may be read (record.h); empty for sluice's own. */
+    char timing[16];
     sl_record_outcome outcome;
     char equivalence[32];
     char reason[256];
@@ -276,8 +278,13 @@ static void summary_add(summary *s, const sl_record *record)
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
     memcpy(row->framework, record->framework, sizeof row->framework);
+    memcpy(row->timing, record->timing, sizeof row->timing);
     memcpy(row->equivalence, record->equivalence, sizeof row->equivalence);
     memcpy(row->reason, record->reason, sizeof row->reason);
+    /* A peer's note (a hand-over, a slow exit) says why a row is not ranked
+     * or what else to know. */
+    if (!row->reason[0] && record->note[0])
+        snprintf(row->reason, sizeof row->reason, "%s", record->note);
     /* A run on another back end than the profile asks for is legitimate (the
      * gpu profile still measures the CPU adapters) but must not pass
      * unnoticed in a table read for GPU numbers. */
@@ -378,9 +385,14 @@ static sl_rank_entry *rank_entries(const summary *s)
     }
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        entries[i] = (sl_rank_entry){.scenario = row->scenario, .variant = row->variant, .adapter = row->adapter,
-                                     .equivalence = row->equivalence, .outcome = row->outcome,
-                                     .elements_per_s = row->elements_per_s, .noisy = row->noisy};
+        entries[i] = (sl_rank_entry){.scenario = row->scenario,
+                                     .variant = row->variant,
+                                     .adapter = row->adapter,
+                                     .equivalence = row->equivalence,
+                                     .outcome = row->outcome,
+                                     .elements_per_s = row->elements_per_s,
+                                     .noisy = row->noisy,
+                                     .timing = row->timing};
     }
     return entries;
 }
@@ -398,7 +410,7 @@ static sl__table *summary_table(const summary *s)
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
         char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[32], ci[16];
-        char adapter[sizeof row->adapter + sizeof row->framework + 4], vs_peer[96];
+        char adapter[sizeof row->adapter + sizeof row->framework + sizeof row->timing + 8], vs_peer[96];
         format_fixed(ci, sizeof ci, row->ci_half_width, 100.0, 1, "%");
         /* Several threads may split a batch, not must: the share that ran
          * split follows the count, so "2" is never read as "twice the cores". */
@@ -423,7 +435,12 @@ static sl__table *summary_table(const summary *s)
             size_t used = strlen(vs_peer);
             snprintf(vs_peer + used, sizeof vs_peer - used, " %s", s->rows[best].adapter);
         }
-        snprintf(adapter, sizeof adapter, row->framework[0] ? "%s (%s)" : "%s", row->adapter, row->framework);
+        /* A peer says how its times read unless they are plain per-batch costs. */
+        bool plain = !row->timing[0] || strcmp(row->timing, "per-batch") == 0;
+        if (row->framework[0] && !plain)
+            snprintf(adapter, sizeof adapter, "%s (%s; %s)", row->adapter, row->framework, row->timing);
+        else
+            snprintf(adapter, sizeof adapter, row->framework[0] ? "%s (%s)" : "%s", row->adapter, row->framework);
         format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
         const char *cells[] = {row->scenario, row->variant, adapter, sl_record_outcome_name(row->outcome),
                                row->equivalence, threads, rate, p50, ci, p99, ratio, vs_peer, fraction, roofline,
@@ -688,6 +705,12 @@ static void print_summary(const bench_report *report, const sl__table *table, co
     if (metrics) {
         fputc('\n', human);
         sl__table_print(metrics, human, 0);
+    }
+    sl__table *throughput = sl__throughput_table(report->written, report->nwritten);
+    if (throughput) {
+        fputs("\nAll at once (compared by throughput, never per batch):\n", human);
+        sl__table_print(throughput, human, 0);
+        sl__table_free(throughput);
     }
     /* A record that could not be written is a failure too: its run is not
      * on disk for anyone to check. */

@@ -1,82 +1,78 @@
 /* `sluice export`: writes what a peer loader needs to do one scenario
  * variant's work (sluice/export.h, docs/peers.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "sluice/export.h"
 #include "sluice/scenario.h"
 
-static const char usage[] =
-    "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
-    "\n"
-    "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
-    "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
-    "boxes and partners), the reference's per-batch digests\n"
-    "and plan.json (ops and parameters, batch size, n, seed, epochs, batches) into\n"
-    "DIR, for a peer loader to do the same work and prove it (docs/peers.md).\n"
-    "\n"
-    "options:\n"
-    "  --scenario ID       the scenario (sluice list shows them)\n"
-    "  --variant V         its variant\n"
-    "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
-    "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
-    "                      warmup + measured batches, what one bench repetition runs)\n"
-    "  --seed N            fixture and pipeline seed (default 42)\n"
-    "  --output DIR        where to write (created when missing)\n"
-    "  -h, --help          show this help\n";
+static const char usage[] = "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
+                            "\n"
+                            "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
+                            "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
+                            "boxes and partners) and plan.json (ops and parameters, batch size, n, seed,\n"
+                            "epochs, batches) into DIR, for a peer loader to do the same work\n"
+                            "(docs/peers.md). DIR holds no expected output: `sluice peer-check` holds a\n"
+                            "loader to the reference, and --digests writes the reference's per-batch\n"
+                            "digests to a file of their own, for checks of one's own.\n"
+                            "\n"
+                            "options:\n"
+                            "  --scenario ID       the scenario (sluice list shows them)\n"
+                            "  --variant V         its variant\n"
+                            "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
+                            "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
+                            "                      warmup + measured batches, what one bench repetition runs)\n"
+                            "  --seed N            fixture and pipeline seed (default 42)\n"
+                            "  --output DIR        where to write (created when missing)\n"
+                            "  --digests FILE      also write the reference's XXH3-64 of each batch's canonical\n"
+                            "                      bytes (i64 .npy holding the u64 bits) to FILE, outside DIR\n"
+                            "  -h, --help          show this help\n";
 
 int sl__cmd_export(int argc, char **argv)
 {
-    const char *scenario_id = NULL, *variant_name = NULL, *output = NULL;
-    sl_profile profile = SL_PROFILE_CI;
-    uint64_t seed = 42;
-    int64_t batches = 0;
+    const char *output = NULL, *digests = NULL;
+    sl__variant_args args;
+    sl__variant_args_init(&args);
     sl__cli cli = sl__cli_start("export", argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);
             return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--scenario", &value)) {
-            scenario_id = value;
-        } else if (sl__cli_option(&cli, "--variant", &value)) {
-            variant_name = value;
-        } else if (sl__cli_option(&cli, "--profile", &value)) {
-            profile = sl__cli_profile(&cli, "--profile", value);
-        } else if (sl__cli_option(&cli, "--batches", &value)) {
-            batches = sl__cli_int(&cli, "--batches", value, 1, 1 << 24);
-        } else if (sl__cli_option(&cli, "--seed", &value)) {
-            seed = sl__cli_u64(&cli, "--seed", value);
+        } else if (sl__cli_variant_option(&cli, &args)) {
+            continue;
         } else if (sl__cli_option(&cli, "--output", &value)) {
             output = value;
+        } else if (sl__cli_option(&cli, "--digests", &value)) {
+            digests = value;
         } else {
             sl__cli_unknown(&cli);
         }
     }
-    if (!scenario_id || !variant_name || !output)
+    if (!args.scenario || !args.variant || !output)
         sl__cli_usage_error(&cli, "say --scenario ID, --variant V and --output DIR");
-    const sl_scenario *scenario = sl_scenario_find(scenario_id);
-    if (!scenario)
-        sl__cli_usage_error(&cli, "unknown scenario '%s' (sluice list shows them)", scenario_id);
-    const sl_variant *variant = sl_scenario_variant(scenario, variant_name);
-    if (!variant)
-        sl__cli_usage_error(&cli, "scenario %s has no variant '%s'", scenario->id, variant_name);
-    const sl_profile_settings *settings = sl_profile_get(profile);
-    if (batches == 0)
-        batches = settings->warmup_batches + settings->measured_batches;
-
-    sl_build_options build;
-    sl_build_options_init(&build, profile, seed);
-    sl_scenario_instance *instance = NULL;
+    /* The answers never go where a peer reads its plan. */
+    size_t len = strlen(output);
+    while (len > 1 && output[len - 1] == '/')
+        len--;
+    if (digests && strncmp(digests, output, len) == 0 && (digests[len] == '/' || digests[len] == '\0'))
+        sl__cli_usage_error(&cli, "--digests %s is inside --output %s, where a peer would read it; put it elsewhere",
+                            digests, output);
+    const sl_scenario *scenario = NULL;
+    const sl_variant *variant = NULL;
     sl_err err = {0};
-    sl_status st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
-    if (st == SL_OK) {
+    sl_scenario_instance *instance = sl__cli_instantiate(&cli, &args, false, &scenario, &variant, &err);
+    const sl_profile_settings *settings = sl_profile_get(args.profile);
+    sl_status st = SL_EINVAL;
+    if (instance) {
         sl_export_meta meta = {.scenario = scenario->id,
                                .variant = variant->name,
                                .profile = settings->name,
                                .warmup_batches = settings->warmup_batches,
-                               .kernels = sl_kernels_reference()};
-        st = sl_export_write(instance->pipeline, &meta, batches, output, &err);
+                               .kernels = sl_kernels_reference(),
+                               .digests_path = digests};
+        st = sl_export_write(instance->pipeline, &meta, args.batches, output, &err);
     }
     sl_scenario_instance_free(instance);
     if (st != SL_OK) {
@@ -84,6 +80,6 @@ int sl__cmd_export(int argc, char **argv)
         return SL__EXIT_FAILED;
     }
     printf("exported %s/%s (%s, %lld batches) to %s\n", scenario->id, variant->name, settings->name,
-           (long long)batches, output);
+           (long long)args.batches, output);
     return SL__EXIT_OK;
 }

@@ -99,10 +99,14 @@ void sl__report_build(const sl_record_set *set, sl__report *report)
         return;
     for (int i = 0; i < report->nrows; i++) {
         const sl__report_row *row = &report->rows[i];
-        entries[i] = (sl_rank_entry){.scenario = row->record->scenario, .variant = row->record->variant,
-                                     .adapter = row->record->adapter, .equivalence = row->record->equivalence,
+        entries[i] = (sl_rank_entry){.scenario = row->record->scenario,
+                                     .variant = row->record->variant,
+                                     .adapter = row->record->adapter,
+                                     .equivalence = row->record->equivalence,
                                      .outcome = row->record->outcome,
-                                     .elements_per_s = row->ranked ? row->throughput : NAN, .noisy = row->noisy};
+                                     .elements_per_s = row->ranked ? row->throughput : NAN,
+                                     .noisy = row->noisy,
+                                     .timing = row->record->timing};
     }
     for (int i = 0; i < report->nrows; i++) {
         sl__report_row *row = &report->rows[i];

@@ -142,20 +142,20 @@ static sl_status path_in(char *buf, size_t size, const char *dir, const char *na
     return SL_OK;
 }
 
-/* Each epoch's element order, the batch list and the reference digests, in
- * one pass of the reference kernels over the batches. */
-static sl_status write_batches(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t nbatches, int64_t epochs,
-                               const char *dir,
-                               cJSON *plan, bool *ok, sl_err *err)
+/* Each epoch's element order, the batch list and the reference digests
+ * (for meta, never for dir), in one pass of the reference kernels over the
+ * batches. */
+static sl_status write_batches(const sl_pipeline *p, const sl_export_meta *meta, int64_t nbatches, int64_t epochs,
+                               const char *dir, cJSON *plan, bool *ok, sl_err *err)
 {
     sl_batch *batch = NULL;
+    const sl_kernel_table *kernels = meta->kernels;
     sl_status st = sl_batch_create(&p->output_schema, p->spec.batch_size, &batch, err);
     if (st)
         return st;
     int64_t *order = malloc((size_t)p->epoch_size * sizeof *order + 1);
     uint64_t *digests = malloc((size_t)nbatches * sizeof *digests + 1);
     cJSON *list = cJSON_CreateArray();
-    cJSON *hex = cJSON_CreateArray();
     if (!order || !digests) {
         st = sl_fail(err, SL_ENOMEM, "no memory for the export's order and digests");
         goto done;
@@ -190,7 +190,6 @@ static sl_status write_batches(const sl_pipeline *p, const sl_kernel_table *kern
                 put_number(entry, "offset", (double)offset, ok);
                 put_number(entry, "rows", (double)batch->count, ok);
                 sl__json_append(list, entry, ok);
-                sl__json_append(hex, sl__json_hex64(digests[i]), ok);
                 i++;
             }
             offset += batch->count;
@@ -203,16 +202,15 @@ static sl_status write_batches(const sl_pipeline *p, const sl_kernel_table *kern
         if (!st)
             st = sl_npy_write(path, &t, err);
     }
-    if (!st) {
-        st = path_in(path, sizeof path, dir, "digests.npy", err);
-        /* u64 has no sl_dtype; the same bytes as i64 (a peer views them as u64). */
+    if (!st && meta->digests)
+        memcpy(meta->digests, digests, (size_t)nbatches * sizeof *digests);
+    if (!st && meta->digests_path) {
+        /* u64 has no sl_dtype; the same bytes as i64 (a reader views them as u64). */
         sl_tensor t = {.dtype = SL_I64, .shape = {.rank = 1, .dims = {nbatches}}, .data = digests};
-        if (!st)
-            st = sl_npy_write(path, &t, err);
+        st = sl_npy_write(meta->digests_path, &t, err);
     }
 done:
     sl__json_put(plan, "batches", list, ok);
-    sl__json_put(plan, "reference_digests", hex, ok);
     free(order);
     free(digests);
     sl_batch_free(batch);
@@ -396,9 +394,8 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
         sl__json_append(ops, op_json(p, meta->kernels, i, nbatches, epochs, dir, &exportable, &st, &ok, err), &ok);
     sl__json_put(plan, "ops", ops, &ok);
     sl__json_put(plan, "order_file", cJSON_CreateString("order_e{epoch}.npy"), &ok);
-    sl__json_put(plan, "digests_file", cJSON_CreateString("digests.npy"), &ok);
     if (!st)
-        st = write_batches(p, meta->kernels, nbatches, epochs, dir, plan, &ok, err);
+        st = write_batches(p, meta, nbatches, epochs, dir, plan, &ok, err);
     sl__json_put(plan, "decisions_exported", cJSON_CreateBool(exportable), &ok);
     if (st) {
         cJSON_Delete(plan);

@@ -18,6 +18,11 @@ bool sl_equivalence_is_equivalent(const char *equivalence)
            strncmp(equivalence, "statistical", 11) == 0;
 }
 
+bool sl_timing_is_a_cost(const char *timing)
+{
+    return !timing || (strcmp(timing, "hand-over") != 0 && strcmp(timing, "throughput") != 0);
+}
+
 static bool same_variant(const sl_rank_entry *e, const char *scenario, const char *variant)
 {
     return strcmp(e->scenario, scenario) == 0 && strcmp(e->variant, variant) == 0;
@@ -26,7 +31,8 @@ static bool same_variant(const sl_rank_entry *e, const char *scenario, const cha
 static bool eligible_peer(const sl_rank_entry *e)
 {
     return sl_adapter_is_peer(e->adapter) && e->outcome == SL_RECORD_OK &&
-           sl_equivalence_is_equivalent(e->equivalence) && isfinite(e->elements_per_s) && e->elements_per_s > 0.0;
+           sl_equivalence_is_equivalent(e->equivalence) && sl_timing_is_a_cost(e->timing) &&
+           isfinite(e->elements_per_s) && e->elements_per_s > 0.0;
 }
 
 /* Faster wins; a tie goes to the adapter name that sorts first. */
@@ -72,4 +78,22 @@ double sl_ratio_to_best_peer(const sl_rank_entry *entries, int count, int i, int
     if (noisy)
         *noisy = b >= 0 && (peer_noisy || e->noisy);
     return ratio;
+}
+
+int sl_fastest_own(const sl_record *records, int count, const char *scenario, const char *variant)
+{
+    int best = -1;
+    double best_rate = 0.0;
+    for (int i = 0; i < count; i++) {
+        const sl_record *r = &records[i];
+        if (sl_adapter_is_peer(r->adapter) || r->outcome != SL_RECORD_OK || strcmp(r->scenario, scenario) != 0 ||
+            strcmp(r->variant, variant) != 0 || !sl_equivalence_is_equivalent(r->equivalence))
+            continue;
+        double rate = sl_record_elements_per_s(r);
+        if (isfinite(rate) && (best < 0 || rate > best_rate)) {
+            best = i;
+            best_rate = rate;
+        }
+    }
+    return best;
 }

@@ -248,6 +248,10 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     /* Only a peer's record names a framework: sluice's own are sluice. */
     if (r->framework[0])
         sl__json_put(root, "framework", cJSON_CreateString(r->framework), &ok);
+    if (r->timing[0])
+        sl__json_put(root, "timing", cJSON_CreateString(r->timing), &ok);
+    if (r->note[0])
+        sl__json_put(root, "note", cJSON_CreateString(r->note), &ok);
     sl__json_put(root, "backend", texts_object(backend_texts, COUNT(backend_texts), r, &ok), &ok);
     if (r->device_name[0]) {
         cJSON *device = texts_object(device_texts, COUNT(device_texts), r, &ok);
@@ -371,6 +375,12 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
     const cJSON *framework = sl__json_member(root, "framework");
     if (status == SL_OK && framework)
         status = sl__json_text(framework, path, "framework", r->framework, sizeof r->framework, err);
+    const cJSON *timing = sl__json_member(root, "timing");
+    if (status == SL_OK && timing)
+        status = sl__json_text(timing, path, "timing", r->timing, sizeof r->timing, err);
+    const cJSON *note = sl__json_member(root, "note");
+    if (status == SL_OK && note)
+        status = sl__json_text(note, path, "note", r->note, sizeof r->note, err);
     const cJSON *backend = sl__json_member(root, "backend");
     if (status == SL_OK)
         status = sl__json_expect(backend, cJSON_Object, path, "backend", err);

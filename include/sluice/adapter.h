@@ -33,6 +33,9 @@ typedef struct sl_run_request {
     /* The run's optimized kernel table (sl_kernels_choose), which adapters
      * declaring SL_KERNELS_OPTIMIZED run; NULL: sl_kernels_default(). */
     const sl_kernel_table *kernels;
+    /* The scenario's stated tolerance (0: bitwise). An adapter that holds
+     * its own output to the reference (a peer) compares within it. */
+    double tolerance;
 } sl_run_request;
 
 /* Latency of batch i is the time from the request for it to all its fields
@@ -66,6 +69,10 @@ typedef struct sl_adapter {
      * fields (device_name ... device_peak_memory_bytes, sluice/record.h)
      * when the machine has a device, its peak from its last run. */
     void (*device)(const struct sl_adapter *adapter, struct sl_record *record);
+    /* NULL for sluice's own adapters. A peer fills the record from its last
+     * run: how its batch times may be read (timing), a note, and figures of
+     * its own (docs/peers.md). Called after each repetition. */
+    void (*annotate)(const struct sl_adapter *adapter, struct sl_record *record);
 } sl_adapter;
 
 /* The table an adapter runs under a run whose optimized table is `run`
@@ -74,6 +81,9 @@ const sl_kernel_table *sl_adapter_kernels(const sl_adapter *adapter, const sl_ke
 
 int sl_adapter_count(void);
 const sl_adapter *sl_adapter_at(int index);
+/* A registered adapter by name, or, for `peer:<path to a .py file>`, a
+ * loader of the user's run under the peer protocol (made on first use);
+ * NULL when neither. */
 const sl_adapter *sl_adapter_find(const char *name);
 
 /* True when the adapter implements every transform in needed; otherwise

@@ -14,8 +14,10 @@
 extern "C" {
 #endif
 
-/* The version of plan.json; a peer refuses a plan of another version. */
-#define SL_EXPORT_VERSION 1
+/* The version of plan.json; a peer refuses a plan of another version.
+ * Version 2 no longer carries the reference's digests: a peer is never
+ * handed the answers (docs/peers.md). */
+#define SL_EXPORT_VERSION 2
 
 /* Labels the plan carries for people and peers; any may be NULL. */
 typedef struct sl_export_meta {
@@ -26,6 +28,14 @@ typedef struct sl_export_meta {
     /* The table the exported batches, digests and decisions are computed
      * with: sl_kernels_reference(), the oracle a peer is held to. */
     const sl_kernel_table *kernels;
+    /* The answers, never in dir: when digests is not NULL it receives the
+     * reference's XXH3-64 of each of the nbatches batches' canonical bytes
+     * (digest.h), which is how the bench holds a peer to the reference
+     * without letting it read them; when digests_path is not NULL they are
+     * also written there as an i64 .npy (u64 bits), for a user who checks a
+     * loader of their own outside sluice. */
+    uint64_t *digests;
+    const char *digests_path;
 } sl_export_meta;
 
 /* Writes into dir (created when missing), as flat files: the pipeline
@@ -35,9 +45,10 @@ typedef struct sl_export_meta {
  * columns], indexed by element id) for every op whose per-element random
  * decisions can be exported, decisions_op<I>_batches.npy (f32 [nbatches,
  * columns]) and decisions_op<I>_partners.npy (i32 [nbatches, batch size])
- * for a batch op's per-batch decisions (mixup, cutmix), digests.npy (u64 [nbatches], the reference
- * kernels' XXH3-64 of each batch's canonical bytes, digest.h) and plan.json,
- * written last, so a directory with a plan is complete. */
+ * for a batch op's per-batch decisions (mixup, cutmix), and plan.json,
+ * written last, so a directory with a plan is complete. Nothing in dir
+ * tells a peer what its output should be: the reference digests go where
+ * meta says, never into dir. */
 sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *meta, int64_t nbatches, const char *dir,
                           sl_err *err);
 

@@ -24,6 +24,9 @@ typedef struct sl_rank_entry {
     sl_record_outcome outcome;
     double elements_per_s;     /* NAN when the run has no speed */
     bool noisy;                /* the median's 95% interval is too wide to rank */
+    /* The record's timing (sluice/record.h): "hand-over" and "throughput"
+     * runs are never ranked per batch; NULL or "" for sluice's own. */
+    const char *timing;
 } sl_rank_entry;
 
 /* A `peer:<name>` adapter: another framework run by sluice. */
@@ -35,8 +38,14 @@ bool sl_adapter_is_peer(const char *adapter);
  * not. */
 bool sl_equivalence_is_equivalent(const char *equivalence);
 
+/* Whether a run's latencies are per-batch costs that may be ranked: not a
+ * hand-over (latencies that add up to much less than the time sluice saw)
+ * and not a batch-all-at-once mode (a scan, compared by throughput). */
+bool sl_timing_is_a_cost(const char *timing);
+
 /* The best equivalent peer of a scenario variant: the fastest peer entry of
- * that variant that ran ok, is equivalent and has a finite positive speed.
+ * that variant that ran ok, is equivalent, whose timing is a per-batch
+ * cost (sl_timing_is_a_cost) and has a finite positive speed.
  * A noisy peer is not passed over for a slower steady one (that would
  * flatter sluice); *noisy is set when the chosen one is noisy, so the caller
  * shows the ratio as not ranked. Equal speeds go to the adapter name that
@@ -44,6 +53,12 @@ bool sl_equivalence_is_equivalent(const char *equivalence);
  * Returns the entry's index, or -1 when no peer qualifies (a mismatched,
  * failed or timed-out peer never does). */
 int sl_best_peer(const sl_rank_entry *entries, int count, const char *scenario, const char *variant, bool *noisy);
+
+/* The fastest of sluice's own adapters (not a peer) among records that ran
+ * ok and bitwise or within a tolerance on the variant, by elements/s;
+ * the record's index, or -1. The throughput table's yardstick for a
+ * batch-all-at-once peer. */
+int sl_fastest_own(const sl_record *records, int count, const char *scenario, const char *variant);
 
 /* Entry i's elements/s over its variant's best equivalent peer's: NAN for
  * a peer entry, an entry without a speed, or a variant without such a peer.

@@ -74,6 +74,19 @@ typedef struct sl_record {
     /* The framework and version a peer reported ("torch 2.1.2"); empty for
      * sluice's own adapters, and then absent from the JSON. */
     char framework[96];
+    /* How a peer's batch times may be read (docs/peers.md, "Like with
+     * like"): "per-batch" (each batch computed when asked: a cost),
+     * "prefetching" (computed ahead on its own threads or processes, timed
+     * with a consumer that does nothing between batches), "hand-over" (its
+     * latencies add up to much less than the time sluice saw: never ranked
+     * as a cost) or "throughput" (every batch in one call, a scan: compared
+     * by throughput only). Empty for sluice's own adapters, and then absent
+     * from the JSON. */
+    char timing[16];
+    /* What a reader should know about the run that is not a failure: a
+     * peer killed after delivering every batch because it did not exit in
+     * time, a hand-over's figures. Empty when there is nothing to say. */
+    char note[256];
     /* The CUDA device of a "cuda" back-end adapter's run, when the machine
      * has one (docs/records.md): its name, compute capability ("9.0"), the
      * CUDA versions of driver and runtime ("13.0"), and the most device

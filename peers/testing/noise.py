@@ -4,7 +4,6 @@ noise and sluice's exported brightness decisions. Its batches cannot equal
 sluice's bit for bit, so sluice checks them statistically (docs/peers.md,
 Equivalence). --sigma-factor=F scales the noise: 1 is honest work, 0 leaves
 it out and 2 doubles it, both of which sluice must record as a mismatch."""
-import argparse
 import os
 import sys
 
@@ -43,16 +42,12 @@ def make_batches(plan, factor):
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="noise")
-    parser.add_argument("export_dir")
+    parser = sluice_peer.parser("noise")
     parser.add_argument("--sigma-factor", type=float, default=1.0)
-    parser.add_argument("--workers", type=int, default=0)
-    parser.add_argument("--batches-dir")
     options = parser.parse_args()
     plan = sluice_peer.Plan(options.export_dir)
-    plan.batches_dir = options.batches_dir
     plan.require(SUPPORTED)
-    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor))
+    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor), options)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,23 @@
-"""peer:numpy's batches with every label off by one: it runs to the end and
-reports honest digests of wrong data, so sluice must record a mismatch."""
+"""plain's batches with the first byte of every field's data flipped: it runs
+to the end and hands over wrong data, so sluice must record a mismatch and
+name where the first batch differs."""
 import os
 import sys
 
-import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import numpy_peer  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plain  # noqa: E402
 import sluice_peer  # noqa: E402
 
 
 def make_batches(plan, options):
-    for fields in numpy_peer.make_batches(plan, options):
-        last = plan.output[-1]["name"]
-        fields[last] = fields[last] + np.ones_like(fields[last])
-        yield fields
+    for fields in plain.make_batches(plan):
+        out = {}
+        for name, (shape, data) in fields.items():
+            data = bytearray(bytes(data))
+            data[0] ^= 0xFF
+            out[name] = (shape, data)
+        yield out
 
 
 if __name__ == "__main__":
-    sluice_peer.main("wrong", "numpy " + np.__version__, make_batches, numpy_peer.SUPPORTED)
+    sluice_peer.main("wrong", plain.FRAMEWORK, make_batches, plain.SUPPORTED)

@@ -274,5 +274,41 @@ else
   not_ok "the next run sweeps what a SIGKILLed run left" "the killed run left no folder to sweep (exit $rc)"
 fi
 
+# The export holds no answer; --digests writes them outside it, never inside.
+peers_dir=$(cd "$(dirname "$0")/../../peers" && pwd)
+if "$sluice" export --scenario PC-1 --variant depth1 --batches 2 --output "$work/export" \
+    --digests "$work/export/answers.npy" >/dev/null 2>"$work/export.err"; then
+  not_ok "export refuses --digests inside --output"
+elif [ $? -eq 2 ] && grep -q "inside --output" "$work/export.err"; then
+  ok "export refuses --digests inside --output"
+else
+  not_ok "export refuses --digests inside --output" "$(cat "$work/export.err")"
+fi
+if "$sluice" export --scenario PC-1 --variant depth1 --batches 2 --output "$work/export" \
+    --digests "$work/answers.npy" >/dev/null 2>&1 && [ -s "$work/answers.npy" ] &&
+    ! ls "$work/export" | grep -q digest && ! grep -q digest "$work/export/plan.json"; then
+  ok "export writes the digests apart, none in the export"
+else
+  not_ok "export writes the digests apart, none in the export" "$(ls "$work/export")"
+fi
+# sluice peer-check: a loader of the standard library alone, honest and wrong.
+if [ -x /usr/bin/python3 ]; then
+  out=$("$sluice" peer-check "$peers_dir/testing/plain.py" --scenario PC-1 --batches 2 2>&1)
+  if [ $? -eq 0 ] && echo "$out" | grep -q ": bitwise"; then
+    ok "peer-check says an honest loader is bitwise"
+  else
+    not_ok "peer-check says an honest loader is bitwise" "$out"
+  fi
+  out=$("$sluice" peer-check "$peers_dir/testing/wrong.py" --scenario PC-1 --batches 2 2>&1)
+  if [ $? -eq 1 ] && echo "$out" | grep -q "first difference: batch 0: field 'x' row 0 value 0"; then
+    ok "peer-check names a wrong loader's first difference and exits 1"
+  else
+    not_ok "peer-check names a wrong loader's first difference and exits 1" "$out"
+  fi
+else
+  ok "peer-check skipped: it needs /usr/bin/python3"
+  ok "peer-check skipped: it needs /usr/bin/python3"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -36,9 +36,15 @@ if [ -z "$ran" ]; then
 fi
 # A plan whose draws are values (gaussian noise) is checked statistically
 # (docs/peers.md); every other must be bitwise.
-bad=$(grep -L -E '"equivalence":[[:space:]]*"(bitwise|statistical)"' $ran || true)
+bad=$(grep -L -E '"equivalence":[[:space:]]*"(bitwise|statistical|within [^"]*)"' $ran || true)
 if [ -n "$bad" ]; then
     echo "not equivalent: $bad" >&2
+    exit 1
+fi
+# A real peer's latencies are costs: none may be a hand-over.
+handover=$(grep -l -E '"timing":[[:space:]]*"hand-over"' $ran || true)
+if [ -n "$handover" ]; then
+    echo "hand-over (latencies that leave its work out): $handover" >&2
     exit 1
 fi
 echo "$(echo "$ran" | wc -l) peer records ok and bitwise (or statistical on noise)"

@@ -167,3 +167,52 @@ Test(peer_rank, equivalences)
     cr_expect_not(sl_adapter_is_peer("fused"));
     cr_expect_not(sl_adapter_is_peer("peer"));
 }
+
+/* Only per-batch costs are ranked per batch: a hand-over (latencies that
+ * leave the work out) and a scan (every batch in one call) never are, however
+ * fast; a prefetching peer, timed with a consumer that does nothing, is. */
+Test(peer_rank, hand_overs_and_scans_are_never_the_best_peer)
+{
+    sl_record r[5] = {
+        record_of("v", "fused", SL_RECORD_OK, "bitwise"),
+        record_of("v", "peer:echo", SL_RECORD_OK, "bitwise"),
+        record_of("v", "peer:datarax-scan", SL_RECORD_OK, "bitwise"),
+        record_of("v", "peer:tfdata", SL_RECORD_OK, "bitwise"),
+        record_of("v", "peer:numpy", SL_RECORD_OK, "bitwise"),
+    };
+    sl_rank_entry e[5] = {entry_of(&r[0], 900.0, false), entry_of(&r[1], 9e9, false), entry_of(&r[2], 9e8, false),
+                          entry_of(&r[3], 450.0, false), entry_of(&r[4], 300.0, false)};
+    e[1].timing = "hand-over";
+    e[2].timing = "throughput";
+    e[3].timing = "prefetching";
+    e[4].timing = "per-batch";
+    int best = -1;
+    cr_expect_float_eq(sl_ratio_to_best_peer(e, 5, 0, &best, NULL), 2.0, 1e-12, "900 / 450");
+    cr_expect_eq(best, 3);
+    cr_expect(sl_timing_is_a_cost(NULL));
+    cr_expect(sl_timing_is_a_cost(""));
+    cr_expect(sl_timing_is_a_cost("per-batch"));
+    cr_expect(sl_timing_is_a_cost("prefetching"));
+    cr_expect_not(sl_timing_is_a_cost("hand-over"));
+    cr_expect_not(sl_timing_is_a_cost("throughput"));
+}
+
+/* The throughput table's yardstick: the fastest of sluice's own that ran ok
+ * and equivalent, never a peer. */
+Test(peer_rank, the_fastest_own_adapter_is_sluices_never_a_peers)
+{
+    sl_record r[4] = {
+        record_of("v", "reference", SL_RECORD_OK, "bitwise"),
+        record_of("v", "fused", SL_RECORD_OK, "bitwise"),
+        record_of("v", "iter", SL_RECORD_MISMATCH, "mismatch"),
+        record_of("v", "peer:numpy", SL_RECORD_OK, "bitwise"),
+    };
+    int64_t lat[4][2] = {{400, 400}, {100, 100}, {10, 10}, {1, 1}};
+    for (int i = 0; i < 4; i++) {
+        r[i].latency_ns = lat[i];
+        r[i].measured_batches = 2;
+        r[i].elements = 64;
+    }
+    cr_expect_eq(sl_fastest_own(r, 4, "CV-1", "v"), 1, "fused: the mismatched iter and the peer do not count");
+    cr_expect_eq(sl_fastest_own(r, 4, "CV-1", "other"), -1);
+}

@@ -1,0 +1,117 @@
+/* sluice peer-check: a loader held to the reference batch by batch, with the
+ * first difference named (sluice/peer_check.h). The same export, protocol
+ * and checks as a bench run of a peer; the reference batches are made as the
+ * peer's arrive, since nothing is timed here. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer.h"
+#include "sluice/cleanup.h"
+#include "sluice/export.h"
+#include "sluice/peer_check.h"
+
+typedef struct checker {
+    const sl_pipeline *pipeline;
+    double tolerance;
+    bool statistical;
+    sl_batch *reference;
+    sl_position position;
+    sl__peer_batches kept;
+    sl_peer_check_result *out;
+    double worst;
+    int64_t bytes;
+} checker;
+
+static sl_status check_batch(void *user, const sl__peer_batch *b, sl_err *err)
+{
+    checker *c = user;
+    sl_status st = SL_OK;
+    for (int f = 0; f < b->view.schema.nfields; f++)
+        c->bytes += (int64_t)sl_tensor_nbytes(&b->view.fields[f]);
+    if (c->statistical) {
+        st = sl__peer_batches_keep(&c->kept, &b->view, err);
+    } else if (c->out->first_batch < 0) {
+        st = sl_pipeline_produce(c->pipeline, sl_kernels_reference(), c->position, c->reference, err);
+        char detail[400];
+        if (!st && sl__peer_first_difference(&b->view, c->reference, c->tolerance, &c->worst, detail, sizeof detail)) {
+            c->out->first_batch = b->index;
+            snprintf(c->out->detail, sizeof c->out->detail, "batch %" PRId64 ": %s", b->index, detail);
+        }
+    }
+    c->position = sl_position_advance(c->pipeline, c->position, 1);
+    return st;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t nbatches, double tolerance,
+                        sl_peer_check_result *out, sl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->first_batch = -1;
+    out->nbatches = nbatches;
+    char dir[512];
+    sl_status st = sl_workdir_create(sl_temp_base(), "peer-check", dir, sizeof dir, err);
+    if (st)
+        return st;
+    sl_export_meta meta = {.kernels = sl_kernels_reference()};
+    st = sl_export_write(pipeline, &meta, nbatches, dir, err);
+    int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
+    int64_t *observed = calloc((size_t)nbatches, sizeof *observed);
+    checker c = {.pipeline = pipeline,
+                 .tolerance = tolerance,
+                 .statistical = !sl_export_decisions_exported(pipeline),
+                 .out = out};
+    sl__peer_session_result result = {0};
+    if (!st && (!latency || !observed))
+        st = sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " batches' times", nbatches);
+    if (!st)
+        st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
+                             &c.reference, err);
+    if (!st) {
+        sl__peer_session_spec spec = {.name = script,
+                                      .python = sl__peer_python(),
+                                      .script = script,
+                                      .export_dir = dir,
+                                      .args = {"--workers=0", NULL},
+                                      .output = sl_pipeline_output_schema(pipeline),
+                                      .rows = sl_pipeline_get_spec(pipeline)->batch_size,
+                                      .nbatches = nbatches,
+                                      .digest_between = true,
+                                      .on_batch = check_batch,
+                                      .user = &c};
+        result = (sl__peer_session_result){.latency_ns = latency, .observed_ns = observed};
+        st = sl__peer_session_run(&spec, &result, err);
+        snprintf(out->framework, sizeof out->framework, "%s", result.framework);
+    }
+    if (!st && c.statistical) {
+        bool agree = false;
+        st = sl__peer_statistical_check(pipeline, &c.kept, &agree, out->detail, sizeof out->detail, err);
+        snprintf(out->equivalence, sizeof out->equivalence, "%s", agree ? "statistical" : "mismatch");
+    } else if (!st) {
+        if (out->first_batch >= 0)
+            snprintf(out->equivalence, sizeof out->equivalence, "mismatch");
+        else if (c.worst > 0.0)
+            snprintf(out->equivalence, sizeof out->equivalence, "within %.3g", tolerance);
+        else
+            snprintf(out->equivalence, sizeof out->equivalence, "bitwise");
+    }
+    if (!st && nbatches > 1) {
+        snprintf(out->timing, sizeof out->timing, "%s",
+                 sl__peer_timing_of(SL__PEER_PER_BATCH, &result, nbatches, c.bytes, NULL, NULL));
+        qsort(latency + 1, (size_t)(nbatches - 1), sizeof *latency, cmp_i64);
+        out->median_latency_ns = (double)latency[1 + (nbatches - 1) / 2];
+    }
+    sl_batch_free(c.reference);
+    sl__peer_batches_free(&c.kept);
+    free(latency);
+    free(observed);
+    sl_workdir_remove(dir);
+    return st;
+}

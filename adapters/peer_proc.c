@@ -1,0 +1,361 @@
+/* A peer's processes: starting one with its pipes, reading its lines under a
+ * deadline, ending it, and sweeping every process it left behind, including
+ * those that left its process group with setsid() (sluice is their child
+ * subreaper for the session, so they come back to it rather than to init). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "peer.h"
+#include "sluice/timing.h"
+
+extern char **environ;
+
+#define TAIL_SHOWN 160
+
+/* The environment of a peer: the caller's, with the peers folder first on
+ * PYTHONPATH, so that a loader outside peers/ can `import sluice_peer`. */
+static char **peer_environment(char *pythonpath, size_t size)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env)
+        return NULL;
+    const char *old = getenv("PYTHONPATH");
+    snprintf(pythonpath, size, "PYTHONPATH=%s%s%s", sl__peer_dir(), old && *old ? ":" : "", old ? old : "");
+    size_t k = 0;
+    env[k++] = pythonpath;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "PYTHONPATH=", 11) != 0)
+            env[k++] = environ[i];
+    env[k] = NULL;
+    return env;
+}
+
+static void close_pair(int p[2])
+{
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
+}
+
+sl_status sl__peer_spawn(sl__peer_child *c, const char *const *argv, bool want_stdin, int keep_fd, sl_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->pid = -1;
+    c->in = c->out = c->errfd = -1;
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+    if ((want_stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        int e = errno;
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(e));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    if (want_stdin)
+        posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, errp[1], 2);
+    /* The ring's descriptor is passed by number; dup2 onto itself clears
+     * its close-on-exec flag in the child only. */
+    if (keep_fd >= 0)
+        posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
+    posix_spawnattr_init(&attr);
+    /* Its own process group, so killing it also kills its workers. */
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    char pythonpath[1200];
+    char **env = peer_environment(pythonpath, sizeof pythonpath);
+    int rc = env ? posix_spawn(&c->pid, argv[0], &actions, &attr, (char *const *)argv, env) : ENOMEM;
+    free(env);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (want_stdin)
+        close(in[0]);
+    close(out[1]);
+    close(errp[1]);
+    if (rc != 0) {
+        if (want_stdin)
+            close(in[1]);
+        close(out[0]);
+        close(errp[0]);
+        c->pid = -1;
+        return sl_fail(err, SL_EIO, "cannot start %s: %s", argv[0], strerror(rc));
+    }
+    c->in = want_stdin ? in[1] : -1;
+    c->out = out[0];
+    c->errfd = errp[0];
+    return SL_OK;
+}
+
+static void keep_tail(sl__peer_child *c, const char *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (c->tail_used == sizeof c->tail) {
+            memmove(c->tail, c->tail + TAIL_SHOWN, sizeof c->tail - TAIL_SHOWN);
+            c->tail_used -= TAIL_SHOWN;
+        }
+        c->tail[c->tail_used++] = data[i] == '\n' ? ' ' : data[i];
+    }
+}
+
+const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size)
+{
+    size_t n = c->tail_used < TAIL_SHOWN ? c->tail_used : TAIL_SHOWN;
+    snprintf(buf, size, "%.*s", (int)n, c->tail + c->tail_used - n);
+    return n ? buf : "(empty)";
+}
+
+int sl__peer_read_line(sl__peer_child *c, int64_t deadline_ns)
+{
+    for (;;) {
+        char *nl = memchr(c->line, '\n', c->used);
+        if (nl) {
+            *nl = '\0';
+            return 1;
+        }
+        if (c->used == sizeof c->line - 1)
+            return -2;
+        if (c->out_eof)
+            return 0;
+        int64_t left = deadline_ns - sl_now_ns();
+        if (left <= 0)
+            return -1;
+        struct pollfd fds[2] = {{c->out, POLLIN, 0}, {c->err_eof ? -1 : c->errfd, POLLIN, 0}};
+        int ms = (int)(left / 1000000 + 1);
+        if (poll(fds, 2, ms) < 0 && errno != EINTR)
+            return 0;
+        if (fds[1].revents) {
+            char buf[1024];
+            ssize_t n = read(c->errfd, buf, sizeof buf);
+            if (n > 0)
+                keep_tail(c, buf, (size_t)n);
+            else
+                c->err_eof = true;
+        }
+        if (fds[0].revents) {
+            ssize_t n = read(c->out, c->line + c->used, sizeof c->line - 1 - c->used);
+            if (n > 0)
+                c->used += (size_t)n;
+            else
+                c->out_eof = true;
+        }
+    }
+}
+
+void sl__peer_drop_line(sl__peer_child *c)
+{
+    size_t len = strlen(c->line) + 1;
+    memmove(c->line, c->line + len, c->used - len);
+    c->used -= len;
+}
+
+static void drain_stderr(sl__peer_child *c)
+{
+    char buf[1024];
+    ssize_t n;
+    int flags = fcntl(c->errfd, F_GETFL);
+    fcntl(c->errfd, F_SETFL, flags | O_NONBLOCK);
+    while (!c->err_eof && (n = read(c->errfd, buf, sizeof buf)) > 0)
+        keep_tail(c, buf, (size_t)n);
+}
+
+bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed_out, char *how, size_t size)
+{
+    /* Its stdin closes first: a peer reading requests takes that as the end. */
+    if (c->in >= 0) {
+        close(c->in);
+        c->in = -1;
+    }
+    int status = 0;
+    pid_t got = 0;
+    int64_t until = sl_now_ns() + grace_ns;
+    while ((got = waitpid(c->pid, &status, WNOHANG)) == 0 && sl_now_ns() < until)
+        usleep(2000);
+    bool killed = got == 0;
+    /* The group goes in any case: a peer's workers must not outlive it. */
+    kill(-c->pid, SIGKILL);
+    if (killed)
+        waitpid(c->pid, &status, 0);
+    drain_stderr(c);
+    close(c->out);
+    close(c->errfd);
+    if (killed)
+        snprintf(how, size, "was killed");
+    else if (WIFSIGNALED(status))
+        snprintf(how, size, "died of signal %d", WTERMSIG(status));
+    else
+        snprintf(how, size, "exited with status %d", WEXITSTATUS(status));
+    if (killed_out)
+        *killed_out = killed;
+    return !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Process pid's parent and process group from /proc/<pid>/stat; false
+ * when it is gone. */
+static bool stat_of(pid_t pid, pid_t *parent, pid_t *group)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    /* The command name is in parentheses and may hold anything; the fields
+     * after its last ')' are the state, the parent and the group. */
+    char *close_paren = strrchr(text, ')');
+    int ppid = -1, pgrp = -1;
+    char state;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+        return false;
+    *parent = (pid_t)ppid;
+    *group = (pid_t)pgrp;
+    return true;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+    pid_t parent, group;
+    return stat_of(pid, &parent, &group) ? parent : -1;
+}
+
+static pid_t group_of(pid_t pid)
+{
+    pid_t parent, group;
+    return stat_of(pid, &parent, &group) ? group : -1;
+}
+
+/* This process's children, up to max, into out; returns how many. */
+static int children(pid_t *out, int max)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    pid_t self = getpid();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL && n < max) {
+        char *end = NULL;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!end || *end != '\0' || pid <= 0)
+            continue;
+        if (parent_of((pid_t)pid) == self)
+            out[n++] = (pid_t)pid;
+    }
+    closedir(proc);
+    return n;
+}
+
+/* The nanoseconds process pid's threads have run on a CPU, from each
+ * thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's own count,
+ * not the 10 ms ticks of /proc/<pid>/stat). */
+static int64_t process_cpu_ns(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return 0;
+    int64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char stat_path[320];
+        snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        FILE *f = fopen(stat_path, "r");
+        long long ns = 0;
+        if (f) {
+            if (fscanf(f, "%lld", &ns) == 1)
+                total += ns;
+            fclose(f);
+        }
+    }
+    closedir(tasks);
+    return total;
+}
+
+int64_t sl__peer_group_cpu_ns(pid_t group)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    int64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL) {
+        char *end = NULL;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!end || *end != '\0' || pid <= 0)
+            continue;
+        if (group_of((pid_t)pid) == group)
+            total += process_cpu_ns((pid_t)pid);
+    }
+    closedir(proc);
+    return total;
+}
+
+void sl__peer_reaper_begin(sl__peer_reaper *reaper)
+{
+    memset(reaper, 0, sizeof *reaper);
+    int was = 0;
+    if (prctl(PR_GET_CHILD_SUBREAPER, &was, 0, 0, 0) == 0)
+        reaper->was_subreaper = was != 0;
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    reaper->nkept = children(reaper->kept, (int)(sizeof reaper->kept / sizeof reaper->kept[0]));
+}
+
+static bool kept_child(const sl__peer_reaper *reaper, pid_t pid)
+{
+    for (int i = 0; i < reaper->nkept; i++)
+        if (reaper->kept[i] == pid)
+            return true;
+    return false;
+}
+
+int sl__peer_reaper_end(sl__peer_reaper *reaper)
+{
+    int killed = 0;
+    /* Each round kills and reaps the children found; their own children
+     * then come back to this process, and the next round finds them. A tree
+     * is gone within its depth in rounds; the bound only stops a process
+     * that forks without end. */
+    for (int round = 0; round < 64; round++) {
+        pid_t found[256];
+        int n = children(found, 256), swept = 0;
+        for (int i = 0; i < n; i++) {
+            if (kept_child(reaper, found[i]))
+                continue;
+            kill(found[i], SIGKILL);
+            waitpid(found[i], NULL, 0);
+            swept++;
+        }
+        killed += swept;
+        if (swept == 0)
+            break;
+    }
+    if (!reaper->was_subreaper)
+        prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    return killed;
+}

@@ -1,0 +1,32 @@
+"""A peer that does honest work but reports a hundredth of its time (or, with
+--latency=VALUE, that exact JSON number for every batch: out of range, not an
+integer, or longer than sluice could have seen). The first must be flagged
+`hand-over`; the others are protocol errors."""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plain  # noqa: E402
+import sluice_peer  # noqa: E402
+
+p = sluice_peer.parser("underreport")
+p.add_argument("--latency")
+options = p.parse_args()
+plan = sluice_peer.Plan(options.export_dir)
+ring = sluice_peer.open_ring(plan, options)
+batches = plain.make_batches(plan)
+print(json.dumps({"hello": "underreport", "framework": plain.FRAMEWORK, "protocol": 2}), flush=True)
+for line in sys.stdin:
+    request = line.split()
+    if not request or request[0] == "end":
+        break
+    i, slot = int(request[0]), int(request[1])
+    t0 = time.perf_counter_ns()
+    arrays = next(batches)
+    ns = time.perf_counter_ns() - t0
+    shapes = ring.write(slot, plan, arrays)
+    latency = options.latency if options.latency is not None else str(ns // 100)
+    sys.stdout.write('{"batch": %d, "latency_ns": %s, "shapes": %s}\n' % (i, latency, json.dumps(shapes)))
+    sys.stdout.flush()
