@@ -95,7 +95,8 @@ static void save_record_with_load(const sl_session *s, const sl_record *record, 
     snprintf(path, sizeof path, "%s/%s", s->dir, name);
     bool written = sl_record_write(record, &env, path, &err) == SL_OK;
     if (s->options.callbacks.on_record)
-        s->options.callbacks.on_record(s->options.callbacks.user, record, written ? path : NULL, written ? NULL : &err);
+        s->options.callbacks.on_record(s->options.callbacks.user, record, &env, written ? path : NULL,
+                                       written ? NULL : &err);
 }
 
 static void save_record(const sl_session *s, const sl_record *record)

@@ -64,7 +64,7 @@ static void parse_args(int argc, char **argv, check_args *args)
 {
     *args = (check_args){.records = {"records/ci"}, .baseline_dir = "baselines"};
     sl_gate_options_init(&args->gate);
-    sl__cli cli = sl__cli_start("check", argc, argv);
+    sl__cli cli = sl__cli_start("check", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

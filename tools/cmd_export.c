@@ -31,7 +31,7 @@ int sl__cmd_export(int argc, char **argv)
     sl_profile profile = SL_PROFILE_CI;
     uint64_t seed = 42;
     int64_t batches = 0;
-    sl__cli cli = sl__cli_start("export", argc, argv);
+    sl__cli cli = sl__cli_start("export", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

@@ -89,10 +89,13 @@ typedef struct sl_session_callbacks {
     void *user;
     void (*on_step)(void *user, const sl_session_step *step);
     void (*on_note)(void *user, const sl_session_note *note);
-    /* After the record's file was written: path is where, or NULL when the
-     * write failed, with the reason in write_err (a failure the caller must
-     * count: the run is not on disk for anyone to check). */
-    void (*on_record)(void *user, const sl_record *record, const char *path, const sl_err *write_err);
+    /* After the record's file was written: env is the environment it was
+     * written with (the session's, with the load around the run), path is
+     * where, or NULL when the write failed, with the reason in write_err (a
+     * failure the caller must count: the run is not on disk for anyone to
+     * check). */
+    void (*on_record)(void *user, const sl_record *record, const sl_environment *env, const char *path,
+                      const sl_err *write_err);
     /* After the last record of a variant was written, so that a caller can
      * show each variant's result as it completes rather than only at the
      * end. Not called for a variant left out (the first two note kinds). */

@@ -47,9 +47,11 @@ static void on_note(void *user, const sl_session_note *note)
     s->nnotes++;
 }
 
-static void on_record(void *user, const sl_record *record, const char *path, const sl_err *write_err)
+static void on_record(void *user, const sl_record *record, const sl_environment *env, const char *path,
+                      const sl_err *write_err)
 {
     seen *s = user;
+    cr_assert_not_null(env, "a record comes with the environment it was written with");
     cr_assert_lt(s->nrecords, MAX_SEEN);
     cr_assert_eq(path == NULL, write_err != NULL, "a record is either written or comes with why not");
     snprintf(s->record_names[s->nrecords], 128, "%s/%s %s", record->scenario, record->variant, record->adapter);
