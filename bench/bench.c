@@ -22,15 +22,29 @@ typedef struct measure_sink {
     int64_t elements;
     int64_t bytes;
     sl_digest *digest;
+    /* Under --instrument, the label of this run's callgrind dumps. */
+    const char *instrument_label;
 } measure_sink;
 
 static int measure_batch(const sl_batch *batch, void *user)
 {
     measure_sink *sink = user;
+    char label[256];
+    if (sink->instrument_label) {
+        /* The counts since the previous batch left the sink: this batch's
+         * production alone, which is what the gate compares. */
+        snprintf(label, sizeof label, "sluice-batch %s %" PRId64, sink->instrument_label, sink->seen);
+        sl__instrument_mark(label);
+    }
     if (sink->seen >= sink->warmup) {
         sl_digest_add_batch(sink->digest, batch);
         sink->elements += batch->count;
         sink->bytes += (int64_t)sl_batch_data_bytes(batch);
+    }
+    if (sink->instrument_label) {
+        /* The sink's own work (the digest), dumped apart. */
+        snprintf(label, sizeof label, "sluice-sink %s %" PRId64, sink->instrument_label, sink->seen);
+        sl__instrument_mark(label);
     }
     sink->seen++;
     return 0;
@@ -440,7 +454,19 @@ static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl
      * measures the same mix of filling and replaying epochs. */
     sl_pipeline_cache_reset(instance->pipeline);
     sl_rss_reset(&probe);
+    char label[160];
+    if (run->options->instrument) {
+        snprintf(label, sizeof label, "%s/%s/%s %d", record->scenario, record->variant, record->adapter, r);
+        sink.instrument_label = label;
+        sl__instrument_start();
+    }
     sl_status status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+    if (run->options->instrument) {
+        char end[192];
+        snprintf(end, sizeof end, "sluice-end %s", label);
+        sl__instrument_mark(end);
+        sl__instrument_stop();
+    }
     if (adapter->framework)
         adapter->framework(adapter, record->framework, sizeof record->framework);
     if (status != SL_OK) {
@@ -710,6 +736,11 @@ sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const 
     if (status != SL_OK)
         return fail_record(record, status, metrics_err.msg, err);
     return SL_OK;
+}
+
+bool sl_bench_instrument_available(void)
+{
+    return sl__instrument_available();
 }
 
 void sl_record_file_name(const sl_record *record, char *buf, size_t size)

@@ -50,6 +50,9 @@ static const char usage[] =
     "                             Benchmark's JSON, which its compare.py and benchmark trackers read\n"
     "  --no-probes                skip the memcpy, roofline and gather probes (for instruction\n"
     "                             counts under valgrind, where they would only cost time)\n"
+    "  --instrument               under valgrind --tool=callgrind --instr-atstart=no: count only\n"
+    "                             the adapters' runs, dumping the counts after every batch\n"
+    "                             (ci/gate.sh reads them with ci/gate-counts.py)\n"
     "  -h, --help                 show this help\n"
     "\n"
     "Every adapter's output over the measured batches is compared with the reference's\n"
@@ -77,6 +80,7 @@ typedef struct bench_args {
     int threads;
     const sl_kernel_table *kernels;
     bool no_probes;
+    bool instrument;
     const char *junit;
     bool gbench;
     const char *output_dir;
@@ -136,6 +140,11 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->gbench = strcmp(value, "gbench") == 0;
         } else if (sl__cli_flag(&cli, "--no-probes")) {
             args->no_probes = true;
+        } else if (sl__cli_flag(&cli, "--instrument")) {
+            if (!sl_bench_instrument_available())
+                sl__cli_usage_error(&cli, "option --instrument: this sluice was built without valgrind's "
+                                          "valgrind/callgrind.h (install valgrind and configure again)");
+            args->instrument = true;
         } else if (sl__cli_flag(&cli, "--quiet")) {
             args->quiet = true;
         } else {
@@ -404,6 +413,7 @@ static void session_options(const bench_args *args, const sl_comm *world, bench_
     options->bench.threads = args->threads;
     options->bench.kernels = args->kernels;
     options->bench.skip_probes = args->no_probes;
+    options->bench.instrument = args->instrument;
     options->rounds = args->rounds;
     options->output_dir = args->output_dir;
     options->world = world;

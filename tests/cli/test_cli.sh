@@ -185,19 +185,12 @@ expect 0 "different machines" "records from two machines are reported as such" -
 if grep -q "different machines" "$work/mixed/report.md"; then ok "the report itself says so"; else not_ok "the report itself says so"; fi
 expect 2 "--step-ms" "a bad --step-ms is named, exit 2" -- report "$work/records/ci" --step-ms fast
 
-# The gate: a run checked against itself passes; the same run stretched to
-# ten times its time is slower, exit 1; a missing baseline is named. The
-# stretch is large because the gate also asks that the repetitions' medians
-# not overlap, and on a 2-core machine loaded eight deep two repetitions of
-# 12 batches were once more than three times apart.
+# The gate: a run is saved as a baseline (test_check.sh checks the rules
+# on runs whose answers are known); a missing baseline is named.
 expect 0 "" "a run for the gate" -- bench --scenarios NLP-1 --adapters fused --warmup 1 --batches 12 \
   --repetitions 2 --output-dir "$work/gate" --quiet
 expect 0 "saved" "baseline save keeps a run" -- baseline save small --from "$work/gate/ci" \
   --baseline-dir "$work/baselines"
-expect 0 "0 slower" "a run checked against its own baseline passes" -- check --baseline small \
-  --baseline-dir "$work/baselines" --records "$work/gate/ci"
-expect 1 "SLOWER" "a slower run fails the gate, exit 1" -- check --baseline small \
-  --baseline-dir "$work/baselines" --records "$work/gate/ci" --inflate 9
 expect 1 "nope" "a missing baseline is named, exit 1" -- check --baseline nope --baseline-dir "$work/baselines" \
   --records "$work/records/ci"
 expect 2 "must be letters" "a baseline name that is not a folder name is refused" -- baseline save ../x \

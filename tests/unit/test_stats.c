@@ -5,7 +5,6 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/gate.h"
 #include "sluice/stats.h"
 
 Test(stats, median_interval_of_twenty_uses_ranks_six_and_fifteen)
@@ -232,66 +231,4 @@ Test(stats, mann_whitney_of_identical_samples_finds_nothing)
     cr_assert(sl_mann_whitney_greater(a, 8, a, 8, &mw));
     cr_expect_eq(mw.u, 32.0, "ties count one half: U = na nb / 2");
     cr_expect_gt(mw.p_greater, 0.4);
-}
-
-/* The gate's rule on synthetic runs: three repetitions of 20 batches, each
- * batch near 1000 ns with a spread of +-2%. */
-static void synthetic_run(int64_t *out, double scale, double drift_of_rep2, uint32_t seed)
-{
-    for (int rep = 0; rep < 3; rep++)
-        for (int i = 0; i < 20; i++) {
-            uint32_t h = (seed * 2654435761u) ^ (uint32_t)(rep * 20 + i) * 40503u;
-            double jitter = (double)(h % 41) - 20.0; /* -20 .. 20 ns */
-            double v = (1000.0 + jitter) * scale * (rep == 2 ? 1.0 + drift_of_rep2 : 1.0);
-            out[rep * 20 + i] = (int64_t)v;
-        }
-}
-
-Test(gate, same_code_is_same)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.0, 0.0, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SAME, "ratio %g p %g", r.ratio, r.p_slower);
-}
-
-Test(gate, a_ten_percent_slowdown_is_slower_and_a_speedup_faster)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.10, 0.0, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SLOWER);
-    cr_expect_float_eq(r.ratio, 1.10, 0.02);
-    cr_expect_lt(r.p_slower, 1e-6);
-    cr_assert(sl_gate_compare(b, 60, a, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_FASTER);
-    /* The testing aid stretches the new side: same code, inflated 10%. */
-    options.inflate = 0.10;
-    cr_assert(sl_gate_compare(a, 60, a, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SLOWER);
-}
-
-/* One repetition that drifted by 30% moves the pooled median and passes a
- * batch-level test, but the other repetitions overlap the baseline's: the
- * machine, not the change. */
-Test(gate, one_drifting_repetition_is_not_a_regression)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.0, 0.30, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    options.min_effect = 0.0; /* leave the repetition rule alone to decide */
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_lt(r.p_slower, 0.01, "the batch-level test alone would flag it");
-    cr_expect_eq(r.verdict, SL_GATE_SAME);
 }

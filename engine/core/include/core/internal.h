@@ -24,6 +24,15 @@ bool sl__utf8_valid(const char *text);
  * fits in size bytes. Returns how many were replaced (0 for valid text). */
 int sl__utf8_sanitize(char *text, size_t size);
 
+/* Callgrind's counts per batch (engine/core/instrument.c): whether this
+ * build has valgrind's client requests, instrumentation on and counts
+ * zeroed, the counts since the last mark dumped under label, and
+ * instrumentation off. No-ops without valgrind. */
+bool sl__instrument_available(void);
+void sl__instrument_start(void);
+void sl__instrument_mark(const char *label);
+void sl__instrument_stop(void);
+
 /* A sample of how busy the machine is: the 1-minute load average (-1 where
  * /proc/loadavg cannot be read) and the CPU clock ticks of /proc/stat. */
 typedef struct sl__machine_load {
