@@ -124,8 +124,8 @@ if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
   for r in $(seq 1 "$rounds"); do
     for side in A B; do
       # One run per scenario variant, with the adapters to measure again.
-      sort -k1,2 "$dir/unsettled" | awk '{key = $1 " " $2; a[key] = (key in a) ? a[key] "," $3 : $3}
-        END {for (k in a) print k, a[k]}' | while read -r scenario variant adapters; do
+      sort -k1,2 "$dir/unsettled" | awk '{key = $1 " " $2; list[key] = list[key] sep[key] $3; sep[key] = ","}
+        END {for (k in list) print k, list[k]}' | while read -r scenario variant adapters; do
         bench "$side" "$dir/rerun/$side$r" --scenarios "$scenario" --variants "$variant" --adapters "$adapters"
       done
     done
