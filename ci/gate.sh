@@ -51,7 +51,10 @@ fi
 repo=$(pwd)
 rm -rf "$dir/runs" "$dir/rerun" "$dir/baselines" "$dir/counts"
 mkdir -p "$dir/runs" "$cache"
-args_key=$(printf '%s\n' "${meson_args[@]}" | sha1sum | cut -c1-12)
+# The gate's builds need no tests, no CUDA and no MPI (whose libraries
+# make every callgrind process start a second slower).
+build_args=(-Dtests=false -Dcuda=disabled -Dmpi=disabled)
+args_key=$(printf '%s\n' "${build_args[@]}" "${meson_args[@]}" | sha1sum | cut -c1-12)
 
 # build_commit COMMIT: the cached build of a commit, made when missing; a
 # clone sharing this repository's objects holds its source, so that the
@@ -63,7 +66,7 @@ build_commit() {
     rm -rf "$out"
     git clone --quiet --shared --no-checkout "$repo" "$out/src" >&2
     git -C "$out/src" -c advice.detachedHead=false checkout --quiet --detach "$1" >&2
-    meson setup "$out/build" "$out/src" -Dtests=false -Dcuda=disabled "${meson_args[@]}" >&2
+    meson setup "$out/build" "$out/src" "${build_args[@]}" "${meson_args[@]}" >&2
     ninja -C "$out/build" >&2
   fi
   echo "$out/build"
@@ -76,7 +79,7 @@ if [ -z "$(git status --porcelain --untracked-files=normal)" ]; then
   head_build=$(build_commit "$(git rev-parse HEAD)")
 else
   head_build=$dir/head
-  [ -f "$head_build/build.ninja" ] || meson setup "$head_build" . -Dtests=false -Dcuda=disabled "${meson_args[@]}" >&2
+  [ -f "$head_build/build.ninja" ] || meson setup "$head_build" . "${build_args[@]}" "${meson_args[@]}" >&2
   ninja -C "$head_build" >&2
 fi
 A=$base_build/tools/sluice
@@ -135,6 +138,7 @@ if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
 fi
 
 counts=0
+[ "${GATE_COUNTS:-1}" = 0 ] && counts=skipped
 if [ "${GATE_COUNTS:-1}" != 0 ]; then
   # The rows that ran ok in the first base run: every gate row this
   # machine runs, per-element included.
@@ -156,44 +160,69 @@ if [ "${GATE_COUNTS:-1}" != 0 ]; then
       mkdir -p "$row/tmp"
       env -i PATH=/usr/bin:/bin TMPDIR="$row/tmp" "${extra[@]}" valgrind --tool=callgrind --cache-sim=yes \
         --instr-atstart=no --callgrind-out-file="$row/callgrind.out" "$sluice" bench --scenarios "$scenario" \
-        --variants "$variant" --adapters "$adapter" --kernels cpu-avx2 --threads 1 --repetitions 1 --warmup 1 \
-        --batches 4 --no-probes --instrument --quiet --output-dir "$row/run" >/dev/null 2>&1 ||
+        --variants "$variant" --adapters "$adapter" --kernels cpu-avx2 --threads 1 --repetitions 1 --warmup 0 \
+        --batches 3 --no-probes --instrument --quiet --output-dir "$row/run" >/dev/null 2>&1 ||
         echo "valgrind failed on $scenario/$variant $adapter" >&2
       for dump in "$row"/callgrind.out.*; do
         [ -e "$dump" ] && mv "$dump" "$dumps/$(basename "$row").${dump##*.}"
       done
       rm -rf "$row"
     ' "$dumps" "$sluice"
-    python3 ci/gate-counts.py "$dumps" >"$out"
+    # Kept only whole: a row that valgrind could not count would otherwise
+    # be cached as missing.
+    local counted
+    counted=$(python3 ci/gate-counts.py "$dumps" | tee "$out.part" | grep -vc '^#')
     rm -rf "$dumps"
+    if [ "$counted" -ne "$(printf '%s\n' "$rows" | wc -l)" ]; then
+      echo "ci/gate.sh: counted $counted of the $(printf '%s\n' "$rows" | wc -l) rows with $sluice" >&2
+      rm -f "$out.part"
+      return 1
+    fi
+    mv "$out.part" "$out"
   }
   if ! "$A" bench --help | grep -q -- --instrument; then
     # A base from before per-batch counts has nothing to compare with.
     echo "== counts: skipped, the base ($base_commit) predates sluice bench --instrument"
     GATE_COUNTS=0
+    counts=skipped
   fi
 fi
 if [ "${GATE_COUNTS:-1}" != 0 ]; then
   echo "== counts per batch (callgrind, one process per row): head against base"
   mkdir -p "$dir/counts"
-  base_key=$(printf '%s\n' "$rows" "${base_env[@]}" | sha1sum | cut -c1-12)
-  base_counts=$(dirname "$base_build")/counts-$base_key.tsv
-  [ "$base_build" = "$dir/head" ] && base_counts=$dir/counts/base.tsv
-  # The base's counts are deterministic: computed once per commit, rows
-  # and environment.
-  [ -s "$base_counts" ] || count_side "$A" "$base_counts" "${base_env[@]}"
-  count_side "$B" "$dir/counts/head.tsv" "${head_env[@]}"
-  "$B" check --counts "$base_counts" "$dir/counts/head.tsv" || counts=$?
+  # counts_file BUILD ENV...: where a side's counts go. A commit's build
+  # (cached) keeps them beside it, keyed by the rows and the environment:
+  # counts are deterministic, so they are computed once.
+  counts_file() {
+    local build=$1
+    shift
+    if [ "$build" = "$dir/head" ]; then
+      echo "$dir/counts/head.tsv"
+    else
+      echo "$(dirname "$build")/counts-$(printf '%s\n' "$rows" "$@" | sha1sum | cut -c1-12).tsv"
+    fi
+  }
+  base_counts=$(counts_file "$base_build" "${base_env[@]}")
+  head_counts=$(counts_file "$head_build" "${head_env[@]}")
+  if { [ -s "$base_counts" ] || count_side "$A" "$base_counts" "${base_env[@]}"; } &&
+    { [ -s "$head_counts" ] || count_side "$B" "$head_counts" "${head_env[@]}"; }; then
+    "$B" check --counts "$base_counts" "$head_counts" || counts=$?
+  else
+    counts=1
+  fi
 fi
 
 status=0
-if [ "$counts" -eq 1 ] || [ "$wall" -eq 1 ]; then
+if [ "$counts" = 1 ] || [ "$wall" -eq 1 ]; then
   status=1
 elif [ "$wall" -eq 3 ]; then
   status=3
-elif [ "$counts" -ne 0 ] || [ "$wall" -ne 0 ]; then
+elif { [ "$counts" != 0 ] && [ "$counts" != skipped ]; } || [ "$wall" -ne 0 ]; then
   status=1
 fi
 verdict=("pass" "FAIL: head is slower than base" "" "INCONCLUSIVE: wall time could not tell for some rows; see above")
 echo "gate: $(($(date +%s) - start)) s; ${verdict[$status]}"
+# One line for scripts (ci/gate-rates.sh): each signal's status, and the
+# load average when the gate ended.
+echo "gate-result: status=$status counts=${counts} wall=$wall seconds=$(($(date +%s) - start)) load=$(cut -d' ' -f1 /proc/loadavg)"
 exit "$status"

@@ -32,9 +32,10 @@ typedef struct sl_gate_options {
     /* A move counts only when the medians differ by at least this (0.05:
      * 5%). */
     double min_effect;
-    /* A row is inconclusive when the base's repetition medians spread
-     * (largest over smallest, minus 1) by more than this: the machine moved
-     * the base more than the gate is asked to resolve. 0 means twice
+    /* A row is inconclusive when the base's repetition medians disagree
+     * by more than this: the width of the 95% interval of their median,
+     * over it (the range below 6 repetitions). The machine then moved the
+     * base more than the gate is asked to resolve. 0 means twice
      * min_effect. */
     double max_base_spread;
     /* A slower row is inconclusive when the 1-minute load average during
@@ -105,8 +106,11 @@ typedef struct sl_gate_count_options {
     double min_miss_share;
 } sl_gate_count_options;
 
-/* max_instructions 0.02, max_d1 0.10, max_ll 0.10, min_miss_share 0.002
- * (docs/gate.md gives the measurements behind them). */
+/* max_instructions 0.02, max_d1 0.25, max_ll 0.50, min_miss_share 0.005:
+ * simulated misses move with the addresses things land at, which a change
+ * elsewhere or a longer environment shifts (LL misses by up to 40% on
+ * one row from the environment alone), so misses catch gross memory
+ * regressions, not a few percent (docs/gate.md gives the measurements). */
 void sl_gate_count_options_init(sl_gate_count_options *options);
 
 /* The verdict by counts (slower, faster when instructions fell by
