@@ -9,8 +9,9 @@
  *     percent), which is what a real slowdown of one kernel looks like to
  *     both of the gate's signals, unlike a spin or a stretched sample;
  *   - SLUICE_TEST_KERNEL_REFACTOR=1 calls the same kernels through one
- *     more, not inlined, call level: the code's shape changes but not its
- *     work, a harmless refactor the gate must not flag;
+ *     more call level, a function that only forwards (as a helper that was
+ *     inlined and no longer is): the code's shape changes, its work does
+ *     not, a harmless refactor the gate must not flag;
  *     SLUICE_TEST_KERNEL_REFACTOR=2 also splits each call in two halves
  *     (two loop prologues and remainders where there was one), a refactor
  *     that adds a little per-call work.
@@ -63,9 +64,23 @@ static int64_t extra_pixels(int64_t pixels)
             original_f32[id](src, dst, extra_pixels(pixels), k);                                                       \
     }
 
+/* The harmless refactor: forwarding, nothing else on the path. */
+#define FORWARDERS(id)                                                                                                 \
+    static void forward_u8_##id(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)          \
+    {                                                                                                                  \
+        original_u8[id](src, dst, pixels, k);                                                                          \
+    }                                                                                                                  \
+    static void forward_f32_##id(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)           \
+    {                                                                                                                  \
+        original_f32[id](src, dst, pixels, k);                                                                         \
+    }
+
 KNOB_WRAPPERS(1)
 KNOB_WRAPPERS(2)
 KNOB_WRAPPERS(3)
+FORWARDERS(1)
+FORWARDERS(2)
+FORWARDERS(3)
 
 static void wrap(sl_kernel_table *table, sl_normalize_u8_fn u8, sl_normalize_f32_fn f32)
 {
@@ -87,13 +102,19 @@ void sl__gate_knob_apply(sl_kernel_table *tables, int count)
     split_calls = refactor && refactor[0] == '2';
     if (work_fraction == 0.0 && !wrapped)
         return;
+    /* Only forwarding is the refactor of level 1; extra work or split
+     * calls take the full wrappers. */
+    bool forward_only = work_fraction == 0.0 && !split_calls;
     for (int i = 0; i < count; i++) {
         if (tables[i].id == SL_TABLE_GENERIC)
-            wrap(&tables[i], normalize_u8_1, normalize_f32_1);
+            wrap(&tables[i], forward_only ? forward_u8_1 : normalize_u8_1,
+                 forward_only ? forward_f32_1 : normalize_f32_1);
         else if (tables[i].id == SL_TABLE_AVX2)
-            wrap(&tables[i], normalize_u8_2, normalize_f32_2);
+            wrap(&tables[i], forward_only ? forward_u8_2 : normalize_u8_2,
+                 forward_only ? forward_f32_2 : normalize_f32_2);
         else if (tables[i].id == SL_TABLE_AVX512)
-            wrap(&tables[i], normalize_u8_3, normalize_f32_3);
+            wrap(&tables[i], forward_only ? forward_u8_3 : normalize_u8_3,
+                 forward_only ? forward_f32_3 : normalize_f32_3);
     }
 }
 #else

@@ -33,8 +33,9 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "\n"
                             "With --counts, compares callgrind's counts per batch of two builds\n"
                             "(ci/gate-counts.py writes them): a row is slower when its instructions per batch\n"
-                            "grew by more than --max-instructions, or its D1 or LL data misses by more than\n"
-                            "--max-d1 or --max-ll (and by at least 0.5% of its instructions).\n"
+                            "grew by more than --max-instructions (and by 1000 or more), its D1 data misses by\n"
+                            "more than --max-d1 (and by 0.5% of its instructions or more), or its LL data\n"
+                            "misses by more than --max-ll (and by 1% of its instructions or more).\n"
                             "\n"
                             "options:\n"
                             "  --baseline NAME        the baseline (see sluice baseline save)\n"
@@ -53,7 +54,7 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
                             "  --counts BASE NEW      compare two builds' counts per batch instead\n"
                             "  --max-instructions F   (default 0.02)\n"
-                            "  --max-d1 F, --max-ll F (default 0.25 and 0.50)\n"
+                            "  --max-d1 F, --max-ll F (default 0.25 and 1.0)\n"
                             "  -h, --help             show this help\n"
                             "\n"
                             "exit status: 0 when no row is slower or inconclusive; 1 when a row is slower, or\n"
@@ -417,10 +418,11 @@ static int check_counts(const check_args *args)
         sl__table_add_row(table, cells);
     }
     sl__table_print(table, stdout, 0);
-    printf("\n%d rows compared, %d slower, %d new (counts per batch: instructions +%.0f%%, D1 or LL misses +%.0f%% "
-           "or +%.0f%% and at least %.1f%% of the instructions)\n",
-           compared, slower, missing, args->counts.max_instructions * 100.0, args->counts.max_d1 * 100.0,
-           args->counts.max_ll * 100.0, args->counts.min_miss_share * 100.0);
+    printf("\n%d rows compared, %d slower, %d new (slower per batch: instructions +%.0f%% and +%.0f, D1 misses "
+           "+%.0f%% and %.1f%% of the instructions, LL misses +%.0f%% and %.1f%%)\n",
+           compared, slower, missing, args->counts.max_instructions * 100.0, args->counts.min_instructions,
+           args->counts.max_d1 * 100.0, args->counts.min_miss_share * 100.0, args->counts.max_ll * 100.0,
+           args->counts.min_ll_share * 100.0);
     sl__table_free(table);
     free(base);
     free(fresh);

@@ -234,24 +234,8 @@ static void write_environment(FILE *out, const sl__report *report, bool html)
                           : "**These records come from %d different machines or commits; numbers from different "
                             "environments are not comparable.**\n\n",
                 report->nenvironments);
-    for (int e = 0; e < report->nenvironments; e++) {
-        const sl_environment *env = report->environments[e];
-        void (*esc)(FILE *, const char *) = html ? sl__html_escape : sl__markdown_escape;
-        fputs(html ? "<ul><li>CPU: " : "- CPU: ", out);
-        esc(out, env->cpu_model);
-        fprintf(out,
-                html ? " (%d logical CPUs)</li><li>compiler: " : " (%d logical CPUs)\n- compiler: ", env->cpu_cores);
-        esc(out, env->compiler);
-        fputs(", ", out);
-        esc(out, env->compile_flags);
-        fputs(html ? "</li><li>commit: " : "\n- commit: ", out);
-        esc(out, env->git_commit);
-        fputs(html ? "</li><li>kernel: " : "\n- kernel: ", out);
-        esc(out, env->kernel);
-        fputs(html ? "</li><li>libraries: " : "\n- libraries: ", out);
-        esc(out, env->library_versions);
-        fputs(html ? "</li></ul>\n" : "\n\n", out);
-    }
+    for (int e = 0; e < report->nenvironments; e++)
+        sl__write_environment(out, report->environments[e], html);
 }
 
 static void write_lede(const report_args *args, const sl__report *report, const outputs *o)

@@ -86,6 +86,10 @@ void sl__format_rate(char *buf, size_t size, double value);
  * "not run here: cuda, cuda-graph (unavailable: no NVIDIA driver)". */
 void sl__report_folded_line(const sl__report *report, const sl__report_variant *v, char *buf, size_t size);
 
+/* One environment fingerprint as a bullet list, escaped for HTML or
+ * Markdown: CPU, compiler and flags, commit, kernel, libraries, time. */
+void sl__write_environment(FILE *out, const sl_environment *env, bool html);
+
 /* A chart's SVG (malloc'd text without the XML prolog), or false with the
  * reason when gnuplot is missing or fails. Every chart's labels come from
  * the records; no file path reaches the SVG. */

@@ -115,6 +115,15 @@ static FILE *open_or_say(const char *path, char *reason, size_t size)
     return f;
 }
 
+/* A chart's files in workdir, and its data file open for writing; NULL
+ * with the reason when it cannot be. */
+static FILE *begin_chart(const char *workdir, chart_files *f, char **svg, char *reason, size_t size)
+{
+    *svg = NULL;
+    chart_paths(workdir, f);
+    return open_or_say(f->data, reason, size);
+}
+
 /* Horizontal bars, one per row of data: label, value, interval low, high,
  * position. Shared by the rates and the overview. A rate's bar starts at
  * the axis (0 on a linear axis, below the smallest interval on a log one);
@@ -163,10 +172,8 @@ static bool bars(const chart_files *f, int nbars, double lowest, double highest,
 bool sl__chart_rates(const sl__report *report, const sl__report_variant *v, const char *workdir, char **svg,
                      char *reason, size_t size)
 {
-    *svg = NULL;
     chart_files f;
-    chart_paths(workdir, &f);
-    FILE *d = open_or_say(f.data, reason, size);
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
     if (!d)
         return false;
     double lowest = INFINITY, highest = 0.0;
@@ -198,10 +205,8 @@ static int compare_i64(const void *a, const void *b)
 bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, const char *workdir, char **svg,
                        char *reason, size_t size)
 {
-    *svg = NULL;
     chart_files f;
-    chart_paths(workdir, &f);
-    FILE *d = open_or_say(f.data, reason, size);
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
     if (!d)
         return false;
     /* One block per adapter: every batch time, sorted, against the share
@@ -252,10 +257,8 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
 
 bool sl__chart_overview(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
 {
-    *svg = NULL;
     chart_files f;
-    chart_paths(workdir, &f);
-    FILE *d = open_or_say(f.data, reason, size);
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
     if (!d)
         return false;
     double lowest = INFINITY, highest = 0.0;

@@ -252,3 +252,25 @@ void sl__report_folded_line(const sl__report *report, const sl__report_variant *
     }
     free(done);
 }
+
+void sl__write_environment(FILE *out, const sl_environment *env, bool html)
+{
+    void (*escape)(FILE *, const char *) = html ? sl__html_escape : sl__markdown_escape;
+    const char *open = html ? "<li>" : "- ", *close = html ? "</li>" : "\n";
+    fputs(html ? "<ul>" : "", out);
+    fprintf(out, "%sCPU: ", open);
+    escape(out, env->cpu_model);
+    fprintf(out, " (%d logical CPUs)%s%scompiler: ", env->cpu_cores, close, open);
+    escape(out, env->compiler);
+    fputs(", ", out);
+    escape(out, env->compile_flags);
+    fprintf(out, "%s%scommit: ", close, open);
+    escape(out, env->git_commit);
+    fprintf(out, "%s%skernel: ", close, open);
+    escape(out, env->kernel);
+    fprintf(out, "%s%slibraries: ", close, open);
+    escape(out, env->library_versions);
+    fprintf(out, "%s%stime (UTC): ", close, open);
+    escape(out, env->time_utc);
+    fprintf(out, "%s%s", close, html ? "</ul>\n" : "\n");
+}

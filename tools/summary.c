@@ -362,22 +362,8 @@ bool sl__summary_write_markdown(const sl__summary *s, const char *command, const
     for (int i = 0; i < argc; i++)
         fprintf(out, strpbrk(argv[i], " \t'\"") != NULL ? " '%s'" : " %s", argv[i]);
     fputs("`\n", out);
-    if (s->count > 0) {
-        const sl_environment *env = &s->environments[0];
-        fputs("- time (UTC): ", out);
-        sl__markdown_escape(out, env->time_utc);
-        fputs("\n- commit: ", out);
-        sl__markdown_escape(out, env->git_commit);
-        fputs("\n- CPU: ", out);
-        sl__markdown_escape(out, env->cpu_model);
-        fprintf(out, " (%d logical CPUs)\n- compiler: ", env->cpu_cores);
-        sl__markdown_escape(out, env->compiler);
-        fputs(", ", out);
-        sl__markdown_escape(out, env->compile_flags);
-        fputs("\n- kernel: ", out);
-        sl__markdown_escape(out, env->kernel);
-        fputs("\n\n", out);
-    }
+    if (s->count > 0)
+        sl__write_environment(out, &s->environments[0], false);
     sl__table *table = sl__summary_table(s);
     sl__table_print_markdown(table, out);
     sl__table_free(table);

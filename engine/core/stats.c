@@ -110,7 +110,7 @@ void sl_throughput_noise_reason(const sl_throughput *t, char *buf, size_t size)
         snprintf(buf + used, size - used, "%sthe mean batch time is %.0f%% %s the median (%.4g vs %.4g µs): %s",
                  used ? "; " : "", fabs(t->mean_ns / t->median_ns - 1.0) * 100.0,
                  t->mean_ns > t->median_ns ? "above" : "below", t->mean_ns / 1e3, t->median_ns / 1e3,
-                 t->mean_ns > t->median_ns ? "a few batches stalled" : "most batches were slower than a few");
+                 t->mean_ns > t->median_ns ? "a few batches stalled" : "a few batches were much faster than the rest");
 }
 
 /* The k-th smallest of v[0..n) (0-based), reordering v so that v[k] holds

@@ -186,8 +186,12 @@ void sl_gate_decide(sl_gate_result *rows, int count, const sl_gate_options *opti
 
 void sl_gate_count_options_init(sl_gate_count_options *options)
 {
-    *options =
-        (sl_gate_count_options){.max_instructions = 0.02, .max_d1 = 0.25, .max_ll = 0.50, .min_miss_share = 0.005};
+    *options = (sl_gate_count_options){.max_instructions = 0.02,
+                                       .min_instructions = 1000.0,
+                                       .max_d1 = 0.25,
+                                       .min_miss_share = 0.005,
+                                       .max_ll = 1.0,
+                                       .min_ll_share = 0.01};
 }
 
 static double growth(double base, double fresh)
@@ -196,11 +200,10 @@ static double growth(double base, double fresh)
 }
 
 /* A miss count that grew past its threshold by a number of misses that
- * matters against the row's instructions. */
-static bool misses_grew(double base, double fresh, double threshold, double instructions,
-                        const sl_gate_count_options *options)
+ * matters against the row's instructions (share of them). */
+static bool misses_grew(double base, double fresh, double threshold, double instructions, double share)
 {
-    return growth(base, fresh) > threshold && fresh - base >= options->min_miss_share * instructions;
+    return growth(base, fresh) > threshold && fresh - base >= share * instructions;
 }
 
 sl_gate_verdict sl_gate_compare_counts(const sl_gate_counts *base, const sl_gate_counts *fresh,
@@ -209,22 +212,22 @@ sl_gate_verdict sl_gate_compare_counts(const sl_gate_counts *base, const sl_gate
     double ir = growth(base->instructions, fresh->instructions);
     double d1 = growth(base->d1_misses, fresh->d1_misses);
     double ll = growth(base->ll_misses, fresh->ll_misses);
-    if (ir > options->max_instructions) {
-        snprintf(rule, size, "slower: instructions per batch %+.2f%% > %.0f%%", ir * 100.0,
-                 options->max_instructions * 100.0);
+    if (ir > options->max_instructions && fresh->instructions - base->instructions >= options->min_instructions) {
+        snprintf(rule, size, "slower: instructions per batch %+.2f%% > %.0f%% (%+.0f)", ir * 100.0,
+                 options->max_instructions * 100.0, fresh->instructions - base->instructions);
         return SL_GATE_SLOWER;
     }
-    if (misses_grew(base->d1_misses, fresh->d1_misses, options->max_d1, fresh->instructions, options)) {
+    if (misses_grew(base->d1_misses, fresh->d1_misses, options->max_d1, fresh->instructions, options->min_miss_share)) {
         snprintf(rule, size, "slower: D1 misses per batch %+.1f%% > %.0f%% (%+.0f)", d1 * 100.0,
                  options->max_d1 * 100.0, fresh->d1_misses - base->d1_misses);
         return SL_GATE_SLOWER;
     }
-    if (misses_grew(base->ll_misses, fresh->ll_misses, options->max_ll, fresh->instructions, options)) {
+    if (misses_grew(base->ll_misses, fresh->ll_misses, options->max_ll, fresh->instructions, options->min_ll_share)) {
         snprintf(rule, size, "slower: LL misses per batch %+.1f%% > %.0f%% (%+.0f)", ll * 100.0,
                  options->max_ll * 100.0, fresh->ll_misses - base->ll_misses);
         return SL_GATE_SLOWER;
     }
-    if (ir < -options->max_instructions) {
+    if (ir < -options->max_instructions && base->instructions - fresh->instructions >= options->min_instructions) {
         snprintf(rule, size, "faster: instructions per batch %+.2f%%", ir * 100.0);
         return SL_GATE_FASTER;
     }

@@ -99,6 +99,14 @@ typedef struct sl_gate_count_options {
     /* Growth per batch that makes a row slower: instructions, D1 misses,
      * LL misses, as fractions. */
     double max_instructions, max_d1, max_ll;
+    /* Instructions move with where memcpy's and malloc's data land (a few
+     * hundred a batch when only the environment's length changes); a
+     * growth counts only when it is also at least this many per batch, so
+     * that a row of 13,000 instructions a batch cannot fail by layout. */
+    double min_instructions;
+    /* An LL miss growth counts only when it is at least this fraction of
+     * the row's instructions (D1's floor is min_miss_share). */
+    double min_ll_share;
     /* Miss counts move with the layout of the heap; a growth in misses
      * counts only when it is also at least this fraction of the row's
      * instructions per batch, so that a few dozen misses more on a row
@@ -106,11 +114,12 @@ typedef struct sl_gate_count_options {
     double min_miss_share;
 } sl_gate_count_options;
 
-/* max_instructions 0.02, max_d1 0.25, max_ll 0.50, min_miss_share 0.005:
- * simulated misses move with the addresses things land at, which a change
- * elsewhere or a longer environment shifts (LL misses by up to 40% on
- * one row from the environment alone), so misses catch gross memory
- * regressions, not a few percent (docs/gate.md gives the measurements). */
+/* max_instructions 0.02 with min_instructions 1000, max_d1 0.25 with
+ * min_miss_share 0.005, max_ll 1.0 with min_ll_share 0.01: simulated misses
+ * move with the addresses things land at, which a change elsewhere or a
+ * longer environment shifts (LL misses by up to 66% on one row from the
+ * environment alone), so misses catch gross memory regressions, not a few
+ * percent (docs/gate.md gives the measurements). */
 void sl_gate_count_options_init(sl_gate_count_options *options);
 
 /* The verdict by counts (slower, faster when instructions fell by

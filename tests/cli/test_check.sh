@@ -11,24 +11,7 @@ sluice=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for line in "$@"; do echo "# $line"; done; }
-expect() {
-  local status=$1 needle=$2 what=$3
-  shift 4
-  local out rc
-  out=$("$sluice" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$status" ]; then
-    not_ok "$what" "exit status $rc, expected $status" "$(printf '%s' "$out" | tail -5)"
-  elif [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then
-    not_ok "$what" "output lacks '$needle'" "$(printf '%s' "$out" | tail -5)"
-  else
-    ok "$what"
-  fi
-}
+. "$(dirname "$0")/tap.sh"
 
 if ! "$sluice" bench --scenarios NLP-1 --adapters fused,iter,cuda --warmup 1 --batches 4 --repetitions 2 \
   --output-dir "$work/run" --quiet >/dev/null 2>&1; then

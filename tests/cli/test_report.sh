@@ -9,10 +9,7 @@ sluice=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for line in "$@"; do echo "# $line"; done; }
+. "$(dirname "$0")/tap.sh"
 check() { # check DESCRIPTION COMMAND...: ok when the command succeeds
   local what=$1
   shift
