@@ -18,6 +18,7 @@ typedef struct sl__report_ratio {
     sl_ratio ratio;    /* this row's throughput over the other's */
     const char *other; /* the other row's adapter */
     bool unranked;     /* either row is noisy: shown, not ranked */
+    bool interleaved;  /* both rows ran in the same rounds (sluice bench --rounds) */
 } sl__report_ratio;
 
 /* Where a row stands against the fastest row of its variant, the report's
@@ -78,7 +79,8 @@ void sl__report_free(sl__report *report);
 const char *sl__standing_name(sl__standing standing);
 /* "3.99x win", "1.02x cannot tell", "(4.30x) win" for a ratio shown but not
  * ranked (a noisy side), "-" without one; with_interval adds the interval
- * ("3.99x [3.95, 4.03] win"). */
+ * and the range of the per-round (or per-repetition) ratios it covers
+ * ("3.99x [3.95, 4.03] win, rounds 3.96 to 4.01"). */
 void sl__format_ratio(char *buf, size_t size, const sl__report_ratio *r, bool with_interval);
 /* Three significant digits and an SI suffix: "1.72M", "486". */
 void sl__format_rate(char *buf, size_t size, double value);

@@ -61,6 +61,7 @@ static sl__report_ratio ratio_between(const sl__report_row *row, const sl__repor
     r.has = sl_record_ratio(row->record, other->record, &r.ratio);
     r.other = other->record->adapter;
     r.unranked = row->t.noisy || other->t.noisy;
+    r.interleaved = row->record->rounds > 1 && row->record->rounds == other->record->rounds;
     return r;
 }
 
@@ -200,12 +201,19 @@ void sl__format_ratio(char *buf, size_t size, const sl__report_ratio *r, bool wi
     }
     char ratio[32], lo[32], hi[32], interval[80] = "";
     format_factor(ratio, sizeof ratio, r->ratio.ratio);
+    char rounds[96] = "";
     if (with_interval) {
         format_factor(lo, sizeof lo, r->ratio.lo);
         format_factor(hi, sizeof hi, r->ratio.hi);
         snprintf(interval, sizeof interval, " [%s, %s]", lo, hi);
+        if (r->ratio.rounds > 1) {
+            format_factor(lo, sizeof lo, r->ratio.round_lo);
+            format_factor(hi, sizeof hi, r->ratio.round_hi);
+            snprintf(rounds, sizeof rounds, ", %s %s to %s", r->interleaved ? "rounds" : "repetitions", lo, hi);
+        }
     }
-    snprintf(buf, size, r->unranked ? "(%sx)%s %s" : "%sx%s %s", ratio, interval, sl_ratio_call_name(r->ratio.call));
+    snprintf(buf, size, r->unranked ? "(%sx)%s %s%s" : "%sx%s %s%s", ratio, interval, sl_ratio_call_name(r->ratio.call),
+             rounds);
 }
 
 void sl__format_rate(char *buf, size_t size, double value)
