@@ -261,21 +261,13 @@ typedef struct bench_report {
     int write_errors;
 } bench_report;
 
-static const double *find_metric(const sl_record *record, const char *name)
-{
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0)
-            return &record->metrics[i].value;
-    return NULL;
-}
-
 /* One line per distributed record: the figures a reader of a job wants
  * first, from the record's scenario metrics (docs/records.md). Other
  * records have none of them and print nothing. */
 static void note_ranks(bench_report *report, const sl_record *record)
 {
-    const double *ranks = find_metric(record, "ranks"), *processes = find_metric(record, "processes");
-    const double *slowest = find_metric(record, "slowest_rank"), *wall = find_metric(record, "slowest_rank_ns");
+    const double *ranks = sl__find_metric(record, "ranks"), *processes = sl__find_metric(record, "processes");
+    const double *slowest = sl__find_metric(record, "slowest_rank"), *wall = sl__find_metric(record, "slowest_rank_ns");
     if (record->outcome != SL_RECORD_OK || !ranks || !processes || !slowest || !wall)
         return;
     char line[512];
@@ -285,7 +277,7 @@ static void note_ranks(bench_report *report, const sl_record *record)
     for (int r = 0; r < SL_DIST_RANK_METRICS && used > 0 && (size_t)used < sizeof line; r++) {
         char name[48];
         snprintf(name, sizeof name, "rank_%d_p50_ns", r);
-        const double *p50 = find_metric(record, name);
+        const double *p50 = sl__find_metric(record, name);
         if (!p50)
             break;
         used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);

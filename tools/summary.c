@@ -52,7 +52,7 @@ void sl__summary_free(sl__summary *s)
     memset(s, 0, sizeof *s);
 }
 
-static const double *find_metric(const sl_record *record, const char *name)
+const double *sl__find_metric(const sl_record *record, const char *name)
 {
     for (int i = 0; i < record->nmetrics; i++)
         if (strcmp(record->metrics[i].name, name) == 0)
@@ -70,7 +70,7 @@ static void format_fixed(char *buf, size_t size, double value, double scale, int
 
 static void format_metric(char *buf, size_t size, const sl_record *record, const char *name)
 {
-    const double *value = find_metric(record, name);
+    const double *value = sl__find_metric(record, name);
     format_fixed(buf, size, value ? *value : NAN, 1.0, 2, "");
 }
 
@@ -110,7 +110,7 @@ static void threads_cell(char *buf, size_t size, const sl_record *r)
 {
     /* Several threads may split a batch, not must: the share that ran
      * split follows the count, so "2" is never read as "twice the cores". */
-    const double *split = find_metric(r, "split_fraction");
+    const double *split = sl__find_metric(r, "split_fraction");
     if (split)
         snprintf(buf, size, "%lld (%.0f%%)", (long long)r->threads, 100.0 * *split);
     else

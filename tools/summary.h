@@ -18,6 +18,9 @@ typedef struct sl__summary {
     int failed, mismatched;
 } sl__summary;
 
+/* The value of a record's metric by name, or NULL when it has none. */
+const double *sl__find_metric(const sl_record *record, const char *name);
+
 /* Keeps a copy of the record and the environment it was measured in. */
 void sl__summary_add(sl__summary *summary, const sl_record *record, const sl_environment *env);
 void sl__summary_free(sl__summary *summary);
