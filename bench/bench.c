@@ -22,15 +22,29 @@ typedef struct measure_sink {
     int64_t elements;
     int64_t bytes;
     sl_digest *digest;
+    /* Under --instrument, the label of this run's callgrind dumps. */
+    const char *instrument_label;
 } measure_sink;
 
 static int measure_batch(const sl_batch *batch, void *user)
 {
     measure_sink *sink = user;
+    char label[256];
+    if (sink->instrument_label) {
+        /* The counts since the previous batch left the sink: this batch's
+         * production alone, which is what the gate compares. */
+        snprintf(label, sizeof label, "sluice-batch %s %" PRId64, sink->instrument_label, sink->seen);
+        sl__instrument_mark(label);
+    }
     if (sink->seen >= sink->warmup) {
         sl_digest_add_batch(sink->digest, batch);
         sink->elements += batch->count;
         sink->bytes += (int64_t)sl_batch_data_bytes(batch);
+    }
+    if (sink->instrument_label) {
+        /* The sink's own work (the digest), dumped apart. */
+        snprintf(label, sizeof label, "sluice-sink %s %" PRId64, sink->instrument_label, sink->seen);
+        sl__instrument_mark(label);
     }
     sink->seen++;
     return 0;
@@ -146,7 +160,14 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
     double copy_ns = (double)batch_bytes / memcpy_bytes_per_s * 1e9;
     sl_record_add_metric(record, "memcpy_probe_bytes_per_s", memcpy_bytes_per_s, "bytes/s");
     sl_record_add_metric(record, "fraction_of_memcpy", sl_record_bytes_per_s(record) / memcpy_bytes_per_s, "ratio");
-    sl_record_add_metric(record, "overhead_beyond_copy_ns", p50_ns - copy_ns, "ns");
+    /* The probe copies from a 64 MiB source that is colder than an
+     * adapter's working set, so a small batch can take less than the probe's
+     * copy: the difference is then below what the probe can resolve, and is
+     * published as 0 with a flag saying so, never as a negative time. */
+    double overhead_ns = p50_ns - copy_ns;
+    sl_record_add_metric(record, "overhead_beyond_copy_ns", overhead_ns > 0.0 ? overhead_ns : 0.0, "ns");
+    if (!(overhead_ns > 0.0))
+        sl_record_add_metric(record, "overhead_below_probe_resolution", 1.0, "flag");
 
     double roofline_ns = options->roofline_ns_per_batch > 0.0 ? options->roofline_ns_per_batch
                                                               : sl_probe_roofline_ns_per_batch(instance->pipeline,
@@ -320,16 +341,21 @@ static sl_status check_within_tolerance(const sl_scenario_instance *instance, co
  * repetition runs, one latency array per repetition (so the kept one can be
  * copied out once the median is known), which batches a threaded adapter
  * split, and each repetition's result. */
-typedef struct bench_run {
+struct sl__bench_run {
     const sl_scenario_instance *instance;
     const sl_adapter *adapter;
     const sl_bench_options *options;
+    sl_record *record;
     int repetitions;
     int64_t warmup, measured, total;
     int64_t *latencies;
     bool *splits;
+    /* The wall time spent on this record so far, over every step of it:
+     * with interleaved rounds, only its own steps count. */
+    int64_t wall_ns;
     repetition reps[SL_RECORD_MAX_REPETITIONS];
-} bench_run;
+};
+typedef struct sl__bench_run bench_run;
 
 /* An adapter that cannot run here, or lacks one of the pipeline's
  * transforms, is recorded as such rather than run: returns false with the
@@ -429,7 +455,19 @@ static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl
      * measures the same mix of filling and replaying epochs. */
     sl_pipeline_cache_reset(instance->pipeline);
     sl_rss_reset(&probe);
+    char label[160];
+    if (run->options->instrument) {
+        snprintf(label, sizeof label, "%s/%s/%s %d", record->scenario, record->variant, record->adapter, r);
+        sink.instrument_label = label;
+        sl__instrument_start();
+    }
     sl_status status = adapter->run(adapter, instance->pipeline, &request, measure_batch, &sink, latency, &run_err);
+    if (run->options->instrument) {
+        char end[192];
+        snprintf(end, sizeof end, "sluice-end %s", label);
+        sl__instrument_mark(end);
+        sl__instrument_stop();
+    }
     if (adapter->framework)
         adapter->framework(adapter, record->framework, sizeof record->framework);
     if (adapter->annotate)
@@ -469,18 +507,6 @@ static sl_status check_repetitions_agree(const bench_run *run, int r, sl_record 
              "output differs between repetitions: repetition 1 digest %016" PRIx64 ", repetition %d digest %016" PRIx64,
              run->reps[0].digest, r + 1, run->reps[r].digest);
     return fail_record(record, SL_EMISMATCH, message, err);
-}
-
-static sl_status run_repetitions(bench_run *run, sl_record *record, sl_err *err)
-{
-    for (int r = 0; r < run->repetitions; r++) {
-        sl_status status = run_one_repetition(run, r, record, err);
-        if (status == SL_OK)
-            status = check_repetitions_agree(run, r, record, err);
-        if (status != SL_OK)
-            return status;
-    }
-    return SL_OK;
 }
 
 /* Copies the kept repetition's measured latencies into the record, and
@@ -610,9 +636,18 @@ static sl_status finish_record(const bench_run *run, sl_record *record, sl_err *
     return status;
 }
 
-sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter, const sl_bench_options *options,
-                       sl_record *record, sl_err *err)
+static void free_run(bench_run *run)
 {
+    free(run->latencies);
+    free(run->splits);
+    free(run);
+}
+
+sl_status sl__bench_begin(const sl_scenario_instance *instance, const sl_adapter *adapter,
+                          const sl_bench_options *options, sl_record *record, sl__bench_run **out, sl_err *err)
+{
+    int64_t started = sl_now_ns();
+    *out = NULL;
     memset(record, 0, sizeof *record);
     if (instance == NULL || instance->pipeline == NULL || adapter == NULL || options == NULL) {
         return sl_fail(err, SL_EINVAL, "sl_bench_run needs an instance with a pipeline, an adapter and options");
@@ -627,18 +662,71 @@ sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *a
     if (!admit_adapter(instance, adapter, record))
         return SL_OK;
 
-    bench_run run = {.instance = instance, .adapter = adapter, .options = options};
-    sl_status status = prepare_run(&run, profile, record, err);
-    if (status != SL_OK)
+    bench_run *run = calloc(1, sizeof *run);
+    if (run == NULL)
+        return fail_record(record, SL_ENOMEM, "out of memory for a run", err);
+    *run = (bench_run){.instance = instance, .adapter = adapter, .options = options, .record = record};
+    sl_status status = prepare_run(run, profile, record, err);
+    if (status != SL_OK) {
+        free(run);
         return status;
-    status = run_repetitions(&run, record, err);
+    }
+    run->wall_ns = sl_now_ns() - started;
+    *out = run;
+    return SL_OK;
+}
+
+int sl__bench_repetitions(const sl__bench_run *run)
+{
+    return run->repetitions;
+}
+
+sl_status sl__bench_repetition(sl__bench_run *run, int r, sl_err *err)
+{
+    int64_t started = sl_now_ns();
+    sl_status status = run_one_repetition(run, r, run->record, err);
     if (status == SL_OK)
-        status = finish_record(&run, record, err);
-    if (adapter->device)
-        adapter->device(adapter, record); /* the peak of the runs just made */
-    free(run.latencies);
-    free(run.splits);
+        status = check_repetitions_agree(run, r, run->record, err);
+    run->wall_ns += sl_now_ns() - started;
     return status;
+}
+
+sl_status sl__bench_end(sl__bench_run *run, sl_err *err)
+{
+    int64_t started = sl_now_ns();
+    sl_record *record = run->record;
+    sl_status status = finish_record(run, record, err);
+    if (run->adapter->device)
+        run->adapter->device(run->adapter, record); /* the peak of the runs just made */
+    record->wall_ns = run->wall_ns + (sl_now_ns() - started);
+    free_run(run);
+    return status;
+}
+
+void sl__bench_abandon(sl__bench_run *run)
+{
+    if (run == NULL)
+        return;
+    if (run->adapter->device)
+        run->adapter->device(run->adapter, run->record);
+    run->record->wall_ns = run->wall_ns;
+    free_run(run);
+}
+
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter, const sl_bench_options *options,
+                       sl_record *record, sl_err *err)
+{
+    sl__bench_run *run = NULL;
+    sl_status status = sl__bench_begin(instance, adapter, options, record, &run, err);
+    if (status != SL_OK || run == NULL)
+        return status;
+    for (int r = 0; r < run->repetitions && status == SL_OK; r++)
+        status = sl__bench_repetition(run, r, err);
+    if (status != SL_OK) {
+        sl__bench_abandon(run);
+        return status;
+    }
+    return sl__bench_end(run, err);
 }
 
 sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,
@@ -651,6 +739,11 @@ sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const 
     if (status != SL_OK)
         return fail_record(record, status, metrics_err.msg, err);
     return SL_OK;
+}
+
+bool sl_bench_instrument_available(void)
+{
+    return sl__instrument_available();
 }
 
 void sl_record_file_name(const sl_record *record, char *buf, size_t size)

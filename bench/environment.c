@@ -54,6 +54,13 @@ void sl_environment_collect(sl_environment *env)
     else
         sl__copy_string(env->kernel, sizeof env->kernel, "unknown");
 
+    /* This moment's load, until a runner measures the run's own. */
+    sl__machine_load load;
+    sl__machine_sample(&load);
+    env->load_start = load.load1;
+    env->load_end = load.load1;
+    env->steal_fraction = -1.0;
+
     time_t now = time(NULL);
     struct tm tm;
     if (gmtime_r(&now, &tm))

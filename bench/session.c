@@ -60,18 +60,54 @@ static void report_note(const sl_session *s, sl_session_note_kind kind, bool is_
     s->options.callbacks.on_note(s->options.callbacks.user, &note);
 }
 
-/* Writes the record atomically into the session's folder and hands it to
- * the caller with where it went, or why it did not. */
-static void save_record(const sl_session *s, const sl_record *record)
+/* How busy the machine was from start to end of one record's run: the
+ * record's environment carries it (docs/records.md). */
+typedef struct run_load {
+    sl__machine_load start, end;
+} run_load;
+
+static void run_load_begin(run_load *load)
+{
+    sl__machine_sample(&load->start);
+    load->end = load->start;
+}
+
+static void run_load_end(run_load *load)
+{
+    sl__machine_sample(&load->end);
+}
+
+/* Writes the record atomically into the session's folder, with the load
+ * of its run when known (NULL for a run that never started), and hands it
+ * to the caller with where it went, or why it did not. */
+static void save_record_with_load(const sl_session *s, const sl_record *record, const run_load *load)
 {
     char name[256];
     char path[sizeof s->dir + sizeof name + 2];
     sl_err err = {0};
+    sl_environment env = s->env;
+    if (load) {
+        env.load_start = load->start.load1;
+        env.load_end = load->end.load1;
+        env.steal_fraction = sl__machine_steal_fraction(&load->start, &load->end);
+    }
     sl_record_file_name(record, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", s->dir, name);
-    bool written = sl_record_write(record, &s->env, path, &err) == SL_OK;
+    bool written = sl_record_write(record, &env, path, &err) == SL_OK;
     if (s->options.callbacks.on_record)
-        s->options.callbacks.on_record(s->options.callbacks.user, record, written ? path : NULL, written ? NULL : &err);
+        s->options.callbacks.on_record(s->options.callbacks.user, record, &env, written ? path : NULL,
+                                       written ? NULL : &err);
+}
+
+static void save_record(const sl_session *s, const sl_record *record)
+{
+    save_record_with_load(s, record, NULL);
+}
+
+static void report_variant_done(const sl_session *s, const sl_session_variant *entry)
+{
+    if (s->options.callbacks.on_variant)
+        s->options.callbacks.on_variant(s->options.callbacks.user, entry->scenario, entry->variant);
 }
 
 /* --- records of runs that never started -------------------------------------------- */
@@ -197,6 +233,81 @@ static void bench_distributed(sl_session *s, const sl_session_variant *entry)
     sl_comm_free(mesh);
 }
 
+/* Each adapter's repetitions in a row, one adapter after the other. */
+static void run_back_to_back(sl_session *s, const sl_session_variant *entry, const sl_scenario_instance *instance,
+                             const sl_bench_options *options)
+{
+    for (int a = 0; a < s->options.nadapters; a++) {
+        const sl_adapter *adapter = s->options.adapters[a];
+        sl_record record;
+        sl_err run_err = {0};
+        run_load load;
+        report_step(s, entry, adapter);
+        run_load_begin(&load);
+        sl_status status = sl_bench_run(instance, adapter, options, &record, &run_err);
+        run_load_end(&load);
+        if (status != SL_OK)
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, run_err.msg);
+        save_record_with_load(s, &record, &load);
+        sl_record_release(&record);
+    }
+}
+
+/* The adapters of a variant in rounds: every adapter's run begun, then
+ * repetition r of each adapter in turn for every round, then every run
+ * finished. An adapter whose repetition fails drops out of the later
+ * rounds with its record saying why; the others go on. */
+static void run_in_rounds(sl_session *s, const sl_session_variant *entry, const sl_scenario_instance *instance,
+                          const sl_bench_options *options)
+{
+    int n = s->options.nadapters;
+    sl_record *records = calloc(n > 0 ? (size_t)n : 1, sizeof *records);
+    sl__bench_run **runs = calloc(n > 0 ? (size_t)n : 1, sizeof *runs);
+    run_load *loads = calloc(n > 0 ? (size_t)n : 1, sizeof *loads);
+    if (!records || !runs || !loads) {
+        free(records);
+        free(runs);
+        free(loads);
+        report_note(s, SL_SESSION_NO_REFERENCE, true, entry, NULL, "out of memory for a variant's rounds");
+        save_unbuilt(s, entry, SL_RECORD_FAILED, "out of memory for a variant's rounds");
+        return;
+    }
+    sl_bench_options per_round = *options;
+    per_round.repetitions = s->options.rounds;
+    for (int a = 0; a < n; a++) {
+        sl_err err = {0};
+        run_load_begin(&loads[a]);
+        if (sl__bench_begin(instance, s->options.adapters[a], &per_round, &records[a], &runs[a], &err) != SL_OK)
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, s->options.adapters[a], err.msg);
+    }
+    /* A step is reported as an adapter starts its last round, so that the
+     * caller's progress counts runs that are about to complete. */
+    for (int r = 0; r < s->options.rounds; r++)
+        for (int a = 0; a < n; a++) {
+            sl_err err = {0};
+            if (r == s->options.rounds - 1)
+                report_step(s, entry, s->options.adapters[a]);
+            if (runs[a] && sl__bench_repetition(runs[a], r, &err) != SL_OK) {
+                report_note(s, SL_SESSION_RUN_FAILED, true, entry, s->options.adapters[a], err.msg);
+                sl__bench_abandon(runs[a]);
+                runs[a] = NULL;
+            }
+        }
+    for (int a = 0; a < n; a++) {
+        sl_err err = {0};
+        if (runs[a] && sl__bench_end(runs[a], &err) != SL_OK)
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, s->options.adapters[a], err.msg);
+        if (records[a].outcome == SL_RECORD_OK || records[a].outcome == SL_RECORD_MISMATCH)
+            records[a].rounds = s->options.rounds;
+        run_load_end(&loads[a]);
+        save_record_with_load(s, &records[a], &loads[a]);
+        sl_record_release(&records[a]);
+    }
+    free(records);
+    free(runs);
+    free(loads);
+}
+
 /* A variant of one process: built once, its reference digest and probes
  * taken once, then run on each adapter. */
 static void bench_variant(sl_session *s, const sl_session_variant *entry)
@@ -224,17 +335,10 @@ static void bench_variant(sl_session *s, const sl_session_variant *entry)
         s->options.instance_free(instance);
         return;
     }
-    for (int a = 0; a < s->options.nadapters; a++) {
-        const sl_adapter *adapter = s->options.adapters[a];
-        sl_record record;
-        sl_err run_err = {0};
-        report_step(s, entry, adapter);
-        status = sl_bench_run(instance, adapter, &options, &record, &run_err);
-        if (status != SL_OK)
-            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, run_err.msg);
-        save_record(s, &record);
-        sl_record_release(&record);
-    }
+    if (s->options.rounds > 0)
+        run_in_rounds(s, entry, instance, &options);
+    else
+        run_back_to_back(s, entry, instance, &options);
     s->options.instance_free(instance);
 }
 
@@ -284,6 +388,8 @@ sl_status sl_session_run(sl_session *s, sl_err *err)
             continue;
         }
         bench_variant(s, entry);
+        if (s->root)
+            report_variant_done(s, entry);
     }
     return SL_OK;
 }
@@ -299,6 +405,9 @@ static sl_status check_options(const sl_session_options *options, sl_err *err)
     if (options->nvariants < 0 || options->nadapters < 0 || (options->nvariants > 0 && !options->variants) ||
         (options->nadapters > 0 && !options->adapters))
         return sl_fail(err, SL_EINVAL, "a session's variants and adapters must be arrays of their counts");
+    if (options->rounds < 0 || options->rounds > SL_RECORD_MAX_REPETITIONS)
+        return sl_fail(err, SL_EINVAL, "a session runs 0 to %d rounds, not %d", SL_RECORD_MAX_REPETITIONS,
+                       options->rounds);
     return SL_OK;
 }
 

@@ -14,8 +14,8 @@
 # under this checkout), so this checkout is never touched; every step uses
 # this checkout's ci/gate.sh, whatever the candidate's own ci/ holds. Exit
 # status: 0 when a first bad commit was found (it is printed), 1 when not,
-# 2 for a bad command line. GATE_ROUNDS and GATE_INSTRUCTIONS are passed to
-# the gate.
+# 2 for a bad command line. GATE_ROUNDS and GATE_COUNTS are passed to the
+# gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 3 ]; then
@@ -42,19 +42,22 @@ git worktree add --detach "$dir/src" "$bad_id" >&2
 trap 'git -C "$dir/src" bisect reset >/dev/null 2>&1 || true; git worktree remove --force "$dir/src" >/dev/null 2>&1 || true' EXIT
 
 # One step: the gate on the candidate checked out in $dir/src against GOOD.
-# Its last line says pass or FAIL; anything else (a failed build, a crash)
-# means the candidate cannot be judged.
+# Its exit status and its verdict line say pass or slower.
 cat >"$dir/step.sh" <<STEP
 #!/usr/bin/env bash
 commit=\$(git -C "$dir/src" rev-parse --short=12 HEAD)
 echo "== bisect step: \$commit against $good_id" >>"$dir/bisect-steps.log"
 GATE_HEAD_SRC="$dir/src" GATE_ROW="$row" GATE_DIR="$dir/gate" "$repo/ci/gate.sh" "$good_id" >"$dir/step.log" 2>&1
+status=\$?
 cat "$dir/step.log" >>"$dir/bisect-steps.log"
-verdict=\$(tail -n 1 "$dir/step.log")
-case \$verdict in
-  *"; pass") echo "\$commit: good (\$verdict)" >&2; exit 0 ;;
-  *"FAIL: head is slower"*) echo "\$commit: bad (\$verdict)" >&2; exit 1 ;;
-  *) echo "\$commit: skipped, the gate could not judge it (see $dir/bisect-steps.log)" >&2; exit 125 ;;
+verdict=\$(grep '^gate: ' "$dir/step.log" | tail -n 1)
+# The gate's exit status: 0 pass, 1 with its verdict line slower; 3
+# (cannot tell) or anything else (a failed build, a crash) means the
+# candidate cannot be judged.
+case \$status:\$verdict in
+  0:*"; pass") echo "\$commit: good (\$verdict)" >&2; exit 0 ;;
+  1:*"FAIL: head is slower"*) echo "\$commit: bad (\$verdict)" >&2; exit 1 ;;
+  *) echo "\$commit: skipped, the gate could not judge it (exit \$status; see $dir/bisect-steps.log)" >&2; exit 125 ;;
 esac
 STEP
 chmod +x "$dir/step.sh"

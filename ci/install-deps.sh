@@ -10,6 +10,12 @@ packages=(
   gcovr
   # DIST-1 and DIST-2 run one rank per process under mpirun (docs/distributed.md).
   openmpi-bin libopenmpi-dev
+  # The report's charts (docs/report.md): without gnuplot the README's main
+  # job writes a report with no charts at all.
+  gnuplot-nox
+  # The gate's counts (ci/gate.sh): callgrind, and its client requests'
+  # header for sluice bench --instrument.
+  valgrind
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cpu/cpu.h"
+#include "gate_knob.h"
 #include "ref/ref.h"
 #include "sluice/kernels.h"
 
@@ -128,6 +129,7 @@ static void fill_tables(void)
 {
     for (int i = 0; i < SL_TABLE_COUNT; i++)
         fills[i](&tables[i]);
+    sl__gate_knob_apply(tables, SL_TABLE_COUNT);
 }
 
 int sl_kernel_table_count(void)

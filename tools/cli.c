@@ -88,9 +88,9 @@ void sl__cli_copy(char *dst, size_t size, const char *src)
 
 /* --- scanning ------------------------------------------------------------------ */
 
-sl__cli sl__cli_start(const char *command, int argc, char **argv)
+sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv)
 {
-    return (sl__cli){.command = command, .argc = argc, .argv = argv, .index = 0};
+    return (sl__cli){.command = command, .usage = usage, .argc = argc, .argv = argv, .index = 0};
 }
 
 bool sl__cli_next(sl__cli *cli)
@@ -140,11 +140,37 @@ bool sl__cli_option(sl__cli *cli, const char *name, const char **value)
     return true;
 }
 
+/* The options a command's --help lists: every "--word" in it, in order. */
+static int usage_options(const char *usage, char names[][48], int most)
+{
+    int count = 0;
+    for (const char *p = usage; p && (p = strstr(p, "--")) != NULL && count < most;) {
+        size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        if (n > 2 && n < 48) {
+            memcpy(names[count], p, n);
+            names[count][n] = '\0';
+            count++;
+        }
+        p += n;
+    }
+    return count;
+}
+
 _Noreturn void sl__cli_unknown(const sl__cli *cli)
 {
     const char *arg = sl__cli_arg(cli);
     if (arg[0] == '-') {
-        sl__cli_usage_error(cli, "unknown option '%s'", arg);
+        /* "--repetitons=5" is matched on its name alone. */
+        char typed[64];
+        snprintf(typed, sizeof typed, "%.*s", (int)strcspn(arg, "="), arg);
+        char names[64][48];
+        const char *pointers[64];
+        int count = usage_options(cli->usage, names, 64);
+        for (int i = 0; i < count; i++)
+            pointers[i] = names[i];
+        char hint[96];
+        sl__did_you_mean(hint, sizeof hint, typed, pointers, count);
+        sl__cli_usage_error(cli, "unknown option '%s'%s", arg, hint);
     }
     sl__cli_usage_error(cli, "unexpected argument '%s'", arg);
 }
@@ -253,16 +279,25 @@ static _Noreturn void unknown_scenario(const sl__cli *cli, const char *name)
 {
     char ids[1024] = "";
     size_t used = 0;
+    const char *names[128] = {"gate", "all"};
+    int count = 2;
     for (int s = 0; s < sl_scenario_count() && used < sizeof ids; s++) {
         used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%s", s > 0 ? ", " : "", sl_scenario_at(s)->id);
+        if (count < 128)
+            names[count++] = sl_scenario_at(s)->id;
     }
-    sl__cli_usage_error(cli, "option --scenarios: unknown scenario '%s'\nvalid: %s, or 'gate' or 'all'", name, ids);
+    char hint[96];
+    sl__did_you_mean(hint, sizeof hint, name, names, count);
+    sl__cli_usage_error(cli, "option --scenarios: unknown scenario '%s'%s\nvalid: %s, or 'gate' or 'all'", name, hint,
+                        ids);
 }
 
 static _Noreturn void unknown_variant(const sl__cli *cli, const sl__selection *selection, const char *name)
 {
     char valid[2048] = "";
     size_t used = 0;
+    const char *names[256];
+    int count = 0;
     for (int s = 0; s < selection->nscenarios && used < sizeof valid; s++) {
         if (selection->variants[s] == 0) {
             continue;
@@ -271,20 +306,32 @@ static _Noreturn void unknown_variant(const sl__cli *cli, const sl__selection *s
         used += (size_t)snprintf(valid + used, sizeof valid - used, "\n  %s:", scenario->id);
         for (int v = 0; v < scenario->nvariants && used < sizeof valid; v++) {
             used += (size_t)snprintf(valid + used, sizeof valid - used, " %s", scenario->variants[v].name);
+            if (count < 256)
+                names[count++] = scenario->variants[v].name;
         }
     }
-    sl__cli_usage_error(cli, "option --variants: no selected scenario has a variant '%s'\nvariants of the selected "
-                        "scenarios:%s", name, valid);
+    char hint[96];
+    sl__did_you_mean(hint, sizeof hint, name, names, count);
+    sl__cli_usage_error(cli,
+                        "option --variants: no selected scenario has a variant '%s'%s\nvariants of the selected "
+                        "scenarios:%s",
+                        name, hint, valid);
 }
 
 static _Noreturn void unknown_adapter(const sl__cli *cli, const char *name)
 {
     char names[1024] = "";
     size_t used = 0;
+    const char *known[128] = {"all", "peers"};
+    int count = 2;
     for (int a = 0; a < sl_adapter_count() && used < sizeof names; a++) {
         used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", a > 0 ? ", " : "", sl_adapter_at(a)->name);
+        if (count < 128)
+            known[count++] = sl_adapter_at(a)->name;
     }
-    sl__cli_usage_error(cli, "option --adapters: unknown adapter '%s'\nvalid: %s", name, names);
+    char hint[96];
+    sl__did_you_mean(hint, sizeof hint, name, known, count);
+    sl__cli_usage_error(cli, "option --adapters: unknown adapter '%s'%s\nvalid: %s", name, hint, names);
 }
 
 static uint64_t all_variants(const sl_scenario *scenario)
@@ -519,13 +566,46 @@ void sl__table_print(const sl__table *table, FILE *out, int indent)
     free(widths);
 }
 
-static void print_markdown_cell(FILE *out, const char *text)
+static bool word_character(unsigned char c)
 {
-    for (const char *c = text; *c != '\0'; c++) {
-        if (*c == '|') {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+void sl__markdown_escape(FILE *out, const char *text)
+{
+    const unsigned char *start = (const unsigned char *)text;
+    for (const unsigned char *c = start; *c; c++) {
+        switch (*c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '|': fputs("\\|", out); break;
+        case '_':
+            /* Inside a word (checkpoint_bytes) an underscore never starts
+             * emphasis, and escaping it would only make the file harder
+             * to read. */
+            if (c > start && word_character(c[-1]) && word_character(c[1]))
+                fputc('_', out);
+            else
+                fputs("\\_", out);
+            break;
+        case '\\':
+        case '`':
+        case '*':
+        case '[':
+        case ']':
+        case '#':
+        case '!':
+        case '~':
             fputc('\\', out);
+            fputc(*c, out);
+            break;
+        default:
+            /* A line break would end the table row; other control
+             * characters act on a terminal that shows the file. */
+            fputc(*c < 0x20 || *c == 0x7f ? ' ' : *c, out);
         }
-        fputc(*c == '\n' ? ' ' : *c, out);
     }
 }
 
@@ -535,7 +615,7 @@ void sl__table_print_markdown(const sl__table *table, FILE *out)
         fputc('|', out);
         for (int c = 0; c < table->ncols; c++) {
             fputc(' ', out);
-            print_markdown_cell(out, table->cells[r * table->ncols + c]);
+            sl__markdown_escape(out, table->cells[r * table->ncols + c]);
             fputs(" |", out);
         }
         fputc('\n', out);

@@ -31,17 +31,19 @@ int sl__cmd_export(int argc, char **argv);
 int sl__cmd_peer_check(int argc, char **argv);
 int sl__cmd_kernels(int argc, char **argv);
 int sl__cmd_history(int argc, char **argv);
+int sl__cmd_summary(int argc, char **argv);
 
 /* --- scanning arguments ------------------------------------------------------ */
 
 typedef struct sl__cli {
     const char *command;   /* "bench"; NULL for the top level */
+    const char *usage;     /* the command's --help text, whose options a typo is matched against; may be NULL */
     int argc;
     char **argv;
     int index;             /* the argument being looked at */
 } sl__cli;
 
-sl__cli sl__cli_start(const char *command, int argc, char **argv);
+sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv);
 /* Moves to the next argument; false when there is none. */
 bool sl__cli_next(sl__cli *cli);
 /* The argument being looked at. */
@@ -132,9 +134,25 @@ void sl__table_print_markdown(const sl__table *table, FILE *out);
 /* As an HTML <table>; the cell in column class_column (or -1) also becomes
  * the row's CSS class, so a report can colour strengths and gaps. */
 void sl__table_print_html(const sl__table *table, FILE *out, int class_column);
+/* Writes text escaped for Markdown, table cells included: HTML's special
+ * characters as entities, Markdown's (| \ ` * _ [ ] # ! ~) with a
+ * backslash, line breaks and other control characters as spaces, so that a
+ * record string can neither end a cell nor inject markup or a link. */
+void sl__markdown_escape(FILE *out, const char *text);
 /* Writes text with &, <, >, " and ' escaped for HTML. */
 void sl__html_escape(FILE *out, const char *text);
 void sl__table_free(sl__table *table);
+
+/* --- suggestions ---------------------------------------------------------------- */
+
+/* Edits (insert, delete, substitute, swap neighbours) from a to b, ignoring
+ * case. */
+size_t sl__edit_distance(const char *a, const char *b);
+/* The name nearest to typed, when it is near enough to be the same word
+ * mistyped (a third of its letters at most); NULL otherwise. */
+const char *sl__suggest(const char *typed, const char *const *names, int count);
+/* " (did you mean 'X'?)" for the nearest name, or "" when none is near. */
+void sl__did_you_mean(char *buf, size_t size, const char *typed, const char *const *names, int count);
 
 /* --- memory ------------------------------------------------------------------- */
 

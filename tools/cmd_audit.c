@@ -79,7 +79,7 @@ static int compare_manifests(const char *a_path, const char *b_path)
 static sl__cli parse_args(int argc, char **argv, audit_args *args)
 {
     *args = (audit_args){.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
-    sl__cli cli = sl__cli_start("audit", argc, argv);
+    sl__cli cli = sl__cli_start("audit", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

@@ -41,7 +41,7 @@ int sl__cmd_baseline(int argc, char **argv)
     const char *from[8] = {"records/ci"};
     int nfrom = 0;
     const char *baseline_dir = "baselines", *name = NULL;
-    sl__cli cli = sl__cli_start("baseline", argc, argv);
+    sl__cli cli = sl__cli_start("baseline", usage, argc, argv);
     const char *value;
     bool saw_save = false;
     while (sl__cli_next(&cli)) {

@@ -37,7 +37,7 @@ typedef struct bless_args {
 static void parse_args(int argc, char **argv, bless_args *args, sl__selection *selection)
 {
     *args = (bless_args){.golden_dir = sl_golden_default_dir(), .seed = 42};
-    sl__cli cli = sl__cli_start("bless", argc, argv);
+    sl__cli cli = sl__cli_start("bless", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

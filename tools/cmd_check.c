@@ -1,7 +1,12 @@
-/* `sluice check --baseline NAME`: the pull-request gate. Compares a new
- * run's batch times with a saved baseline's, scenario by scenario, and
- * exits 1 when any moved slower by enough and with enough confidence
- * (sluice/gate.h), printing what moved, by how much and with what p value. */
+/* `sluice check`: the pull-request gate's two comparisons.
+ *   --baseline NAME: a new run's batch times against a saved baseline's,
+ *     row by row (scenario, variant, adapter), with the rules of
+ *     sluice/gate.h: slower, faster, same, or inconclusive;
+ *   --counts BASE NEW: callgrind's counts per batch of two builds (from
+ *     ci/gate-counts.py), instructions and simulated cache misses.
+ * Every row prints the rule that decided it. docs/gate.md gives the
+ * measured error rates. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,28 +14,52 @@
 #include "cli.h"
 #include "sluice/gate.h"
 
-static const char usage[] =
-    "usage: sluice check --baseline NAME [options]\n"
-    "\n"
-    "Compares the batch times of a run (every repetition's samples) with baseline\n"
-    "NAME's, for every scenario, variant and adapter both have, with a one-sided\n"
-    "Mann-Whitney U test and a minimum effect size: a row is 'slower' when its\n"
-    "median moved up by at least --min-effect and p < --alpha. Exits 1 when any\n"
-    "row is slower. docs/gate.md gives the measured error rates.\n"
-    "\n"
-    "options:\n"
-    "  --baseline NAME        the baseline (see sluice baseline save)\n"
-    "  --records DIR          the run to check (default records/ci); repeat it to pool\n"
-    "                         the repetitions of several runs (ABAB, ci/gate.sh)\n"
-    "  --baseline-dir DIR     where baselines live (default baselines)\n"
-    "  --alpha P              significance level (default 0.01)\n"
-    "  --min-effect F         smallest slowdown that counts, as a fraction (default 0.05)\n"
-    "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
-    "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
-    "  -h, --help             show this help\n"
-    "\n"
-    "exit status: 0 when nothing is slower; 1 when something is, or a file could not\n"
-    "be read, or the baseline comes from another machine; 2 for a bad command line.\n";
+/* A check that found no row slower but some it cannot tell about. */
+#define EXIT_INCONCLUSIVE 3
+
+static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
+                            "       sluice check --counts BASE.tsv NEW.tsv [options]\n"
+                            "\n"
+                            "With --baseline, compares the batch times of a run (every repetition's samples)\n"
+                            "with baseline NAME's, for every scenario, variant and adapter both ran ok. Each\n"
+                            "repetition is one fresh run, so the test is over repetition medians: a row is\n"
+                            "slower when its median moved up by at least --min-effect and the one-sided exact\n"
+                            "Mann-Whitney p of the repetition medians is within its Holm level (the rows of a\n"
+                            "check are one family at --alpha). It is inconclusive, not slower, when the\n"
+                            "machine's load average exceeded --max-load; and inconclusive, not same, when the\n"
+                            "base's own repetitions disagree by more than --max-spread. Faster is the mirror\n"
+                            "of slower. Adapters that did not run here are left out; a row that failed on a\n"
+                            "side is 'not ok'.\n"
+                            "\n"
+                            "With --counts, compares callgrind's counts per batch of two builds\n"
+                            "(ci/gate-counts.py writes them): a row is slower when its instructions per batch\n"
+                            "grew by more than --max-instructions (and by 1000 or more), its D1 data misses by\n"
+                            "more than --max-d1 (and by 0.5% of its instructions or more), or its LL data\n"
+                            "misses by more than --max-ll (and by 1% of its instructions or more).\n"
+                            "\n"
+                            "options:\n"
+                            "  --baseline NAME        the baseline (see sluice baseline save)\n"
+                            "  --records DIR          the run to check (default records/ci); repeat it to pool\n"
+                            "                         the repetitions of several runs (ABAB, ci/gate.sh)\n"
+                            "  --baseline-dir DIR     where baselines live (default baselines)\n"
+                            "  --alpha P              family-wise level over the rows (default 0.01)\n"
+                            "  --min-effect F         smallest slowdown that counts, as a fraction (default 0.05)\n"
+                            "  --max-spread F         largest spread of the base's repetition medians the rows\n"
+                            "                         are decided with (default: twice --min-effect)\n"
+                            "  --max-load L           largest load average a slower row is believed under\n"
+                            "                         (default: twice the CPUs the records name; 0: no limit)\n"
+                            "  --unsettled FILE       write the rows that were slower or inconclusive, one\n"
+                            "                         'scenario variant adapter' a line, for a rerun\n"
+                            "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
+                            "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
+                            "  --counts BASE NEW      compare two builds' counts per batch instead\n"
+                            "  --max-instructions F   (default 0.02)\n"
+                            "  --max-d1 F, --max-ll F (default 0.25 and 1.0)\n"
+                            "  -h, --help             show this help\n"
+                            "\n"
+                            "exit status: 0 when no row is slower or inconclusive; 1 when a row is slower, or\n"
+                            "a file could not be read, or the baseline comes from another machine; 3 when no\n"
+                            "row is slower but one is inconclusive; 2 for a bad command line.\n";
 
 static void report_bad_file(const char *message, void *user)
 {
@@ -56,15 +85,20 @@ typedef struct check_args {
     const char *records[8];
     int nrecords;
     const char *baseline_dir, *name;
+    const char *counts_base, *counts_new;
+    const char *unsettled;
     bool allow_other_machine;
+    bool max_load_given;
     sl_gate_options gate;
+    sl_gate_count_options counts;
 } check_args;
 
 static void parse_args(int argc, char **argv, check_args *args)
 {
     *args = (check_args){.records = {"records/ci"}, .baseline_dir = "baselines"};
     sl_gate_options_init(&args->gate);
-    sl__cli cli = sl__cli_start("check", argc, argv);
+    sl_gate_count_options_init(&args->counts);
+    sl__cli cli = sl__cli_start("check", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
@@ -82,20 +116,42 @@ static void parse_args(int argc, char **argv, check_args *args)
             args->gate.alpha = parse_fraction(&cli, "--alpha", value, 1e-12, 0.5);
         } else if (sl__cli_option(&cli, "--min-effect", &value)) {
             args->gate.min_effect = parse_fraction(&cli, "--min-effect", value, 0.0, 10.0);
+        } else if (sl__cli_option(&cli, "--max-spread", &value)) {
+            args->gate.max_base_spread = parse_fraction(&cli, "--max-spread", value, 1e-6, 100.0);
+        } else if (sl__cli_option(&cli, "--max-load", &value)) {
+            args->gate.max_load = parse_fraction(&cli, "--max-load", value, 0.0, 1e6);
+            args->max_load_given = true;
+        } else if (sl__cli_option(&cli, "--unsettled", &value)) {
+            args->unsettled = value;
         } else if (sl__cli_option(&cli, "--inflate", &value)) {
             args->gate.inflate = parse_fraction(&cli, "--inflate", value, -0.9, 10.0);
         } else if (sl__cli_flag(&cli, "--allow-other-machine")) {
             args->allow_other_machine = true;
+        } else if (sl__cli_option(&cli, "--counts", &value)) {
+            args->counts_base = value;
+            if (!sl__cli_next(&cli) || sl__cli_arg(&cli)[0] == '-')
+                sl__cli_usage_error(&cli, "option --counts needs two files: the base's and the new build's");
+            args->counts_new = sl__cli_arg(&cli);
+        } else if (sl__cli_option(&cli, "--max-instructions", &value)) {
+            args->counts.max_instructions = parse_fraction(&cli, "--max-instructions", value, 0.0, 10.0);
+        } else if (sl__cli_option(&cli, "--max-d1", &value)) {
+            args->counts.max_d1 = parse_fraction(&cli, "--max-d1", value, 0.0, 10.0);
+        } else if (sl__cli_option(&cli, "--max-ll", &value)) {
+            args->counts.max_ll = parse_fraction(&cli, "--max-ll", value, 0.0, 10.0);
         } else {
             sl__cli_unknown(&cli);
         }
     }
-    if (!args->name)
-        sl__cli_usage_error(&cli, "say which baseline with --baseline NAME");
+    if (!args->name && !args->counts_base)
+        sl__cli_usage_error(&cli, "say what to compare: --baseline NAME, or --counts BASE.tsv NEW.tsv");
+    if (args->name && args->counts_base)
+        sl__cli_usage_error(&cli, "--baseline and --counts are two checks; run them one at a time");
     /* No --records: the default run. */
     if (args->nrecords == 0)
         args->nrecords = 1;
 }
+
+/* --- wall time ------------------------------------------------------------------ */
 
 /* The baseline's records and the run's (pooled over every --records);
  * false, with the error printed, when either cannot be loaded. */
@@ -138,76 +194,244 @@ static int comparison_problems(const check_args *args, const char *base_dir, con
     return problems;
 }
 
-/* The gate's counts over the run's records. */
-typedef struct check_counts {
-    int compared, slower;
-} check_counts;
-
-/* One row of the table: the record r of the run against the baseline's
- * record of the same scenario, variant and adapter, when both are ok. */
-static void compare_record(const sl_record *r, const sl_record_set *base, const sl_gate_options *gate, sl__table *table,
-                           check_counts *counts)
+/* Did not run here on a side: left out of the check, as out of a report. */
+static bool not_run_here(const sl_record *r)
 {
-    int j = sl_record_set_find(base, r->scenario, r->variant, r->adapter);
-    const char *verdict = NULL;
-    char b50[32] = "-", n50[32] = "-", change[32] = "-", p[32] = "-";
-    sl_gate_result result;
-    if (r->outcome != SL_RECORD_OK) {
-        verdict = "not ok in this run";
-    } else if (j < 0) {
-        verdict = "new (no baseline)";
-    } else if (base->records[j].outcome != SL_RECORD_OK) {
-        verdict = "not ok in the baseline";
-    } else {
-        if (!sl_gate_compare(base->records[j].samples_ns, sample_count(&base->records[j]), r->samples_ns,
-                             sample_count(r), (size_t)r->measured_batches, gate, &result)) {
-            verdict = "no samples";
-        } else {
-            counts->compared++;
-            snprintf(b50, sizeof b50, "%.1f", result.base_median / 1e3);
-            snprintf(n50, sizeof n50, "%.1f", result.new_median / 1e3);
-            snprintf(change, sizeof change, "%+.1f%%", (result.ratio - 1.0) * 100.0);
-            snprintf(p, sizeof p, "%.2g", result.p_slower);
-            verdict = result.verdict == SL_GATE_SLOWER ? "SLOWER" : sl_gate_verdict_name(result.verdict);
-            counts->slower += result.verdict == SL_GATE_SLOWER;
-        }
-    }
-    const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, p, verdict};
-    sl__table_add_row(table, cells);
+    return r->outcome == SL_RECORD_UNAVAILABLE || r->outcome == SL_RECORD_EXCLUDED || r->outcome == SL_RECORD_SKIPPED;
 }
 
-static sl__table *comparison_table(void)
+static double load_of(const sl_environment *env)
 {
-    static const char *const headers[] = {"scenario", "variant", "adapter", "base p50 (µs)", "new p50 (µs)",
-                                          "change",   "p slower", "verdict"};
-    static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__LEFT};
-    return sl__table_new(8, headers, align);
+    return env->load_start > env->load_end ? env->load_start : env->load_end;
+}
+
+/* One row: the run's record i against the baseline's of the same scenario,
+ * variant and adapter. Returns false for a row left out. */
+static bool compare_record(const sl_record_set *fresh, int i, const sl_record_set *base, const sl_gate_options *gate,
+                           sl_gate_result *result)
+{
+    const sl_record *r = &fresh->records[i];
+    int j = sl_record_set_find(base, r->scenario, r->variant, r->adapter);
+    *result = (sl_gate_result){.verdict = SL_GATE_NOT_OK};
+    if (not_run_here(r) || (j >= 0 && not_run_here(&base->records[j])))
+        return false;
+    if (r->outcome != SL_RECORD_OK) {
+        snprintf(result->rule, sizeof result->rule, "not ok: %s in this run", sl_record_outcome_name(r->outcome));
+    } else if (j < 0) {
+        snprintf(result->rule, sizeof result->rule, "not ok: new (no baseline)");
+    } else if (base->records[j].outcome != SL_RECORD_OK) {
+        snprintf(result->rule, sizeof result->rule, "not ok: %s in the baseline",
+                 sl_record_outcome_name(base->records[j].outcome));
+    } else if (base->records[j].measured_batches != r->measured_batches) {
+        snprintf(result->rule, sizeof result->rule, "not ok: %lld batches a repetition here, %lld in the baseline",
+                 (long long)r->measured_batches, (long long)base->records[j].measured_batches);
+    } else {
+        double load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i]));
+        if (!sl_gate_compare(base->records[j].samples_ns, sample_count(&base->records[j]), r->samples_ns,
+                             sample_count(r), (size_t)r->measured_batches, load, gate, result))
+            snprintf(result->rule, sizeof result->rule, "not ok: no samples");
+    }
+    return true;
+}
+
+static bool write_unsettled(const char *path, const sl_record_set *fresh, const int *index, const sl_gate_result *rows,
+                            int count)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return false;
+    for (int k = 0; k < count; k++)
+        if (rows[k].verdict == SL_GATE_SLOWER || rows[k].verdict == SL_GATE_INCONCLUSIVE) {
+            const sl_record *r = &fresh->records[index[k]];
+            fprintf(out, "%s %s %s\n", r->scenario, r->variant, r->adapter);
+        }
+    fclose(out);
+    sl_err err = {0};
+    bool ok = sl_write_file_atomic(path, text, size, &err) == SL_OK;
+    if (!ok)
+        sl__cli_error("check", "%s", err.msg);
+    free(text);
+    return ok;
+}
+
+static int check_wall_time(check_args *args)
+{
+    char base_dir[4096];
+    snprintf(base_dir, sizeof base_dir, "%s/%s", args->baseline_dir, args->name);
+    sl_record_set base, fresh;
+    if (!load_records(args, base_dir, &base, &fresh))
+        return SL__EXIT_FAILED;
+    int problems = base.nerrors + fresh.nerrors + comparison_problems(args, base_dir, &base, &fresh);
+    if (problems) {
+        sl_record_set_free(&base);
+        sl_record_set_free(&fresh);
+        return SL__EXIT_FAILED;
+    }
+    /* A machine is loaded past its limit when twice as many tasks want to
+     * run as it has CPUs: then a slow row may be the machine. */
+    if (!args->max_load_given && fresh.count > 0 && fresh.environments[0].cpu_cores > 0)
+        args->gate.max_load = 2.0 * fresh.environments[0].cpu_cores;
+    sl_gate_result *rows = sl__cli_alloc((size_t)(fresh.count > 0 ? fresh.count : 1) * sizeof *rows);
+    int *index = sl__cli_alloc((size_t)(fresh.count > 0 ? fresh.count : 1) * sizeof *index);
+    int count = 0;
+    for (int i = 0; i < fresh.count; i++)
+        if (compare_record(&fresh, i, &base, &args->gate, &rows[count]))
+            index[count++] = i;
+    sl_gate_decide(rows, count, &args->gate);
+
+    static const char *const headers[] = {"scenario", "variant",     "adapter",  "base p50 (µs)", "new p50 (µs)",
+                                          "change",   "repetitions", "p slower", "decided by"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(9, headers, align);
+    int tally[SL_GATE_NOT_OK + 1] = {0};
+    for (int k = 0; k < count; k++) {
+        const sl_gate_result *g = &rows[k];
+        const sl_record *r = &fresh.records[index[k]];
+        char b50[32] = "-", n50[32] = "-", change[32] = "-", reps[32] = "-", p[32] = "-";
+        if (g->verdict != SL_GATE_NOT_OK) {
+            snprintf(b50, sizeof b50, "%.1f", g->base_median / 1e3);
+            snprintf(n50, sizeof n50, "%.1f", g->new_median / 1e3);
+            snprintf(change, sizeof change, "%+.1f%%", (g->ratio - 1.0) * 100.0);
+            snprintf(reps, sizeof reps, "%d vs %d", g->base_repetitions, g->new_repetitions);
+            snprintf(p, sizeof p, "%.2g", g->p_slower);
+        }
+        tally[g->verdict]++;
+        const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, reps, p, g->rule};
+        sl__table_add_row(table, cells);
+    }
+    sl__table_print(table, stdout, 0);
+    double max_spread = args->gate.max_base_spread > 0 ? args->gate.max_base_spread : 2.0 * args->gate.min_effect;
+    printf("\n%d rows: %d slower, %d inconclusive, %d faster, %d same, %d not ok (wall time: +%.0f%% and Holm at %g "
+           "over repetition medians; inconclusive past a base spread of %.0f%% or a load of %.1f); baseline %s\n",
+           count, tally[SL_GATE_SLOWER], tally[SL_GATE_INCONCLUSIVE], tally[SL_GATE_FASTER], tally[SL_GATE_SAME],
+           tally[SL_GATE_NOT_OK], args->gate.min_effect * 100.0, args->gate.alpha, max_spread * 100.0,
+           args->gate.max_load, base_dir);
+    bool written = !args->unsettled || write_unsettled(args->unsettled, &fresh, index, rows, count);
+    sl__table_free(table);
+    free(rows);
+    free(index);
+    sl_record_set_free(&base);
+    sl_record_set_free(&fresh);
+    if (!written || tally[SL_GATE_SLOWER] > 0)
+        return SL__EXIT_FAILED;
+    return tally[SL_GATE_INCONCLUSIVE] > 0 ? EXIT_INCONCLUSIVE : SL__EXIT_OK;
+}
+
+/* --- counts --------------------------------------------------------------------- */
+
+typedef struct count_row {
+    char scenario[16], variant[32], adapter[32];
+    sl_gate_counts counts;
+} count_row;
+
+/* The rows of a ci/gate-counts.py file; false, with the file and line
+ * named, for anything else. */
+static bool read_counts(const char *path, count_row **rows, int *count)
+{
+    char *text = NULL;
+    size_t size = 0;
+    sl_err err = {0};
+    *rows = NULL;
+    *count = 0;
+    if (sl_read_file(path, &text, &size, &err) != SL_OK) {
+        sl__cli_error("check", "%s", err.msg);
+        return false;
+    }
+    int capacity = 0, line_number = 0;
+    bool ok = true;
+    for (char *line = strtok(text, "\n"); line && ok; line = strtok(NULL, "\n")) {
+        line_number++;
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 32;
+            count_row *grown = realloc(*rows, (size_t)capacity * sizeof *grown);
+            if (!grown) {
+                sl__cli_error("check", "%s: out of memory", path);
+                ok = false;
+                break;
+            }
+            *rows = grown;
+        }
+        count_row *r = &(*rows)[*count];
+        long long batches = 0;
+        int fields = sscanf(line, "%15s %31s %31s %lld %lf %lf %lf", r->scenario, r->variant, r->adapter, &batches,
+                            &r->counts.instructions, &r->counts.d1_misses, &r->counts.ll_misses);
+        if (fields != 7 || batches <= 0 || !(r->counts.instructions > 0.0) || r->counts.d1_misses < 0.0 ||
+            r->counts.ll_misses < 0.0) {
+            sl__cli_error("check",
+                          "%s: line %d is not 'scenario variant adapter batches instructions d1_misses "
+                          "ll_misses' with counts per batch (ci/gate-counts.py writes them)",
+                          path, line_number);
+            ok = false;
+        } else {
+            (*count)++;
+        }
+    }
+    free(text);
+    if (ok && *count == 0) {
+        sl__cli_error("check", "%s: no counts", path);
+        ok = false;
+    }
+    return ok;
+}
+
+static int check_counts(const check_args *args)
+{
+    count_row *base = NULL, *fresh = NULL;
+    int nbase = 0, nfresh = 0;
+    if (!read_counts(args->counts_base, &base, &nbase) || !read_counts(args->counts_new, &fresh, &nfresh)) {
+        free(base);
+        free(fresh);
+        return SL__EXIT_FAILED;
+    }
+    static const char *const headers[] = {"scenario",        "variant",   "adapter",   "base instr/batch",
+                                          "new instr/batch", "D1 misses", "LL misses", "decided by"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(8, headers, align);
+    int slower = 0, compared = 0, missing = 0;
+    for (int i = 0; i < nfresh; i++) {
+        const count_row *n = &fresh[i];
+        const count_row *b = NULL;
+        for (int j = 0; j < nbase && !b; j++)
+            if (strcmp(base[j].scenario, n->scenario) == 0 && strcmp(base[j].variant, n->variant) == 0 &&
+                strcmp(base[j].adapter, n->adapter) == 0)
+                b = &base[j];
+        char bi[32] = "-", ni[32], d1[64] = "-", ll[64] = "-", rule[200];
+        snprintf(ni, sizeof ni, "%.0f", n->counts.instructions);
+        if (!b) {
+            snprintf(rule, sizeof rule, "not ok: new (no base count)");
+            missing++;
+        } else {
+            compared++;
+            snprintf(bi, sizeof bi, "%.0f", b->counts.instructions);
+            snprintf(d1, sizeof d1, "%.0f -> %.0f", b->counts.d1_misses, n->counts.d1_misses);
+            snprintf(ll, sizeof ll, "%.0f -> %.0f", b->counts.ll_misses, n->counts.ll_misses);
+            slower +=
+                sl_gate_compare_counts(&b->counts, &n->counts, &args->counts, rule, sizeof rule) == SL_GATE_SLOWER;
+        }
+        const char *cells[] = {n->scenario, n->variant, n->adapter, bi, ni, d1, ll, rule};
+        sl__table_add_row(table, cells);
+    }
+    sl__table_print(table, stdout, 0);
+    printf("\n%d rows compared, %d slower, %d new (slower per batch: instructions +%.0f%% and +%.0f, D1 misses "
+           "+%.0f%% and %.1f%% of the instructions, LL misses +%.0f%% and %.1f%%)\n",
+           compared, slower, missing, args->counts.max_instructions * 100.0, args->counts.min_instructions,
+           args->counts.max_d1 * 100.0, args->counts.min_miss_share * 100.0, args->counts.max_ll * 100.0,
+           args->counts.min_ll_share * 100.0);
+    sl__table_free(table);
+    free(base);
+    free(fresh);
+    return slower ? SL__EXIT_FAILED : SL__EXIT_OK;
 }
 
 int sl__cmd_check(int argc, char **argv)
 {
     check_args args;
     parse_args(argc, argv, &args);
-
-    char base_dir[4096];
-    snprintf(base_dir, sizeof base_dir, "%s/%s", args.baseline_dir, args.name);
-    sl_record_set base, fresh;
-    if (!load_records(&args, base_dir, &base, &fresh))
-        return SL__EXIT_FAILED;
-    int problems = base.nerrors + fresh.nerrors;
-    problems += comparison_problems(&args, base_dir, &base, &fresh);
-    check_counts counts = {0};
-    sl__table *table = comparison_table();
-    for (int i = 0; !problems && i < fresh.count; i++)
-        compare_record(&fresh.records[i], &base, &args.gate, table, &counts);
-    if (!problems) {
-        sl__table_print(table, stdout, 0);
-        printf("\n%d compared, %d slower (threshold: +%.0f%% and p < %g); baseline %s\n", counts.compared,
-               counts.slower, args.gate.min_effect * 100.0, args.gate.alpha, base_dir);
-    }
-    sl__table_free(table);
-    sl_record_set_free(&base);
-    sl_record_set_free(&fresh);
-    return problems || counts.slower ? SL__EXIT_FAILED : SL__EXIT_OK;
+    return args.counts_base ? check_counts(&args) : check_wall_time(&args);
 }

@@ -34,7 +34,7 @@ int sl__cmd_export(int argc, char **argv)
     const char *output = NULL, *digests = NULL;
     sl__variant_args args;
     sl__variant_args_init(&args);
-    sl__cli cli = sl__cli_start("export", argc, argv);
+    sl__cli cli = sl__cli_start("export", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

@@ -330,7 +330,7 @@ static int history_export(const char *dir, const char *format, const char *outpu
 
 int sl__cmd_history(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("history", argc, argv);
+    sl__cli cli = sl__cli_start("history", usage, argc, argv);
     const char *action = NULL, *operand = NULL, *value;
     add_args add = {.into = "history", .repo = ".", .position = -1};
     bisect_args bisect = {.history = "history", .repo = "."};

@@ -123,7 +123,7 @@ static void run_case(const sl_kernel_case *c, const sl_kernel_table *table, bool
 
 int sl__cmd_kernels(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("kernels", argc, argv);
+    sl__cli cli = sl__cli_start("kernels", usage, argc, argv);
     const char *tables_text = NULL, *entries_text = NULL, *value;
     bool check_only = false;
     int repetitions = DEFAULT_REPETITIONS;

@@ -185,7 +185,7 @@ static void print_exclusions(const corpus_transforms *corpus)
 int sl__cmd_list(int argc, char **argv)
 {
     sl_profile profile = SL_PROFILE_CI;
-    sl__cli cli = sl__cli_start("list", argc, argv);
+    sl__cli cli = sl__cli_start("list", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {

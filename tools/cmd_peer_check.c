@@ -32,7 +32,7 @@ int sl__cmd_peer_check(int argc, char **argv)
     const char *script = NULL;
     sl__variant_args args;
     sl__variant_args_init(&args);
-    sl__cli cli = sl__cli_start("peer-check", argc, argv);
+    sl__cli cli = sl__cli_start("peer-check", usage, argc, argv);
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
             fputs(usage, stdout);

@@ -1,6 +1,8 @@
 /* `sluice report RECORDS_DIR`: a comparison report from a folder of records,
  * as Markdown (report.md) and as one self-contained HTML page with gnuplot
- * charts (report.html). docs/report.md says how to read it. */
+ * charts (report.html). It opens with who won each scenario, by how much
+ * and how surely, then shows each variant's adapters fastest first.
+ * docs/report.md says how to read it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,26 +11,27 @@
 #include "cli.h"
 #include "report.h"
 
-static const char usage[] =
-    "usage: sluice report RECORDS_DIR [options]\n"
-    "\n"
-    "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
-    "report.html: per category and scenario, each adapter's throughput and latency\n"
-    "with 95% intervals, its ratio to the reference and to the best other adapter,\n"
-    "for sluice's own adapters the ratio to the best equivalent peer (peer:<name>),\n"
-    "a classification (strength above 1.2x the reference, gap below 0.8x, parity\n"
-    "between, noisy when the interval straddles a threshold), the transforms run,\n"
-    "whether its output was verified against the reference, and the environment.\n"
-    "\n"
-    "options:\n"
-    "  --output DIR      where the report goes (default RECORDS_DIR)\n"
-    "  --step-ms T       add the input-pipeline verdict: does the loader, at its\n"
-    "                    measured p99 batch time, keep an accelerator step of T ms fed?\n"
-    "  -h, --help        show this help\n"
-    "\n"
-    "exit status: 0 when the report was written from every record; 1 when a record\n"
-    "could not be read (the report is still written from the others) or the report\n"
-    "could not be written; 2 for a bad command line.\n";
+static const char usage[] = "usage: sluice report RECORDS_DIR [options]\n"
+                            "\n"
+                            "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
+                            "report.html. They open with a winners table: per scenario variant, the fastest\n"
+                            "verified adapter, its lead over the runner-up with the ratio's 95% interval, and\n"
+                            "whether that lead is real (win) or the data cannot tell. Then an overview chart\n"
+                            "of each variant's fastest adapter against the reference, and per variant every\n"
+                            "adapter fastest first: elements/s at the median batch time with its interval and\n"
+                            "the mean beside it, the ratios to the fastest, the reference and the best\n"
+                            "equivalent peer, whether its output was verified, and charts of the rates and of\n"
+                            "the batch times. Adapters that did not run here are folded into one line.\n"
+                            "\n"
+                            "options:\n"
+                            "  --output DIR      where the report goes (default RECORDS_DIR)\n"
+                            "  --step-ms T       add the input-pipeline verdict: does the loader, at its\n"
+                            "                    measured p99 batch time, keep an accelerator step of T ms fed?\n"
+                            "  -h, --help        show this help\n"
+                            "\n"
+                            "exit status: 0 when the report was written from every record; 1 when a record\n"
+                            "could not be read (the report is still written from the others) or the report\n"
+                            "could not be written; 2 for a bad command line.\n";
 
 typedef struct report_args {
     const char *records;
@@ -43,14 +46,6 @@ static void report_bad_file(const char *message, void *user)
     sl__cli_error("report", "%s (left out of the report)", message);
 }
 
-static void format_ratio(char *buf, size_t size, double v)
-{
-    if (isfinite(v))
-        snprintf(buf, size, "%.2fx", v);
-    else
-        snprintf(buf, size, "-");
-}
-
 /* Scenario ids are CATEGORY-N: the category groups the report's sections. */
 static void category_of(const char *scenario, char *buf, size_t size)
 {
@@ -58,51 +53,178 @@ static void category_of(const char *scenario, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)n, scenario);
 }
 
-static sl__table *variant_table(const sl__report *report, int first, int end, double step_ms)
+/* An HTML id for a variant's section: letters, digits and '-' only. */
+static void anchor_of(const sl_record *r, char *buf, size_t size)
 {
-    static const char *const headers[] = {"adapter", "framework", "outcome", "elements/s", "95% interval",
-                                          "p50 (µs)", "p99 (µs)", "vs reference", "vs best other", "vs best peer",
-                                          "class", "verified", "step verdict", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
-    sl__table *table = sl__table_new(14, headers, align);
-    for (int i = first; i < end; i++) {
-        const sl__report_row *row = &report->rows[i];
-        const sl_record *r = row->record;
-        char rate[32], lo[32], hi[32], interval[80], p50[32], p99[32], ref[32], best[80], ratio[32], peer[96], step[96];
-        sl__format_rate(rate, sizeof rate, row->throughput);
-        sl__format_rate(lo, sizeof lo, row->throughput_lo);
-        sl__format_rate(hi, sizeof hi, row->throughput_hi);
-        snprintf(interval, sizeof interval, row->ranked ? "%s to %s" : "-", lo, hi);
-        snprintf(p50, sizeof p50, isfinite(row->p50_ns) ? "%.1f" : "-", row->p50_ns / 1e3);
-        snprintf(p99, sizeof p99, isfinite(row->p99_ns) ? "%.1f" : "-", row->p99_ns / 1e3);
-        format_ratio(ref, sizeof ref, row->vs_reference);
-        format_ratio(best, sizeof best, row->vs_best_other);
-        if (isfinite(row->vs_best_other)) {
-            size_t used = strlen(best);
-            snprintf(best + used, sizeof best - used, " (%s)", row->best_other);
+    snprintf(buf, size, "v-%s-%s", r->scenario, r->variant);
+    for (char *c = buf; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-'))
+            *c = '-';
+}
+
+/* Text in both documents: escaped for each. */
+typedef struct outputs {
+    FILE *md, *html;
+} outputs;
+
+static void both(const outputs *o, const char *text)
+{
+    sl__markdown_escape(o->md, text);
+    sl__html_escape(o->html, text);
+}
+
+/* --- the winners ------------------------------------------------------------------ */
+
+/* Whether the fastest row's lead over the runner-up is real: the whole
+ * interval of the ratio above 1, and neither row noisy. */
+static const char *lead_verdict(const sl__report_row *fastest)
+{
+    if (!fastest->vs_best.has)
+        return "no runner-up";
+    if (fastest->vs_best.ratio.call != SL_RATIO_WIN)
+        return "cannot tell";
+    return fastest->vs_best.unranked ? "win, but a side is noisy" : "yes";
+}
+
+static sl__table *winners_table(const sl__report *report)
+{
+    /* The answer first, so that it is what a narrow screen shows. */
+    static const char *const headers[] = {"variant",   "fastest (verified)", "lead is real", "lead (95% interval)",
+                                          "runner-up", "elements/s",         "vs reference"};
+    static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__LEFT, SL__RIGHT, SL__RIGHT};
+    sl__table *table = sl__table_new(7, headers, align);
+    for (int k = 0; k < report->nvariants; k++) {
+        const sl__report_variant *v = &report->variants[k];
+        const sl_record *first = report->rows[v->first].record;
+        char variant[64], rate[32] = "-", lead[96] = "-", ref[96] = "-";
+        const char *winner = "no adapter ran ok", *runner = "-", *real = "-";
+        snprintf(variant, sizeof variant, "%s / %s", first->scenario, first->variant);
+        if (v->fastest >= 0) {
+            const sl__report_row *row = &report->rows[v->fastest];
+            winner = row->record->adapter;
+            sl__format_rate(rate, sizeof rate, row->t.rate);
+            if (row->vs_best.has) {
+                /* The lead's own figures: its call is the next column. */
+                sl__report_ratio plain = row->vs_best;
+                plain.unranked = false;
+                runner = row->vs_best.other;
+                sl__format_ratio(lead, sizeof lead, &plain, true);
+                lead[strcspn(lead, "]") + 1] = '\0';
+            }
+            real = lead_verdict(row);
+            if (strcmp(row->record->adapter, "reference") == 0)
+                snprintf(ref, sizeof ref, "1.00x");
+            else
+                sl__format_ratio(ref, sizeof ref, &row->vs_reference, false);
         }
-        format_ratio(ratio, sizeof ratio, row->vs_best_peer);
-        if (isfinite(row->vs_best_peer))
-            /* In parentheses when either side is noisy: shown, not ranked. */
-            snprintf(peer, sizeof peer, row->best_peer_unranked ? "(%s) %s" : "%s %s", ratio, row->best_peer);
-        else
-            snprintf(peer, sizeof peer, "-");
-        if (step_ms > 0.0 && row->ranked) {
-            /* The MaxText rule of thumb: the input pipeline keeps the step fed
-             * when its slowest ordinary batch (p99) is ready within a step. */
-            double margin = step_ms * 1e6 / row->p99_ns;
-            snprintf(step, sizeof step, "%s, %.1fx margin", margin >= 1.0 ? "keeps up" : "STALLS the step", margin);
-        } else {
-            snprintf(step, sizeof step, "-");
-        }
-        const char *cells[] = {r->adapter, r->framework[0] ? r->framework : "-", sl_record_outcome_name(r->outcome),
-                               rate, interval, p50, p99, ref, best, peer, row->classification, r->equivalence, step,
-                               r->reason};
+        const char *cells[] = {variant, winner, real, lead, runner, rate, ref};
         sl__table_add_row(table, cells);
     }
     return table;
 }
+
+/* --- a variant's table -------------------------------------------------------------- */
+
+/* The MaxText rule of thumb: the input pipeline keeps the step fed when its
+ * slowest ordinary batch (p99) is ready within a step. The p99 it judged is
+ * printed beside the verdict. */
+static void step_verdict(char *buf, size_t size, const sl__report_row *row, double step_ms)
+{
+    if (step_ms <= 0.0 || !row->ranked || !(row->p99_ns > 0.0)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    double margin = step_ms * 1e6 / row->p99_ns;
+    snprintf(buf, size, "%s (p99 %.3g ms, %.1fx margin)", margin >= 1.0 ? "keeps up" : "STALLS the step",
+             row->p99_ns / 1e6, margin);
+}
+
+/* The standing is the row's colour (its CSS class): fastest, tied (the
+ * data cannot tell it from the fastest), behind; or, for a row without a
+ * rankable speed, its outcome. */
+static const char *standing_of(const sl__report_row *row)
+{
+    if (row->standing == SL__STANDING_TIED)
+        return "tied";
+    if (row->ranked)
+        return sl__standing_name(row->standing);
+    return row->record->outcome == SL_RECORD_OK ? "not verified" : sl_record_outcome_name(row->record->outcome);
+}
+
+#define STANDING_COLUMN 1
+
+static sl__table *variant_table(const sl__report *report, const sl__report_variant *v, double step_ms)
+{
+    /* Who and where first, then the figures, then the detail. */
+    static const char *const headers[] = {"adapter",      "standing",     "elements/s", "95% interval", "vs fastest",
+                                          "vs reference", "vs best peer", "mean/s",     "p50 (µs)",     "p99 (µs)",
+                                          "verified",     "step verdict", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT};
+    sl__table *table = sl__table_new(13, headers, align);
+    for (int i = v->first; i < v->end - v->nfolded; i++) {
+        const sl__report_row *row = &report->rows[i];
+        const sl_record *r = row->record;
+        char adapter[sizeof r->adapter + sizeof r->framework + 4];
+        char rate[32] = "-", lo[32], hi[32], interval[80] = "-", mean[32] = "-", p50[32] = "-", p99[32] = "-";
+        char best[128] = "-", ref[96] = "-", peer[160] = "-", step[96], note[768];
+        /* A peer's framework and version follow its name. */
+        snprintf(adapter, sizeof adapter, r->framework[0] ? "%s (%s)" : "%s", r->adapter, r->framework);
+        if (row->ranked) {
+            sl__format_rate(rate, sizeof rate, row->t.rate);
+            sl__format_rate(lo, sizeof lo, row->t.rate_lo);
+            sl__format_rate(hi, sizeof hi, row->t.rate_hi);
+            snprintf(interval, sizeof interval, "%s to %s", lo, hi);
+            sl__format_rate(mean, sizeof mean, row->t.mean_rate);
+            snprintf(p50, sizeof p50, "%.1f", row->t.median_ns / 1e3);
+            if (isfinite(row->p99_ns))
+                snprintf(p99, sizeof p99, "%.1f", row->p99_ns / 1e3);
+            if (i == v->fastest)
+                snprintf(best, sizeof best, "1.00x");
+            else
+                sl__format_ratio(best, sizeof best, &row->vs_best, true);
+            if (strcmp(r->adapter, "reference") == 0)
+                snprintf(ref, sizeof ref, "1.00x");
+            else
+                sl__format_ratio(ref, sizeof ref, &row->vs_reference, true);
+            if (row->vs_best_peer.has) {
+                char ratio[96];
+                sl__format_ratio(ratio, sizeof ratio, &row->vs_best_peer, true);
+                snprintf(peer, sizeof peer, "%s %s", ratio, row->vs_best_peer.other);
+            }
+        }
+        step_verdict(step, sizeof step, row, step_ms);
+        if (row->ranked && row->t.noisy) {
+            char why[600];
+            sl_throughput_noise_reason(&row->t, why, sizeof why);
+            snprintf(note, sizeof note, "noisy: %s", why);
+        } else {
+            snprintf(note, sizeof note, "%s", r->reason);
+        }
+        const char *cells[] = {adapter, standing_of(row), rate, interval, best, ref, peer, mean, p50,
+                               p99,     r->equivalence,   step, note};
+        sl__table_add_row(table, cells);
+    }
+    return table;
+}
+
+/* --- the page ------------------------------------------------------------------------- */
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>sluice report</title>\n"
+    "<style>\n"
+    "body{font-family:system-ui,sans-serif;margin:1em auto;max-width:90em;padding:0 1em;color:#222;line-height:1.4}\n"
+    ".scroll{overflow-x:auto;margin:0.5em 0 1.2em;max-width:100%}\n"
+    "table{border-collapse:collapse}\n"
+    "th,td{border:1px solid #ccc;padding:0.2em 0.5em;font-size:0.9em;white-space:nowrap;vertical-align:top}\n"
+    "td:last-child{white-space:normal;min-width:14em}\n"
+    "th{background:#f0f0f0;position:sticky;top:0}td.r{text-align:right;font-variant-numeric:tabular-nums}\n"
+    ".fastest{background:#d8f5d8}.tied{background:#eef8e4}.mismatch,.failed{background:#fbd3d3}\n"
+    ".warn{color:#a00}.folded{color:#555;font-size:0.9em}\n"
+    ".chart{width:100%;max-width:64em}.chart svg{width:100%;height:auto}\n"
+    "@media (max-width:700px){body{padding:0 0.4em}th,td{font-size:0.8em}}\n"
+    "</style>\n</head>\n<body>\n";
 
 static void write_environment(FILE *out, const sl__report *report, bool html)
 {
@@ -112,130 +234,177 @@ static void write_environment(FILE *out, const sl__report *report, bool html)
                           : "**These records come from %d different machines or commits; numbers from different "
                             "environments are not comparable.**\n\n",
                 report->nenvironments);
-    for (int e = 0; e < report->nenvironments; e++) {
-        const sl_environment *env = report->environments[e];
-        if (html) {
-            fputs("<ul>", out);
-            fputs("<li>CPU: ", out);
-            sl__html_escape(out, env->cpu_model);
-            fprintf(out, " (%d logical CPUs)</li><li>compiler: ", env->cpu_cores);
-            sl__html_escape(out, env->compiler);
-            fputs(", ", out);
-            sl__html_escape(out, env->compile_flags);
-            fputs("</li><li>commit: ", out);
-            sl__html_escape(out, env->git_commit);
-            fputs("</li><li>kernel: ", out);
-            sl__html_escape(out, env->kernel);
-            fputs("</li><li>libraries: ", out);
-            sl__html_escape(out, env->library_versions);
-            fputs("</li></ul>\n", out);
-        } else {
-            fprintf(out, "- CPU: %s (%d logical CPUs)\n- compiler: %s, %s\n- commit: %s\n- kernel: %s\n"
-                         "- libraries: %s\n\n",
-                    env->cpu_model, env->cpu_cores, env->compiler, env->compile_flags, env->git_commit, env->kernel,
-                    env->library_versions);
-        }
-    }
+    for (int e = 0; e < report->nenvironments; e++)
+        sl__write_environment(out, report->environments[e], html);
 }
 
-static const char html_head[] =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>sluice report</title>\n"
-    "<style>\n"
-    "body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}\n"
-    "table{border-collapse:collapse;margin:0.5em 0 1.5em}\n"
-    "th,td{border:1px solid #ccc;padding:0.25em 0.5em;font-size:0.9em}\n"
-    "th{background:#f0f0f0}td.r{text-align:right}\n"
-    ".strength{background:#dfd}.gap{background:#fdd}.noisy{background:#ffd}.mismatch{background:#f99}\n"
-    ".warn{color:#a00}svg{max-width:100%;height:auto}\n"
-    "</style>\n</head>\n<body>\n";
-
-/* Every variant's rows are consecutive (records come sorted by file name). */
-static int variant_end(const sl__report *report, int first)
+static void write_lede(const report_args *args, const sl__report *report, const outputs *o)
 {
-    int end = first + 1;
-    while (end < report->nrows && strcmp(report->rows[end].record->scenario, report->rows[first].record->scenario) == 0 &&
-           strcmp(report->rows[end].record->variant, report->rows[first].record->variant) == 0)
-        end++;
-    return end;
-}
-
-static void write_reports(const report_args *args, const sl__report *report, FILE *md, FILE *html)
-{
-    fputs("# sluice report\n\n", md);
-    fputs(html_head, html);
-    fputs("<h1>sluice report</h1>\n", html);
-    fprintf(md, "Records: `%s`. Throughput is elements per second at the median batch time over every repetition; "
-                "its interval comes from the median's 95%% order-statistic interval. Class compares with the "
-                "reference: strength above %.1fx, gap below %.1fx, parity between, noisy when the interval cannot "
-                "tell. Verified: how the output was held to the reference before its speed counted.\n\n",
-            args->records, SL__REPORT_STRENGTH, SL__REPORT_GAP);
-    fputs("<p>Records: <code>", html);
-    sl__html_escape(html, args->records);
-    fprintf(html, "</code>. Throughput is elements per second at the median batch time over every repetition, with "
-                  "the median's 95%% order-statistic interval. Class compares with the reference: strength above "
-                  "%.1fx, gap below %.1fx, parity between, noisy when the interval cannot tell. Verified: how the "
-                  "output was held to the reference before its speed counted.</p>\n",
-            SL__REPORT_STRENGTH, SL__REPORT_GAP);
+    fputs("Records: `", o->md);
+    sl__markdown_escape(o->md, args->records);
+    fputs("<p>Records: <code>", o->html);
+    sl__html_escape(o->html, args->records);
+    static const char lede[] =
+        "Every speed is the headline figure: elements per second at the median batch time over every "
+        "repetition's measured batches, with the median's 95% order-statistic interval, and the mean beside it "
+        "(docs/records.md). A ratio is called a win or a loss only when its whole 95% interval (a bootstrap of "
+        "the ratio of medians, widened to cover each round's ratio) is on one side of 1; otherwise the data "
+        "cannot tell. A row is noisy when its interval is wider than 10% of its median or its mean and median "
+        "disagree by more than 10%. Verified: how the output was held to the reference before its speed counted.";
+    fprintf(o->md, "`. %s\n\n", lede);
+    fprintf(o->html, "</code>. %s</p>\n", lede);
     if (args->step_ms > 0.0) {
-        fprintf(md, "Step verdict: whether each loader, at its measured p99 batch time, keeps an accelerator step of "
-                    "%g ms fed, and by what margin (step / p99).\n\n",
+        fprintf(o->md,
+                "Step verdict: whether each loader, at its measured p99 batch time, keeps an accelerator step of "
+                "%g ms fed, and by what margin (step / p99).\n\n",
                 args->step_ms);
-        fprintf(html, "<p>Step verdict: whether each loader, at its measured p99 batch time, keeps an accelerator "
-                      "step of %g ms fed, and by what margin (step / p99).</p>\n",
+        fprintf(o->html,
+                "<p>Step verdict: whether each loader, at its measured p99 batch time, keeps an accelerator "
+                "step of %g ms fed, and by what margin (step / p99).</p>\n",
                 args->step_ms);
     }
-    fputs("## Environment\n\n", md);
-    fputs("<h2>Environment</h2>\n", html);
-    write_environment(md, report, false);
-    write_environment(html, report, true);
+    if (report->nbusy > 0) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "The machine was too busy to rank %d of these runs (load average up to %.1f, steal up to %.0f%%): "
+                 "their ratios may say more about the machine than the code.",
+                 report->nbusy, report->busiest_load, report->most_steal > 0 ? 100.0 * report->most_steal : 0.0);
+        fprintf(o->md, "**%s**\n\n", line);
+        fprintf(o->html, "<p class=\"warn\"><b>%s</b></p>\n", line);
+    }
+}
 
-    /* Charts are drawn through files that gnuplot reads and writes; a
-     * report without charts is still a report, so a failure here only
-     * drops them. */
+static void write_table(const outputs *o, const sl__table *table, int class_column)
+{
+    sl__table_print_markdown(table, o->md);
+    fputc('\n', o->md);
+    fputs("<div class=\"scroll\">\n", o->html);
+    sl__table_print_html(table, o->html, class_column);
+    fputs("</div>\n", o->html);
+}
+
+/* Charts are drawn through files in a temporary folder that gnuplot reads
+ * and writes; a report without charts is still a report, so a failure only
+ * drops them, and the page says why once. */
+typedef struct charts {
+    bool on;
     char workdir[4096];
-    sl_err workdir_err = {0};
-    bool charts = sl_workdir_create(sl_temp_base(), "report", workdir, sizeof workdir, &workdir_err) == SL_OK;
-    char category[16] = "";
-    for (int first = 0; first < report->nrows;) {
-        int end = variant_end(report, first);
-        const sl_record *r = report->rows[first].record;
-        char this_category[16];
-        category_of(r->scenario, this_category, sizeof this_category);
-        if (strcmp(this_category, category) != 0) {
-            snprintf(category, sizeof category, "%s", this_category);
-            fprintf(md, "## %s\n\n", category);
-            fprintf(html, "<h2>%s</h2>\n", category);
-        }
-        fprintf(md, "### %s / %s\n\nTransforms: %s.\n\n", r->scenario, r->variant, r->transforms[0] ? r->transforms : "none");
-        fputs("<h3>", html);
-        sl__html_escape(html, r->scenario);
-        fputs(" / ", html);
-        sl__html_escape(html, r->variant);
-        fputs("</h3>\n<p>Transforms: ", html);
-        sl__html_escape(html, r->transforms[0] ? r->transforms : "none");
-        fputs(".</p>\n", html);
-        sl__table *table = variant_table(report, first, end, args->step_ms);
-        sl__table_print_markdown(table, md);
-        fputc('\n', md);
-        sl__table_print_html(table, html, 10);
+    bool said;
+} charts;
+
+static void embed(charts *c, FILE *html, bool drawn, char *svg, const char *reason)
+{
+    if (drawn) {
+        fputs("<div class=\"chart\">", html);
+        fputs(svg, html);
+        fputs("</div>\n", html);
+        free(svg);
+    } else if (strstr(reason, "gnuplot") && !c->said) {
+        fputs("<p class=\"warn\">No charts: ", html);
+        sl__html_escape(html, reason);
+        fputs("</p>\n", html);
+        c->said = true;
+        c->on = false;
+    }
+}
+
+static void write_variant(const report_args *args, const sl__report *report, const sl__report_variant *v,
+                          const outputs *o, charts *c)
+{
+    const sl_record *r = report->rows[v->first].record;
+    char anchor[96];
+    anchor_of(r, anchor, sizeof anchor);
+    fputs("### ", o->md);
+    sl__markdown_escape(o->md, r->scenario);
+    fputs(" / ", o->md);
+    sl__markdown_escape(o->md, r->variant);
+    fprintf(o->html, "<h3 id=\"%s\">", anchor);
+    sl__html_escape(o->html, r->scenario);
+    fputs(" / ", o->html);
+    sl__html_escape(o->html, r->variant);
+    fputs("\n\nTransforms: ", o->md);
+    fputs("</h3>\n<p>Transforms: ", o->html);
+    both(o, r->transforms[0] ? r->transforms : "none");
+    fputs(".\n\n", o->md);
+    fputs(".</p>\n", o->html);
+    if (v->end - v->nfolded > v->first) {
+        sl__table *table = variant_table(report, v, args->step_ms);
+        write_table(o, table, STANDING_COLUMN);
         sl__table_free(table);
+    }
+    if (v->nfolded > 0) {
+        char line[2048];
+        sl__report_folded_line(report, v, line, sizeof line);
+        fputs("<p class=\"folded\">", o->html);
+        sl__html_escape(o->html, line);
+        fputs("</p>\n", o->html);
+        sl__markdown_escape(o->md, line);
+        fputs("\n\n", o->md);
+    }
+    if (c->on && v->nranked > 0) {
         char *svg = NULL;
         char reason[256] = "";
-        if (charts && sl__report_chart(report, first, end, workdir, &svg, reason, sizeof reason)) {
-            fputs(svg, html);
-            fputc('\n', html);
-            free(svg);
-        } else if (charts && strstr(reason, "gnuplot")) {
-            fputs("<p class=\"warn\">No chart: ", html);
-            sl__html_escape(html, reason);
-            fputs("</p>\n", html);
-            charts = false; /* one note is enough */
+        bool drawn = sl__chart_rates(report, v, c->workdir, &svg, reason, sizeof reason);
+        embed(c, o->html, drawn, svg, reason);
+        if (c->on) {
+            drawn = sl__chart_latency(report, v, c->workdir, &svg, reason, sizeof reason);
+            embed(c, o->html, drawn, svg, reason);
         }
-        first = end;
     }
-    if (charts)
-        sl_workdir_remove(workdir);
-    fputs("</body>\n</html>\n", html);
+}
+
+static void write_reports(const report_args *args, const sl__report *report, const outputs *o)
+{
+    fputs("# sluice report\n\n", o->md);
+    fputs(html_head, o->html);
+    fputs("<h1>sluice report</h1>\n", o->html);
+    write_lede(args, report, o);
+
+    fputs("## Winners\n\n", o->md);
+    fputs("<h2>Winners</h2>\n", o->html);
+    sl__table *winners = winners_table(report);
+    write_table(o, winners, -1);
+    sl__table_free(winners);
+
+    charts c = {0};
+    sl_err workdir_err = {0};
+    c.on = sl_workdir_create(sl_temp_base(), "report", c.workdir, sizeof c.workdir, &workdir_err) == SL_OK;
+    bool made_workdir = c.on;
+    if (c.on) {
+        char *svg = NULL;
+        char reason[256] = "";
+        bool drawn = sl__chart_overview(report, c.workdir, &svg, reason, sizeof reason);
+        if (drawn)
+            fputs("<h2>Overview</h2>\n<p>Each variant's fastest verified adapter against the reference adapter, "
+                  "with the ratio's 95% interval, on a log scale: 1 is the reference's speed.</p>\n",
+                  o->html);
+        embed(&c, o->html, drawn, svg, reason);
+    }
+
+    fputs("## Environment\n\n", o->md);
+    fputs("<h2>Environment</h2>\n", o->html);
+    write_environment(o->md, report, false);
+    write_environment(o->html, report, true);
+
+    char category[16] = "";
+    for (int k = 0; k < report->nvariants; k++) {
+        const sl__report_variant *v = &report->variants[k];
+        char this_category[16];
+        category_of(report->rows[v->first].record->scenario, this_category, sizeof this_category);
+        if (strcmp(this_category, category) != 0) {
+            snprintf(category, sizeof category, "%s", this_category);
+            fputs("## ", o->md);
+            sl__markdown_escape(o->md, category);
+            fputs("\n\n", o->md);
+            fputs("<h2>", o->html);
+            sl__html_escape(o->html, category);
+            fputs("</h2>\n", o->html);
+        }
+        write_variant(args, report, v, o, &c);
+    }
+    if (made_workdir)
+        sl_workdir_remove(c.workdir);
+    fputs("</body>\n</html>\n", o->html);
 }
 
 static bool save(const char *dir, const char *name, const char *text, size_t size)
@@ -254,7 +423,7 @@ static bool save(const char *dir, const char *name, const char *text, size_t siz
 int sl__cmd_report(int argc, char **argv)
 {
     report_args args = {0};
-    sl__cli cli = sl__cli_start("report", argc, argv);
+    sl__cli cli = sl__cli_start("report", usage, argc, argv);
     const char *value;
     while (sl__cli_next(&cli)) {
         if (sl__cli_is_help(&cli)) {
@@ -291,22 +460,20 @@ int sl__cmd_report(int argc, char **argv)
         return SL__EXIT_FAILED;
     }
     sl__report report;
-    sl__report_build(&set, &report);
+    sl__report_build(set.records, set.environments, set.count, &report);
     if (report.nenvironments > 1)
         sl__cli_error("report", "%s holds records from %d different machines or commits; the report says so",
                       args.records, report.nenvironments);
     char *md_text = NULL, *html_text = NULL;
     size_t md_size = 0, html_size = 0;
-    FILE *md = open_memstream(&md_text, &md_size);
-    FILE *html = open_memstream(&html_text, &html_size);
-    bool ok = md && html;
-    if (ok) {
-        write_reports(&args, &report, md, html);
-    }
-    if (md)
-        fclose(md);
-    if (html)
-        fclose(html);
+    outputs o = {open_memstream(&md_text, &md_size), open_memstream(&html_text, &html_size)};
+    bool ok = o.md && o.html;
+    if (ok)
+        write_reports(&args, &report, &o);
+    if (o.md)
+        fclose(o.md);
+    if (o.html)
+        fclose(o.html);
     ok = ok && sl_make_dirs(args.output, &err) == SL_OK;
     ok = ok && save(args.output, "report.md", md_text, md_size) && save(args.output, "report.html", html_text, html_size);
     free(md_text);

@@ -8,15 +8,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "summary.h"
 #include "sluice/peer_rank.h"
 #include "sluice/record.h"
 
 static double metric(const sl_record *record, const char *name)
 {
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0)
-            return record->metrics[i].value;
-    return NAN;
+    const double *value = sl__find_metric(record, name);
+    return value ? *value : NAN;
 }
 
 sl__table *sl__throughput_table(const sl_record *records, int count)

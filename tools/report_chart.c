@@ -1,6 +1,16 @@
 /* Charts for the report, drawn by gnuplot (Debian's gnuplot-nox) as SVG so
- * that the HTML page embeds them and stays one self-contained file. */
+ * that the HTML page embeds them and stays one self-contained file:
+ *   - the rates of a variant's adapters, horizontal bars fastest at the top
+ *     with their 95% intervals, on a log axis when the fastest is more than
+ *     ten times the slowest (so a slow adapter is still a visible bar);
+ *   - the batch times of a variant's adapters as distribution functions on
+ *     a log axis, so that tails and stalls are visible;
+ *   - the overview: each variant's fastest adapter over the reference.
+ * Labels come from the records and are made safe for gnuplot; the SVG is
+ * stripped of its <title> and <desc> elements, which gnuplot fills with
+ * plot names that would show as tooltips. */
 #include <errno.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +21,10 @@
 #include "report.h"
 
 extern char **environ;
+
+/* Above this ratio of fastest to slowest, a linear axis would reduce the
+ * slow bars to nothing. */
+#define LOG_AXIS_RANGE 10.0
 
 static bool run_gnuplot(const char *script, char *reason, size_t size)
 {
@@ -25,77 +39,250 @@ static bool run_gnuplot(const char *script, char *reason, size_t size)
     }
     int status = 0;
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(reason, size, "gnuplot failed on %s", script);
+        snprintf(reason, size, "gnuplot failed on a chart's script");
         return false;
     }
     return true;
 }
 
-bool sl__report_chart(const sl__report *report, int first, int end, const char *workdir, char **svg, char *reason,
-                      size_t size)
+/* A record string as a gnuplot label: quotes, backslashes and control
+ * characters would end the string or the line. */
+static void label(char *buf, size_t size, const char *text)
 {
-    *svg = NULL;
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)text; *c && n + 1 < size; c++)
+        buf[n++] = (*c < 0x20 || *c == '"' || *c == '\'' || *c == '\\' || *c == 0x7f) ? '_' : (char)*c;
+    buf[n] = '\0';
+}
+
+/* Removes every <tag ...>...</tag> element from text, in place. */
+static void strip_elements(char *text, const char *tag)
+{
+    char open[32], close[32];
+    snprintf(open, sizeof open, "<%s", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    for (char *at = strstr(text, open); at; at = strstr(at, open)) {
+        char *end = strstr(at, close);
+        if (!end)
+            break;
+        end += strlen(close);
+        memmove(at, end, strlen(end) + 1);
+    }
+}
+
+typedef struct chart_files {
     char data[4096], script[4096], out[4096];
-    snprintf(data, sizeof data, "%s/chart.dat", workdir);
-    snprintf(script, sizeof script, "%s/chart.gp", workdir);
-    snprintf(out, sizeof out, "%s/chart.svg", workdir);
-    FILE *f = fopen(data, "w");
-    if (!f) {
-        snprintf(reason, size, "cannot write %s: %s", data, strerror(errno));
-        return false;
-    }
-    int bars = 0;
-    for (int i = first; i < end; i++) {
-        const sl__report_row *row = &report->rows[i];
-        if (!row->ranked)
-            continue;
-        fprintf(f, "\"%s\" %.6g %.6g %.6g\n", row->record->adapter, row->throughput, row->throughput_lo,
-                row->throughput_hi);
-        bars++;
-    }
-    fclose(f);
-    if (bars == 0) {
-        snprintf(reason, size, "no ranked adapter to draw");
-        return false;
-    }
-    const sl_record *r = report->rows[first].record;
-    f = fopen(script, "w");
-    if (!f) {
-        snprintf(reason, size, "cannot write %s: %s", script, strerror(errno));
-        return false;
-    }
-    fprintf(f,
-            "set terminal svg size 560,280 font 'sans,11' background rgb 'white'\n"
-            "set output '%s'\n"
-            "set title '%s / %s: elements/s, median and 95%% interval'\n"
-            "set style fill solid 0.6 border -1\n"
-            "set boxwidth 0.6\n"
-            "set yrange [0:*]\n"
-            "set grid ytics\n"
-            "unset key\n"
-            "set format y '%%.1s%%c'\n"
-            "set xrange [-0.6:%d.6]\n"
-            "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa', \\\n"
-            "     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 0\n",
-            out, r->scenario, r->variant, bars - 1, data);
-    fclose(f);
-    if (!run_gnuplot(script, reason, size))
+} chart_files;
+
+static void chart_paths(const char *workdir, chart_files *f)
+{
+    snprintf(f->data, sizeof f->data, "%s/chart.dat", workdir);
+    snprintf(f->script, sizeof f->script, "%s/chart.gp", workdir);
+    snprintf(f->out, sizeof f->out, "%s/chart.svg", workdir);
+}
+
+/* Runs the script and reads its SVG, without the XML prolog and doctype
+ * (not allowed inside an HTML body) and without tooltips. */
+static bool draw(const chart_files *f, char **svg, char *reason, size_t size)
+{
+    if (!run_gnuplot(f->script, reason, size))
         return false;
     char *text = NULL;
     size_t length = 0;
     sl_err err = {0};
-    if (sl_read_file(out, &text, &length, &err) != SL_OK) {
+    if (sl_read_file(f->out, &text, &length, &err) != SL_OK) {
         snprintf(reason, size, "%s", err.msg);
         return false;
     }
-    /* The XML prolog and doctype are not allowed inside an HTML body. */
     char *start = strstr(text, "<svg");
     if (!start) {
         free(text);
-        snprintf(reason, size, "gnuplot wrote no <svg> element to %s", out);
+        snprintf(reason, size, "gnuplot wrote no <svg> element");
         return false;
     }
+    strip_elements(start, "title");
+    strip_elements(start, "desc");
     *svg = sl__cli_strdup(start);
     free(text);
     return true;
+}
+
+static FILE *open_or_say(const char *path, char *reason, size_t size)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        snprintf(reason, size, "cannot write a chart's file: %s", strerror(errno));
+    return f;
+}
+
+/* A chart's files in workdir, and its data file open for writing; NULL
+ * with the reason when it cannot be. */
+static FILE *begin_chart(const char *workdir, chart_files *f, char **svg, char *reason, size_t size)
+{
+    *svg = NULL;
+    chart_paths(workdir, f);
+    return open_or_say(f->data, reason, size);
+}
+
+/* Horizontal bars, one per row of data: label, value, interval low, high,
+ * position. Shared by the rates and the overview. A rate's bar starts at
+ * the axis (0 on a linear axis, below the smallest interval on a log one);
+ * a ratio's starts at origin 1, so that it points right when faster and
+ * left when slower (origin > 0). */
+static bool bars(const chart_files *f, int nbars, double lowest, double highest, const char *xlabel, double origin,
+                 char **svg, char *reason, size_t size)
+{
+    /* Ratios are read on a log scale whatever their range: 2x faster and
+     * 2x slower are the same distance from 1. */
+    bool log_axis = lowest > 0.0 && (origin > 0.0 || highest / lowest > LOG_AXIS_RANGE);
+    double base = log_axis ? (origin > 0.0 ? lowest / 1.3 : pow(10.0, floor(log10(lowest)))) : 0.0;
+    double from = origin > 0.0 ? origin : base;
+    FILE *s = open_or_say(f->script, reason, size);
+    if (!s)
+        return false;
+    int height = 70 + 26 * nbars;
+    fprintf(s,
+            "set terminal svg size 900,%d dynamic font 'sans,12' background rgb 'white'\n"
+            "set termoption noenhanced\n"
+            "set output '%s'\n"
+            "unset key\n"
+            "set style fill solid 0.65 border -1\n"
+            "set yrange [%d.6:-0.6]\n"
+            "set ytics scale 0\n"
+            "set grid xtics\n"
+            "set xlabel \"%s%s\"\n"
+            "set format x '%%.1s%%c'\n"
+            "set lmargin 18\n",
+            height, f->out, nbars - 1, xlabel, log_axis ? " (log scale)" : "");
+    if (log_axis)
+        fprintf(s, "set logscale x\nset xrange [%g:%g]\n", base, highest * 1.6);
+    else
+        fprintf(s, "set xrange [0:%g]\n", highest * 1.1);
+    if (origin > 0.0)
+        fprintf(s, "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb '#aa3333' dt 2\n", origin, origin);
+    fprintf(s,
+            "plot '%s' using 2:5:($2 < %g ? $2 : %g):($2 < %g ? %g : $2):($5 - 0.32):($5 + 0.32):ytic(1) with "
+            "boxxyerror lc rgb '#4477aa' notitle, \\\n"
+            "     '' using 2:5:3:4 with xerrorbars lc rgb 'black' pt 0 notitle\n",
+            f->data, from, from, from, from);
+    fclose(s);
+    return draw(f, svg, reason, size);
+}
+
+bool sl__chart_rates(const sl__report *report, const sl__report_variant *v, const char *workdir, char **svg,
+                     char *reason, size_t size)
+{
+    chart_files f;
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
+    if (!d)
+        return false;
+    double lowest = INFINITY, highest = 0.0;
+    int n = 0;
+    for (int i = v->first; i < v->first + v->nranked; i++) {
+        const sl__report_row *row = &report->rows[i];
+        char name[64];
+        label(name, sizeof name, row->record->adapter);
+        double hi = isfinite(row->t.rate_hi) ? row->t.rate_hi : row->t.rate;
+        fprintf(d, "\"%s\" %.6g %.6g %.6g %d\n", name, row->t.rate, row->t.rate_lo, hi, n++);
+        lowest = fmin(lowest, row->t.rate_lo);
+        highest = fmax(highest, hi);
+    }
+    fclose(d);
+    if (n == 0) {
+        snprintf(reason, size, "no ranked adapter to draw");
+        return false;
+    }
+    return bars(&f, n, lowest, highest, "elements/s at the median batch time, with its 95% interval", 0.0, svg, reason,
+                size);
+}
+
+static int compare_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, const char *workdir, char **svg,
+                       char *reason, size_t size)
+{
+    chart_files f;
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
+    if (!d)
+        return false;
+    /* One block per adapter: every batch time, sorted, against the share
+     * of batches at most that long. */
+    int blocks = 0;
+    char names[16][64];
+    for (int i = v->first; i < v->first + v->nranked && blocks < 16; i++) {
+        const sl_record *r = report->rows[i].record;
+        size_t n = r->samples_ns ? (size_t)r->repetitions * (size_t)r->measured_batches : 0;
+        if (n == 0)
+            continue;
+        int64_t *sorted = sl__cli_alloc(n * sizeof *sorted);
+        memcpy(sorted, r->samples_ns, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, compare_i64);
+        for (size_t k = 0; k < n; k++)
+            fprintf(d, "%.6g %.6g\n", (double)(sorted[k] > 0 ? sorted[k] : 1) / 1e3, (double)(k + 1) / (double)n);
+        fputs("\n\n", d);
+        free(sorted);
+        label(names[blocks], sizeof names[blocks], r->adapter);
+        blocks++;
+    }
+    fclose(d);
+    if (blocks == 0) {
+        snprintf(reason, size, "no samples to draw");
+        return false;
+    }
+    FILE *s = open_or_say(f.script, reason, size);
+    if (!s)
+        return false;
+    fprintf(s,
+            "set terminal svg size 900,360 dynamic font 'sans,12' background rgb 'white'\n"
+            "set termoption noenhanced\n"
+            "set output '%s'\n"
+            "set logscale x\n"
+            "set yrange [0:1]\n"
+            "set grid xtics ytics\n"
+            "set xlabel \"batch time (µs, log scale), every measured batch of every repetition\"\n"
+            "set ylabel \"share of batches at most that long\"\n"
+            "set key outside right top\n"
+            "plot ",
+            f.out);
+    for (int b = 0; b < blocks; b++)
+        fprintf(s, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", b ? ", \\\n     " : "", f.data, b, names[b]);
+    fputc('\n', s);
+    fclose(s);
+    return draw(&f, svg, reason, size);
+}
+
+bool sl__chart_overview(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
+{
+    chart_files f;
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
+    if (!d)
+        return false;
+    double lowest = INFINITY, highest = 0.0;
+    int n = 0;
+    for (int k = 0; k < report->nvariants; k++) {
+        const sl__report_variant *v = &report->variants[k];
+        if (v->fastest < 0)
+            continue;
+        const sl__report_row *row = &report->rows[v->fastest];
+        if (!row->vs_reference.has)
+            continue;
+        char text[160], name[160];
+        snprintf(text, sizeof text, "%s/%s %s", row->record->scenario, row->record->variant, row->record->adapter);
+        label(name, sizeof name, text);
+        const sl_ratio *q = &row->vs_reference.ratio;
+        fprintf(d, "\"%s\" %.6g %.6g %.6g %d\n", name, q->ratio, q->lo, q->hi, n++);
+        lowest = fmin(lowest, fmin(q->lo, 1.0));
+        highest = fmax(highest, fmax(q->hi, 1.0));
+    }
+    fclose(d);
+    if (n == 0) {
+        snprintf(reason, size, "no variant with a reference to compare with");
+        return false;
+    }
+    return bars(&f, n, lowest, highest, "elements/s of each variant's fastest adapter over the reference's", 1.0, svg,
+                reason, size);
 }

@@ -1,102 +1,100 @@
-/* The report's rows: throughput with its interval, ratios to the reference
- * and to the best other adapter, and a classification that refuses to call
- * a difference the data cannot tell apart. */
+/* The comparison model (report.h): each row's headline figure, its ratios
+ * to the reference, to the fastest and to the best equivalent peer with
+ * their intervals, and the order and standing every view shows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "report.h"
 #include "sluice/peer_rank.h"
-#include "sluice/stats.h"
 
 static bool same_variant(const sl_record *a, const sl_record *b)
 {
     return strcmp(a->scenario, b->scenario) == 0 && strcmp(a->variant, b->variant) == 0;
 }
 
-static void fill_row(sl__report_row *row, const sl_record *r)
+/* Did not run here: the views fold these into one line per variant. */
+static bool folded(const sl_record *r)
 {
-    *row = (sl__report_row){.record = r, .throughput = NAN, .throughput_lo = NAN, .throughput_hi = NAN,
-                            .p50_ns = NAN, .p99_ns = NAN, .vs_reference = NAN, .vs_best_other = NAN, .vs_best_peer = NAN,
-                            .classification = "-"};
-    sl_median_ci ci;
-    if (r->outcome != SL_RECORD_OK || !sl_record_latency_ci(r, &ci) || !(ci.median > 0.0))
-        return;
-    /* A batch's elements over its time; every measured batch of a ci or
-     * full run is a full one. */
-    double per_batch = r->measured_batches > 0 ? (double)r->elements / (double)r->measured_batches : 0.0;
-    row->ranked = per_batch > 0.0;
-    row->throughput = per_batch / ci.median * 1e9;
-    row->throughput_lo = per_batch / ci.hi * 1e9;
-    row->throughput_hi = per_batch / ci.lo * 1e9;
-    row->p50_ns = ci.median;
-    sl_latency_summary s;
-    sl_latency_summarize(r->latency_ns, (size_t)r->measured_batches, &s);
-    row->p99_ns = s.p99_ns;
-    row->noisy = sl_median_ci_is_noisy(&ci);
+    return r->outcome == SL_RECORD_UNAVAILABLE || r->outcome == SL_RECORD_EXCLUDED || r->outcome == SL_RECORD_SKIPPED;
 }
 
-/* Strength, gap or parity from the ratio's interval: when the interval
- * straddles a threshold, the data cannot say which side it is on. */
-static const char *classify(const sl__report_row *row, const sl__report_row *reference)
+static void fill_row(sl__report_row *row, const sl_record *r, const sl_environment *env)
 {
-    if (!row->ranked || !reference || !reference->ranked || row == reference)
-        return "-";
-    double lo = row->throughput_lo / reference->throughput_hi;
-    double hi = row->throughput_hi / reference->throughput_lo;
-    if (row->noisy || reference->noisy)
-        return "noisy";
-    if (lo > SL__REPORT_STRENGTH)
-        return "strength";
-    if (hi < SL__REPORT_GAP)
-        return "gap";
-    if (lo >= SL__REPORT_GAP && hi <= SL__REPORT_STRENGTH)
-        return "parity";
-    return "noisy";
-}
-
-void sl__report_build(const sl_record_set *set, sl__report *report)
-{
-    memset(report, 0, sizeof *report);
-    report->rows = calloc((size_t)(set->count ? set->count : 1), sizeof *report->rows);
-    if (!report->rows)
+    *row = (sl__report_row){.record = r, .env = env, .p99_ns = NAN};
+    if (r->outcome != SL_RECORD_OK || !sl_equivalence_is_equivalent(r->equivalence) ||
+        !sl_record_throughput(r, &row->t))
         return;
-    report->nrows = set->count;
-    for (int i = 0; i < set->count; i++) {
-        fill_row(&report->rows[i], &set->records[i]);
-        const sl_environment *env = &set->environments[i];
-        bool known = false;
-        for (int e = 0; e < report->nenvironments; e++)
-            known = known || (strcmp(report->environments[e]->cpu_model, env->cpu_model) == 0 &&
-                              strcmp(report->environments[e]->git_commit, env->git_commit) == 0);
-        if (!known && report->nenvironments < 8)
-            report->environments[report->nenvironments++] = env;
+    row->ranked = true;
+    if (r->latency_ns && r->measured_batches > 0) {
+        sl_latency_summary s;
+        sl_latency_summarize(r->latency_ns, (size_t)r->measured_batches, &s);
+        row->p99_ns = s.p99_ns;
     }
-    for (int i = 0; i < report->nrows; i++) {
+}
+
+/* The order within a variant: ranked rows fastest first (equal rates by
+ * adapter name, so the order never depends on the records' order), then
+ * rows that ran without a rankable speed, then those that did not run. */
+static int group_of(const sl__report_row *row)
+{
+    return row->ranked ? 0 : folded(row->record) ? 2 : 1;
+}
+
+static int compare_rows(const void *pa, const void *pb)
+{
+    const sl__report_row *a = pa, *b = pb;
+    int ga = group_of(a), gb = group_of(b);
+    if (ga != gb)
+        return ga - gb;
+    if (ga == 0 && a->t.rate != b->t.rate)
+        return a->t.rate > b->t.rate ? -1 : 1;
+    return strcmp(a->record->adapter, b->record->adapter);
+}
+
+static sl__report_ratio ratio_between(const sl__report_row *row, const sl__report_row *other)
+{
+    sl__report_ratio r = {0};
+    if (!row->ranked || !other || !other->ranked)
+        return r;
+    r.has = sl_record_ratio(row->record, other->record, &r.ratio);
+    r.other = other->record->adapter;
+    r.unranked = row->t.noisy || other->t.noisy;
+    r.interleaved = row->record->rounds > 1 && row->record->rounds == other->record->rounds;
+    return r;
+}
+
+static void compare_within(sl__report *report, sl__report_variant *v)
+{
+    const sl__report_row *reference = NULL;
+    for (int i = v->first; i < v->first + v->nranked; i++)
+        if (strcmp(report->rows[i].record->adapter, "reference") == 0)
+            reference = &report->rows[i];
+    v->fastest = v->nranked > 0 ? v->first : -1;
+    for (int i = v->first; i < v->first + v->nranked; i++) {
         sl__report_row *row = &report->rows[i];
-        const sl__report_row *reference = NULL, *best = NULL;
-        for (int j = 0; j < report->nrows; j++) {
-            const sl__report_row *other = &report->rows[j];
-            if (!same_variant(other->record, row->record) || !other->ranked)
-                continue;
-            if (strcmp(other->record->adapter, "reference") == 0)
-                reference = other;
-            if (j != i && (!best || other->throughput > best->throughput))
-                best = other;
+        if (row != reference)
+            row->vs_reference = ratio_between(row, reference);
+        if (i == v->fastest) {
+            row->vs_best = ratio_between(row, v->nranked > 1 ? &report->rows[i + 1] : NULL);
+            row->standing = SL__STANDING_FASTEST;
+        } else {
+            row->vs_best = ratio_between(row, &report->rows[v->fastest]);
+            /* The fastest by median, so its ratio is at most 1: either the
+             * whole interval is below (behind) or it covers 1. */
+            row->standing =
+                row->vs_best.has && row->vs_best.ratio.call == SL_RATIO_LOSS ? SL__STANDING_BEHIND : SL__STANDING_TIED;
         }
-        if (row->ranked && reference)
-            row->vs_reference = row->throughput / reference->throughput;
-        if (row->ranked && best) {
-            row->vs_best_other = row->throughput / best->throughput;
-            row->best_other = best->record->adapter;
-        }
-        row->classification = classify(row, reference);
     }
-    /* The same choice of peer as the bench summary's, on the report's
-     * pooled-median rates. */
-    sl_rank_entry *entries = calloc(report->nrows > 0 ? (size_t)report->nrows : 1, sizeof *entries);
-    if (!entries)
-        return;
+}
+
+/* The best equivalent peer, chosen as peer ranking chooses (sluice/
+ * peer_rank.h) from the headline rates, then the ratio to it with its
+ * interval. */
+static void compare_with_peers(sl__report *report)
+{
+    sl_rank_entry *entries = sl__cli_alloc((size_t)(report->nrows > 0 ? report->nrows : 1) * sizeof *entries);
     for (int i = 0; i < report->nrows; i++) {
         const sl__report_row *row = &report->rows[i];
         entries[i] = (sl_rank_entry){.scenario = row->record->scenario,
@@ -104,23 +102,119 @@ void sl__report_build(const sl_record_set *set, sl__report *report)
                                      .adapter = row->record->adapter,
                                      .equivalence = row->record->equivalence,
                                      .outcome = row->record->outcome,
-                                     .elements_per_s = row->ranked ? row->throughput : NAN,
-                                     .noisy = row->noisy,
+                                     .elements_per_s = row->ranked ? row->t.rate : NAN,
+                                     .noisy = row->t.noisy,
                                      .timing = row->record->timing};
     }
     for (int i = 0; i < report->nrows; i++) {
         sl__report_row *row = &report->rows[i];
         int best = -1;
-        row->vs_best_peer = sl_ratio_to_best_peer(entries, report->nrows, i, &best, &row->best_peer_unranked);
-        row->best_peer = best >= 0 ? report->rows[best].record->adapter : NULL;
+        bool unranked = false;
+        if (isnan(sl_ratio_to_best_peer(entries, report->nrows, i, &best, &unranked)) || best < 0)
+            continue;
+        row->vs_best_peer = ratio_between(row, &report->rows[best]);
+        row->vs_best_peer.unranked = row->vs_best_peer.unranked || unranked;
     }
     free(entries);
+}
+
+static void note_environment(sl__report *report, const sl__report_row *row)
+{
+    const sl_environment *env = row->env;
+    if (!env)
+        return;
+    bool known = false;
+    for (int e = 0; e < report->nenvironments; e++)
+        known = known || (strcmp(report->environments[e]->cpu_model, env->cpu_model) == 0 &&
+                          strcmp(report->environments[e]->git_commit, env->git_commit) == 0);
+    if (!known && report->nenvironments < 8)
+        report->environments[report->nenvironments++] = env;
+    if (!row->ranked)
+        return;
+    report->nbusy += sl_environment_busy(env);
+    double load = env->load_start > env->load_end ? env->load_start : env->load_end;
+    report->busiest_load = load > report->busiest_load ? load : report->busiest_load;
+    report->most_steal = env->steal_fraction > report->most_steal ? env->steal_fraction : report->most_steal;
+}
+
+void sl__report_build(const sl_record *records, const sl_environment *environments, int count, sl__report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->rows = sl__cli_alloc((size_t)(count > 0 ? count : 1) * sizeof *report->rows);
+    report->variants = sl__cli_alloc((size_t)(count > 0 ? count : 1) * sizeof *report->variants);
+    /* Variants in the order their first record comes, each one's rows
+     * gathered behind it. */
+    bool *taken = sl__cli_alloc((size_t)(count > 0 ? count : 1) * sizeof *taken);
+    memset(taken, 0, (size_t)(count > 0 ? count : 1) * sizeof *taken);
+    for (int i = 0; i < count; i++) {
+        if (taken[i])
+            continue;
+        sl__report_variant *v = &report->variants[report->nvariants++];
+        *v = (sl__report_variant){.first = report->nrows, .fastest = -1};
+        for (int j = i; j < count; j++) {
+            if (taken[j] || !same_variant(&records[i], &records[j]))
+                continue;
+            taken[j] = true;
+            sl__report_row *row = &report->rows[report->nrows++];
+            fill_row(row, &records[j], environments ? &environments[j] : NULL);
+            v->nranked += row->ranked;
+            v->nfolded += folded(row->record) && !row->ranked;
+        }
+        v->end = report->nrows;
+        qsort(report->rows + v->first, (size_t)(v->end - v->first), sizeof *report->rows, compare_rows);
+    }
+    free(taken);
+    for (int i = 0; i < report->nrows; i++)
+        note_environment(report, &report->rows[i]);
+    for (int k = 0; k < report->nvariants; k++)
+        compare_within(report, &report->variants[k]);
+    compare_with_peers(report);
 }
 
 void sl__report_free(sl__report *report)
 {
     free(report->rows);
+    free(report->variants);
     memset(report, 0, sizeof *report);
+}
+
+const char *sl__standing_name(sl__standing standing)
+{
+    switch (standing) {
+    case SL__STANDING_FASTEST: return "fastest";
+    case SL__STANDING_TIED: return "cannot tell from the fastest";
+    case SL__STANDING_BEHIND: return "behind";
+    default: return "-";
+    }
+}
+
+/* Two decimals, or two significant digits below 0.1 (0.0071x, not 0.01x). */
+static void format_factor(char *buf, size_t size, double value)
+{
+    snprintf(buf, size, value >= 0.1 ? "%.2f" : "%.2g", value);
+}
+
+void sl__format_ratio(char *buf, size_t size, const sl__report_ratio *r, bool with_interval)
+{
+    if (!r->has) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    char ratio[32], lo[32], hi[32], interval[80] = "";
+    format_factor(ratio, sizeof ratio, r->ratio.ratio);
+    char rounds[96] = "";
+    if (with_interval) {
+        format_factor(lo, sizeof lo, r->ratio.lo);
+        format_factor(hi, sizeof hi, r->ratio.hi);
+        snprintf(interval, sizeof interval, " [%s, %s]", lo, hi);
+        if (r->ratio.rounds > 1) {
+            format_factor(lo, sizeof lo, r->ratio.round_lo);
+            format_factor(hi, sizeof hi, r->ratio.round_hi);
+            snprintf(rounds, sizeof rounds, ", %s %s to %s", r->interleaved ? "rounds" : "repetitions", lo, hi);
+        }
+    }
+    snprintf(buf, size, r->unranked ? "(%sx)%s %s%s" : "%sx%s %s%s", ratio, interval, sl_ratio_call_name(r->ratio.call),
+             rounds);
 }
 
 void sl__format_rate(char *buf, size_t size, double value)
@@ -139,4 +233,53 @@ void sl__format_rate(char *buf, size_t size, double value)
     }
     int decimals = fabs(value) < 9.995 ? 2 : fabs(value) < 99.95 ? 1 : 0;
     snprintf(buf, size, "%.*f%s", decimals, value, suffixes[i]);
+}
+
+void sl__report_folded_line(const sl__report *report, const sl__report_variant *v, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    int start = v->end - v->nfolded;
+    bool *done = sl__cli_alloc((size_t)(v->nfolded > 0 ? v->nfolded : 1) * sizeof *done);
+    memset(done, 0, (size_t)(v->nfolded > 0 ? v->nfolded : 1) * sizeof *done);
+    /* One phrase per outcome and reason, naming every adapter it covers. */
+    for (int i = start; i < v->end && used < size; i++) {
+        if (done[i - start])
+            continue;
+        const sl_record *r = report->rows[i].record;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "; " : "not run here: ", r->adapter);
+        for (int j = i + 1; j < v->end && used < size; j++) {
+            const sl_record *o = report->rows[j].record;
+            if (!done[j - start] && o->outcome == r->outcome && strcmp(o->reason, r->reason) == 0) {
+                done[j - start] = true;
+                used += (size_t)snprintf(buf + used, size - used, ", %s", o->adapter);
+            }
+        }
+        if (used < size)
+            used += (size_t)snprintf(buf + used, size - used, " (%s: %s)", sl_record_outcome_name(r->outcome),
+                                     r->reason[0] ? r->reason : "no reason given");
+    }
+    free(done);
+}
+
+void sl__write_environment(FILE *out, const sl_environment *env, bool html)
+{
+    void (*escape)(FILE *, const char *) = html ? sl__html_escape : sl__markdown_escape;
+    const char *open = html ? "<li>" : "- ", *close = html ? "</li>" : "\n";
+    fputs(html ? "<ul>" : "", out);
+    fprintf(out, "%sCPU: ", open);
+    escape(out, env->cpu_model);
+    fprintf(out, " (%d logical CPUs)%s%scompiler: ", env->cpu_cores, close, open);
+    escape(out, env->compiler);
+    fputs(", ", out);
+    escape(out, env->compile_flags);
+    fprintf(out, "%s%scommit: ", close, open);
+    escape(out, env->git_commit);
+    fprintf(out, "%s%skernel: ", close, open);
+    escape(out, env->kernel);
+    fprintf(out, "%s%slibraries: ", close, open);
+    escape(out, env->library_versions);
+    fprintf(out, "%s%stime (UTC): ", close, open);
+    escape(out, env->time_utc);
+    fprintf(out, "%s%s", close, html ? "</ul>\n" : "\n");
 }

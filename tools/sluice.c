@@ -26,6 +26,7 @@ static const command commands[] = {
     {"peer-check", "check a loader of one's own against the reference, naming its first difference",
      sl__cmd_peer_check},
     {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report},
+    {"summary", "print the bench summary table of a records folder again, or export it", sl__cmd_summary},
     {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
     {"history", "file runs by commit and machine, find the steps between commits, publish a static site",
      sl__cmd_history},
@@ -72,17 +73,20 @@ static const command *find_command(const char *name)
 
 static _Noreturn void unknown_command(const sl__cli *cli, const char *name)
 {
-    char names[256] = "";
+    char names[256] = "", hint[96];
+    const char *known[NCOMMANDS];
     size_t used = 0;
     for (int i = 0; i < NCOMMANDS; i++) {
         used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "", commands[i].name);
+        known[i] = commands[i].name;
     }
-    sl__cli_usage_error(cli, "unknown command '%s'; commands: %s", name, names);
+    sl__did_you_mean(hint, sizeof hint, name, known, NCOMMANDS);
+    sl__cli_usage_error(cli, "unknown command '%s'%s; commands: %s", name, hint, names);
 }
 
 int main(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start(NULL, argc, argv);
+    sl__cli cli = sl__cli_start(NULL, NULL, argc, argv);
     if (!sl__cli_next(&cli)) {
         print_help(stderr);
         return SL__EXIT_USAGE;

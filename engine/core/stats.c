@@ -1,8 +1,12 @@
-/* Order-statistic intervals and the Mann-Whitney U test (sluice/stats.h). */
+/* Order-statistic intervals, the headline throughput, ratio intervals, the
+ * Mann-Whitney U test and Holm's procedure (sluice/stats.h). */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sluice/philox.h"
 #include "sluice/stats.h"
 
 static int compare_i64(const void *a, const void *b)
@@ -61,6 +65,254 @@ bool sl_median_ci_is_noisy(const sl_median_ci *ci)
     return ci->n == 0 || !(ci->median > 0.0) || (ci->hi - ci->lo) > SL_NOISY_RELATIVE_WIDTH * ci->median;
 }
 
+bool sl_throughput_of(const int64_t *samples, size_t n, double per_batch, sl_throughput *out)
+{
+    memset(out, 0, sizeof *out);
+    sl_median_ci ci;
+    if (n == 0 || !(per_batch > 0.0) || !sl_median_ci_i64(samples, n, SL_CI_LEVEL, &ci) || !(ci.median > 0.0))
+        return false;
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++)
+        total += (double)samples[i];
+    out->n = n;
+    out->per_batch = per_batch;
+    out->median_ns = ci.median;
+    out->lo_ns = ci.lo;
+    out->hi_ns = ci.hi;
+    out->mean_ns = total / (double)n;
+    out->rate = per_batch / ci.median * 1e9;
+    /* A batch time of 0 ns (a clock that did not tick) has no finite rate;
+     * the interval's end is then unbounded, which is what it is. */
+    out->rate_lo = ci.hi > 0.0 ? per_batch / ci.hi * 1e9 : INFINITY;
+    out->rate_hi = ci.lo > 0.0 ? per_batch / ci.lo * 1e9 : INFINITY;
+    out->mean_rate = out->mean_ns > 0.0 ? per_batch / out->mean_ns * 1e9 : 0.0;
+    out->wide = sl_median_ci_is_noisy(&ci);
+    /* The rates are per_batch over each time, so their ratio is the ratio
+     * of the times, read in either direction. */
+    double gap = out->mean_ns / ci.median;
+    out->skewed = gap > 1.0 + SL_NOISY_MEAN_MEDIAN || gap < 1.0 / (1.0 + SL_NOISY_MEAN_MEDIAN);
+    out->noisy = out->wide || out->skewed;
+    return true;
+}
+
+void sl_throughput_noise_reason(const sl_throughput *t, char *buf, size_t size)
+{
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    if (t->wide)
+        used += (size_t)snprintf(buf, size,
+                                 "the 95%% interval of the median batch time is %.4g to %.4g µs, wider than %.0f%% "
+                                 "of its median",
+                                 t->lo_ns / 1e3, t->hi_ns / 1e3, SL_NOISY_RELATIVE_WIDTH * 100.0);
+    if (t->skewed && used < size)
+        snprintf(buf + used, size - used, "%sthe mean batch time is %.0f%% %s the median (%.4g vs %.4g µs): %s",
+                 used ? "; " : "", fabs(t->mean_ns / t->median_ns - 1.0) * 100.0,
+                 t->mean_ns > t->median_ns ? "above" : "below", t->mean_ns / 1e3, t->median_ns / 1e3,
+                 t->mean_ns > t->median_ns ? "a few batches stalled" : "a few batches were much faster than the rest");
+}
+
+/* The k-th smallest of v[0..n) (0-based), reordering v so that v[k] holds
+ * it with nothing larger before it: Hoare's selection with a middle
+ * pivot, linear on average, for the bootstrap's many medians. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+static double median_of(double *v, size_t n)
+{
+    double upper = select_kth(v, n, n / 2);
+    if (n % 2)
+        return upper;
+    /* The lower middle is the largest of what selection left below it. */
+    double lower = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lower = v[i] > lower ? v[i] : lower;
+    return (lower + upper) / 2.0;
+}
+
+static int compare_f64(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The samples sorted, as doubles: the bootstrap draws from the sorted copy
+ * so that its result does not depend on the samples' order. */
+static double *sorted_copy(const int64_t *v, size_t n)
+{
+    double *out = malloc(n * sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (double)v[i];
+    qsort(out, n, sizeof *out, compare_f64);
+    return out;
+}
+
+/* One bootstrap median: n draws with replacement from sorted[0..n), the
+ * draws keyed by (resample, side) so that both sides' draws are fixed. */
+static double resampled_median(const double *sorted, size_t n, double *scratch, uint32_t resample, uint32_t side)
+{
+    sl_philox_key key = sl_philox_key_for(0x5A7105u, side);
+    for (size_t i = 0; i < n; i += 4) {
+        sl_philox_ctr c = {{(uint32_t)i, resample, side, 0u}};
+        sl_philox_ctr r = sl_philox4x32_10(c, key);
+        for (size_t j = 0; j < 4 && i + j < n; j++)
+            scratch[i + j] = sorted[sl_u32_below(r.v[j], (uint32_t)n)];
+    }
+    return median_of(scratch, n);
+}
+
+/* The median of one repetition of per_round batches. */
+static double round_median(const int64_t *v, size_t per_round, double *scratch)
+{
+    for (size_t i = 0; i < per_round; i++)
+        scratch[i] = (double)v[i];
+    return median_of(scratch, per_round);
+}
+
+bool sl_ratio_of_medians(const int64_t *a, size_t na, const int64_t *b, size_t nb, size_t per_round, sl_ratio *out)
+{
+    memset(out, 0, sizeof *out);
+    if (na == 0 || nb == 0 || na > UINT32_MAX || nb > UINT32_MAX)
+        return false;
+    double *sa = sorted_copy(a, na), *sb = sorted_copy(b, nb);
+    size_t most = na > nb ? na : nb;
+    double *scratch = malloc(most * sizeof *scratch);
+    double *ratios = malloc(SL_RATIO_RESAMPLES * sizeof *ratios);
+    bool ok = sa && sb && scratch && ratios;
+    double ma = 0.0, mb = 0.0;
+    if (ok) {
+        memcpy(scratch, sa, na * sizeof *scratch);
+        ma = median_of(scratch, na);
+        memcpy(scratch, sb, nb * sizeof *scratch);
+        mb = median_of(scratch, nb);
+        ok = ma > 0.0 && mb > 0.0;
+    }
+    if (ok) {
+        out->ratio = mb / ma;
+        int kept = 0;
+        for (uint32_t r = 0; r < SL_RATIO_RESAMPLES; r++) {
+            double ra = resampled_median(sa, na, scratch, r, 0);
+            double rb = resampled_median(sb, nb, scratch, r, 1);
+            if (ra > 0.0)
+                ratios[kept++] = rb / ra;
+        }
+        ok = kept > 0;
+        if (ok) {
+            qsort(ratios, (size_t)kept, sizeof *ratios, compare_f64);
+            /* The 2.5th and 97.5th percentiles of the resampled ratios. */
+            double tail = (1.0 - SL_CI_LEVEL) / 2.0;
+            out->boot_lo = ratios[(size_t)floor(tail * (kept - 1))];
+            out->boot_hi = ratios[(size_t)ceil((1.0 - tail) * (kept - 1))];
+        }
+    }
+    if (ok) {
+        out->lo = out->boot_lo < out->ratio ? out->boot_lo : out->ratio;
+        out->hi = out->boot_hi > out->ratio ? out->boot_hi : out->ratio;
+        size_t rounds = per_round > 0 && na == nb && na % per_round == 0 ? na / per_round : 0;
+        if (rounds >= 2) {
+            for (size_t r = 0; r < rounds; r++) {
+                double ra = round_median(a + r * per_round, per_round, scratch);
+                double rb = round_median(b + r * per_round, per_round, scratch);
+                if (!(ra > 0.0))
+                    continue;
+                double q = rb / ra;
+                if (out->rounds == 0 || q < out->round_lo)
+                    out->round_lo = q;
+                if (out->rounds == 0 || q > out->round_hi)
+                    out->round_hi = q;
+                out->rounds++;
+            }
+            if (out->rounds > 0) {
+                out->lo = out->round_lo < out->lo ? out->round_lo : out->lo;
+                out->hi = out->round_hi > out->hi ? out->round_hi : out->hi;
+            }
+        }
+        out->call = out->lo > 1.0 ? SL_RATIO_WIN : out->hi < 1.0 ? SL_RATIO_LOSS : SL_RATIO_CANNOT_TELL;
+    }
+    free(sa);
+    free(sb);
+    free(scratch);
+    free(ratios);
+    return ok;
+}
+
+const char *sl_ratio_call_name(sl_ratio_call call)
+{
+    switch (call) {
+    case SL_RATIO_WIN: return "win";
+    case SL_RATIO_LOSS: return "loss";
+    default: return "cannot tell";
+    }
+}
+
+/* P(U >= u) for samples of na and nb without ties under the hypothesis
+ * that they come from one distribution: the count of arrangements of the
+ * pooled order whose U is at least u, over all C(na + nb, na). The counts
+ * follow f(i, j, u) = f(i - 1, j, u) + f(i, j - 1, u - i): the largest of
+ * i + j values is an a (it exceeds no a for b's sake) or a b (it exceeds
+ * all i a's). Only additions, so the doubles stay exact enough. */
+static double exact_p_greater(size_t na, size_t nb, double u)
+{
+    size_t top = na * nb;
+    size_t width = top + 1;
+    double *prev = calloc((nb + 1) * width, sizeof *prev);
+    double *cur = calloc((nb + 1) * width, sizeof *cur);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return NAN;
+    }
+    /* i = 0: no a, so U = 0 whatever j. */
+    for (size_t j = 0; j <= nb; j++)
+        prev[j * width] = 1.0;
+    for (size_t i = 1; i <= na; i++) {
+        memset(cur, 0, (nb + 1) * width * sizeof *cur);
+        cur[0] = 1.0; /* j = 0: no b, U = 0 */
+        for (size_t j = 1; j <= nb; j++)
+            for (size_t v = 0; v <= i * j; v++)
+                cur[j * width + v] = prev[j * width + v] + (v >= i ? cur[(j - 1) * width + v - i] : 0.0);
+        double *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    double total = 0.0, tail = 0.0;
+    for (size_t v = 0; v <= top; v++) {
+        total += prev[nb * width + v];
+        if ((double)v >= u - 1e-9)
+            tail += prev[nb * width + v];
+    }
+    free(prev);
+    free(cur);
+    return tail / total;
+}
+
 bool sl_mann_whitney_greater(const int64_t *a, size_t na, const int64_t *b, size_t nb, sl_mann_whitney *out)
 {
     memset(out, 0, sizeof *out);
@@ -100,5 +352,49 @@ bool sl_mann_whitney_greater(const int64_t *a, size_t na, const int64_t *b, size
     out->u = u;
     out->z = var > 0.0 ? (u - mean - 0.5) / sqrt(var) : 0.0; /* continuity correction */
     out->p_greater = var > 0.0 ? 0.5 * erfc(out->z / sqrt(2.0)) : 1.0;
+    bool ties = tie_term > 0.0;
+    if (!ties && na <= SL_MANN_WHITNEY_EXACT_MAX && nb <= SL_MANN_WHITNEY_EXACT_MAX) {
+        double p = exact_p_greater(na, nb, u);
+        if (isfinite(p)) {
+            out->p_greater = p;
+            out->exact = true;
+        }
+    }
     return true;
+}
+
+typedef struct ranked_p {
+    double p;
+    int index;
+} ranked_p;
+
+static int compare_ranked_p(const void *a, const void *b)
+{
+    const ranked_p *x = a, *y = b;
+    if (x->p != y->p)
+        return (x->p > y->p) - (x->p < y->p);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+void sl_holm(const double *p, int m, double alpha, bool *reject, double *threshold)
+{
+    if (m <= 0)
+        return;
+    ranked_p *order = malloc((size_t)m * sizeof *order);
+    bool still = order != NULL;
+    for (int i = 0; order && i < m; i++)
+        order[i] = (ranked_p){isnan(p[i]) ? 1.0 : p[i], i};
+    if (order)
+        qsort(order, (size_t)m, sizeof *order, compare_ranked_p);
+    for (int rank = 0; rank < m; rank++) {
+        int j = order ? order[rank].index : rank;
+        double level = alpha / (double)(m - rank);
+        if (threshold)
+            threshold[j] = order ? level : alpha / (double)m;
+        /* Without memory for the order, Bonferroni: stricter, still sound. */
+        bool below = order ? order[rank].p <= level : p[j] <= alpha / (double)m;
+        still = still && below;
+        reject[j] = order ? still : below;
+    }
+    free(order);
 }

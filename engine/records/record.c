@@ -29,30 +29,66 @@ const char *sl_record_outcome_name(sl_record_outcome outcome)
     return (unsigned)outcome < (unsigned)OUTCOME_COUNT ? outcome_names[outcome] : "unknown";
 }
 
-/* Throughput is defined over the kept repetition's measured latencies, not
- * the wall clock around them, so that every adapter is timed at the same
- * points (DESIGN.md invariant 4; docs/records.md). */
-static double per_second(const sl_record *record, int64_t amount)
+/* The batches a record's figures pool: every repetition's, or the kept
+ * repetition's in a record that holds no samples (one repetition's span,
+ * or a record from before samples were kept). */
+static const int64_t *pooled(const sl_record *r, size_t *n)
 {
-    if (!record->latency_ns || record->measured_batches <= 0)
-        return 0.0;
-    /* Summed in double: a sum of int64 latencies can pass INT64_MAX in a
-     * crafted record (the reader refuses such a record, and this stays
-     * defined for one built in memory). */
-    double total = 0.0;
-    for (int64_t i = 0; i < record->measured_batches; i++)
-        total += (double)record->latency_ns[i];
-    return total > 0.0 ? (double)amount * 1e9 / total : 0.0;
+    if (r->samples_ns && r->measured_batches > 0 && r->repetitions > 0) {
+        *n = (size_t)r->measured_batches * (size_t)r->repetitions;
+        return r->samples_ns;
+    }
+    *n = r->latency_ns && r->measured_batches > 0 ? (size_t)r->measured_batches : 0;
+    return r->latency_ns;
+}
+
+/* Throughput is defined at the median of the measured batches' latencies,
+ * not over the wall clock around them, so that every adapter is timed at
+ * the same points (DESIGN.md invariant 4) and one stalled batch does not
+ * decide a ranking (docs/records.md, "The headline figure"). */
+static bool throughput_of(const sl_record *r, int64_t amount, sl_throughput *out)
+{
+    size_t n;
+    const int64_t *samples = pooled(r, &n);
+    if (r->measured_batches <= 0 || amount <= 0)
+        return false;
+    return sl_throughput_of(samples, n, (double)amount / (double)r->measured_batches, out);
+}
+
+bool sl_record_throughput(const sl_record *record, sl_throughput *out)
+{
+    return throughput_of(record, record->elements, out);
 }
 
 double sl_record_elements_per_s(const sl_record *record)
 {
-    return per_second(record, record->elements);
+    sl_throughput t;
+    return throughput_of(record, record->elements, &t) ? t.rate : 0.0;
 }
 
 double sl_record_bytes_per_s(const sl_record *record)
 {
-    return per_second(record, record->bytes);
+    sl_throughput t;
+    return throughput_of(record, record->bytes, &t) ? t.rate : 0.0;
+}
+
+bool sl_record_ratio(const sl_record *a, const sl_record *b, sl_ratio *out)
+{
+    size_t na, nb;
+    const int64_t *sa = pooled(a, &na), *sb = pooled(b, &nb);
+    if (!sa || !sb)
+        return false;
+    /* Repetition r of each is a round only when both hold every
+     * repetition of the same batch count. */
+    bool aligned = a->samples_ns && b->samples_ns && a->repetitions == b->repetitions &&
+                   a->measured_batches == b->measured_batches;
+    return sl_ratio_of_medians(sa, na, sb, nb, aligned ? (size_t)a->measured_batches : 0, out);
+}
+
+bool sl_environment_busy(const sl_environment *env)
+{
+    double load = env->load_start > env->load_end ? env->load_start : env->load_end;
+    return (env->cpu_cores > 0 && load > (double)env->cpu_cores) || env->steal_fraction > SL_BUSY_STEAL;
 }
 
 static void add_metric(sl_record *record, const char *name, double value, const char *unit, sl_metric_scope scope)
@@ -143,20 +179,56 @@ static const i64_field record_i64s[] = {
     {"workers", offsetof(sl_record, workers)},
     {"threads", offsetof(sl_record, threads)},
     {"adapter_memory_bytes", offsetof(sl_record, adapter_memory_bytes)},
+    {"wall_ns", offsetof(sl_record, wall_ns)},
 };
 
 /* Figures derived from the latencies. They are written for readers of the
  * file and checked for presence on reading, but never read back: the
  * latencies they come from are. */
 static const char *const derived_keys[] = {
-    "elements_per_s", "bytes_per_s", "p50_ns", "p95_ns", "p99_ns", "mean_ns", "min_ns", "max_ns",
-    "median_all_ns", "median_ci_low_ns", "median_ci_high_ns",
+    "elements_per_s",
+    "elements_per_s_ci_low",
+    "elements_per_s_ci_high",
+    "mean_elements_per_s",
+    "bytes_per_s",
+    "p50_ns",
+    "p95_ns",
+    "p99_ns",
+    "mean_ns",
+    "min_ns",
+    "max_ns",
+    "median_all_ns",
+    "median_ci_low_ns",
+    "median_ci_high_ns",
 };
+
+/* The environment's measures of load, numbers. */
+static const struct {
+    const char *key;
+    size_t offset;
+} env_numbers[] = {
+    {"load_start", offsetof(sl_environment, load_start)},
+    {"load_end", offsetof(sl_environment, load_end)},
+    {"steal_fraction", offsetof(sl_environment, steal_fraction)},
+};
+
+/* A record's strings may come from another program (a peer's stderr, a
+ * framework's version); they are written as valid UTF-8, whatever bytes
+ * they held. */
+static cJSON *utf8_string(const char *text)
+{
+    char copy[512];
+    if (strlen(text) >= sizeof copy || sl__utf8_valid(text))
+        return cJSON_CreateString(text);
+    sl__copy_string(copy, sizeof copy, text);
+    sl__utf8_sanitize(copy, sizeof copy);
+    return cJSON_CreateString(copy);
+}
 
 static void put_texts(cJSON *object, const text_field *fields, size_t n, const void *base, bool *ok)
 {
     for (size_t i = 0; i < n; i++)
-        sl__json_put(object, fields[i].key, cJSON_CreateString((const char *)base + fields[i].offset), ok);
+        sl__json_put(object, fields[i].key, utf8_string((const char *)base + fields[i].offset), ok);
 }
 
 static cJSON *texts_object(const text_field *fields, size_t n, const void *base, bool *ok)
@@ -233,6 +305,9 @@ static cJSON *environment_json(const sl_environment *env, bool *ok)
     cJSON *object = texts_object(env_texts, COUNT(env_texts), env, ok);
     if (object)
         sl__json_put(object, "cpu_cores", cJSON_CreateNumber(env->cpu_cores), ok);
+    for (size_t i = 0; object && i < COUNT(env_numbers); i++)
+        sl__json_put(object, env_numbers[i].key,
+                     cJSON_CreateNumber(*(const double *)((const char *)env + env_numbers[i].offset)), ok);
     return object;
 }
 
@@ -247,11 +322,11 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     put_texts(root, record_texts, COUNT(record_texts), r, &ok);
     /* Only a peer's record names a framework: sluice's own are sluice. */
     if (r->framework[0])
-        sl__json_put(root, "framework", cJSON_CreateString(r->framework), &ok);
+        sl__json_put(root, "framework", utf8_string(r->framework), &ok);
     if (r->timing[0])
-        sl__json_put(root, "timing", cJSON_CreateString(r->timing), &ok);
+        sl__json_put(root, "timing", utf8_string(r->timing), &ok);
     if (r->note[0])
-        sl__json_put(root, "note", cJSON_CreateString(r->note), &ok);
+        sl__json_put(root, "note", utf8_string(r->note), &ok);
     sl__json_put(root, "backend", texts_object(backend_texts, COUNT(backend_texts), r, &ok), &ok);
     if (r->device_name[0]) {
         cJSON *device = texts_object(device_texts, COUNT(device_texts), r, &ok);
@@ -267,6 +342,7 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     }
     sl__json_put(root, "peak_rss_method", cJSON_CreateString(r->peak_rss_method), &ok);
     sl__json_put(root, "repetitions", cJSON_CreateNumber(r->repetitions), &ok);
+    sl__json_put(root, "rounds", cJSON_CreateNumber(r->rounds), &ok);
     sl__json_put(root, "repetition_kept", cJSON_CreateNumber(r->repetition_kept), &ok);
     sl__json_put(root, "repetition_elements_per_s",
                  cJSON_CreateDoubleArray(r->repetition_elements_per_s, r->repetitions), &ok);
@@ -274,15 +350,34 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
 
     sl_latency_summary s;
     sl_latency_summarize(r->latency_ns, latency_count(r), &s);
-    sl_median_ci ci;
-    bool has_ci = sl_record_latency_ci(r, &ci);
+    sl_throughput t;
+    bool has = sl_record_throughput(r, &t);
+    /* An interval end is infinite only for a batch measured at 0 ns; JSON
+     * has no infinity, and 0 says "no figure" as for a run without one. */
+    double rate_hi = has && isfinite(t.rate_hi) ? t.rate_hi : 0.0;
     const double derived[COUNT(derived_keys)] = {
-        sl_record_elements_per_s(r), sl_record_bytes_per_s(r), s.p50_ns, s.p95_ns, s.p99_ns,
-        s.mean_ns, s.min_ns, s.max_ns, has_ci ? ci.median : 0.0, has_ci ? ci.lo : 0.0, has_ci ? ci.hi : 0.0,
+        has ? t.rate : 0.0,
+        has ? t.rate_lo : 0.0,
+        rate_hi,
+        has ? t.mean_rate : 0.0,
+        sl_record_bytes_per_s(r),
+        s.p50_ns,
+        s.p95_ns,
+        s.p99_ns,
+        s.mean_ns,
+        s.min_ns,
+        s.max_ns,
+        has ? t.median_ns : 0.0,
+        has ? t.lo_ns : 0.0,
+        has ? t.hi_ns : 0.0,
     };
     for (size_t i = 0; i < COUNT(derived_keys); i++)
         sl__json_put(root, derived_keys[i], cJSON_CreateNumber(derived[i]), &ok);
-    sl__json_put(root, "noisy", cJSON_CreateBool(has_ci && sl_median_ci_is_noisy(&ci)), &ok);
+    char reason[512] = "";
+    if (has)
+        sl_throughput_noise_reason(&t, reason, sizeof reason);
+    sl__json_put(root, "noisy", cJSON_CreateBool(has && t.noisy), &ok);
+    sl__json_put(root, "noisy_reason", cJSON_CreateString(reason), &ok);
     sl__json_put(root, "latency_ns", i64_array_json(r->latency_ns, latency_count(r), &ok), &ok);
     sl__json_put(root, "samples_ns", i64_array_json(r->samples_ns, sample_count(r), &ok), &ok);
     sl__json_put(root, "metrics", metrics_json(r, &ok), &ok);
@@ -458,6 +553,8 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
     sl_status status = read_int(root, "repetitions", "repetitions", 0, SL_RECORD_MAX_REPETITIONS, &r->repetitions,
                                 path, err);
     if (status == SL_OK)
+        status = read_int(root, "rounds", "rounds", 0, SL_RECORD_MAX_REPETITIONS, &r->rounds, path, err);
+    if (status == SL_OK)
         status = read_int(root, "repetition_kept", "repetition_kept", 0, r->repetitions ? r->repetitions - 1 : 0,
                           &r->repetition_kept, path, err);
     const cJSON *array = sl__json_member(root, "repetition_elements_per_s");
@@ -537,6 +634,8 @@ static sl_status read_latencies(const cJSON *root, sl_record *r, const char *pat
     if (status == SL_OK && !cJSON_IsBool(noisy))
         status = sl_fail(err, SL_EFORMAT, "%s: field 'noisy' must be true or false%s", path,
                          noisy ? "" : ", and is missing");
+    if (status == SL_OK)
+        status = sl__json_expect(sl__json_member(root, "noisy_reason"), cJSON_String, path, "noisy_reason", err);
     return status;
 }
 
@@ -594,7 +693,39 @@ static sl_status read_environment(const cJSON *root, sl_environment *env, const 
         status = read_texts(object, "environment.", env_texts, COUNT(env_texts), env, path, err);
     if (status == SL_OK)
         status = read_int(object, "cpu_cores", "environment.cpu_cores", 0, 1 << 20, &env->cpu_cores, path, err);
+    for (size_t i = 0; status == SL_OK && i < COUNT(env_numbers); i++) {
+        char name[48];
+        snprintf(name, sizeof name, "environment.%s", env_numbers[i].key);
+        const cJSON *item = sl__json_member(object, env_numbers[i].key);
+        status = sl__json_expect(item, cJSON_Number, path, name, err);
+        if (status == SL_OK)
+            *(double *)((char *)env + env_numbers[i].offset) = item->valuedouble;
+    }
     return status;
+}
+
+static void sanitize_fields(const text_field *fields, size_t n, void *base)
+{
+    for (size_t i = 0; i < n; i++)
+        sl__utf8_sanitize((char *)base + fields[i].offset, fields[i].size);
+}
+
+/* Every string a record holds is valid UTF-8 once read: a byte that is not
+ * becomes U+FFFD, so that whatever another program put in a reason or a
+ * framework's name, reports and summaries pass on text their readers
+ * accept (docs/records.md, "Writing and reading"). */
+static void sanitize_strings(sl_record *r, sl_environment *env)
+{
+    sanitize_fields(record_texts, COUNT(record_texts), r);
+    sanitize_fields(backend_texts, COUNT(backend_texts), r);
+    sanitize_fields(device_texts, COUNT(device_texts), r);
+    sanitize_fields(env_texts, COUNT(env_texts), env);
+    sl__utf8_sanitize(r->framework, sizeof r->framework);
+    sl__utf8_sanitize(r->transforms, sizeof r->transforms);
+    for (int i = 0; i < r->nmetrics; i++) {
+        sl__utf8_sanitize(r->metrics[i].name, sizeof r->metrics[i].name);
+        sl__utf8_sanitize(r->metrics[i].unit, sizeof r->metrics[i].unit);
+    }
 }
 
 sl_status sl_record_read(const char *path, sl_record *record, sl_environment *env, sl_err *err)
@@ -624,6 +755,8 @@ sl_status sl_record_read(const char *path, sl_record *record, sl_environment *en
     cJSON_Delete(root);
     if (status != SL_OK)
         sl_record_release(record);
+    else
+        sanitize_strings(record, env);
     return status;
 }
 

@@ -138,6 +138,14 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
         for (int r = 0; r < src->repetitions; r++)
             dst->repetition_elements_per_s[dst->repetitions + r] = src->repetition_elements_per_s[r];
         dst->repetitions += src->repetitions;
+        dst->wall_ns += src->wall_ns;
+        /* The pooled record speaks for the busiest of its runs, so that a
+         * comparison knows the worst the machine was. */
+        sl_environment *env = &into->environments[j];
+        const sl_environment *more = &from->environments[i];
+        env->load_start = more->load_start > env->load_start ? more->load_start : env->load_start;
+        env->load_end = more->load_end > env->load_end ? more->load_end : env->load_end;
+        env->steal_fraction = more->steal_fraction > env->steal_fraction ? more->steal_fraction : env->steal_fraction;
     }
     return SL_OK;
 }

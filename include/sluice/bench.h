@@ -44,6 +44,12 @@ typedef struct sl_bench_options {
     /* Leaves out the memcpy, roofline and gather metrics instead of
      * measuring them. */
     bool skip_probes;
+    /* For callgrind (ci/gate.sh): turns valgrind's instrumentation on for
+     * each repetition's run only and dumps its counts as each batch reaches
+     * the sink, labelled "sluice-batch <scenario>/<variant>/<adapter>
+     * <repetition> <batch>", so that counts per batch leave the run's setup
+     * out. Nothing happens outside valgrind. */
+    bool instrument;
     uint64_t reference_digest;
     /* Leaves the scenario's metrics hook to the caller: a distributed run
      * calls it on rank 0 once every rank's report is gathered
@@ -73,6 +79,10 @@ sl_status sl_bench_scenario_metrics(const sl_scenario_instance *instance, const 
  * that every adapter of an instance is held to the same value. */
 sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,
                                     uint64_t *digest, sl_err *err);
+
+/* Whether this build can count per batch under callgrind
+ * (sl_bench_options.instrument): it has valgrind's client requests. */
+bool sl_bench_instrument_available(void);
 
 /* File name of a record: <scenario>__<variant>__<adapter>.json. */
 void sl_record_file_name(const sl_record *record, char *buf, size_t size);

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SL_RECORD_SCHEMA_VERSION 2
+#define SL_RECORD_SCHEMA_VERSION  3
 #define SL_RECORD_MAX_METRICS 32
 #define SL_RECORD_MAX_REPETITIONS 32
 
@@ -28,9 +28,22 @@ typedef struct sl_environment {
     char git_commit[48];
     char kernel[128];         /* uname: sysname release machine */
     char time_utc[32];        /* ISO 8601, when the record was made */
+    /* How busy the machine was around the run (docs/records.md): the
+     * 1-minute load average when the run started and when it ended (-1
+     * where /proc/loadavg cannot be read), and the share of CPU time the
+     * hypervisor gave other guests during the run (-1 where unknown). */
+    double load_start, load_end;
+    double steal_fraction;
 } sl_environment;
 
+/* Collects the fingerprint; the load fields describe this moment (start and
+ * end both now, steal unknown) until a runner sets them around a run. */
 void sl_environment_collect(sl_environment *env);
+/* Whether the machine was too busy for the run's speed to be ranked
+ * against another's: a load average above the CPUs it has, or more than
+ * SL_BUSY_STEAL of its time stolen. */
+#define SL_BUSY_STEAL 0.05
+bool sl_environment_busy(const sl_environment *env);
 
 /* Only `ok` records carry a speed that may be ranked. Later outcomes
  * (peers: crashed, timeout) are appended, never renumbered. */
@@ -109,6 +122,11 @@ typedef struct sl_record {
     int64_t warmup_batches;
     int64_t measured_batches;
     int repetitions;
+    /* 0 when the repetitions ran back to back; otherwise each repetition
+     * was one round of its variant's adapters run in turn (sluice bench
+     * --rounds), so repetition r of two records of a variant was measured
+     * moments apart and their ratio is a per-round ratio. */
+    int rounds;
     int repetition_kept;       /* index of the median repetition */
     double repetition_elements_per_s[SL_RECORD_MAX_REPETITIONS];
     /* measured_batches entries, of the kept repetition. sl_record_read and
@@ -123,6 +141,9 @@ typedef struct sl_record {
     int64_t elements;          /* elements in the measured batches */
     int64_t bytes;             /* output bytes of the measured batches */
     int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
+    /* The run's wall time: every repetition, warmup and measured batches,
+     * and the checks against the reference; 0 for a run that never started. */
+    int64_t wall_ns;
     int64_t peak_rss_bytes;
     char peak_rss_method[32];
     /* What the adapter itself made resident during a repetition, beyond the
@@ -135,11 +156,25 @@ typedef struct sl_record {
 } sl_record;
 
 struct sl_median_ci;
+struct sl_throughput;
+struct sl_ratio;
 /* The median batch latency over every repetition's measured batches and its
  * 95% interval (sluice/stats.h); false when the record has no samples. */
 bool sl_record_latency_ci(const sl_record *record, struct sl_median_ci *out);
 
-/* Derived figures, the same for every writer and reader. */
+/* The headline figure (docs/records.md, "The headline figure"): elements
+ * per second at the median batch time over every repetition's measured
+ * batches (the kept repetition's when the record holds no samples), with
+ * its interval, the mean beside it and whether it is noisy. False when the
+ * record measured nothing. */
+bool sl_record_throughput(const sl_record *record, struct sl_throughput *out);
+/* a's headline throughput over b's with its interval (sl_ratio_of_medians):
+ * per-round ratios join the interval when both ran the same repetitions of
+ * the same batch count. False when either has no samples. */
+bool sl_record_ratio(const sl_record *a, const sl_record *b, struct sl_ratio *out);
+
+/* Derived figures, the same for every writer and reader: the headline
+ * rate of elements and of output bytes (0 when nothing was measured). */
 double sl_record_elements_per_s(const sl_record *record);
 double sl_record_bytes_per_s(const sl_record *record);
 /* Sets a metric, replacing one of the same name; a name beyond

@@ -89,10 +89,17 @@ typedef struct sl_session_callbacks {
     void *user;
     void (*on_step)(void *user, const sl_session_step *step);
     void (*on_note)(void *user, const sl_session_note *note);
-    /* After the record's file was written: path is where, or NULL when the
-     * write failed, with the reason in write_err (a failure the caller must
-     * count: the run is not on disk for anyone to check). */
-    void (*on_record)(void *user, const sl_record *record, const char *path, const sl_err *write_err);
+    /* After the record's file was written: env is the environment it was
+     * written with (the session's, with the load around the run), path is
+     * where, or NULL when the write failed, with the reason in write_err (a
+     * failure the caller must count: the run is not on disk for anyone to
+     * check). */
+    void (*on_record)(void *user, const sl_record *record, const sl_environment *env, const char *path,
+                      const sl_err *write_err);
+    /* After the last record of a variant was written, so that a caller can
+     * show each variant's result as it completes rather than only at the
+     * end. Not called for a variant left out (the first two note kinds). */
+    void (*on_variant)(void *user, const sl_scenario *scenario, const sl_variant *variant);
 } sl_session_callbacks;
 
 /* Builds a variant's instance and frees it: sl_scenario_instantiate and
@@ -110,6 +117,13 @@ typedef struct sl_session_options {
      * adapter to the reference's digest, and defers a distributed run's
      * scenario metrics to the gathered record. */
     sl_bench_options bench;
+    /* 0: each adapter's repetitions run back to back. N > 0: every record
+     * of a variant runs N repetitions, one per round, and each round runs
+     * the variant's adapters in turn (A B C, A B C, ...), so that the
+     * machine's drift falls on every adapter alike and repetition r of two
+     * records compares them moments apart (sl_record.rounds). Replaces
+     * bench.repetitions. Distributed variants run back to back. */
+    int rounds;
     /* Records go to <output_dir>/<profile name>/, which the session creates
      * on rank 0, sweeping temporaries a killed run left there. */
     const char *output_dir;

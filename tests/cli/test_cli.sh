@@ -40,6 +40,19 @@ if printf '%s' "$out" | grep -qF '\x1b' && ! printf '%s' "$out" | grep -q "$(pri
 else
   not_ok "control characters in arguments are escaped, never echoed raw" "$out"
 fi
+# A typo gets the nearest name, as hyperfine and git suggest.
+expect 2 "did you mean 'CV-1'?" "a mistyped scenario gets the nearest id" -- bench --scenarios cv1
+expect 2 "did you mean 'fused'?" "a mistyped adapter gets the nearest name" -- bench --adapters fsued
+expect 2 "did you mean '--repetitions'?" "a mistyped option gets the nearest option" -- bench --repetitons 3
+expect 2 "did you mean '32x32'?" "a mistyped variant gets the nearest variant" -- bench --scenarios CV-1 --variants 32x23
+expect 2 "did you mean 'bench'?" "a mistyped command gets the nearest command" -- bnech
+if out=$("$sluice" bench --scenarios zzzzzz 2>&1) || printf '%s' "$out" | grep -q "did you mean"; then
+  not_ok "a name near nothing gets no suggestion" "$out"
+else
+  ok "a name near nothing gets no suggestion"
+fi
+expect 2 "--rounds" "--rounds and --repetitions together are refused" -- bench --rounds 2 --repetitions 2
+
 expect 0 "PR-2" "list shows every scenario" -- list
 expect 0 "1x7" "kernels checks one entry's cases on every table" -- kernels --check-only --entries normalize_u8
 expect 2 "normalize_u9" "an unknown kernel entry is named, exit 2" -- kernels --entries normalize_u9
@@ -58,7 +71,7 @@ if [ "$records" -eq "$adapters" ] && [ "$adapters" -ge 4 ]; then ok "bench wrote
 if [ -s "$work/records/ci/summary.md" ]; then ok "bench wrote summary.md"; else not_ok "bench wrote summary.md"; fi
 # No peer ran, so every row's ratio to the best equivalent peer is '-'.
 if grep -q "| verified | threads |.*| vs best peer |" "$work/records/ci/summary.md" &&
-   grep -qE '^\| NLP-1 \| 128 \| fused \| ok \| bitwise \|([^|]*\|){6} - \|' "$work/records/ci/summary.md"; then
+   grep -qE '^\| NLP-1 \| 128 \| fused \| ok \| bitwise \|([^|]*\|){7} - \|' "$work/records/ci/summary.md"; then
   ok "summary.md has the verified and vs best peer columns, '-' without peers"
 else
   not_ok "summary.md has the verified and vs best peer columns, '-' without peers" "$(grep -m2 '^| ' "$work/records/ci/summary.md")"
@@ -80,6 +93,37 @@ if grep -qE '^\| NLP-1 \| 128 \| fused \| ok \| bitwise \| 2 \(0%\) \|' "$work/t
 else
   not_ok "a two-thread record says its split fraction, 0 for batches under 64 KiB" \
     "$(grep -m2 'NLP-1' "$work/threads/ci/summary.md")"
+fi
+
+# Rounds: each record holds one repetition per round and says so; progress
+# says how long is left, and each variant's result is printed as it
+# completes; adapters that cannot run here are one line, not a row each.
+if "$sluice" bench --scenarios NLP-1,TAB-1 --rounds 2 --warmup 1 --batches 3 --output-dir "$work/rounds" \
+  >"$work/rounds.out" 2>"$work/rounds.err"; then
+  ok "bench --rounds runs"
+else
+  not_ok "bench --rounds runs" "$(tail -3 "$work/rounds.err")"
+fi
+if grep -q '"rounds":[[:space:]]*2' "$work/rounds/ci/NLP-1__128__fused.json" &&
+  grep -q '"repetitions":[[:space:]]*2' "$work/rounds/ci/NLP-1__128__fused.json"; then
+  ok "a record of --rounds 2 holds two repetitions and says it ran in rounds"
+else
+  not_ok "a record of --rounds 2 holds two repetitions and says it ran in rounds"
+fi
+if grep -q 'left)' "$work/rounds.err" && grep -qE '^NLP-1/128: [a-z-]+ [0-9.]+[kMG]?/s' "$work/rounds.err" &&
+  [ "$(grep -n '^NLP-1/128:' "$work/rounds.err" | cut -d: -f1)" -lt "$(grep -n 'TAB-1/10k' "$work/rounds.err" | head -1 | cut -d: -f1)" ]; then
+  ok "progress estimates the time left and prints each variant's result before the next variant runs"
+else
+  not_ok "progress estimates the time left and prints each variant's result before the next variant runs" \
+    "$(head -8 "$work/rounds.err")"
+fi
+unavailable=$(grep -l '"outcome":[[:space:]]*"unavailable"' "$work/rounds/ci/"*.json 2>/dev/null | wc -l)
+if [ "$unavailable" -eq 0 ]; then
+  n=$((n + 1)); echo "ok $n - unavailable adapters are one line # SKIP every adapter runs here"
+elif grep -q 'unavailable on every variant' "$work/rounds.out" && ! grep -qE '^[A-Z0-9-]+ +[^ ]+ +[^ ]+ +unavailable' "$work/rounds.out"; then
+  ok "unavailable adapters are one line under the table, not a row per scenario"
+else
+  not_ok "unavailable adapters are one line under the table, not a row per scenario" "$(grep unavailable "$work/rounds.out" | head -3)"
 fi
 
 # --kernels puts the named table behind iter and fused, and the records say so.
@@ -106,10 +150,10 @@ else
   ok "the HTML page loads nothing from elsewhere"
 fi
 if grep -q "keeps up" "$work/records/ci/report.md"; then ok "--step-ms adds the step verdict"; else not_ok "--step-ms adds the step verdict"; fi
-if grep -q "| framework |.*| vs best peer |" "$work/records/ci/report.md"; then
-  ok "the report has the framework and vs best peer columns"
+if grep -q "| adapter | standing |.*| vs best peer |" "$work/records/ci/report.md"; then
+  ok "the report has the standing and vs best peer columns"
 else
-  not_ok "the report has the framework and vs best peer columns"
+  not_ok "the report has the standing and vs best peer columns"
 fi
 cp -r "$work/records/ci" "$work/damaged"
 printf '{"schema_version": 2, "scenario": ' > "$work/damaged/NLP-1__128__broken.json"
@@ -121,19 +165,12 @@ expect 0 "different machines" "records from two machines are reported as such" -
 if grep -q "different machines" "$work/mixed/report.md"; then ok "the report itself says so"; else not_ok "the report itself says so"; fi
 expect 2 "--step-ms" "a bad --step-ms is named, exit 2" -- report "$work/records/ci" --step-ms fast
 
-# The gate: a run checked against itself passes; the same run stretched to
-# ten times its time is slower, exit 1; a missing baseline is named. The
-# stretch is large because the gate also asks that the repetitions' medians
-# not overlap, and on a 2-core machine loaded eight deep two repetitions of
-# 12 batches were once more than three times apart.
+# The gate: a run is saved as a baseline (test_check.sh checks the rules
+# on runs whose answers are known); a missing baseline is named.
 expect 0 "" "a run for the gate" -- bench --scenarios NLP-1 --adapters fused --warmup 1 --batches 12 \
   --repetitions 2 --output-dir "$work/gate" --quiet
 expect 0 "saved" "baseline save keeps a run" -- baseline save small --from "$work/gate/ci" \
   --baseline-dir "$work/baselines"
-expect 0 "0 slower" "a run checked against its own baseline passes" -- check --baseline small \
-  --baseline-dir "$work/baselines" --records "$work/gate/ci"
-expect 1 "SLOWER" "a slower run fails the gate, exit 1" -- check --baseline small \
-  --baseline-dir "$work/baselines" --records "$work/gate/ci" --inflate 9
 expect 1 "nope" "a missing baseline is named, exit 1" -- check --baseline nope --baseline-dir "$work/baselines" \
   --records "$work/records/ci"
 expect 2 "must be letters" "a baseline name that is not a folder name is refused" -- baseline save ../x \

@@ -174,16 +174,58 @@ Test(records, outcome_names)
     cr_assert_str_eq(sl_record_outcome_name(SL_RECORD_FAILED), "failed");
 }
 
-Test(records, throughput_is_over_the_sum_of_latencies)
+static bool number_is(const cJSON *root, const char *key, double value)
 {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsNumber(item) && fabs(item->valuedouble - value) <= 1e-9 * fabs(value);
+}
+
+Test(records, throughput_is_at_the_median_of_every_repetition)
+{
+    /* Three repetitions of five batches, 64 elements each, the third with a
+     * 20 ms stall. Sorted, the 15 batches are 1.0 1.1 1.5 1.6 1.95 1.95
+     * 1.95 1.95 2.0 2.1 2.5 2.6 3.0 3.1 20 ms: the median is x(8) = 1.95
+     * ms, so 64 / 1.95 ms = 32820.51/s; the interval [x(4), x(12)] = [1.6,
+     * 2.6] ms gives 24615.38 to 40000/s. The mean, 48.3 ms / 15 = 3.22 ms,
+     * gives 19875.78/s: 39% below, so the row is noisy. Bytes per second
+     * follow the median the same way. */
+    static int64_t kept[5] = {1000000, 2000000, 1500000, 2500000, 3000000};
+    static int64_t all[15] = {1100000, 2100000, 1600000, 2600000, 3100000, 1000000, 2000000, 1500000,
+                              2500000, 3000000, 1950000, 1950000, 1950000, 1950000, 20000000};
     sl_record r;
     sample_record(&r);
+    r.latency_ns = kept;
+    r.samples_ns = all;
+    cr_assert_float_eq(sl_record_elements_per_s(&r), 64 / 1.95e-3, 1e-6);
+    cr_assert_float_eq(sl_record_bytes_per_s(&r), 64.0 * 3072 * 4 / 1.95e-3, 1e-3);
+    sl_throughput t;
+    cr_assert(sl_record_throughput(&r, &t));
+    cr_expect_float_eq(t.rate_lo, 64 / 2.6e-3, 1e-6);
+    cr_expect_float_eq(t.rate_hi, 64 / 1.6e-3, 1e-6);
+    cr_expect_float_eq(t.mean_rate, 64 / 3.22e-3, 1e-6);
+    cr_expect(t.noisy);
+
+    /* The JSON carries the same figures. */
+    sl_environment env;
+    sample_environment(&env);
+    char *text = sl_record_to_json(&r, &env);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert(number_is(root, "elements_per_s", 64 / 1.95e-3));
+    cr_assert(number_is(root, "elements_per_s_ci_low", 64 / 2.6e-3));
+    cr_assert(number_is(root, "elements_per_s_ci_high", 64 / 1.6e-3));
+    cr_assert(number_is(root, "mean_elements_per_s", 64 / 3.22e-3));
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "noisy")));
+    cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "noisy_reason")), "mean"));
+    cJSON_Delete(root);
+
+    /* Without samples, the kept repetition alone: its median is 2 ms. */
+    r.samples_ns = NULL;
     cr_assert_float_eq(sl_record_elements_per_s(&r), 32000.0, 1e-6);
-    cr_assert_float_eq(sl_record_bytes_per_s(&r), 320.0 * 3072 * 4 / 0.01, 1e-3);
     r.latency_ns = NULL;
     cr_assert_eq(sl_record_elements_per_s(&r), 0.0);
     cr_assert_eq(sl_record_bytes_per_s(&r), 0.0);
-    r.latency_ns = sample_latency;
+    r.latency_ns = kept;
     r.measured_batches = 0;
     cr_assert_eq(sl_record_elements_per_s(&r), 0.0);
 }
@@ -309,12 +351,6 @@ Test(records, an_ok_record_without_latencies_is_not_written)
     cr_assert_eq(access(path, F_OK), -1, "nothing may be written");
 }
 
-static bool number_is(const cJSON *root, const char *key, double value)
-{
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(item) && fabs(item->valuedouble - value) <= 1e-9 * fabs(value);
-}
-
 Test(records, json_holds_every_documented_field)
 {
     sl_record r;
@@ -329,18 +365,61 @@ Test(records, json_holds_every_documented_field)
 
     /* The list of docs/records.md, kept here by hand on purpose. */
     static const char *const top[] = {
-        "schema_version", "scenario", "variant", "adapter", "profile", "backend", "outcome", "reason",
-        "transforms", "kernels", "seed", "batch_size", "warmup_batches", "measured_batches", "repetitions",
-        "repetition_kept", "repetition_elements_per_s", "latency_ns", "elements", "bytes", "elements_per_s",
-        "bytes_per_s", "p50_ns", "p95_ns", "p99_ns", "mean_ns", "min_ns", "max_ns", "first_batch_ns",
-        "peak_rss_bytes", "peak_rss_method", "output_digest", "metrics", "environment", "equivalence",
-        "samples_ns", "median_all_ns", "median_ci_low_ns", "median_ci_high_ns", "noisy", "workers", "threads",
+        "schema_version",
+        "scenario",
+        "variant",
+        "adapter",
+        "profile",
+        "backend",
+        "outcome",
+        "reason",
+        "transforms",
+        "kernels",
+        "seed",
+        "batch_size",
+        "warmup_batches",
+        "measured_batches",
+        "repetitions",
+        "repetition_kept",
+        "repetition_elements_per_s",
+        "latency_ns",
+        "elements",
+        "bytes",
+        "elements_per_s",
+        "bytes_per_s",
+        "p50_ns",
+        "p95_ns",
+        "p99_ns",
+        "mean_ns",
+        "min_ns",
+        "max_ns",
+        "first_batch_ns",
+        "peak_rss_bytes",
+        "peak_rss_method",
+        "output_digest",
+        "metrics",
+        "environment",
+        "equivalence",
+        "samples_ns",
+        "median_all_ns",
+        "median_ci_low_ns",
+        "median_ci_high_ns",
+        "noisy",
+        "workers",
+        "threads",
         "adapter_memory_bytes",
+        "elements_per_s_ci_low",
+        "elements_per_s_ci_high",
+        "mean_elements_per_s",
+        "noisy_reason",
+        "rounds",
+        "wall_ns",
     };
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         cr_expect(cJSON_HasObjectItem(root, top[i]), "missing %s", top[i]);
     static const char *const environment[] = {
-        "cpu_model", "cpu_cores", "compiler", "compile_flags", "library_versions", "git_commit", "kernel", "time_utc",
+        "cpu_model", "cpu_cores", "compiler",   "compile_flags", "library_versions", "git_commit",
+        "kernel",    "time_utc",  "load_start", "load_end",      "steal_fraction",
     };
     const cJSON *envj = cJSON_GetObjectItemCaseSensitive(root, "environment");
     for (size_t i = 0; i < sizeof environment / sizeof environment[0]; i++)
@@ -480,12 +559,50 @@ static void delete_key(cJSON *root, const void *arg)
 Test(records, each_missing_field_is_named)
 {
     static const char *const keys[] = {
-        "scenario", "variant", "adapter", "profile", "backend", "backend.active", "outcome", "reason", "transforms",
-        "kernels", "seed", "batch_size", "warmup_batches", "measured_batches", "repetitions", "repetition_kept",
-        "repetition_elements_per_s", "latency_ns", "elements", "bytes", "elements_per_s", "p99_ns", "first_batch_ns",
-        "peak_rss_bytes", "peak_rss_method", "output_digest", "metrics", "environment", "environment.cpu_cores",
-        "environment.kernel", "environment.time_utc", "equivalence", "samples_ns", "noisy", "median_ci_low_ns",
-        "workers", "threads", "adapter_memory_bytes",
+        "scenario",
+        "variant",
+        "adapter",
+        "profile",
+        "backend",
+        "backend.active",
+        "outcome",
+        "reason",
+        "transforms",
+        "kernels",
+        "seed",
+        "batch_size",
+        "warmup_batches",
+        "measured_batches",
+        "repetitions",
+        "repetition_kept",
+        "repetition_elements_per_s",
+        "latency_ns",
+        "elements",
+        "bytes",
+        "elements_per_s",
+        "p99_ns",
+        "first_batch_ns",
+        "peak_rss_bytes",
+        "peak_rss_method",
+        "output_digest",
+        "metrics",
+        "environment",
+        "environment.cpu_cores",
+        "environment.kernel",
+        "environment.time_utc",
+        "equivalence",
+        "samples_ns",
+        "noisy",
+        "median_ci_low_ns",
+        "workers",
+        "threads",
+        "adapter_memory_bytes",
+        "rounds",
+        "wall_ns",
+        "noisy_reason",
+        "mean_elements_per_s",
+        "environment.load_end",
+        "environment.steal_fraction",
     };
     char path[128];
     scratch_path(path, sizeof path, "r.json");
@@ -824,4 +941,73 @@ Test(records, median_interval_pools_every_repetition)
     cr_expect_eq(ci.median, 2000000.0);
     cr_expect_eq(ci.lo, 1400000.0); /* x(4) of the 15 sorted samples */
     cr_expect_eq(ci.hi, 2600000.0); /* x(12) */
+}
+
+/* A record string that is not UTF-8 (a peer's stderr cut mid-character, a
+ * file edited by hand) is read with U+FFFD in place of each bad byte, so
+ * that reports and summaries never pass the bytes on. */
+Test(records, invalid_utf8_is_replaced_when_read)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "utf8.json");
+    sl_record r;
+    sl_environment env;
+    sample_record(&r);
+    sample_environment(&env);
+    r.outcome = SL_RECORD_FAILED;
+    strcpy(r.reason, "crashed: AAAA tail");
+    strcpy(r.framework, "numpy BBBB");
+    sl_err err = {0};
+    cr_assert_eq(sl_record_write(&r, &env, path, &err), SL_OK, "%s", err.msg);
+    char *text = slurp(path);
+    /* A lone continuation byte, an overlong '/', a cut three-byte
+     * sequence and a valid 'é' (kept). */
+    char *a = strstr(text, "AAAA"), *b = strstr(text, "BBBB");
+    cr_assert(a && b);
+    memcpy(a, "\x80\xC0\xAF\xE2", 4);
+    memcpy(b, "\xC3\xA9\xFFx", 4);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+
+    sl_record got;
+    sl_environment got_env;
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(got.reason, "crashed: \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD tail");
+    cr_expect_str_eq(got.framework, "numpy \xC3\xA9\xEF\xBF\xBDx");
+    sl_record_release(&got);
+}
+
+Test(records, the_load_around_a_run_round_trips)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "load.json");
+    sl_record r;
+    sl_environment env, got_env;
+    sample_record(&r);
+    sample_environment(&env);
+    env.load_start = 1.5;
+    env.load_end = 3.25;
+    env.steal_fraction = 0.03125;
+    r.rounds = 3;
+    r.wall_ns = 4200000000;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_write(&r, &env, path, &err), SL_OK, "%s", err.msg);
+    sl_record got;
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(got_env.load_start, 1.5);
+    cr_expect_eq(got_env.load_end, 3.25);
+    cr_expect_eq(got_env.steal_fraction, 0.03125);
+    cr_expect_eq(got.rounds, 3);
+    cr_expect_eq(got.wall_ns, 4200000000);
+    /* Twelve CPUs under a load of 3.25, 3% of their time stolen, are not
+     * busy; with a quarter stolen, or a load above twelve, they are. */
+    cr_expect_not(sl_environment_busy(&got_env));
+    got_env.steal_fraction = 0.25;
+    cr_expect(sl_environment_busy(&got_env));
+    got_env.steal_fraction = 0.0;
+    got_env.load_end = 12.5;
+    cr_expect(sl_environment_busy(&got_env));
+    sl_record_release(&got);
 }

@@ -47,9 +47,11 @@ static void on_note(void *user, const sl_session_note *note)
     s->nnotes++;
 }
 
-static void on_record(void *user, const sl_record *record, const char *path, const sl_err *write_err)
+static void on_record(void *user, const sl_record *record, const sl_environment *env, const char *path,
+                      const sl_err *write_err)
 {
     seen *s = user;
+    cr_assert_not_null(env, "a record comes with the environment it was written with");
     cr_assert_lt(s->nrecords, MAX_SEEN);
     cr_assert_eq(path == NULL, write_err != NULL, "a record is either written or comes with why not");
     snprintf(s->record_names[s->nrecords], 128, "%s/%s %s", record->scenario, record->variant, record->adapter);
@@ -284,5 +286,72 @@ Test(session, refuses_options_it_cannot_run)
     cr_expect_neq(sl_session_create(&f.options, &session, &err), SL_OK);
     cr_expect_null(session);
     cr_expect(strstr(err.msg, "cannot create the output directory") != NULL, "%s", err.msg);
+    test_tmpdir_remove(f.dir);
+}
+
+/* Rounds: the adapters of a variant take turns, one repetition each per
+ * round, so the order of their runs is A B A B A B; each record holds every
+ * round and says it was interleaved. */
+static char run_log[64];
+static int run_log_length;
+
+static sl_status logged_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                            sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
+{
+    if (run_log_length < (int)sizeof run_log - 1)
+        run_log[run_log_length++] = adapter->name[0];
+    return sl_adapter_find("reference")->run(adapter, pipeline, request, sink, user, latency_ns, err);
+}
+
+static int variants_done;
+static void on_variant(void *user, const sl_scenario *scenario, const sl_variant *variant)
+{
+    (void)user;
+    cr_expect_str_eq(scenario->id, "NLP-1");
+    cr_expect_str_eq(variant->name, "128");
+    variants_done++;
+}
+
+Test(session, rounds_interleave_the_adapters_of_a_variant)
+{
+    fixture f;
+    fixture_setup(&f);
+    static sl_adapter first, second;
+    first = *sl_adapter_find("reference");
+    first.name = "A-first";
+    first.run = logged_run;
+    second = first;
+    second.name = "B-second";
+    const sl_adapter *pair[2] = {&first, &second};
+    f.options.adapters = pair;
+    f.options.nvariants = 1;
+    f.options.rounds = 3;
+    f.options.callbacks.on_variant = on_variant;
+    run_log_length = 0;
+    variants_done = 0;
+    sl_session *session;
+    run_session(&f.options, &session);
+    run_log[run_log_length] = '\0';
+    cr_expect_str_eq(run_log, "ABABAB");
+    cr_expect_eq(variants_done, 1, "the variant's results are announced once, when it completes");
+    for (int i = 0; i < 2; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "NLP-1__128__%s.json", pair[i]->name);
+        sl_environment env;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", sl_session_dir(session), name);
+        sl_record record;
+        sl_err err = {0};
+        cr_assert_eq(sl_record_read(path, &record, &env, &err), SL_OK, "%s", err.msg);
+        cr_expect_eq(record.outcome, SL_RECORD_OK);
+        cr_expect_eq(record.rounds, 3);
+        cr_expect_eq(record.repetitions, 3, "one repetition per round, whatever bench.repetitions says");
+        cr_expect_gt(record.wall_ns, 0);
+        /* Linux has /proc/loadavg; the load is a number, not unknown. */
+        cr_expect_geq(env.load_start, 0.0);
+        cr_expect_geq(env.load_end, 0.0);
+        sl_record_release(&record);
+    }
+    sl_session_free(session);
     test_tmpdir_remove(f.dir);
 }

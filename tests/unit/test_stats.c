@@ -1,10 +1,10 @@
 /* Statistics: the median's order-statistic interval against published
  * ranks, and the Mann-Whitney U test against values worked by hand. */
 #include <math.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
-#include "sluice/gate.h"
 #include "sluice/stats.h"
 
 Test(stats, median_interval_of_twenty_uses_ranks_six_and_fifteen)
@@ -57,9 +57,11 @@ Test(stats, noisy_means_wider_than_a_tenth_of_the_median)
 
 Test(stats, mann_whitney_of_separated_samples)
 {
-    /* b = 11..20 exceeds every a = 1..10: U = 100; mean 50, variance
-     * 10 * 10 * 21 / 12 = 175, z = (100 - 50 - 0.5) / sqrt(175) = 3.7418,
-     * one-sided p = 9.13e-5. */
+    /* b = 11..20 exceeds every a = 1..10: U = 100, the largest value, and
+     * exactly one of the C(20, 10) = 184756 equally likely orders gives it:
+     * p = 1 / 184756. (The normal approximation, z = (100 - 50 - 0.5) /
+     * sqrt(10 * 10 * 21 / 12) = 3.7418, would say 9.13e-5, 17 times too
+     * large: why small samples get the exact p.) */
     int64_t a[10], b[10];
     for (int i = 0; i < 10; i++) {
         a[i] = i + 1;
@@ -69,11 +71,157 @@ Test(stats, mann_whitney_of_separated_samples)
     cr_assert(sl_mann_whitney_greater(a, 10, b, 10, &mw));
     cr_expect_eq(mw.u, 100.0);
     cr_expect_float_eq(mw.z, 3.7418, 1e-4);
-    cr_expect_float_eq(mw.p_greater, 9.13e-5, 1e-6);
-    /* Reversed, b is never greater. */
+    cr_expect(mw.exact);
+    cr_expect_float_eq(mw.p_greater, 1.0 / 184756.0, 1e-12);
+    /* Reversed, b is never greater: every order has U >= 0. */
     cr_assert(sl_mann_whitney_greater(b, 10, a, 10, &mw));
     cr_expect_eq(mw.u, 0.0);
-    cr_expect_gt(mw.p_greater, 0.99);
+    cr_expect_float_eq(mw.p_greater, 1.0, 1e-12);
+}
+
+Test(stats, exact_mann_whitney_of_two_a_side_counts_the_six_orders)
+{
+    /* Two a side, the six orders of {a, a, b, b} give U = 0, 1, 2, 2, 3, 4.
+     * a = {1, 3}, b = {2, 4}: U counts 2 > 1, 4 > 1, 4 > 3 = 3, and two of
+     * the six orders reach 3 or more. */
+    int64_t a[2] = {1, 3}, b[2] = {2, 4};
+    sl_mann_whitney mw;
+    cr_assert(sl_mann_whitney_greater(a, 2, b, 2, &mw));
+    cr_expect_eq(mw.u, 3.0);
+    cr_expect(mw.exact);
+    cr_expect_float_eq(mw.p_greater, 2.0 / 6.0, 1e-12);
+}
+
+Test(stats, mann_whitney_with_ties_uses_the_normal_approximation)
+{
+    int64_t a[3] = {1, 2, 2}, b[3] = {2, 3, 4};
+    sl_mann_whitney mw;
+    cr_assert(sl_mann_whitney_greater(a, 3, b, 3, &mw));
+    cr_expect_not(mw.exact);
+    /* Pairs with b > a: 2 > 1, 3 > 1, 3 > 2 twice, 4 > 1, 4 > 2 twice = 7;
+     * the two ties of b = 2 with an a of 2 count a half each: U = 8. */
+    cr_expect_eq(mw.u, 8.0);
+}
+
+Test(stats, holm_stops_at_the_first_p_above_its_level)
+{
+    /* Sorted: 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop. */
+    double p[4] = {0.01, 0.04, 0.03, 0.005};
+    bool reject[4];
+    double level[4];
+    sl_holm(p, 4, 0.05, reject, level);
+    cr_expect(reject[3]);
+    cr_expect(reject[0]);
+    cr_expect_not(reject[2]);
+    cr_expect_not(reject[1], "0.04 <= 0.05 alone, but Holm stopped before it");
+    cr_expect_float_eq(level[3], 0.0125, 1e-12);
+    cr_expect_float_eq(level[0], 0.05 / 3.0, 1e-12);
+    cr_expect_float_eq(level[2], 0.025, 1e-12);
+    cr_expect_float_eq(level[1], 0.05, 1e-12);
+}
+
+Test(stats, throughput_is_at_the_median_with_the_interval_inverted)
+{
+    /* 1..20 us, ten elements a batch: the median is 10.5 us, the interval
+     * [x(6), x(15)] = [6, 15] us, so 10 / 10.5 us = 952381/s, from 10 / 15
+     * us = 666667/s to 10 / 6 us = 1666667/s. The mean is also 10.5 us. */
+    int64_t x[20];
+    for (int i = 0; i < 20; i++)
+        x[i] = (20 - i) * 1000;
+    sl_throughput t;
+    cr_assert(sl_throughput_of(x, 20, 10.0, &t));
+    cr_expect_float_eq(t.rate, 10.0 / 10.5e-6, 1e-6);
+    cr_expect_float_eq(t.rate_lo, 10.0 / 15e-6, 1e-6);
+    cr_expect_float_eq(t.rate_hi, 10.0 / 6e-6, 1e-6);
+    cr_expect_float_eq(t.mean_rate, 10.0 / 10.5e-6, 1e-6);
+    cr_expect(t.wide, "an interval of 9 us around 10.5 us is wide");
+    cr_expect_not(t.skewed);
+    cr_expect(t.noisy);
+    cr_expect_not(sl_throughput_of(x, 0, 10.0, &t));
+    cr_expect_not(sl_throughput_of(x, 20, 0.0, &t));
+}
+
+Test(stats, one_huge_stall_flags_a_tight_row_noisy)
+{
+    /* 59 batches of 1000 ns and one of 100000 ns: the median and its
+     * interval stay at 1000 ns (not wide), but the mean is (59000 +
+     * 100000) / 60 = 2650 ns, 165% above: the row is noisy, and says why. */
+    int64_t x[60];
+    for (int i = 0; i < 60; i++)
+        x[i] = 1000;
+    x[17] = 100000;
+    sl_throughput t;
+    cr_assert(sl_throughput_of(x, 60, 1.0, &t));
+    cr_expect_eq(t.median_ns, 1000.0);
+    cr_expect_not(t.wide);
+    cr_expect_float_eq(t.mean_ns, 2650.0, 1e-9);
+    cr_expect(t.skewed);
+    cr_expect(t.noisy);
+    char reason[256];
+    sl_throughput_noise_reason(&t, reason, sizeof reason);
+    cr_expect_not_null(strstr(reason, "stalled"), "%s", reason);
+    /* Without the stall the same row is steady. */
+    x[17] = 1000;
+    cr_assert(sl_throughput_of(x, 60, 1.0, &t));
+    cr_expect_not(t.noisy);
+}
+
+/* Three repetitions of 20 batches near base ns, +-1%, deterministic. */
+static void steady_run(int64_t *out, double base, const double round_scale[3], uint32_t seed)
+{
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < 20; i++) {
+            uint32_t h = (seed * 2654435761u) ^ (uint32_t)(r * 20 + i) * 40503u;
+            out[r * 20 + i] = (int64_t)(base * round_scale[r] * (1.0 + ((double)(h % 21) - 10.0) / 1000.0));
+        }
+}
+
+Test(stats, a_clear_lead_is_a_win_and_equal_runs_cannot_tell)
+{
+    static const double flat[3] = {1, 1, 1};
+    int64_t a[60], b[60], c[60];
+    steady_run(a, 1000, flat, 1);
+    steady_run(b, 2000, flat, 2);
+    steady_run(c, 1000, flat, 3);
+    sl_ratio r;
+    cr_assert(sl_ratio_of_medians(a, 60, b, 60, 20, &r));
+    cr_expect_float_eq(r.ratio, 2.0, 0.02, "a's batches take half b's time: twice the throughput");
+    cr_expect_leq(r.lo, r.ratio);
+    cr_expect_geq(r.hi, r.ratio);
+    cr_expect_eq(r.call, SL_RATIO_WIN);
+    cr_expect_eq(r.rounds, 3);
+    cr_assert(sl_ratio_of_medians(b, 60, a, 60, 20, &r));
+    cr_expect_eq(r.call, SL_RATIO_LOSS);
+    cr_assert(sl_ratio_of_medians(a, 60, c, 60, 20, &r));
+    cr_expect_eq(r.call, SL_RATIO_CANNOT_TELL, "ratio %g in [%g, %g]", r.ratio, r.lo, r.hi);
+    cr_expect_str_eq(sl_ratio_call_name(r.call), "cannot tell");
+    /* The same samples in another order give the same interval. */
+    int64_t shuffled[60];
+    for (int i = 0; i < 60; i++)
+        shuffled[i] = a[(i * 7) % 60];
+    sl_ratio again;
+    cr_assert(sl_ratio_of_medians(shuffled, 60, b, 60, 0, &again));
+    cr_assert(sl_ratio_of_medians(a, 60, b, 60, 0, &r));
+    cr_expect_eq(again.lo, r.lo);
+    cr_expect_eq(again.hi, r.hi);
+}
+
+Test(stats, rounds_that_disagree_make_a_pooled_lead_uncertain)
+{
+    /* Pooled, a looks 3% faster with a tight bootstrap interval; but in its
+     * third round it was 5% slower than b: the rounds disagree, so the
+     * interval covers 1 and nobody wins. */
+    static const double a_rounds[3] = {0.95, 0.95, 1.05}, b_rounds[3] = {1, 1, 1};
+    int64_t a[60], b[60];
+    steady_run(a, 1000, a_rounds, 1);
+    steady_run(b, 1000, b_rounds, 2);
+    sl_ratio r;
+    cr_assert(sl_ratio_of_medians(a, 60, b, 60, 0, &r));
+    cr_expect_eq(r.call, SL_RATIO_WIN, "without rounds the pooled batches alone say win [%g, %g]", r.lo, r.hi);
+    cr_assert(sl_ratio_of_medians(a, 60, b, 60, 20, &r));
+    cr_expect_eq(r.rounds, 3);
+    cr_expect_float_eq(r.round_lo, 1.0 / 1.05, 0.01);
+    cr_expect_eq(r.call, SL_RATIO_CANNOT_TELL);
 }
 
 Test(stats, mann_whitney_of_identical_samples_finds_nothing)
@@ -83,66 +231,4 @@ Test(stats, mann_whitney_of_identical_samples_finds_nothing)
     cr_assert(sl_mann_whitney_greater(a, 8, a, 8, &mw));
     cr_expect_eq(mw.u, 32.0, "ties count one half: U = na nb / 2");
     cr_expect_gt(mw.p_greater, 0.4);
-}
-
-/* The gate's rule on synthetic runs: three repetitions of 20 batches, each
- * batch near 1000 ns with a spread of +-2%. */
-static void synthetic_run(int64_t *out, double scale, double drift_of_rep2, uint32_t seed)
-{
-    for (int rep = 0; rep < 3; rep++)
-        for (int i = 0; i < 20; i++) {
-            uint32_t h = (seed * 2654435761u) ^ (uint32_t)(rep * 20 + i) * 40503u;
-            double jitter = (double)(h % 41) - 20.0; /* -20 .. 20 ns */
-            double v = (1000.0 + jitter) * scale * (rep == 2 ? 1.0 + drift_of_rep2 : 1.0);
-            out[rep * 20 + i] = (int64_t)v;
-        }
-}
-
-Test(gate, same_code_is_same)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.0, 0.0, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SAME, "ratio %g p %g", r.ratio, r.p_slower);
-}
-
-Test(gate, a_ten_percent_slowdown_is_slower_and_a_speedup_faster)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.10, 0.0, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SLOWER);
-    cr_expect_float_eq(r.ratio, 1.10, 0.02);
-    cr_expect_lt(r.p_slower, 1e-6);
-    cr_assert(sl_gate_compare(b, 60, a, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_FASTER);
-    /* The testing aid stretches the new side: same code, inflated 10%. */
-    options.inflate = 0.10;
-    cr_assert(sl_gate_compare(a, 60, a, 60, 20, &options, &r));
-    cr_expect_eq(r.verdict, SL_GATE_SLOWER);
-}
-
-/* One repetition that drifted by 30% moves the pooled median and passes a
- * batch-level test, but the other repetitions overlap the baseline's: the
- * machine, not the change. */
-Test(gate, one_drifting_repetition_is_not_a_regression)
-{
-    int64_t a[60], b[60];
-    synthetic_run(a, 1.0, 0.0, 1);
-    synthetic_run(b, 1.0, 0.30, 2);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    options.min_effect = 0.0; /* leave the repetition rule alone to decide */
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 60, b, 60, 20, &options, &r));
-    cr_expect_lt(r.p_slower, 0.01, "the batch-level test alone would flag it");
-    cr_expect_eq(r.verdict, SL_GATE_SAME);
 }

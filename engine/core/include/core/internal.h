@@ -17,6 +17,35 @@ void *sl__aligned_alloc(size_t alignment, size_t size);
 /* Bounded copy that always terminates dst. */
 void sl__copy_string(char *dst, size_t size, const char *src);
 
+/* Whether text is valid UTF-8 (RFC 3629). */
+bool sl__utf8_valid(const char *text);
+/* Replaces every byte of text that does not start a valid UTF-8 sequence
+ * with U+FFFD, in place, cutting at a character boundary what no longer
+ * fits in size bytes. Returns how many were replaced (0 for valid text). */
+int sl__utf8_sanitize(char *text, size_t size);
+
+/* Callgrind's counts per batch (engine/core/instrument.c): whether this
+ * build has valgrind's client requests, instrumentation on and counts
+ * zeroed, the counts since the last mark dumped under label, and
+ * instrumentation off. No-ops without valgrind. */
+bool sl__instrument_available(void);
+void sl__instrument_start(void);
+void sl__instrument_mark(const char *label);
+void sl__instrument_stop(void);
+
+/* A sample of how busy the machine is: the 1-minute load average (-1 where
+ * /proc/loadavg cannot be read) and the CPU clock ticks of /proc/stat. */
+typedef struct sl__machine_load {
+    double load1;
+    bool has_ticks;
+    unsigned long long ticks_total, ticks_steal, ticks_idle;
+} sl__machine_load;
+
+void sl__machine_sample(sl__machine_load *out);
+/* The share of all CPU time between two samples that the hypervisor gave
+ * to other guests; -1 when unknown (no /proc/stat, or no tick passed). */
+double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machine_load *end);
+
 /* Reads a whole file as sl_read_file does, refusing one larger than
  * max_bytes and, with regular_only, anything but a regular file (a FIFO
  * would block, /dev/zero would never end). */

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `sluice check` as the gate uses it, on records whose samples are set by
+# hand so that every answer is known: the same run is the same, a run ten
+# times slower is slower (exit 1), a base whose repetitions disagree is
+# inconclusive (exit 3), a failed row is 'not ok' and an unavailable one
+# left out, every row says the rule that decided it, and --unsettled lists
+# the rows to measure again. Counts: a row whose instructions grew past
+# the threshold is slower. TAP output.
+set -u
+sluice=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+. "$(dirname "$0")/tap.sh"
+
+if ! "$sluice" bench --scenarios NLP-1 --adapters fused,iter,cuda --warmup 1 --batches 4 --repetitions 2 \
+  --output-dir "$work/run" --quiet >/dev/null 2>&1; then
+  not_ok "a run to start from"
+  echo "1..$n"
+  exit 1
+fi
+
+# make NAME SPREAD: a copy of the run whose fused and iter records hold
+# eight repetitions of 20 batches near 1000 ns, repetition r scaled by 1 +
+# SPREAD * r / 7 and 1 ns longer per r (no two medians tie); cuda stays as
+# it ran (unavailable without a GPU).
+make() {
+  python3 - "$work/run/ci" "$work/$1" "$2" <<'PY'
+import json, os, shutil, sys
+src, dst, spread = sys.argv[1], sys.argv[2], float(sys.argv[3])
+os.makedirs(dst, exist_ok=True)
+for name in os.listdir(src):
+    if not name.endswith(".json"):
+        continue
+    record = json.load(open(os.path.join(src, name)))
+    if record["outcome"] == "ok":
+        samples = [int(1000 * (1 + spread * r / 7) * (1 + ((i * 7919) % 41 - 20) / 1000)) + r
+                   for r in range(8) for i in range(20)]
+        record.update({"measured_batches": 20, "repetitions": 8, "repetition_kept": 0, "samples_ns": samples,
+                       "latency_ns": samples[:20], "repetition_elements_per_s": [1.0] * 8})
+    # A quiet machine, so that only --max-load decides the load rule.
+    record["environment"].update({"load_start": 0.5, "load_end": 0.5})
+    json.dump(record, open(os.path.join(dst, name), "w"))
+PY
+}
+make steady 0.02
+make unsteady 0.30
+"$sluice" baseline save steady --from "$work/steady" --baseline-dir "$work/b" >/dev/null 2>&1
+"$sluice" baseline save unsteady --from "$work/unsteady" --baseline-dir "$work/b" >/dev/null 2>&1
+
+expect 0 "same:" "a run checked against itself is the same, exit 0" -- check --baseline steady --baseline-dir "$work/b" \
+  --records "$work/steady"
+expect 1 "slower: +900.0% >= 5% and p " "a run ten times slower is slower by the Holm rule, exit 1" -- check \
+  --baseline steady --baseline-dir "$work/b" --records "$work/steady" --inflate 9 --unsettled "$work/unsettled"
+if [ "$(sort "$work/unsettled" | tr '\n' ';')" = "NLP-1 128 fused;NLP-1 128 iter;" ]; then
+  ok "--unsettled lists the slower rows, one 'scenario variant adapter' a line"
+else
+  not_ok "--unsettled lists the slower rows, one 'scenario variant adapter' a line" "$(cat "$work/unsettled")"
+fi
+expect 3 "inconclusive: the base's 8 repetitions disagree by" \
+  "a base whose repetitions spread 30% is inconclusive, exit 3" -- check --baseline unsteady --baseline-dir "$work/b" \
+  --records "$work/steady"
+expect 3 "but the load average reached" "a slowdown under too much load is inconclusive" -- check \
+  --baseline steady --baseline-dir "$work/b" --records "$work/steady" --inflate 9 --max-load 0.000001
+out=$("$sluice" check --baseline steady --baseline-dir "$work/b" --records "$work/steady" 2>&1)
+if printf '%s' "$out" | grep -q "cuda"; then
+  not_ok "an adapter that did not run here is left out" "$(printf '%s' "$out" | grep cuda)"
+else
+  ok "an adapter that did not run here is left out"
+fi
+cp -r "$work/steady" "$work/broken"
+sed -i 's/"outcome":[[:space:]]*"ok"/"outcome": "failed"/' "$work/broken/NLP-1__128__iter.json"
+expect 0 "not ok: failed in this run" "a row that failed is 'not ok', and does not fail the check" -- check \
+  --baseline steady --baseline-dir "$work/b" --records "$work/broken"
+
+# Counts: instructions per batch 3% up on one row, 1% on another.
+printf '# scenario\tvariant\tadapter\tbatches\tinstructions\td1_misses\tll_misses\n' >"$work/base.tsv"
+printf 'CV-1\t32x32\tfused\t4\t1000000\t20000\t3000\nCV-1\t32x32\titer\t4\t1000000\t20000\t3000\n' >>"$work/base.tsv"
+printf 'CV-1\t32x32\tfused\t4\t1030000\t20000\t3000\nCV-1\t32x32\titer\t4\t1010000\t20000\t3000\n' >"$work/head.tsv"
+expect 1 "slower: instructions per batch +3.00% > 2%" "counts 3% up are slower, exit 1" -- check \
+  --counts "$work/base.tsv" "$work/head.tsv"
+sed 's/1030000/1010000/' "$work/head.tsv" >"$work/head1.tsv"
+expect 0 "same: instructions +1.00%" "counts 1% up are the same, exit 0" -- check --counts "$work/base.tsv" \
+  "$work/head1.tsv" --max-instructions 0.02
+printf 'CV-1\t32x32\tfused\tfour\n' >"$work/bad.tsv"
+expect 1 "line 1" "a counts file that is not one is named with its line" -- check --counts "$work/bad.tsv" \
+  "$work/head.tsv"
+expect 2 "--baseline and --counts" "--baseline and --counts together are refused" -- check --baseline steady \
+  --counts "$work/base.tsv" "$work/head.tsv"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# One headline figure everywhere, and reports that are safe to open: a
+# record made from a fixed set of samples, whose figure is worked out by
+# hand, must read the same in the summary, the record, the report and the
+# Google Benchmark export; a hostile record must not inject markup into
+# report.md or report.html; charts carry no temporary paths. TAP output.
+set -u
+sluice=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+. "$(dirname "$0")/tap.sh"
+check() { # check DESCRIPTION COMMAND...: ok when the command succeeds
+  local what=$1
+  shift
+  if "$@" >/dev/null 2>&1; then ok "$what"; else not_ok "$what" "$("$@" 2>&1 | head -5)"; fi
+}
+
+# Two real records to start from: the fixed samples replace fused's
+# latencies; reference keeps its own, so that ratios have a partner.
+if ! "$sluice" bench --scenarios NLP-1 --adapters fused,reference --warmup 1 --batches 3 --repetitions 2 \
+  --output-dir "$work/run" --quiet >/dev/null 2>&1; then
+  not_ok "a run to start from"
+  echo "1..$n"
+  exit 1
+fi
+
+# The fixed samples: five batches of 64 elements, three repetitions.
+# Sorted, the 15 batch times (ms) are 1.0 1.2 1.5 1.8 1.9 2.0 2.0 2.0 2.0
+# 2.1 2.2 2.5 2.8 3.0 40.0: the median is the 8th, 2.0 ms, so the headline
+# figure is 64 / 2.0 ms = 32000 elements/s ("32.0k"). For 15 samples the
+# median's 95% interval is [x(4), x(12)] = [1.8, 2.5] ms: 25600 to 35556/s.
+# The mean, 68 ms / 15 = 4.533 ms, gives 14118/s ("14.1k"): the 40 ms stall
+# makes the row noisy. The kept repetition is the third, whose summed time
+# (48 ms) would give 6667/s: a summary that divided elements by summed
+# latencies would print that instead.
+python3 - "$work/run/ci/NLP-1__128__fused.json" "$work/fixed" <<'EOF'
+import json, os, sys
+record = json.load(open(sys.argv[1]))
+ms = 1000000
+reps = [[1.0, 1.5, 2.0, 2.5, 3.0], [1.2, 1.8, 2.0, 2.2, 2.8], [1.9, 2.0, 2.1, 2.0, 40.0]]
+record.update({
+    "measured_batches": 5, "repetitions": 3, "repetition_kept": 2, "elements": 320, "bytes": 320 * 512,
+    "samples_ns": [int(v * ms) for rep in reps for v in rep],
+    "latency_ns": [int(v * ms) for v in reps[2]],
+    "repetition_elements_per_s": [1.0, 2.0, 3.0],
+})
+os.makedirs(sys.argv[2], exist_ok=True)
+json.dump(record, open(os.path.join(sys.argv[2], "NLP-1__128__fused.json"), "w"), indent=1)
+EOF
+cp "$work/run/ci/NLP-1__128__reference.json" "$work/fixed/"
+
+# The record: written again by the library (baseline save reads and
+# rewrites each record), its headline fields hold the figure.
+"$sluice" baseline save fixed --from "$work/fixed" --baseline-dir "$work/baselines" >/dev/null 2>&1
+check "the rewritten record's elements_per_s is 32000, its interval 25600 to 35556, its mean 14118, noisy" \
+  python3 - "$work/baselines/fixed/NLP-1__128__fused.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+def near(a, b): return abs(a - b) <= 1e-6 * abs(b)
+assert near(r["elements_per_s"], 32000), r["elements_per_s"]
+assert near(r["elements_per_s_ci_low"], 25600), r["elements_per_s_ci_low"]
+assert near(r["elements_per_s_ci_high"], 320 / 5 / 1.8e-3), r["elements_per_s_ci_high"]
+assert near(r["mean_elements_per_s"], 64 / (68 / 15 * 1e-3)), r["mean_elements_per_s"]
+assert r["noisy"] is True and "mean" in r["noisy_reason"]
+EOF
+
+# The summary, the same figure.
+summary=$("$sluice" summary "$work/fixed" 2>&1)
+if printf '%s\n' "$summary" | grep -E '^NLP-1 +128 +fused ' | grep -q ' 32\.0k .* 14\.1k '; then
+  ok "the summary shows 32.0k with the mean 14.1k beside it"
+else
+  not_ok "the summary shows 32.0k with the mean 14.1k beside it" "$(printf '%s\n' "$summary" | grep fused)"
+fi
+
+# The report, the same figure and interval.
+"$sluice" report "$work/fixed" >/dev/null 2>&1
+if grep -E '^\| fused \|' "$work/fixed/report.md" | grep -q '| 32.0k | 25.6k to 35.6k |'; then
+  ok "the report shows 32.0k, from 25.6k to 35.6k"
+else
+  not_ok "the report shows 32.0k, from 25.6k to 35.6k" "$(grep -E '^\| fused' "$work/fixed/report.md")"
+fi
+
+# Google Benchmark's JSON: the median aggregate is the headline figure;
+# each repetition's real_time is its own median batch time (2.0, 2.0 and
+# 2.0 ms here: every repetition's middle batch is 2.0 ms), and the
+# aggregates are over those.
+"$sluice" summary "$work/fixed" --format gbench >"$work/gbench.json" 2>/dev/null
+check "gbench: the median aggregate is 32000 items/s at 2.0 ms; each repetition is its median batch; mean, stddev, cv" \
+  python3 - "$work/gbench.json" <<'EOF'
+import json, sys
+entries = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_name"] == "NLP-1/128/fused"]
+def near(a, b): return abs(a - b) <= 1e-6 * max(abs(b), 1e-9)
+reps = [b for b in entries if b["run_type"] == "iteration"]
+assert len(reps) == 3 and all(near(b["real_time"], 2.0e6) for b in reps), [b["real_time"] for b in reps]
+agg = {b["aggregate_name"]: b for b in entries if b["run_type"] == "aggregate"}
+assert set(agg) == {"mean", "median", "stddev", "cv"}, agg.keys()
+assert agg["median"]["name"] == "NLP-1/128/fused_median"
+assert near(agg["median"]["items_per_second"], 32000) and near(agg["median"]["real_time"], 2.0e6)
+assert near(agg["stddev"]["real_time"], 0.0) and agg["cv"]["aggregate_unit"] == "percentage"
+EOF
+check "library_build_type is the build type the records name, not a constant" python3 - "$work/gbench.json" \
+  "$work/fixed/NLP-1__128__fused.json" <<'EOF'
+import json, re, sys
+flags = json.load(open(sys.argv[2]))["environment"]["compile_flags"]
+want = re.search(r"buildtype=(\S+)", flags).group(1)
+assert json.load(open(sys.argv[1]))["context"]["library_build_type"] == want
+EOF
+
+# JUnit: a testcase's time is the run's wall time; the figure is a property.
+"$sluice" summary "$work/fixed" --junit "$work/junit.xml" >/dev/null 2>&1
+check "JUnit: time is wall_ns and elements_per_s is a property" python3 - "$work/junit.xml" \
+  "$work/fixed/NLP-1__128__fused.json" <<'EOF'
+import json, sys, xml.etree.ElementTree as ET
+wall = json.load(open(sys.argv[2]))["wall_ns"] / 1e9
+case = [c for c in ET.parse(sys.argv[1]).iter("testcase") if c.get("name") == "fused"][0]
+assert abs(float(case.get("time")) - wall) < 2e-6, (case.get("time"), wall)
+props = {p.get("name"): p.get("value") for p in case.iter("property")}
+assert abs(float(props["elements_per_s"]) - 32000) < 1e-6, props
+assert props["noisy"] == "true"
+EOF
+
+# A hostile record: strings that would end a Markdown cell, inject HTML or
+# a link, and bytes that are not UTF-8.
+python3 - "$work/run/ci/NLP-1__128__fused.json" "$work/hostile" <<'EOF'
+import json, os, sys
+record = json.load(open(sys.argv[1]))
+record.update({"outcome": "failed", "adapter": "fused",
+               "reason": "<script>alert(1)</script> | **x** [y](javascript:alert(2)) `z`\nnext line",
+               "transforms": ["<img src=x onerror=alert(3)>"]})
+os.makedirs(sys.argv[2], exist_ok=True)
+text = json.dumps(record, indent=1).replace("next line", "next \\u00e9 XBADX")
+open(os.path.join(sys.argv[2], "NLP-1__128__fused.json"), "wb").write(text.encode().replace(b"XBADX", b"\xff\xfe"))
+EOF
+cp "$work/run/ci/NLP-1__128__reference.json" "$work/hostile/"
+"$sluice" report "$work/hostile" >/dev/null 2>&1
+md="$work/hostile/report.md"
+html="$work/hostile/report.html"
+if grep -qE '<script|<img|[^\\]\]\(javascript' "$md"; then
+  not_ok "report.md escapes HTML and Markdown in record strings" "$(grep -n 'script\|img\|javascript' "$md" | head -3)"
+else
+  ok "report.md escapes HTML and Markdown in record strings"
+fi
+row=$(grep -E '^\| fused \|' "$md")
+cells=$(printf '%s' "$row" | sed 's/\\|//g' | tr -cd '|' | wc -c)
+header=$(grep -E '^\| adapter \|' "$md" | head -1 | tr -cd '|' | wc -c)
+if [ "$cells" -eq "$header" ]; then
+  ok "a '|' or line break in a reason does not add cells to its row"
+else
+  not_ok "a '|' or line break in a reason does not add cells to its row" "$row"
+fi
+if grep -q '<script\|<img' "$html"; then
+  not_ok "report.html escapes record strings" "$(grep -n 'script\|<img' "$html" | head -3)"
+else
+  ok "report.html escapes record strings"
+fi
+if python3 -c 'import sys; [open(p, encoding="utf-8").read() for p in sys.argv[1:]]' "$md" "$html" 2>/dev/null &&
+  grep -q "$(printf '\xef\xbf\xbd')" "$md"; then
+  ok "bytes that are not UTF-8 become U+FFFD; both reports are valid UTF-8"
+else
+  not_ok "bytes that are not UTF-8 become U+FFFD; both reports are valid UTF-8"
+fi
+
+# The page reads on a phone: a viewport, tables that scroll sideways.
+html="$work/fixed/report.html"
+if grep -q '<meta name="viewport"' "$html" && grep -q 'class="scroll"' "$html"; then
+  ok "the page has a viewport and scrollable tables"
+else
+  not_ok "the page has a viewport and scrollable tables"
+fi
+if grep -q '^## Winners' "$work/fixed/report.md" && grep -q '| NLP-1 / 128 |' "$work/fixed/report.md"; then
+  ok "the report opens with the winners table"
+else
+  not_ok "the report opens with the winners table"
+fi
+# --step-ms prints the p99 it judged.
+"$sluice" report "$work/fixed" --step-ms 5 >/dev/null 2>&1
+if grep -E '^\| fused \|' "$work/fixed/report.md" | grep -qE '(keeps up|STALLS the step) \(p99 [0-9.]+ ms, [0-9.]+x margin\)'; then
+  ok "--step-ms prints the p99 beside its verdict"
+else
+  not_ok "--step-ms prints the p99 beside its verdict" "$(grep -E '^\| fused' "$work/fixed/report.md")"
+fi
+
+# Charts, when gnuplot is here: the rates and the batch times of the one
+# variant (no overview: its fastest is the reference), and nothing of the
+# temporary folder it was drawn in (gnuplot's <title>s once carried it).
+if command -v gnuplot >/dev/null 2>&1; then
+  svgs=$(grep -c '<svg' "$html")
+  if [ "$svgs" -ge 2 ] && ! grep -q 'chart\.dat\|chart\.gp\|sluice-report-' "$html" &&
+    [ "$(grep -c '<title>' "$html")" -eq 1 ]; then
+    ok "with gnuplot the page has its charts, and no temporary path or tooltip title in them"
+  else
+    not_ok "with gnuplot the page has its charts, and no temporary path or tooltip title in them" "$svgs charts" \
+      "$(grep -o 'chart\.[a-z]*\|sluice-report-[^/]*\|<title>[^<]*' "$html" | head -3)"
+  fi
+else
+  n=$((n + 1))
+  echo "ok $n - charts # SKIP gnuplot is not installed"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
