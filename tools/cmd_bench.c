@@ -218,6 +218,7 @@ typedef struct summary_row {
     double p99_ns;
     double fraction_of_memcpy;
     double fraction_of_roofline;
+    double fraction_of_hardware_bound;
     int64_t threads;
     double split_fraction;     /* NAN where the record has none (one thread) */
     double ci_half_width;      /* of the pooled median, as a fraction of it */
@@ -271,9 +272,16 @@ static void summary_add(summary *s, const sl_record *record)
         s->rows = grown;
     }
     summary_row *row = &s->rows[s->count++];
-    *row = (summary_row){.outcome = record->outcome, .elements_per_s = NAN, .p50_ns = NAN, .p99_ns = NAN,
-                         .fraction_of_memcpy = NAN, .fraction_of_roofline = NAN, .threads = record->threads,
-                         .split_fraction = NAN, .ci_half_width = NAN};
+    *row = (summary_row){.outcome = record->outcome,
+                         .elements_per_s = NAN,
+                         .p50_ns = NAN,
+                         .p99_ns = NAN,
+                         .fraction_of_memcpy = NAN,
+                         .fraction_of_roofline = NAN,
+                         .fraction_of_hardware_bound = NAN,
+                         .threads = record->threads,
+                         .split_fraction = NAN,
+                         .ci_half_width = NAN};
     memcpy(row->scenario, record->scenario, sizeof row->scenario);
     memcpy(row->variant, record->variant, sizeof row->variant);
     memcpy(row->adapter, record->adapter, sizeof row->adapter);
@@ -308,6 +316,8 @@ static void summary_add(summary *s, const sl_record *record)
         row->fraction_of_memcpy = fraction != NULL ? *fraction : NAN;
         const double *roofline = find_metric(record, "fraction_of_roofline");
         row->fraction_of_roofline = roofline != NULL ? *roofline : NAN;
+        const double *bound = find_metric(record, "fraction_of_hardware_bound");
+        row->fraction_of_hardware_bound = bound != NULL ? *bound : NAN;
         const double *split = find_metric(record, "split_fraction");
         row->split_fraction = split != NULL ? *split : NAN;
         format_scenario_metrics(record, row->scenario_metrics, sizeof row->scenario_metrics);
@@ -389,17 +399,17 @@ static sl_rank_entry *rank_entries(const summary *s)
 
 static sl__table *summary_table(const summary *s)
 {
-    static const char *const headers[] = {"scenario", "variant",  "adapter",  "outcome",   "verified",
-                                          "threads",  "elements/s", "p50 (µs)", "±95%",    "p99 (µs)",
-                                          "vs ref",   "vs best peer", "of memcpy", "of roofline", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(15, headers, align);
+    static const char *const headers[] = {
+        "scenario", "variant",  "adapter", "outcome",      "verified",  "threads",     "elements/s",  "p50 (µs)",
+        "±95%",     "p99 (µs)", "vs ref",  "vs best peer", "of memcpy", "of roofline", "of hw bound", "note"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(16, headers, align);
     sl_rank_entry *entries = rank_entries(s);
     for (int i = 0; i < s->count; i++) {
         const summary_row *row = &s->rows[i];
-        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], threads[32], ci[16];
+        char rate[32], p50[32], p99[32], ratio[32], fraction[32], roofline[32], bound[32], threads[32], ci[16];
         char adapter[sizeof row->adapter + sizeof row->framework + 4], vs_peer[96];
         format_fixed(ci, sizeof ci, row->ci_half_width, 100.0, 1, "%");
         /* Several threads may split a batch, not must: the share that ran
@@ -409,6 +419,7 @@ static sl__table *summary_table(const summary *s)
         else
             snprintf(threads, sizeof threads, "%lld (%.0f%%)", (long long)row->threads, 100.0 * row->split_fraction);
         format_fixed(roofline, sizeof roofline, row->fraction_of_roofline, 1.0, 2, "");
+        format_fixed(bound, sizeof bound, row->fraction_of_hardware_bound, 1.0, 2, "");
         format_rate(rate, sizeof rate, row->elements_per_s);
         format_fixed(p50, sizeof p50, row->p50_ns, 1e-3, 1, "");
         format_fixed(p99, sizeof p99, row->p99_ns, 1e-3, 1, "");
@@ -427,8 +438,21 @@ static sl__table *summary_table(const summary *s)
         }
         snprintf(adapter, sizeof adapter, row->framework[0] ? "%s (%s)" : "%s", row->adapter, row->framework);
         format_fixed(fraction, sizeof fraction, row->fraction_of_memcpy, 1.0, 2, "");
-        const char *cells[] = {row->scenario, row->variant, adapter, sl_record_outcome_name(row->outcome),
-                               row->equivalence, threads, rate, p50, ci, p99, ratio, vs_peer, fraction, roofline,
+        const char *cells[] = {row->scenario,
+                               row->variant,
+                               adapter,
+                               sl_record_outcome_name(row->outcome),
+                               row->equivalence,
+                               threads,
+                               rate,
+                               p50,
+                               ci,
+                               p99,
+                               ratio,
+                               vs_peer,
+                               fraction,
+                               roofline,
+                               bound,
                                row->reason};
         sl__table_add_row(table, cells);
     }
@@ -482,8 +506,10 @@ static bool write_markdown(const sl__table *table, const sl__table *metrics, con
     fputs("\nelements/s and latencies are those of the median repetition; 'vs ref' is elements/s over\n"
           "the reference adapter's on the same variant; 'of memcpy' is output bytes/s over plain\n"
           "memcpy bandwidth for blocks of one batch's size; 'of roofline' is elements/s over the\n"
-          "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread;\n"
-          "records also hold fraction_of_gather, against just fetching the batch's source bytes);\n"
+          "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread,\n"
+          "with the fastest of the run's and every optimized kernel table); 'of hw bound' is the\n"
+          "hardware bound over the p50, the larger of just fetching the batch's source bytes (the\n"
+          "gather probe, also in records as fraction_of_gather) and just storing its output bytes;\n"
           "'threads' is how many threads may split each batch, with the share of measured batches\n"
           "that ran split in parentheses; p50 is the median batch latency over\n"
           "every repetition's measured batches and '±95%' half the width of its 95% interval (order\n"
