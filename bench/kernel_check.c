@@ -974,15 +974,16 @@ sl_status sl_kernel_case_check(const sl_kernel_case *c, const sl_kernel_table *t
 #define KC_MAX_CALLS (1 << 22)
 
 static int64_t time_calls(const kc_harness *h, const sl_kernel_table *table, kc_inputs *sets, int nsets,
-                          const int64_t *p, int64_t calls)
+                          const int64_t *p, int64_t calls, int64_t (*now)(void))
 {
-    int64_t start = sl_now_ns();
+    int64_t start = now();
     for (int64_t i = 0; i < calls; i++)
         h->run(table, &sets[i % nsets], p);
-    return sl_now_ns() - start;
+    return now() - start;
 }
 
 struct sl_kernel_timer {
+    int64_t (*now)(void);
     const kc_spec *spec;
     const kc_harness *harness;
     kc_layout layout;
@@ -990,7 +991,7 @@ struct sl_kernel_timer {
     int nsets;
 };
 
-sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_timer **out, sl_err *err)
+sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_clock clock, sl_kernel_timer **out, sl_err *err)
 {
     *out = NULL;
     if (!c || c->index < 0 || c->index >= NCASES)
@@ -998,6 +999,7 @@ sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_timer **out, s
     sl_kernel_timer *t = calloc(1, sizeof *t);
     if (!t)
         return sl_fail(err, SL_ENOMEM, "cannot allocate a kernel timer");
+    t->now = clock == SL_KERNEL_CLOCK_THREAD_CPU ? sl_thread_cpu_ns : sl_now_ns;
     t->spec = &specs[c->index];
     t->harness = &harnesses[t->spec->entry];
     t->harness->layout(t->spec->p, &t->layout);
@@ -1024,7 +1026,7 @@ sl_status sl_kernel_timer_calibrate(sl_kernel_timer *t, const sl_kernel_table *t
         return sl_fail(err, SL_EUNSUPPORTED, "kernel table %s cannot run here: %s", table ? table->name : "(none)",
                        table ? reason : "no table");
     int64_t n = 1;
-    while (time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, n) < sample_ns && n < KC_MAX_CALLS)
+    while (time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, n, t->now) < sample_ns && n < KC_MAX_CALLS)
         n *= 2;
     *calls = n;
     return SL_OK;
@@ -1032,7 +1034,7 @@ sl_status sl_kernel_timer_calibrate(sl_kernel_timer *t, const sl_kernel_table *t
 
 double sl_kernel_timer_sample(sl_kernel_timer *t, const sl_kernel_table *table, int64_t calls)
 {
-    return (double)time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, calls) / (double)calls;
+    return (double)time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, calls, t->now) / (double)calls;
 }
 
 void sl_kernel_timer_close(sl_kernel_timer *t)
@@ -1060,7 +1062,7 @@ sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *ta
         return sl_fail(err, SL_ENOMEM, "cannot allocate %d timing samples", repetitions);
     sl_kernel_timer *timer = NULL;
     int64_t calls = 0, start = sl_now_ns();
-    st = sl_kernel_timer_open(c, &timer, err);
+    st = sl_kernel_timer_open(c, SL_KERNEL_CLOCK_WALL, &timer, err);
     /* The calibration is the warmup. */
     if (st == SL_OK)
         st = sl_kernel_timer_calibrate(timer, table, SL_KERNEL_SAMPLE_NS, &calls, err);

@@ -76,6 +76,49 @@ static bool one_function(const sl_kernel_tune_measurements *m, int entry)
     return true;
 }
 
+/* The entry's time in table t in round r: the geometric mean over the
+ * entry's cases of round r's sample, or 0 when a case has none. */
+static double round_score(const sl_kernel_tune_measurements *m, int entry, int t, int r)
+{
+    double log_sum = 0.0;
+    int n = 0;
+    for (int c = 0; c < m->ncases; c++) {
+        if ((int)m->cases[c]->entry_id != entry)
+            continue;
+        const sl_kernel_tune_cell *cell = resolved(m, c, t);
+        if (cell->status != SL_OK || r >= cell->nsamples || !(cell->samples_ns[r] > 0.0))
+            return 0.0;
+        log_sum += log(cell->samples_ns[r]);
+        n++;
+    }
+    return n ? exp(log_sum / n) : 0.0;
+}
+
+/* Whether a was faster than b in more rounds than chance allows: a
+ * one-sided sign test over the paired rounds (a table's samples of one
+ * round were taken next to each other, so a drift of the machine falls on
+ * both), the chance that a table no faster wins as many rounds under
+ * SL_KERNEL_TUNE_ALPHA. Fewer than 5 rounds can never pass it. */
+static bool wins_most_rounds(const sl_kernel_tune_measurements *m, int entry, int a, int b)
+{
+    int wins = 0, n = 0;
+    for (int r = 0; r < SL_KERNEL_TUNE_MAX_ROUNDS; r++) {
+        double sa = round_score(m, entry, a, r), sb = round_score(m, entry, b, r);
+        if (sa > 0.0 && sb > 0.0) {
+            wins += sa < sb;
+            n++;
+        }
+    }
+    /* P(X >= wins) for X ~ Binomial(n, 1/2). */
+    double tail = 0.0, binomial = 1.0;
+    for (int k = 0; k <= n; k++) {
+        if (k >= wins)
+            tail += binomial;
+        binomial = binomial * (n - k) / (k + 1);
+    }
+    return n > 0 && tail / ldexp(1.0, n) < SL_KERNEL_TUNE_ALPHA;
+}
+
 /* Whether a beats b: less time, or the same time and a is the default, or
  * the same time, neither the default, and a comes later in the registry. */
 static bool beats(double score_a, int a, double score_b, int b, int default_table)
@@ -108,7 +151,8 @@ static sl_kernel_table_id choose(const sl_kernel_tune_measurements *m, int entry
         return SL_TABLE_REFERENCE;
     int def = (int)m->default_table;
     double default_score = m->candidate[def] ? out->score_ns[entry][def] : 0.0;
-    if (default_score > 0.0 && out->score_ns[entry][best] > default_score * (1.0 - SL_KERNEL_TUNE_MARGIN))
+    if (default_score > 0.0 && (out->score_ns[entry][best] > default_score * (1.0 - SL_KERNEL_TUNE_MARGIN) ||
+                                !wins_most_rounds(m, entry, best, def)))
         return m->default_table;
     return (sl_kernel_table_id)best;
 }
@@ -188,7 +232,10 @@ static sl_status time_case(sl_kernel_tune_measurements *m, int c, const sl_kerne
     int tables[SL_TABLE_COUNT], n = 0;
     int64_t calls[SL_TABLE_COUNT] = {0};
     sl_kernel_timer *timer = NULL;
-    sl_status st = sl_kernel_timer_open(m->cases[c], &timer, err);
+    /* The thread's CPU time: on a machine shared with other processes, a
+     * sample the scheduler interrupted would otherwise count their time as
+     * this kernel's, and the choice would follow the neighbours' load. */
+    sl_status st = sl_kernel_timer_open(m->cases[c], SL_KERNEL_CLOCK_THREAD_CPU, &timer, err);
     for (int t = 0; st == SL_OK && t < SL_TABLE_COUNT; t++) {
         sl_kernel_tune_cell *cell = &m->cells[c][t];
         if (!m->candidate[t] || cell->same_as >= 0 || cell->status != SL_OK)

@@ -75,14 +75,20 @@ sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *ta
  * machine drifts. sl_kernel_case_time is one table's use of it. */
 typedef struct sl_kernel_timer sl_kernel_timer;
 
+/* The clock a timer reads: the wall clock (sl_now_ns), or the thread's CPU
+ * time (sl_thread_cpu_ns), which on a machine shared with other processes
+ * leaves out the time the scheduler gave them. */
+typedef enum sl_kernel_clock { SL_KERNEL_CLOCK_WALL = 0, SL_KERNEL_CLOCK_THREAD_CPU } sl_kernel_clock;
+
 /* Makes the case's inputs (the sets sl_kernel_case_time rotates over). */
-sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_timer **out, sl_err *err);
+sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_clock clock, sl_kernel_timer **out, sl_err *err);
 /* The calls of `table`'s entry that one sample takes so that it lasts at
  * least sample_ns (doubling from 1, capped at 2^22 calls): the warmup.
  * SL_EUNSUPPORTED, with the reason, for a table this CPU cannot run. */
 sl_status sl_kernel_timer_calibrate(sl_kernel_timer *timer, const sl_kernel_table *table, int64_t sample_ns,
                                     int64_t *calls, sl_err *err);
-/* One sample: the mean nanoseconds per call over `calls` calls. */
+/* One sample: the mean nanoseconds per call over `calls` calls, on the
+ * timer's clock (the calibration reads it too). */
 double sl_kernel_timer_sample(sl_kernel_timer *timer, const sl_kernel_table *table, int64_t calls);
 void sl_kernel_timer_close(sl_kernel_timer *timer);
 

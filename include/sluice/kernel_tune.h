@@ -38,10 +38,12 @@ extern "C" {
 #define SL_KERNELS_AUTO "auto"
 
 /* A candidate displaces the flag-chosen default only when it is faster by
- * more than this fraction: below it, two tables cannot be told apart on a
- * shared machine, and keeping the default keeps the choice stable from one
- * tuning to the next. */
+ * more than SL_KERNEL_TUNE_MARGIN and faster in more of the paired rounds
+ * than chance allows (a one-sided sign test at SL_KERNEL_TUNE_ALPHA): below
+ * either, two tables cannot be told apart on a shared machine, and keeping
+ * the default keeps the choice stable from one tuning to the next. */
 #define SL_KERNEL_TUNE_MARGIN 0.03
+#define SL_KERNEL_TUNE_ALPHA  0.05
 
 #define SL_KERNEL_TUNE_MAX_ROUNDS 15
 #define SL_KERNEL_TUNE_MAX_CASES  96
@@ -107,7 +109,10 @@ void sl_kernel_tune_candidates(bool candidate[SL_TABLE_COUNT]);
  * samples (so each shape counts alike, whatever its size). The least score
  * wins; a tie goes to the default table, then to the later table in
  * registry order. The default keeps the entry unless the winner is faster
- * by more than SL_KERNEL_TUNE_MARGIN. An entry with no case, or whose
+ * by more than SL_KERNEL_TUNE_MARGIN and, round by round (the geometric
+ * mean of the cases' samples of one round), faster in more rounds than a
+ * one-sided sign test at SL_KERNEL_TUNE_ALPHA puts down to chance: 5 of 5
+ * rounds, 8 of 9, 12 of 15. An entry with no case, or whose
  * candidates all share one function, keeps the default; an entry where no
  * candidate has a time (each failed its check) falls back to the reference,
  * which is correct by definition. */

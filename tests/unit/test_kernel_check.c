@@ -153,7 +153,7 @@ Test(kernel_check, a_timer_times_several_tables_on_one_set_of_inputs)
     cr_assert_not_null(c);
     sl_kernel_timer *timer = NULL;
     sl_err err = {0};
-    cr_assert_eq(sl_kernel_timer_open(c, &timer, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_kernel_timer_open(c, SL_KERNEL_CLOCK_THREAD_CPU, &timer, &err), SL_OK, "%s", err.msg);
     const sl_kernel_table *tables[] = {sl_kernels_reference(), sl_kernels_find("cpu-generic")};
     for (int i = 0; i < 2; i++) {
         int64_t calls = 0;
@@ -168,6 +168,6 @@ Test(kernel_check, a_timer_times_several_tables_on_one_set_of_inputs)
     cr_expect_eq(calls, 0);
     sl_cpu_features_mask(~0u);
     sl_kernel_timer_close(timer);
-    cr_expect_eq(sl_kernel_timer_open(NULL, &timer, &err), SL_EINVAL);
+    cr_expect_eq(sl_kernel_timer_open(NULL, SL_KERNEL_CLOCK_WALL, &timer, &err), SL_EINVAL);
     cr_expect_null(timer);
 }

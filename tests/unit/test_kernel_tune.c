@@ -116,11 +116,11 @@ Test(kernel_tune, ties_go_to_the_default_then_to_the_later_table)
     cr_expect_eq(chosen(m, SL_ENTRY_moments), SL_TABLE_AVX512, "all equal: the default");
 
     /* generic and avx2 tie at 400, both well below the default's 1000. */
-    double fast[] = {400.0, 400.0, 400.0}, slow[] = {1000.0, 1000.0, 1000.0};
-    samples(m, c, SL_TABLE_GENERIC, 3, fast);
-    samples(m, c, SL_TABLE_AVX2, 3, fast);
-    samples(m, c, SL_TABLE_AVX512_256, 3, slow);
-    samples(m, c, SL_TABLE_AVX512, 3, slow);
+    double fast[] = {400.0, 400.0, 400.0, 400.0, 400.0}, slow[] = {1000.0, 1000.0, 1000.0, 1000.0, 1000.0};
+    samples(m, c, SL_TABLE_GENERIC, 5, fast);
+    samples(m, c, SL_TABLE_AVX2, 5, fast);
+    samples(m, c, SL_TABLE_AVX512_256, 5, slow);
+    samples(m, c, SL_TABLE_AVX512, 5, slow);
     cr_expect_eq(chosen(m, SL_ENTRY_moments), SL_TABLE_AVX2, "a tie without the default: the later table");
     free(m);
 }
@@ -139,6 +139,26 @@ Test(kernel_tune, one_outlying_sample_does_not_decide)
     samples(m, c, SL_TABLE_AVX512, 5, default_hiccup);
     samples(m, c, SL_TABLE_AVX2, 5, (double[]){1000.0, 1000.0, 1000.0, 1000.0, 1000.0});
     cr_expect_eq(chosen(m, SL_ENTRY_affine_f32), SL_TABLE_AVX512, "one slow sample of the default does not lose it");
+    free(m);
+}
+
+/* A median far below the default's is not enough: the candidate must also
+ * win the paired rounds more often than chance, so a table whose median
+ * came from a lucky stretch of a noisy machine keeps losing to the
+ * default. 5 of 5 rounds passes the sign test (p = 1/32); 4 of 5 does not
+ * (p = 6/32), nor do 4 rounds out of 4 (p = 1/16). */
+Test(kernel_tune, the_candidate_must_win_the_paired_rounds)
+{
+    sl_kernel_tune_measurements *m = simulated(SL_TABLE_AVX512);
+    int c = add_case(m, "log1p", "13");
+    times(m, c, 1000.0, SL_TABLE_AVX512, 1.0);
+    samples(m, c, SL_TABLE_AVX2, 5, (double[]){500.0, 500.0, 500.0, 500.0, 1200.0});
+    cr_expect_eq(chosen(m, SL_ENTRY_log1p), SL_TABLE_AVX512, "4 of 5 rounds: the default stays");
+    samples(m, c, SL_TABLE_AVX2, 5, (double[]){500.0, 500.0, 500.0, 500.0, 999.0});
+    cr_expect_eq(chosen(m, SL_ENTRY_log1p), SL_TABLE_AVX2, "5 of 5 rounds: the candidate");
+    for (int t = SL_TABLE_GENERIC; t < SL_TABLE_COUNT; t++)
+        m->cells[c][t].nsamples = 4;
+    cr_expect_eq(chosen(m, SL_ENTRY_log1p), SL_TABLE_AVX512, "4 rounds cannot pass the test");
     free(m);
 }
 
