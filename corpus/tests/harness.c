@@ -359,6 +359,9 @@ void harness_check_equivalence(const char *id, const char *variant)
     sl_kernel_table assembled[2];
     int nassembled = assembled_tables(id, assembled);
     for (int a = 0; a < nassembled; a++) {
+        /* Assembled tables share one cache slot (SL_TABLE_ASSEMBLED): each
+         * fills its own cache op's cache, not reads the last one's. */
+        sl_pipeline_cache_reset(instance->pipeline);
         run_output out;
         sl_run_request request = {.start = {0, 0}, .threads = 1, .kernels = &assembled[a]};
         harness_run_request(instance, "fused", &request, &out);

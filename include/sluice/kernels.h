@@ -358,7 +358,10 @@ typedef enum sl_kernel_table_id {
     /* A table assembled entry by entry from registered ones
      * (sl_kernels_assemble). It is not registered, but it has an id of its
      * own, so that what an executor keeps per table (a cache op's cache)
-     * stays apart from the registered tables'. */
+     * stays apart from the registered tables'. Every assembled table shares
+     * it: a program runs one (auto), and one that runs several on a
+     * pipeline with a cache op resets the cache between them
+     * (sl_pipeline_cache_reset). */
     SL_TABLE_ASSEMBLED = SL_TABLE_COUNT,
     SL_TABLE_SLOTS
 } sl_kernel_table_id;
