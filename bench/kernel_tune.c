@@ -23,6 +23,17 @@ void sl_kernel_tune_candidates(bool candidate[SL_TABLE_COUNT])
         candidate[t] = t != SL_TABLE_REFERENCE && sl_kernel_table_supported(sl_kernel_table_at(t), NULL, 0);
 }
 
+int sl_kernel_tune_candidate_ids(sl_kernel_table_id ids[SL_TABLE_COUNT])
+{
+    bool candidate[SL_TABLE_COUNT];
+    sl_kernel_tune_candidates(candidate);
+    int n = 0;
+    for (int t = 0; t < SL_TABLE_COUNT; t++)
+        if (candidate[t])
+            ids[n++] = (sl_kernel_table_id)t;
+    return n;
+}
+
 /* --- the selection ---------------------------------------------------------------- */
 
 /* The cell that holds a table's samples: its own, or the one of the table
@@ -35,9 +46,10 @@ static const sl_kernel_tune_cell *resolved(const sl_kernel_tune_measurements *m,
     return cell;
 }
 
-/* The geometric mean over the entry's cases of the table's median, or 0
- * when some case has no time for it. */
-static double entry_score(const sl_kernel_tune_measurements *m, int entry, int t, int *ncases)
+/* The geometric mean over the entry's cases of the table's median (round
+ * -1) or of its sample of one round, or 0 when a case has none. Each case
+ * counts alike, whatever its size. */
+static double entry_time(const sl_kernel_tune_measurements *m, int entry, int t, int round)
 {
     double log_sum = 0.0;
     int n = 0;
@@ -45,15 +57,14 @@ static double entry_score(const sl_kernel_tune_measurements *m, int entry, int t
         if ((int)m->cases[c]->entry_id != entry)
             continue;
         const sl_kernel_tune_cell *cell = resolved(m, c, t);
-        if (cell->status != SL_OK || cell->nsamples < 1)
+        if (cell->status != SL_OK || cell->nsamples < 1 || round >= cell->nsamples)
             return 0.0;
-        double median = sl_median_f64(cell->samples_ns, (size_t)cell->nsamples);
-        if (!(median > 0.0))
+        double ns = round < 0 ? sl_median_f64(cell->samples_ns, (size_t)cell->nsamples) : cell->samples_ns[round];
+        if (!(ns > 0.0))
             return 0.0;
-        log_sum += log(median);
+        log_sum += log(ns);
         n++;
     }
-    *ncases = n;
     return n ? exp(log_sum / n) : 0.0;
 }
 
@@ -76,24 +87,6 @@ static bool one_function(const sl_kernel_tune_measurements *m, int entry)
     return true;
 }
 
-/* The entry's time in table t in round r: the geometric mean over the
- * entry's cases of round r's sample, or 0 when a case has none. */
-static double round_score(const sl_kernel_tune_measurements *m, int entry, int t, int r)
-{
-    double log_sum = 0.0;
-    int n = 0;
-    for (int c = 0; c < m->ncases; c++) {
-        if ((int)m->cases[c]->entry_id != entry)
-            continue;
-        const sl_kernel_tune_cell *cell = resolved(m, c, t);
-        if (cell->status != SL_OK || r >= cell->nsamples || !(cell->samples_ns[r] > 0.0))
-            return 0.0;
-        log_sum += log(cell->samples_ns[r]);
-        n++;
-    }
-    return n ? exp(log_sum / n) : 0.0;
-}
-
 /* Whether a was faster than b in more rounds than chance allows: a
  * one-sided sign test over the paired rounds (a table's samples of one
  * round were taken next to each other, so a drift of the machine falls on
@@ -103,7 +96,7 @@ static bool wins_most_rounds(const sl_kernel_tune_measurements *m, int entry, in
 {
     int wins = 0, n = 0;
     for (int r = 0; r < SL_KERNEL_TUNE_MAX_ROUNDS; r++) {
-        double sa = round_score(m, entry, a, r), sb = round_score(m, entry, b, r);
+        double sa = entry_time(m, entry, a, r), sb = entry_time(m, entry, b, r);
         if (sa > 0.0 && sb > 0.0) {
             wins += sa < sb;
             n++;
@@ -132,11 +125,11 @@ static bool beats(double score_a, int a, double score_b, int b, int default_tabl
 
 static sl_kernel_table_id choose(const sl_kernel_tune_measurements *m, int entry, sl_kernel_tuning *out)
 {
-    int best = -1, ncases = 0;
+    int best = -1;
     for (int t = 0; t < SL_TABLE_COUNT; t++) {
         if (!m->candidate[t])
             continue;
-        out->score_ns[entry][t] = entry_score(m, entry, t, &ncases);
+        out->score_ns[entry][t] = entry_time(m, entry, t, -1);
         double score = out->score_ns[entry][t];
         if (score > 0.0 && (best < 0 || beats(score, t, out->score_ns[entry][best], best, (int)m->default_table)))
             best = t;

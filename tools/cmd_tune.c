@@ -45,24 +45,12 @@ static void format_ns(char *buf, size_t size, double ns)
         snprintf(buf, size, "%.3g ms", ns * 1e-6);
 }
 
-/* The candidate tables, in registry order. */
-static int candidate_tables(int *ids)
-{
-    bool candidate[SL_TABLE_COUNT];
-    sl_kernel_tune_candidates(candidate);
-    int n = 0;
-    for (int t = 0; t < SL_TABLE_COUNT; t++)
-        if (candidate[t])
-            ids[n++] = t;
-    return n;
-}
-
 /* One row per kernel: each table's time, the choice, and how much faster
  * the choice is than the flag-chosen default. */
 static void print_choice(const sl_kernel_tuning *t)
 {
-    int ids[SL_TABLE_COUNT];
-    int n = candidate_tables(ids);
+    sl_kernel_table_id ids[SL_TABLE_COUNT];
+    int n = sl_kernel_tune_candidate_ids(ids);
     const char *headers[SL_TABLE_COUNT + 3] = {"kernel"};
     sl__align align[SL_TABLE_COUNT + 3] = {SL__LEFT};
     for (int k = 0; k < n; k++) {
@@ -101,8 +89,8 @@ static void print_choice(const sl_kernel_tuning *t)
  * function of one to its left. */
 static void print_cases(const sl_kernel_tune_measurements *m)
 {
-    int ids[SL_TABLE_COUNT];
-    int n = candidate_tables(ids);
+    sl_kernel_table_id ids[SL_TABLE_COUNT];
+    int n = sl_kernel_tune_candidate_ids(ids);
     const char *headers[SL_TABLE_COUNT + 3] = {"kernel", "shape", "from"};
     sl__align align[SL_TABLE_COUNT + 3] = {SL__LEFT, SL__LEFT, SL__LEFT};
     for (int k = 0; k < n; k++) {

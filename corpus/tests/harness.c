@@ -269,18 +269,6 @@ static bool harness_is_peer(const sl_adapter *adapter)
     return strncmp(adapter->name, "peer:", 5) == 0;
 }
 
-/* The candidates of a tuned table, in registry order. */
-static int tune_candidates(sl_kernel_table_id *ids)
-{
-    bool candidate[SL_TABLE_COUNT];
-    sl_kernel_tune_candidates(candidate);
-    int n = 0;
-    for (int t = 0; t < SL_TABLE_COUNT; t++)
-        if (candidate[t])
-            ids[n++] = (sl_kernel_table_id)t;
-    return n;
-}
-
 /* The assembled tables the equivalence check runs beside the registered
  * ones. The tuned table, "auto", is what `sluice` runs by default: the
  * choice measured on this machine, read from the test suite's own cache
@@ -295,7 +283,7 @@ static int assembled_tables(const char *id, sl_kernel_table *out)
     sl_kernels_auto_report report;
     cr_assert_eq(sl_kernels_auto(&out[0], NULL, &report, &err), SL_OK, "the tuned table: %s", err.msg);
     sl_kernel_table_id ids[SL_TABLE_COUNT];
-    int n = tune_candidates(ids);
+    int n = sl_kernel_tune_candidate_ids(ids);
     int shift = 0;
     for (const char *c = id; *c; c++)
         shift += (unsigned char)*c;

@@ -102,6 +102,8 @@ typedef struct sl_kernel_tuning {
  * order than the BLAS the optimized tables share, so choosing it would
  * change MM-2's bits). */
 void sl_kernel_tune_candidates(bool candidate[SL_TABLE_COUNT]);
+/* The same as a list of ids in registry order; returns how many. */
+int sl_kernel_tune_candidate_ids(sl_kernel_table_id ids[SL_TABLE_COUNT]);
 
 /* The pure selection. Per entry, a candidate has a time only when every
  * one of the entry's cases has an SL_OK cell with samples for it; its

@@ -293,10 +293,18 @@ Test(kernel_tune, candidates_are_the_optimized_tables_this_cpu_runs)
     for (int t = 0; t < SL_TABLE_COUNT; t++)
         if (candidate[t])
             cr_expect(sl_kernel_table_supported(sl_kernel_table_at(t), NULL, 0));
+    sl_kernel_table_id ids[SL_TABLE_COUNT];
+    int n = sl_kernel_tune_candidate_ids(ids), listed = 0;
+    for (int t = 0; t < SL_TABLE_COUNT; t++)
+        if (candidate[t])
+            cr_expect_eq(ids[listed++], (sl_kernel_table_id)t, "the list is the flags' candidates in order");
+    cr_expect_eq(n, listed);
     sl_cpu_features_mask(0);
     sl_kernel_tune_candidates(candidate);
     for (int t = 0; t < SL_TABLE_COUNT; t++)
         cr_expect_eq(candidate[t], t == SL_TABLE_GENERIC, "%s", sl_kernel_table_at(t)->name);
+    cr_expect_eq(sl_kernel_tune_candidate_ids(ids), 1);
+    cr_expect_eq(ids[0], SL_TABLE_GENERIC);
     sl_cpu_features_mask(~0u);
 }
 
