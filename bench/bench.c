@@ -181,7 +181,7 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
      * reused buffer). Either alone is a floor, so the larger is; their sum
      * need not be, since loads and stores overlap. */
     double write_ns =
-        options->write_ns_per_batch > 0.0 ? options->write_ns_per_batch : sl_probe_write_ns_per_batch(batch_bytes, 5);
+        options->write_ns_per_batch > 0.0 ? options->write_ns_per_batch : sl_probe_write_ns_per_batch(batch_bytes);
     double hardware_ns = gather_ns > write_ns ? gather_ns : write_ns;
     if (write_ns > 0.0 && p50_ns > 0.0) {
         sl_record_add_metric(record, "write_probe_ns_per_batch", write_ns, "ns");
@@ -719,8 +719,11 @@ static void use_buffer(void *dst)
 
 #define PROBE_SOURCE_BYTES ((size_t)64 << 20)
 #define PROBE_MIN_NS ((int64_t)20 * 1000 * 1000)
-/* The write probe stores into the cache: a few milliseconds settle it. */
-#define WRITE_PROBE_MIN_NS ((int64_t)2 * 1000 * 1000)
+/* The write probe stores into the cache: a few milliseconds, and enough
+ * calls for a median, settle it. */
+#define WRITE_PROBE_MIN_NS    ((int64_t)2 * 1000 * 1000)
+#define WRITE_PROBE_MIN_CALLS 64
+#define WRITE_PROBE_MAX_CALLS 4096
 
 double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions)
 {
@@ -769,28 +772,29 @@ done:
     return result;
 }
 
-double sl_probe_write_ns_per_batch(size_t batch_bytes, int repetitions)
+double sl_probe_write_ns_per_batch(size_t batch_bytes)
 {
-    if (batch_bytes == 0 || repetitions <= 0)
+    if (batch_bytes == 0)
         return 0.0;
     unsigned char *dst = sl__aligned_alloc(SL_ALIGN, batch_bytes);
-    double *samples = malloc((size_t)repetitions * sizeof *samples);
+    double *samples = malloc(WRITE_PROBE_MAX_CALLS * sizeof *samples);
     double result = 0.0;
     if (dst && samples) {
         /* The first pass faults the pages in and brings the lines into the
-         * cache, as a reused batch buffer is. */
+         * cache, as a reused batch buffer is. Then every store of the batch
+         * is one sample, as every batch is one latency: on a shared machine
+         * a call the scheduler interrupts is an outlier the median leaves
+         * out, where a longer sample would carry the interruption. */
         memset(dst, 0, batch_bytes);
-        for (int r = 0; r < repetitions; r++) {
-            int64_t calls = 0, start = sl_now_ns(), elapsed = 0;
-            while (elapsed < WRITE_PROBE_MIN_NS) {
-                memset(dst, (int)(calls & 0x7f), batch_bytes);
-                use_buffer(dst);
-                calls++;
-                elapsed = sl_now_ns() - start;
-            }
-            samples[r] = (double)elapsed / (double)calls;
+        int n = 0;
+        int64_t start = sl_now_ns();
+        while (n < WRITE_PROBE_MAX_CALLS && (n < WRITE_PROBE_MIN_CALLS || sl_now_ns() - start < WRITE_PROBE_MIN_NS)) {
+            int64_t t0 = sl_now_ns();
+            memset(dst, (int)(n & 0x7f), batch_bytes);
+            use_buffer(dst);
+            samples[n++] = (double)(sl_now_ns() - t0);
         }
-        result = sl_median_f64(samples, (size_t)repetitions);
+        result = sl_median_f64(samples, (size_t)n);
     }
     free(samples);
     free(dst);

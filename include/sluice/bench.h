@@ -103,12 +103,13 @@ double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, const sl_kern
 double sl_probe_roofline_best(const sl_pipeline *pipeline, const sl_kernel_table *run_kernels, int repetitions,
                               const sl_kernel_table **fastest);
 
-/* The write probe: the median time of storing batch_bytes into one reused
- * buffer (memset), over `repetitions` of at least 2 ms each: the least a
- * batch of that many output bytes costs to write, whatever computes it. With the gather probe
- * (the least its reads cost) it makes the hardware bound that no kernel
- * table moves (docs/cli.md, fraction_of_hardware_bound). 0 for 0 bytes. */
-double sl_probe_write_ns_per_batch(size_t batch_bytes, int repetitions);
+/* The write probe: the median time of one store of batch_bytes into one
+ * reused buffer (memset), over at least 64 stores and 2 ms, each timed
+ * alone as a batch is: the least a batch of that many output bytes costs
+ * to write, whatever computes it. With the gather probe (the least its
+ * reads cost) it makes the hardware bound that no kernel table moves
+ * (docs/cli.md, fraction_of_hardware_bound). 0 for 0 bytes. */
+double sl_probe_write_ns_per_batch(size_t batch_bytes);
 
 /* The gather probe of a pipeline over the batches a run under options
  * measures (after its warmup batches): the median time per batch of just

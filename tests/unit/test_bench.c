@@ -418,6 +418,13 @@ Test(bench, a_record_names_each_kernels_table_and_the_hardware_bound)
     sl_scenario_instance_free(instance);
 }
 
+Test(bench, the_write_probe_measures_a_store_and_nothing_for_no_bytes)
+{
+    cr_expect_eq(sl_probe_write_ns_per_batch(0), 0.0);
+    double ns = sl_probe_write_ns_per_batch(64 * 1024);
+    cr_expect(ns > 0.0 && isfinite(ns), "storing 64 KiB took %g ns", ns);
+}
+
 /* The roofline is the fastest probe among the run's table and every
  * optimized table this CPU runs; the reference is a candidate only as the
  * run's own table. Which one wins is the machine's to say. */
