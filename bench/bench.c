@@ -73,6 +73,11 @@ void sl__record_identify(sl_record *record, const sl_scenario *scenario, const s
     sl__copy_string(record->backend_requested, sizeof record->backend_requested, profile->backend);
     sl__copy_string(record->backend_active, sizeof record->backend_active, adapter->backend);
     sl__copy_string(record->kernels, sizeof record->kernels, kernels != NULL ? kernels->name : "unknown");
+    size_t used = 0;
+    record->kernel_choice[0] = '\0';
+    for (int e = 0; kernels && e < SL_KERNEL_ENTRY_COUNT && used < sizeof record->kernel_choice; e++)
+        used += (size_t)snprintf(record->kernel_choice + used, sizeof record->kernel_choice - used, "%s%s=%s",
+                                 e ? "," : "", sl_kernel_entry_name(e), sl_kernel_table_at(kernels->origin[e])->name);
 }
 
 static void fill_identity(const sl_scenario_instance *instance, const sl_adapter *adapter,
@@ -169,15 +174,18 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
     if (!(overhead_ns > 0.0))
         sl_record_add_metric(record, "overhead_below_probe_resolution", 1.0, "flag");
 
-    double roofline_ns = options->roofline_ns_per_batch > 0.0 ? options->roofline_ns_per_batch
-                                                              : sl_probe_roofline_ns_per_batch(instance->pipeline,
-                                                                                               run_kernels(options), 21);
+    const sl_kernel_table *roofline_kernels = options->roofline_kernels;
+    double roofline_ns = options->roofline_ns_per_batch > 0.0
+                             ? options->roofline_ns_per_batch
+                             : sl_probe_roofline_best(instance->pipeline, run_kernels(options), 21, &roofline_kernels);
     if (roofline_ns > 0.0) {
         /* Elements/s of the probe: a full batch per roofline_ns. */
         double roofline_elements_per_s = (double)sl_pipeline_get_spec(instance->pipeline)->batch_size / roofline_ns * 1e9;
         sl_record_add_metric(record, "roofline_ns_per_batch", roofline_ns, "ns");
         sl_record_add_metric(record, "fraction_of_roofline", sl_record_elements_per_s(record) / roofline_elements_per_s,
                              "ratio");
+        if (roofline_kernels)
+            sl__copy_string(record->roofline_kernels, sizeof record->roofline_kernels, roofline_kernels->name);
     }
 
     double gather_ns = options->gather_ns_per_batch > 0.0 ? options->gather_ns_per_batch
@@ -186,6 +194,20 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
     if (gather_ns > 0.0 && p50_ns > 0.0) {
         sl_record_add_metric(record, "gather_probe_ns_per_batch", gather_ns, "ns");
         sl_record_add_metric(record, "fraction_of_gather", gather_ns / p50_ns, "ratio");
+    }
+
+    /* The bound no kernel table moves: a batch must fetch its source bytes
+     * (the gather probe, in the run's order and storage) and write its
+     * output bytes (the write probe: storing that many bytes into one
+     * reused buffer). Either alone is a floor, so the larger is; their sum
+     * need not be, since loads and stores overlap. */
+    double write_ns =
+        options->write_ns_per_batch > 0.0 ? options->write_ns_per_batch : sl_probe_write_ns_per_batch(batch_bytes);
+    double hardware_ns = gather_ns > write_ns ? gather_ns : write_ns;
+    if (write_ns > 0.0 && p50_ns > 0.0) {
+        sl_record_add_metric(record, "write_probe_ns_per_batch", write_ns, "ns");
+        sl_record_add_metric(record, "hardware_bound_ns_per_batch", hardware_ns, "ns");
+        sl_record_add_metric(record, "fraction_of_hardware_bound", hardware_ns / p50_ns, "ratio");
     }
 }
 
@@ -212,6 +234,27 @@ double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, const sl_kern
         ns = 0.0;
     sl_fused_free(fused);
     return ns;
+}
+
+double sl_probe_roofline_best(const sl_pipeline *pipeline, const sl_kernel_table *run_kernels, int repetitions,
+                              const sl_kernel_table **fastest)
+{
+    const sl_kernel_table *best_table = NULL;
+    double best = 0.0;
+    for (int t = -1; t < sl_kernel_table_count(); t++) {
+        const sl_kernel_table *table = t < 0 ? run_kernels : sl_kernel_table_at(t);
+        if (!table ||
+            (t >= 0 && (t == SL_TABLE_REFERENCE || table == run_kernels || !sl_kernel_table_supported(table, NULL, 0))))
+            continue;
+        double ns = sl_probe_roofline_ns_per_batch(pipeline, table, repetitions);
+        if (ns > 0.0 && (best == 0.0 || ns < best)) {
+            best = ns;
+            best_table = table;
+        }
+    }
+    if (fastest)
+        *fastest = best_table;
+    return best;
 }
 
 /* The batches a run measures: warmup batches from the start of epoch 0,
@@ -772,6 +815,11 @@ static void use_buffer(void *dst)
 
 #define PROBE_SOURCE_BYTES ((size_t)64 << 20)
 #define PROBE_MIN_NS ((int64_t)20 * 1000 * 1000)
+/* The write probe stores into the cache: a few milliseconds, and enough
+ * calls for a median, settle it. */
+#define WRITE_PROBE_MIN_NS    ((int64_t)2 * 1000 * 1000)
+#define WRITE_PROBE_MIN_CALLS 64
+#define WRITE_PROBE_MAX_CALLS 4096
 
 double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions)
 {
@@ -817,5 +865,34 @@ done:
     free(rates);
     free(dst);
     free(source);
+    return result;
+}
+
+double sl_probe_write_ns_per_batch(size_t batch_bytes)
+{
+    if (batch_bytes == 0)
+        return 0.0;
+    unsigned char *dst = sl__aligned_alloc(SL_ALIGN, batch_bytes);
+    double *samples = malloc(WRITE_PROBE_MAX_CALLS * sizeof *samples);
+    double result = 0.0;
+    if (dst && samples) {
+        /* The first pass faults the pages in and brings the lines into the
+         * cache, as a reused batch buffer is. Then every store of the batch
+         * is one sample, as every batch is one latency: on a shared machine
+         * a call the scheduler interrupts is an outlier the median leaves
+         * out, where a longer sample would carry the interruption. */
+        memset(dst, 0, batch_bytes);
+        int n = 0;
+        int64_t start = sl_now_ns();
+        while (n < WRITE_PROBE_MAX_CALLS && (n < WRITE_PROBE_MIN_CALLS || sl_now_ns() - start < WRITE_PROBE_MIN_NS)) {
+            int64_t t0 = sl_now_ns();
+            memset(dst, (int)(n & 0x7f), batch_bytes);
+            use_buffer(dst);
+            samples[n++] = (double)(sl_now_ns() - t0);
+        }
+        result = sl_median_f64(samples, (size_t)n);
+    }
+    free(samples);
+    free(dst);
     return result;
 }

@@ -17,15 +17,12 @@
  * kernels) have none; "unknown" then says so rather than guess. */
 static void cpu_model(sl_environment *env)
 {
-    _Static_assert(sizeof env->cpu_model == 128, "the sscanf width below follows cpu_model's size");
     sl__copy_string(env->cpu_model, sizeof env->cpu_model, "unknown");
     char *info = NULL;
     size_t len = 0;
     if (sl_read_file("/proc/cpuinfo", &info, &len, NULL) != SL_OK)
         return;
-    const char *line = strncmp(info, "model name", 10) == 0 ? info : strstr(info, "\nmodel name");
-    if (line)
-        sscanf(line, " model name : %127[^\n]", env->cpu_model);
+    sl__cpuinfo_field(info, "model name", env->cpu_model, sizeof env->cpu_model);
     free(info);
 }
 

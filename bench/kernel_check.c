@@ -664,47 +664,39 @@ static void run_rot90(const sl_kernel_table *t, kc_inputs *in, const int64_t *p)
 
 /* --- the registry ---------------------------------------------------------------- */
 
-#define KC_ENUM(entry) KC_##entry,
-enum { SL_KERNEL_ENTRIES(KC_ENUM) KC_ENTRIES };
-#undef KC_ENUM
-
-#define KC_NAME(entry) #entry,
-static const char *const entry_names[KC_ENTRIES] = {SL_KERNEL_ENTRIES(KC_NAME)};
-#undef KC_NAME
-
 /* MM-2's stated tolerance for the BLAS log-mel, in output units
  * (corpus/scenarios/mm2.c; test_kernel_check holds the two equal). */
 #define KC_LOG_MEL_TOLERANCE 1e-3
 
-static const kc_harness harnesses[KC_ENTRIES] = {
-    [KC_permute_strided] = {layout_permute, prepare_permute, run_permute, NULL, 0.0},
-    [KC_normalize_u8] = {layout_normalize_u8, prepare_normalize, run_normalize_u8, NULL, 0.0},
-    [KC_normalize_f32] = {layout_normalize_f32, prepare_normalize, run_normalize_f32, NULL, 0.0},
-    [KC_ew_chain] = {layout_ew_chain, prepare_ew_chain, run_ew_chain, NULL, 0.0},
-    [KC_crop_pad] = {layout_crop_pad, prepare_window, run_crop_pad, bytes_crop_pad, 0.0},
-    [KC_hflip] = {layout_image_in_place, NULL, run_hflip, NULL, 0.0},
-    [KC_pack] = {layout_pack, NULL, run_pack, NULL, 0.0},
-    [KC_moments] = {layout_moments, NULL, run_moments, NULL, 0.0},
-    [KC_channel_moments] = {layout_channel_moments, NULL, run_channel_moments, NULL, 0.0},
-    [KC_crop3d] = {layout_crop3d, prepare_crop3d, run_crop3d, bytes_crop3d, 0.0},
-    [KC_flip3d] = {layout_flip3d, prepare_axes, run_flip3d, NULL, 0.0},
-    [KC_one_hot] = {layout_one_hot, NULL, run_one_hot, NULL, 0.0},
-    [KC_blend] = {layout_blend, prepare_blend, run_blend, NULL, 0.0},
-    [KC_paste_box] = {layout_paste_box, prepare_window, run_paste_box, bytes_paste_box, 0.0},
-    [KC_resize_u8] = {layout_resize_u8, prepare_resize, run_resize_u8, NULL, 0.0},
-    [KC_resize_f32] = {layout_resize_f32, prepare_resize, run_resize_f32, NULL, 0.0},
-    [KC_log_mel] = {layout_log_mel, prepare_log_mel, run_log_mel, NULL, KC_LOG_MEL_TOLERANCE},
-    [KC_trig_rounds] = {layout_trig_rounds, NULL, run_trig_rounds, NULL, 0.0},
-    [KC_log1p] = {layout_log1p, NULL, run_log1p, NULL, 0.0},
-    [KC_hash_ids] = {layout_hash_ids, prepare_hash_ids, run_hash_ids, NULL, 0.0},
-    [KC_bag_offsets] = {layout_bag_offsets, NULL, run_bag_offsets, NULL, 0.0},
-    [KC_pad_rows] = {layout_pad_rows, NULL, run_pad_rows, bytes_pad_rows, 0.0},
-    [KC_length_mask] = {layout_length_mask, NULL, run_length_mask, NULL, 0.0},
-    [KC_affine_f32] = {layout_channels, prepare_affine, run_affine, NULL, 0.0},
-    [KC_dropout] = {layout_dropout, prepare_dropout, run_dropout, NULL, 0.0},
-    [KC_mul_channels] = {layout_channels, prepare_factors, run_mul_channels, NULL, 0.0},
-    [KC_affine_grads] = {layout_affine_grads, NULL, run_affine_grads, NULL, 0.0},
-    [KC_rot90] = {layout_rot90, prepare_axes, run_rot90, NULL, 0.0},
+static const kc_harness harnesses[SL_KERNEL_ENTRY_COUNT] = {
+    [SL_ENTRY_permute_strided] = {layout_permute, prepare_permute, run_permute, NULL, 0.0},
+    [SL_ENTRY_normalize_u8] = {layout_normalize_u8, prepare_normalize, run_normalize_u8, NULL, 0.0},
+    [SL_ENTRY_normalize_f32] = {layout_normalize_f32, prepare_normalize, run_normalize_f32, NULL, 0.0},
+    [SL_ENTRY_ew_chain] = {layout_ew_chain, prepare_ew_chain, run_ew_chain, NULL, 0.0},
+    [SL_ENTRY_crop_pad] = {layout_crop_pad, prepare_window, run_crop_pad, bytes_crop_pad, 0.0},
+    [SL_ENTRY_hflip] = {layout_image_in_place, NULL, run_hflip, NULL, 0.0},
+    [SL_ENTRY_pack] = {layout_pack, NULL, run_pack, NULL, 0.0},
+    [SL_ENTRY_moments] = {layout_moments, NULL, run_moments, NULL, 0.0},
+    [SL_ENTRY_channel_moments] = {layout_channel_moments, NULL, run_channel_moments, NULL, 0.0},
+    [SL_ENTRY_crop3d] = {layout_crop3d, prepare_crop3d, run_crop3d, bytes_crop3d, 0.0},
+    [SL_ENTRY_flip3d] = {layout_flip3d, prepare_axes, run_flip3d, NULL, 0.0},
+    [SL_ENTRY_one_hot] = {layout_one_hot, NULL, run_one_hot, NULL, 0.0},
+    [SL_ENTRY_blend] = {layout_blend, prepare_blend, run_blend, NULL, 0.0},
+    [SL_ENTRY_paste_box] = {layout_paste_box, prepare_window, run_paste_box, bytes_paste_box, 0.0},
+    [SL_ENTRY_resize_u8] = {layout_resize_u8, prepare_resize, run_resize_u8, NULL, 0.0},
+    [SL_ENTRY_resize_f32] = {layout_resize_f32, prepare_resize, run_resize_f32, NULL, 0.0},
+    [SL_ENTRY_log_mel] = {layout_log_mel, prepare_log_mel, run_log_mel, NULL, KC_LOG_MEL_TOLERANCE},
+    [SL_ENTRY_trig_rounds] = {layout_trig_rounds, NULL, run_trig_rounds, NULL, 0.0},
+    [SL_ENTRY_log1p] = {layout_log1p, NULL, run_log1p, NULL, 0.0},
+    [SL_ENTRY_hash_ids] = {layout_hash_ids, prepare_hash_ids, run_hash_ids, NULL, 0.0},
+    [SL_ENTRY_bag_offsets] = {layout_bag_offsets, NULL, run_bag_offsets, NULL, 0.0},
+    [SL_ENTRY_pad_rows] = {layout_pad_rows, NULL, run_pad_rows, bytes_pad_rows, 0.0},
+    [SL_ENTRY_length_mask] = {layout_length_mask, NULL, run_length_mask, NULL, 0.0},
+    [SL_ENTRY_affine_f32] = {layout_channels, prepare_affine, run_affine, NULL, 0.0},
+    [SL_ENTRY_dropout] = {layout_dropout, prepare_dropout, run_dropout, NULL, 0.0},
+    [SL_ENTRY_mul_channels] = {layout_channels, prepare_factors, run_mul_channels, NULL, 0.0},
+    [SL_ENTRY_affine_grads] = {layout_affine_grads, NULL, run_affine_grads, NULL, 0.0},
+    [SL_ENTRY_rot90] = {layout_rot90, prepare_axes, run_rot90, NULL, 0.0},
 };
 
 typedef struct kc_spec {
@@ -717,76 +709,76 @@ typedef struct kc_spec {
 /* Every entry at the element sizes the scenarios run it on, then at sizes
  * that are no multiple of a vector width (origin "odd"). */
 static const kc_spec specs[] = {
-    {KC_permute_strided, "64 of 10000", "CV-1", {10000, 64, 1}},
-    {KC_permute_strided, "64 of 2000 by 4", "DIST-1", {2000, 64, 4}},
-    {KC_permute_strided, "17 of 1001", "odd", {1001, 17, 1}},
-    {KC_permute_strided, "1 of 7", "odd", {7, 1, 1}},
-    {KC_normalize_u8, "32x32x3", "CV-1", {1024, 3}},
-    {KC_normalize_u8, "64x64x3", "IO-1", {4096, 3}},
-    {KC_normalize_u8, "17x3", "odd", {17, 3}},
-    {KC_normalize_u8, "1x7", "odd", {1, 7}},
-    {KC_normalize_f32, "100", "TAB-1", {1, 100}},
-    {KC_normalize_f32, "64x64", "AUG-3", {4096, 1}},
-    {KC_normalize_f32, "64x64x3", "IO-2", {4096, 3}},
-    {KC_normalize_f32, "333x7", "odd", {333, 7}},
-    {KC_ew_chain, "64x64", "PC-1", {4096, 0}},
-    {KC_ew_chain, "64x64x3 noise", "AUG-2", {12288, 1}},
-    {KC_ew_chain, "1001 noise", "odd", {1001, 1}},
-    {KC_ew_chain, "1", "odd", {1, 0}},
-    {KC_crop_pad, "64x64x3 u8", "PR-2", {64, 64, 3, 56, 56}},
-    {KC_crop_pad, "32x32x3 f32", "XFMR-1", {32, 32, 12, 28, 28}},
-    {KC_crop_pad, "17x13x5B", "odd", {17, 13, 5, 15, 11}},
-    {KC_hflip, "64x64x3 u8", "PR-2", {64, 64, 3}},
-    {KC_hflip, "17x13x5B", "odd", {17, 13, 5}},
-    {KC_hflip, "1x1x3", "odd", {1, 1, 3}},
-    {KC_pack, "128", "NLP-1", {128, 128}},
-    {KC_pack, "96 of 128", "NLP-1", {96, 128}},
-    {KC_pack, "17 of 33", "odd", {17, 33}},
-    {KC_moments, "32x32x32", "CV-2", {32768}},
-    {KC_moments, "1001", "odd", {1001}},
-    {KC_moments, "1", "odd", {1}},
-    {KC_channel_moments, "64x64x3", "NNX-1", {4096, 3}},
-    {KC_channel_moments, "17x7", "odd", {17, 7}},
-    {KC_crop3d, "32^3 to 24^3 f32", "CV-2", {32, 32, 32, 4, 24, 24, 24}},
-    {KC_crop3d, "13x11x9 to 5x7x9", "odd", {13, 11, 9, 4, 5, 7, 9}},
-    {KC_flip3d, "24^3 f32", "CV-2", {24, 24, 24, 4}},
-    {KC_flip3d, "3x5x7x5B", "odd", {3, 5, 7, 5}},
-    {KC_one_hot, "128x10", "CV-3", {128, 10}},
-    {KC_one_hot, "17x1001", "odd", {17, 1001}},
-    {KC_blend, "64x64x3", "CV-3", {12288}},
-    {KC_blend, "1001", "odd", {1001}},
-    {KC_paste_box, "64x64x3 f32", "CV-3", {64, 64, 12, 32, 40}},
-    {KC_paste_box, "17x13x5B", "odd", {17, 13, 5, 9, 7}},
-    {KC_resize_u8, "128 to 64 x3", "CV-4", {128, 128, 64, 64, 3}},
-    {KC_resize_u8, "37x53 to 61x19 x3", "odd", {37, 53, 61, 19, 3}},
-    {KC_resize_f32, "64 to 128 x3", "CV-4", {64, 64, 128, 128, 3}},
-    {KC_resize_f32, "37x53 to 61x19 x1", "odd", {37, 53, 61, 19, 1}},
-    {KC_log_mel, "16000", "MM-2", {16000, 16000, 400, 160, 400, 80}},
-    {KC_log_mel, "4001", "odd", {4001, 16000, 400, 160, 400, 80}},
-    {KC_trig_rounds, "64x64x3 x8", "IO-4", {12288, 8}},
-    {KC_trig_rounds, "1001 x3", "odd", {1001, 3}},
-    {KC_log1p, "13", "TAB-2", {13}},
-    {KC_log1p, "1024x13", "TAB-2", {13312}},
-    {KC_log1p, "1001", "odd", {1001}},
-    {KC_hash_ids, "26", "TAB-2", {1, 26}},
-    {KC_hash_ids, "1024x26", "TAB-2", {1024, 26}},
-    {KC_hash_ids, "17x3", "odd", {17, 3}},
-    {KC_bag_offsets, "1024x26", "TAB-2", {1024, 26}},
-    {KC_bag_offsets, "17x3", "odd", {17, 3}},
-    {KC_pad_rows, "32x512 to 384", "NLP-2", {32, 512, 384}},
-    {KC_pad_rows, "17x130 to 129", "odd", {17, 130, 129}},
-    {KC_length_mask, "32x384", "NLP-2", {32, 384}},
-    {KC_length_mask, "17x129", "odd", {17, 129}},
-    {KC_affine_f32, "32x32x3", "PC-5", {1024, 3}},
-    {KC_affine_f32, "17x7", "odd", {17, 7}},
-    {KC_dropout, "32x32x3", "PC-5", {3072}},
-    {KC_dropout, "1001", "odd", {1001}},
-    {KC_mul_channels, "32x32x3", "PC-5", {1024, 3}},
-    {KC_mul_channels, "17x7", "odd", {17, 7}},
-    {KC_affine_grads, "32x32x3", "PC-5", {1024, 3}},
-    {KC_affine_grads, "17x7", "odd", {17, 7}},
-    {KC_rot90, "32x32x3 f32", "XFMR-1", {32, 12}},
-    {KC_rot90, "17x17x5B", "odd", {17, 5}},
+    {SL_ENTRY_permute_strided, "64 of 10000", "CV-1", {10000, 64, 1}},
+    {SL_ENTRY_permute_strided, "64 of 2000 by 4", "DIST-1", {2000, 64, 4}},
+    {SL_ENTRY_permute_strided, "17 of 1001", "odd", {1001, 17, 1}},
+    {SL_ENTRY_permute_strided, "1 of 7", "odd", {7, 1, 1}},
+    {SL_ENTRY_normalize_u8, "32x32x3", "CV-1", {1024, 3}},
+    {SL_ENTRY_normalize_u8, "64x64x3", "IO-1", {4096, 3}},
+    {SL_ENTRY_normalize_u8, "17x3", "odd", {17, 3}},
+    {SL_ENTRY_normalize_u8, "1x7", "odd", {1, 7}},
+    {SL_ENTRY_normalize_f32, "100", "TAB-1", {1, 100}},
+    {SL_ENTRY_normalize_f32, "64x64", "AUG-3", {4096, 1}},
+    {SL_ENTRY_normalize_f32, "64x64x3", "IO-2", {4096, 3}},
+    {SL_ENTRY_normalize_f32, "333x7", "odd", {333, 7}},
+    {SL_ENTRY_ew_chain, "64x64", "PC-1", {4096, 0}},
+    {SL_ENTRY_ew_chain, "64x64x3 noise", "AUG-2", {12288, 1}},
+    {SL_ENTRY_ew_chain, "1001 noise", "odd", {1001, 1}},
+    {SL_ENTRY_ew_chain, "1", "odd", {1, 0}},
+    {SL_ENTRY_crop_pad, "64x64x3 u8", "PR-2", {64, 64, 3, 56, 56}},
+    {SL_ENTRY_crop_pad, "32x32x3 f32", "XFMR-1", {32, 32, 12, 28, 28}},
+    {SL_ENTRY_crop_pad, "17x13x5B", "odd", {17, 13, 5, 15, 11}},
+    {SL_ENTRY_hflip, "64x64x3 u8", "PR-2", {64, 64, 3}},
+    {SL_ENTRY_hflip, "17x13x5B", "odd", {17, 13, 5}},
+    {SL_ENTRY_hflip, "1x1x3", "odd", {1, 1, 3}},
+    {SL_ENTRY_pack, "128", "NLP-1", {128, 128}},
+    {SL_ENTRY_pack, "96 of 128", "NLP-1", {96, 128}},
+    {SL_ENTRY_pack, "17 of 33", "odd", {17, 33}},
+    {SL_ENTRY_moments, "32x32x32", "CV-2", {32768}},
+    {SL_ENTRY_moments, "1001", "odd", {1001}},
+    {SL_ENTRY_moments, "1", "odd", {1}},
+    {SL_ENTRY_channel_moments, "64x64x3", "NNX-1", {4096, 3}},
+    {SL_ENTRY_channel_moments, "17x7", "odd", {17, 7}},
+    {SL_ENTRY_crop3d, "32^3 to 24^3 f32", "CV-2", {32, 32, 32, 4, 24, 24, 24}},
+    {SL_ENTRY_crop3d, "13x11x9 to 5x7x9", "odd", {13, 11, 9, 4, 5, 7, 9}},
+    {SL_ENTRY_flip3d, "24^3 f32", "CV-2", {24, 24, 24, 4}},
+    {SL_ENTRY_flip3d, "3x5x7x5B", "odd", {3, 5, 7, 5}},
+    {SL_ENTRY_one_hot, "128x10", "CV-3", {128, 10}},
+    {SL_ENTRY_one_hot, "17x1001", "odd", {17, 1001}},
+    {SL_ENTRY_blend, "64x64x3", "CV-3", {12288}},
+    {SL_ENTRY_blend, "1001", "odd", {1001}},
+    {SL_ENTRY_paste_box, "64x64x3 f32", "CV-3", {64, 64, 12, 32, 40}},
+    {SL_ENTRY_paste_box, "17x13x5B", "odd", {17, 13, 5, 9, 7}},
+    {SL_ENTRY_resize_u8, "128 to 64 x3", "CV-4", {128, 128, 64, 64, 3}},
+    {SL_ENTRY_resize_u8, "37x53 to 61x19 x3", "odd", {37, 53, 61, 19, 3}},
+    {SL_ENTRY_resize_f32, "64 to 128 x3", "CV-4", {64, 64, 128, 128, 3}},
+    {SL_ENTRY_resize_f32, "37x53 to 61x19 x1", "odd", {37, 53, 61, 19, 1}},
+    {SL_ENTRY_log_mel, "16000", "MM-2", {16000, 16000, 400, 160, 400, 80}},
+    {SL_ENTRY_log_mel, "4001", "odd", {4001, 16000, 400, 160, 400, 80}},
+    {SL_ENTRY_trig_rounds, "64x64x3 x8", "IO-4", {12288, 8}},
+    {SL_ENTRY_trig_rounds, "1001 x3", "odd", {1001, 3}},
+    {SL_ENTRY_log1p, "13", "TAB-2", {13}},
+    {SL_ENTRY_log1p, "1024x13", "TAB-2", {13312}},
+    {SL_ENTRY_log1p, "1001", "odd", {1001}},
+    {SL_ENTRY_hash_ids, "26", "TAB-2", {1, 26}},
+    {SL_ENTRY_hash_ids, "1024x26", "TAB-2", {1024, 26}},
+    {SL_ENTRY_hash_ids, "17x3", "odd", {17, 3}},
+    {SL_ENTRY_bag_offsets, "1024x26", "TAB-2", {1024, 26}},
+    {SL_ENTRY_bag_offsets, "17x3", "odd", {17, 3}},
+    {SL_ENTRY_pad_rows, "32x512 to 384", "NLP-2", {32, 512, 384}},
+    {SL_ENTRY_pad_rows, "17x130 to 129", "odd", {17, 130, 129}},
+    {SL_ENTRY_length_mask, "32x384", "NLP-2", {32, 384}},
+    {SL_ENTRY_length_mask, "17x129", "odd", {17, 129}},
+    {SL_ENTRY_affine_f32, "32x32x3", "PC-5", {1024, 3}},
+    {SL_ENTRY_affine_f32, "17x7", "odd", {17, 7}},
+    {SL_ENTRY_dropout, "32x32x3", "PC-5", {3072}},
+    {SL_ENTRY_dropout, "1001", "odd", {1001}},
+    {SL_ENTRY_mul_channels, "32x32x3", "PC-5", {1024, 3}},
+    {SL_ENTRY_mul_channels, "17x7", "odd", {17, 7}},
+    {SL_ENTRY_affine_grads, "32x32x3", "PC-5", {1024, 3}},
+    {SL_ENTRY_affine_grads, "17x7", "odd", {17, 7}},
+    {SL_ENTRY_rot90, "32x32x3 f32", "XFMR-1", {32, 12}},
+    {SL_ENTRY_rot90, "17x17x5B", "odd", {17, 5}},
 };
 
 #define NCASES ((int)(sizeof specs / sizeof specs[0]))
@@ -810,7 +802,8 @@ static void build_cases(void)
         const kc_harness *h = &harnesses[s->entry];
         kc_layout l = {0};
         h->layout(s->p, &l);
-        cases[i] = (sl_kernel_case){.entry = entry_names[s->entry],
+        cases[i] = (sl_kernel_case){.entry = sl_kernel_entry_name(s->entry),
+                                    .entry_id = (sl_kernel_entry)s->entry,
                                     .shape = s->shape,
                                     .origin = s->origin,
                                     .bytes = h->bytes ? h->bytes(s->p) : layout_bytes(&l),
@@ -840,16 +833,6 @@ const sl_kernel_case *sl_kernel_case_find(const char *entry, const char *shape)
     return NULL;
 }
 
-int sl_kernel_entry_count(void)
-{
-    return KC_ENTRIES;
-}
-
-const char *sl_kernel_entry_name(int index)
-{
-    return index >= 0 && index < KC_ENTRIES ? entry_names[index] : NULL;
-}
-
 /* --- running a case ------------------------------------------------------------- */
 
 static void inputs_release(kc_inputs *in, const kc_layout *l)
@@ -876,7 +859,7 @@ static sl_status inputs_make(kc_inputs *in, const kc_harness *h, const kc_spec *
         size_t bytes = (size_t)l->b[i].count * type_size[l->b[i].type];
         in->buf[i] = aligned_alloc(SL_ALIGN, (bytes + SL_ALIGN - 1) / SL_ALIGN * SL_ALIGN);
         if (!in->buf[i])
-            st = sl_fail(err, SL_ENOMEM, "cannot allocate %zu bytes for %s's %s", bytes, entry_names[s->entry],
+            st = sl_fail(err, SL_ENOMEM, "cannot allocate %zu bytes for %s's %s", bytes, sl_kernel_entry_name(s->entry),
                          l->b[i].name);
         else
             fill(in->buf[i], &l->b[i], &in->rng);
@@ -991,12 +974,76 @@ sl_status sl_kernel_case_check(const sl_kernel_case *c, const sl_kernel_table *t
 #define KC_MAX_CALLS (1 << 22)
 
 static int64_t time_calls(const kc_harness *h, const sl_kernel_table *table, kc_inputs *sets, int nsets,
-                          const int64_t *p, int64_t calls)
+                          const int64_t *p, int64_t calls, int64_t (*now)(void))
 {
-    int64_t start = sl_now_ns();
+    int64_t start = now();
     for (int64_t i = 0; i < calls; i++)
         h->run(table, &sets[i % nsets], p);
-    return sl_now_ns() - start;
+    return now() - start;
+}
+
+struct sl_kernel_timer {
+    int64_t (*now)(void);
+    const kc_spec *spec;
+    const kc_harness *harness;
+    kc_layout layout;
+    kc_inputs sets[KC_SETS];
+    int nsets;
+};
+
+sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_clock clock, sl_kernel_timer **out, sl_err *err)
+{
+    *out = NULL;
+    if (!c || c->index < 0 || c->index >= NCASES)
+        return sl_fail(err, SL_EINVAL, "kernel timing: no such case");
+    sl_kernel_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate a kernel timer");
+    t->now = clock == SL_KERNEL_CLOCK_THREAD_CPU ? sl_thread_cpu_ns : sl_now_ns;
+    t->spec = &specs[c->index];
+    t->harness = &harnesses[t->spec->entry];
+    t->harness->layout(t->spec->p, &t->layout);
+    int want = c->bytes < KC_SMALL_BYTES ? KC_SETS : 1;
+    sl_status st = SL_OK;
+    while (t->nsets < want && st == SL_OK)
+        if ((st = inputs_make(&t->sets[t->nsets], t->harness, t->spec, &t->layout, (uint64_t)t->nsets + 1, err)) ==
+            SL_OK)
+            t->nsets++;
+    if (st) {
+        sl_kernel_timer_close(t);
+        return st;
+    }
+    *out = t;
+    return SL_OK;
+}
+
+sl_status sl_kernel_timer_calibrate(sl_kernel_timer *t, const sl_kernel_table *table, int64_t sample_ns, int64_t *calls,
+                                    sl_err *err)
+{
+    *calls = 0;
+    char reason[128] = "";
+    if (!table || !sl_kernel_table_supported(table, reason, sizeof reason))
+        return sl_fail(err, SL_EUNSUPPORTED, "kernel table %s cannot run here: %s", table ? table->name : "(none)",
+                       table ? reason : "no table");
+    int64_t n = 1;
+    while (time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, n, t->now) < sample_ns && n < KC_MAX_CALLS)
+        n *= 2;
+    *calls = n;
+    return SL_OK;
+}
+
+double sl_kernel_timer_sample(sl_kernel_timer *t, const sl_kernel_table *table, int64_t calls)
+{
+    return (double)time_calls(t->harness, table, t->sets, t->nsets, t->spec->p, calls, t->now) / (double)calls;
+}
+
+void sl_kernel_timer_close(sl_kernel_timer *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->nsets; i++)
+        inputs_release(&t->sets[i], &t->layout);
+    free(t);
 }
 
 sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions,
@@ -1010,30 +1057,22 @@ sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *ta
     sl_status st = usable(c, table, &s, &l, err);
     if (st)
         return st;
-    const kc_harness *h = &harnesses[s->entry];
     double *samples = malloc((size_t)repetitions * sizeof *samples);
     if (!samples)
         return sl_fail(err, SL_ENOMEM, "cannot allocate %d timing samples", repetitions);
-    kc_inputs sets[KC_SETS];
-    int nsets = 0, want = c->bytes < KC_SMALL_BYTES ? KC_SETS : 1;
-    while (nsets < want && st == SL_OK)
-        if ((st = inputs_make(&sets[nsets], h, s, &l, (uint64_t)nsets + 1, err)) == SL_OK)
-            nsets++;
+    sl_kernel_timer *timer = NULL;
+    int64_t calls = 0, start = sl_now_ns();
+    st = sl_kernel_timer_open(c, SL_KERNEL_CLOCK_WALL, &timer, err);
+    /* The calibration is the warmup. */
+    if (st == SL_OK)
+        st = sl_kernel_timer_calibrate(timer, table, SL_KERNEL_SAMPLE_NS, &calls, err);
     if (st == SL_OK) {
-        /* The calibration is the warmup: it doubles the calls per sample
-         * until a sample lasts SL_KERNEL_SAMPLE_NS. */
-        int64_t start = sl_now_ns(), calls = 1;
-        while (time_calls(h, table, sets, nsets, s->p, calls) < SL_KERNEL_SAMPLE_NS && calls < KC_MAX_CALLS)
-            calls *= 2;
         int n = 0;
-        while (n < repetitions && (n < 3 || sl_now_ns() - start < SL_KERNEL_TIME_BUDGET_NS)) {
-            samples[n] = (double)time_calls(h, table, sets, nsets, s->p, calls) / (double)calls;
-            n++;
-        }
+        while (n < repetitions && (n < 3 || sl_now_ns() - start < SL_KERNEL_TIME_BUDGET_NS))
+            samples[n++] = sl_kernel_timer_sample(timer, table, calls);
         *median_ns = sl_median_f64(samples, (size_t)n);
     }
-    for (int i = 0; i < nsets; i++)
-        inputs_release(&sets[i], &l);
+    sl_kernel_timer_close(timer);
     free(samples);
     return st;
 }

@@ -156,8 +156,10 @@ static sl_status instance_options(const sl_session *s, const sl_scenario_instanc
      * same probe, and the probe's tenth of a second is not paid per adapter. */
     if (!options->skip_probes) {
         options->memcpy_probe_bytes_per_s = sl_probe_memcpy_bandwidth(sl_pipeline_batch_bytes(instance->pipeline), 5);
-        options->roofline_ns_per_batch = sl_probe_roofline_ns_per_batch(instance->pipeline, options->kernels, 21);
+        options->roofline_ns_per_batch =
+            sl_probe_roofline_best(instance->pipeline, options->kernels, 21, &options->roofline_kernels);
         options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
+        options->write_ns_per_batch = sl_probe_write_ns_per_batch(sl_pipeline_batch_bytes(instance->pipeline));
     }
     /* No time without a check: the reference's digest of the measured
      * batches, computed once, is what every adapter is held to. */

@@ -20,6 +20,7 @@ import sys
 LAYERS = [
     ("core", ["engine/core/libsluice_core.a"]),
     ("kernels", ["kernels/libsluice_kernels.a", "kernels/libsluice_cpu_kernels.a",
+                 "kernels/libsluice_cpu_kernels_avx512_256.a",
                  "kernels/cuda/libsluice_cuda_kernels.a"]),
     ("source", ["engine/source/libsluice_source.a"]),
     ("fixtures", ["fixtures/libsluice_fixtures.a"]),

@@ -11,6 +11,38 @@
 #include "gate_knob.h"
 #include "ref/ref.h"
 #include "sluice/kernels.h"
+#include "sluice_config.h"
+
+static const char *const entry_names[SL_KERNEL_ENTRY_COUNT] = {
+#define SL__ENTRY_NAME(entry) #entry,
+    SL_KERNEL_ENTRIES(SL__ENTRY_NAME)
+#undef SL__ENTRY_NAME
+};
+
+const char *sl_kernel_entry_name(int entry)
+{
+    return entry >= 0 && entry < SL_KERNEL_ENTRY_COUNT ? entry_names[entry] : NULL;
+}
+
+int sl_kernel_entry_count(void)
+{
+    return SL_KERNEL_ENTRY_COUNT;
+}
+
+int sl_kernel_entry_find(const char *name)
+{
+    for (int e = 0; name && e < SL_KERNEL_ENTRY_COUNT; e++)
+        if (strcasecmp(name, entry_names[e]) == 0)
+            return e;
+    return -1;
+}
+
+/* A registered table's entries are all its own. */
+static void set_origin(sl_kernel_table *table)
+{
+    for (int e = 0; e < SL_KERNEL_ENTRY_COUNT; e++)
+        table->origin[e] = table->id;
+}
 
 static void fill_reference(sl_kernel_table *table)
 {
@@ -45,6 +77,7 @@ static void fill_reference(sl_kernel_table *table)
     table->mul_channels = sl__ref_mul_channels;
     table->affine_grads = sl__ref_affine_grads;
     table->rot90 = sl__ref_rot90;
+    set_origin(table);
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
@@ -92,6 +125,7 @@ static void fill_cpu(sl_kernel_table *table, const char *name, sl_kernel_table_i
     table->pad_rows = sl__cpu_pad_rows;
     table->length_mask = sl__cpu_length_mask;
     table->rot90 = sl__cpu_rot90;
+    set_origin(table);
 }
 
 static void fill_generic(sl_kernel_table *table)
@@ -113,13 +147,30 @@ static void fill_avx512(sl_kernel_table *table)
              sl__cpu_permute_strided_avx512);
 }
 
-/* Slowest first, in sl_kernel_table_id order: the default is the last
- * supported one. Adding a table (another ISA) is one line. */
+/* The AVX-512 instances compiled for 256-bit vectors (kernels/cpu/cpu.h),
+ * where the build has them; dropout's is the 512-bit one, whose intrinsics
+ * a preferred width does not change. Without that build (not x86-64) the
+ * table is never supported here, and holds the 512-bit instances. */
+static void fill_avx512_256(sl_kernel_table *table)
+{
+#if SLUICE_HAVE_AVX512_256
+    static const sl_cpu_variant_fill fills[NFILLS] = {
+        sl__cpu_normalize_avx512_256, sl__cpu_elementwise_avx512_256, sl__cpu_moments_avx512_256,
+        sl__cpu_blend_avx512_256,     sl__cpu_resize_avx512_256,      sl__cpu_trig_rounds_avx512_256,
+        sl__cpu_log1p_avx512_256,     sl__cpu_affine_avx512_256,      sl__cpu_dropout_avx512,
+    };
+#else
+    static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx512);
+#endif
+    fill_cpu(table, "cpu-avx512-256", SL_TABLE_AVX512_256, SL_CPU_AVX2 | SL_CPU_AVX512, fills,
+             sl__cpu_permute_strided_avx512);
+}
+
+/* In sl_kernel_table_id order: the default is the last supported one.
+ * Adding a table (another ISA) is one line. */
 static void (*const fills[SL_TABLE_COUNT])(sl_kernel_table *table) = {
-    [SL_TABLE_REFERENCE] = fill_reference,
-    [SL_TABLE_GENERIC] = fill_generic,
-    [SL_TABLE_AVX2] = fill_avx2,
-    [SL_TABLE_AVX512] = fill_avx512,
+    [SL_TABLE_REFERENCE] = fill_reference,   [SL_TABLE_GENERIC] = fill_generic, [SL_TABLE_AVX2] = fill_avx2,
+    [SL_TABLE_AVX512_256] = fill_avx512_256, [SL_TABLE_AVX512] = fill_avx512,
 };
 
 static sl_kernel_table tables[SL_TABLE_COUNT];
@@ -207,6 +258,28 @@ sl_status sl_kernels_choose(const char *name, const sl_kernel_table **out, sl_er
     char reason[128];
     if (!sl_kernel_table_supported(table, reason, sizeof reason))
         return sl_fail(err, SL_EUNSUPPORTED, "kernel table '%s' cannot run here: %s", table->name, reason);
+    *out = table;
+    return SL_OK;
+}
+
+sl_status sl_kernels_assemble(const sl_kernel_assembly *choice, const char *name, sl_kernel_table *out, sl_err *err)
+{
+    pthread_once(&tables_once, fill_tables);
+    sl_kernel_table table = {.name = name, .id = SL_TABLE_ASSEMBLED};
+    for (int e = 0; e < SL_KERNEL_ENTRY_COUNT; e++) {
+        int id = (int)choice->table[e];
+        if (id < 0 || id >= SL_TABLE_COUNT)
+            return sl_fail(err, SL_EINVAL, "kernel choice for %s: %d names no kernel table", entry_names[e], id);
+        char reason[128];
+        if (!sl_kernel_table_supported(&tables[id], reason, sizeof reason))
+            return sl_fail(err, SL_EUNSUPPORTED, "kernel choice for %s: %s cannot run here: %s", entry_names[e],
+                           tables[id].name, reason);
+        table.cpu_features |= tables[id].cpu_features;
+        table.origin[e] = (sl_kernel_table_id)id;
+    }
+#define SL__TAKE_ENTRY(entry) table.entry = tables[table.origin[SL_ENTRY_##entry]].entry;
+    SL_KERNEL_ENTRIES(SL__TAKE_ENTRY)
+#undef SL__TAKE_ENTRY
     *out = table;
     return SL_OK;
 }

@@ -214,21 +214,6 @@ uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text)
     return (uint64_t)value;
 }
 
-const sl_kernel_table *sl__cli_kernels(const sl__cli *cli, const char *option_value)
-{
-    const char *name = option_value;
-    const char *what = "option --kernels";
-    if (!name) {
-        name = getenv("SLUICE_KERNELS");
-        what = "environment variable SLUICE_KERNELS";
-    }
-    const sl_kernel_table *table = NULL;
-    sl_err err = {0};
-    if (sl_kernels_choose(name, &table, &err) != SL_OK)
-        sl__cli_usage_error(cli, "%s: %s", what, err.msg);
-    return table;
-}
-
 sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text)
 {
     sl_profile profile;

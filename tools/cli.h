@@ -32,6 +32,7 @@ int sl__cmd_peer_check(int argc, char **argv);
 int sl__cmd_kernels(int argc, char **argv);
 int sl__cmd_history(int argc, char **argv);
 int sl__cmd_summary(int argc, char **argv);
+int sl__cmd_tune(int argc, char **argv);
 
 /* --- scanning arguments ------------------------------------------------------ */
 
@@ -82,11 +83,24 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
 /* A decimal unsigned 64-bit integer (seeds). */
 uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text);
 sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text);
-/* The kernel table a command runs: the one --kernels named (option_value,
- * NULL when the option was not given), else the one the environment
- * variable SLUICE_KERNELS names, else the CPU's default. An unknown or
- * unsupported name exits 2 with a message naming the option or variable. */
+/* The kernel table a command runs (tools/kernel_choice.c): the one
+ * --kernels named (option_value, NULL when the option was not given), else
+ * the one the environment variable SLUICE_KERNELS names, else "auto": the
+ * tuned table, the cached choice for this CPU and build or a measurement
+ * made now and cached (sl_kernels_auto), said in one line on stderr when
+ * it measures. An unknown or unsupported name exits 2 with a message
+ * naming the option or variable. */
 const sl_kernel_table *sl__cli_kernels(const sl__cli *cli, const char *option_value);
+/* As sl__cli_kernels for a command that must name a registered table so
+ * that another machine can repeat it (an audit): without a name, the
+ * CPU's flag-chosen default; "auto" is refused, saying why. */
+const sl_kernel_table *sl__cli_pinned_kernels(const sl__cli *cli, const char *option_value);
+/* The tuned table, measured or read once per process; NULL, having said
+ * why on stderr, when it cannot be had. command names the command in the
+ * messages. */
+const sl_kernel_table *sl__cli_auto_kernels(const char *command, sl_kernel_tuning *tuning);
+/* Whether a name asks for the tuned table ("auto", any case). */
+bool sl__cli_is_auto(const char *name);
 
 /* A comma-separated list of non-empty names. */
 typedef struct sl__cli_list {

@@ -11,32 +11,33 @@
 #include "sluice/audit.h"
 #include "sluice/kernels.h"
 
-static const char usage[] =
-    "usage: sluice audit [options] --output FILE\n"
-    "       sluice audit --compare A.json B.json\n"
-    "\n"
-    "Runs every selected scenario variant (ci size) on every available adapter that\n"
-    "implements its transforms, for each seed and epoch, and writes the digest of\n"
-    "every batch, field and row to a manifest. --compare reads two manifests and\n"
-    "names the first difference: scenario, variant, adapter, seed, epoch, batch,\n"
-    "field and row.\n"
-    "\n"
-    "options:\n"
-    "  --scenarios LIST     scenario ids, 'gate' or 'all' (default all)\n"
-    "  --variants LIST      keep only these variants\n"
-    "  --adapters LIST      adapters (default all)\n"
-    "  --seeds LIST         seeds, comma-separated (default 42,7)\n"
-    "  --epochs N           epochs per run (default 2)\n"
-    "  --batches N          batches from the start of each epoch, 0 for all (default 4)\n"
-    "  --workers N          prefetch workers for iter (default 0)\n"
-    "  --threads N          threads for fused (default 1)\n"
-    "  --kernels NAME       kernel table behind iter and fused (see sluice bench --help)\n"
-    "  --output FILE        where the manifest goes\n"
-    "  --compare A B        compare two manifests instead of running\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
-    "failed or the manifests differ; 2 for a bad command line.\n";
+static const char usage[] = "usage: sluice audit [options] --output FILE\n"
+                            "       sluice audit --compare A.json B.json\n"
+                            "\n"
+                            "Runs every selected scenario variant (ci size) on every available adapter that\n"
+                            "implements its transforms, for each seed and epoch, and writes the digest of\n"
+                            "every batch, field and row to a manifest. --compare reads two manifests and\n"
+                            "names the first difference: scenario, variant, adapter, seed, epoch, batch,\n"
+                            "field and row.\n"
+                            "\n"
+                            "options:\n"
+                            "  --scenarios LIST     scenario ids, 'gate' or 'all' (default all)\n"
+                            "  --variants LIST      keep only these variants\n"
+                            "  --adapters LIST      adapters (default all)\n"
+                            "  --seeds LIST         seeds, comma-separated (default 42,7)\n"
+                            "  --epochs N           epochs per run (default 2)\n"
+                            "  --batches N          batches from the start of each epoch, 0 for all (default 4)\n"
+                            "  --workers N          prefetch workers for iter (default 0)\n"
+                            "  --threads N          threads for fused (default 1)\n"
+                            "  --kernels NAME       kernel table behind iter and fused (see sluice bench --help);\n"
+                            "                       default the one the CPU's features choose, never auto, so that\n"
+                            "                       another machine can repeat the audit\n"
+                            "  --output FILE        where the manifest goes\n"
+                            "  --compare A B        compare two manifests instead of running\n"
+                            "  -h, --help           show this help\n"
+                            "\n"
+                            "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
+                            "failed or the manifests differ; 2 for a bad command line.\n";
 
 typedef struct audit_args {
     const char *scenarios, *variants, *adapters, *seeds, *output;
@@ -131,7 +132,8 @@ static void plan_audit(const sl__cli *cli, const audit_args *args, audit_plan *p
     sl__cli_select(cli, args->scenarios, args->variants, args->adapters, &plan->selection);
     plan->settings = (sl_audit_settings){
         .epochs = args->epochs, .batches_per_epoch = args->batches, .workers = args->workers, .threads = args->threads};
-    sl__cli_copy(plan->settings.kernels, sizeof plan->settings.kernels, sl__cli_kernels(cli, args->kernels)->name);
+    sl__cli_copy(plan->settings.kernels, sizeof plan->settings.kernels,
+                 sl__cli_pinned_kernels(cli, args->kernels)->name);
 }
 
 static void plan_free(audit_plan *plan)

@@ -11,27 +11,27 @@
 
 #define DEFAULT_REPETITIONS 11
 
-static const char usage[] =
-    "usage: sluice kernels [options]\n"
-    "\n"
-    "Checks every kernel case (each kernel table entry at the element sizes\n"
-    "the scenarios run it on, and at sizes that are no multiple of a vector\n"
-    "width) on each kernel table against the reference table, under 3 seeds:\n"
-    "bit for bit, or for log_mel within MM-2's tolerance. Then times each case\n"
-    "that agreed, on inputs in cache, and prints one row per case: per table\n"
-    "ok or FAIL and GB/s (bytes read plus written per call over the median\n"
-    "call time). A case that fails is printed with its first difference.\n"
-    "\n"
-    "options:\n"
-    "  --tables LIST      kernel tables (reference, cpu-generic, cpu-avx2,\n"
-    "                     cpu-avx512); default every one this CPU can run\n"
-    "  --entries LIST     kernel entries (normalize_u8, resize_u8, ...); default all\n"
-    "  --check-only       check, do not time\n"
-    "  --repetitions N    timed samples per case and table, the median reported\n"
-    "                     (default 11)\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "exit status: 0 every case agreed, 1 a case failed, 2 bad command line.\n";
+static const char usage[] = "usage: sluice kernels [options]\n"
+                            "\n"
+                            "Checks every kernel case (each kernel table entry at the element sizes\n"
+                            "the scenarios run it on, and at sizes that are no multiple of a vector\n"
+                            "width) on each kernel table against the reference table, under 3 seeds:\n"
+                            "bit for bit, or for log_mel within MM-2's tolerance. Then times each case\n"
+                            "that agreed, on inputs in cache, and prints one row per case: per table\n"
+                            "ok or FAIL and GB/s (bytes read plus written per call over the median\n"
+                            "call time). A case that fails is printed with its first difference.\n"
+                            "\n"
+                            "options:\n"
+                            "  --tables LIST      kernel tables (reference, cpu-generic, cpu-avx2,\n"
+                            "                     cpu-avx512-256, cpu-avx512); default every one this\n"
+                            "                     CPU can run\n"
+                            "  --entries LIST     kernel entries (normalize_u8, resize_u8, ...); default all\n"
+                            "  --check-only       check, do not time\n"
+                            "  --repetitions N    timed samples per case and table, the median reported\n"
+                            "                     (default 11)\n"
+                            "  -h, --help         show this help\n"
+                            "\n"
+                            "exit status: 0 every case agreed, 1 a case failed, 2 bad command line.\n";
 
 /* The tables named by --tables, or every supported one (saying which were
  * left out and why). A name that is unknown or that this CPU cannot run is

@@ -6,17 +6,18 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: sluice list [options]\n"
-    "\n"
-    "Lists the scenarios with their variants, sizes (n elements, batch size) at\n"
-    "ci and full size, membership of the gate set and the transforms they need;\n"
-    "then the adapters with their back end, availability and transforms; then\n"
-    "which adapters would be excluded from which variants, and why.\n"
-    "\n"
-    "options:\n"
-    "  --profile ci|full|gpu   mark which variants run at this profile (default ci)\n"
-    "  -h, --help              show this help\n";
+static const char usage[] = "usage: sluice list [options]\n"
+                            "\n"
+                            "Lists the scenarios with their variants, sizes (n elements, batch size) at\n"
+                            "ci and full size, membership of the gate set and the transforms they need;\n"
+                            "then the adapters with their back end, availability and transforms; then\n"
+                            "which adapters would be excluded from which variants, and why; then which\n"
+                            "kernel table each kernel comes from (the choice measured here by default, or\n"
+                            "the table SLUICE_KERNELS names).\n"
+                            "\n"
+                            "options:\n"
+                            "  --profile ci|full|gpu   mark which variants run at this profile (default ci)\n"
+                            "  -h, --help              show this help\n";
 
 /* A variant's transform set, found by building it at a token size: the
  * pipeline (not a second description of it) is the one source of truth, and
@@ -144,6 +145,32 @@ static void print_adapters(const sl_kernel_table *kernels)
     sl__table_free(table);
 }
 
+/* Which table each kernel of the run's table comes from, one row per
+ * table: the measured choice for auto, one table throughout for a named
+ * one. */
+static void print_kernels(const sl_kernel_table *kernels)
+{
+    static const char *const headers[] = {"table", "kernels"};
+    sl__table *table = sl__table_new(2, headers, NULL);
+    for (int t = 0; t < sl_kernel_table_count(); t++) {
+        char names[1024] = "";
+        size_t used = 0;
+        for (int e = 0; e < SL_KERNEL_ENTRY_COUNT && used < sizeof names; e++)
+            if ((int)kernels->origin[e] == t)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                         sl_kernel_entry_name(e));
+        if (!names[0])
+            continue;
+        const char *cells[] = {sl_kernel_table_at(t)->name, names};
+        sl__table_add_row(table, cells);
+    }
+    printf("\nKERNELS (%s%s)\n\n", kernels->name,
+           kernels->id == SL_TABLE_ASSEMBLED ? ": the choice measured on this machine, 'sluice tune' shows the times"
+                                             : "");
+    sl__table_print(table, stdout, 0);
+    sl__table_free(table);
+}
+
 /* Exclusion is decided per variant by the same sl_adapter_supports that
  * sl_bench_run calls, so this list is exactly what a bench run would do. */
 static void print_exclusions(const corpus_transforms *corpus)
@@ -201,8 +228,10 @@ int sl__cmd_list(int argc, char **argv)
     corpus_transforms corpus;
     collect_transforms(&corpus);
     print_scenarios(sl_profile_get(profile), &corpus);
-    print_adapters(sl__cli_kernels(&cli, NULL));
+    const sl_kernel_table *kernels = sl__cli_kernels(&cli, NULL);
+    print_adapters(kernels);
     print_exclusions(&corpus);
+    print_kernels(kernels);
     free(corpus.sets);
     free(corpus.errors);
     return SL__EXIT_OK;

@@ -30,6 +30,7 @@ static const command commands[] = {
     {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
     {"history", "file runs by commit and machine, find the steps between commits, publish a static site",
      sl__cmd_history},
+    {"tune", "choose the fastest kernel table per kernel by timing them here; cache the choice", sl__cmd_tune},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
     const char *kernels = getenv("SLUICE_KERNELS");
     const sl_kernel_table *table = NULL;
     sl_err err = {0};
-    if (sl_kernels_choose(kernels, &table, &err) != SL_OK) {
+    if (!sl__cli_is_auto(kernels) && sl_kernels_choose(kernels, &table, &err) != SL_OK) {
         sl__cli_error(cmd->name, "environment variable SLUICE_KERNELS: %s", err.msg);
         return SL__EXIT_USAGE;
     }

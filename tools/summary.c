@@ -136,11 +136,11 @@ sl__table *sl__summary_table(const sl__summary *s)
 {
     static const char *const headers[] = {"scenario",     "variant",   "adapter",     "outcome",  "verified", "threads",
                                           "elements/s",   "±95%",      "mean/s",      "p50 (µs)", "p99 (µs)", "vs ref",
-                                          "vs best peer", "of memcpy", "of roofline", "note"};
+                                          "vs best peer", "of memcpy", "of roofline", "of hw bound", "note"};
     static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
                                       SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(16, headers, align);
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(17, headers, align);
     sl__report model;
     sl__report_build(s->records, s->environments, s->count, &model);
     for (int k = 0; k < model.nvariants; k++) {
@@ -149,7 +149,7 @@ sl__table *sl__summary_table(const sl__summary *s)
             const sl__report_row *row = &model.rows[i];
             const sl_record *r = row->record;
             char threads[32], rate[32] = "-", ci[16] = "-", mean[32] = "-", p50[32] = "-", p99[32] = "-";
-            char ref[96], peer[160], memcpy_cell[32], roofline[32], note[1024];
+            char ref[96], peer[160], memcpy_cell[32], roofline[32], bound[32], note[1024];
             char adapter[sizeof r->adapter + sizeof r->framework + sizeof r->timing + 8];
             threads_cell(threads, sizeof threads, r);
             if (row->ranked) {
@@ -167,6 +167,7 @@ sl__table *sl__summary_table(const sl__summary *s)
             peer_cell(peer, sizeof peer, row);
             format_metric(memcpy_cell, sizeof memcpy_cell, r, "fraction_of_memcpy");
             format_metric(roofline, sizeof roofline, r, "fraction_of_roofline");
+            format_metric(bound, sizeof bound, r, "fraction_of_hardware_bound");
             row_note(row, note, sizeof note);
             /* A peer says how its times read unless they are plain per-batch costs. */
             bool plain = !r->timing[0] || strcmp(r->timing, "per-batch") == 0;
@@ -177,7 +178,8 @@ sl__table *sl__summary_table(const sl__summary *s)
             const char *cells[] = {r->scenario,    r->variant,  adapter,  sl_record_outcome_name(r->outcome),
                                    r->equivalence, threads,     rate,     ci,
                                    mean,           p50,         p99,      ref,
-                                   peer,           memcpy_cell, roofline, note};
+                                   peer,           memcpy_cell, roofline, bound,
+                                   note};
             sl__table_add_row(table, cells);
         }
     }
@@ -332,8 +334,10 @@ const char sl__summary_legend[] =
     "interval of the ratio (a bootstrap of the ratio of medians, widened to cover every per-round\n"
     "ratio) is above 1, loss when below, cannot tell otherwise. 'of memcpy' is output bytes/s over\n"
     "plain memcpy bandwidth for blocks of one batch's size; 'of roofline' is elements/s over the\n"
-    "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread); records\n"
-    "also hold fraction_of_gather. 'threads' is how many threads may split each batch, with the share\n"
+    "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread, with the\n"
+    "fastest of the run's and every optimized kernel table); 'of hw bound' is the hardware bound over\n"
+    "the p50, the larger of just fetching the batch's source bytes (the gather probe, also in records\n"
+    "as fraction_of_gather) and just storing its output bytes. 'threads' is how many threads may split each batch, with the share\n"
     "of measured batches that ran split in parentheses. 'verified' is how the output was held to the\n"
     "reference (bitwise, within a tolerance, statistical, mismatch). A peer's adapter is followed by\n"
     "its framework and version. Adapters that did not run here are listed under the table, one line\n"

@@ -269,6 +269,31 @@ static bool harness_is_peer(const sl_adapter *adapter)
     return strncmp(adapter->name, "peer:", 5) == 0;
 }
 
+/* The assembled tables the equivalence check runs beside the registered
+ * ones. The tuned table, "auto", is what `sluice` runs by default: the
+ * choice measured on this machine, read from the test suite's own cache
+ * (meson's test setups point XDG_CACHE_HOME into the build folder), so
+ * one test measures and the rest read. Which tables it took differs from
+ * machine to machine, and the verdict must not: so the second is a fixed
+ * mixture, entry e from candidate (e + a shift that varies by scenario)
+ * in turn, which mixes every table this CPU runs on every machine. */
+static int assembled_tables(const char *id, sl_kernel_table *out)
+{
+    sl_err err = {0};
+    sl_kernels_auto_report report;
+    cr_assert_eq(sl_kernels_auto(&out[0], NULL, &report, &err), SL_OK, "the tuned table: %s", err.msg);
+    sl_kernel_table_id ids[SL_TABLE_COUNT];
+    int n = sl_kernel_tune_candidate_ids(ids);
+    int shift = 0;
+    for (const char *c = id; *c; c++)
+        shift += (unsigned char)*c;
+    sl_kernel_assembly mixture;
+    for (int e = 0; e < SL_KERNEL_ENTRY_COUNT; e++)
+        mixture.table[e] = ids[(e + shift) % n];
+    cr_assert_eq(sl_kernels_assemble(&mixture, "mixed", &out[1], &err), SL_OK, "%s", err.msg);
+    return 2;
+}
+
 void harness_check_equivalence(const char *id, const char *variant)
 {
     sl_scenario_instance *instance = harness_build(id, variant);
@@ -315,6 +340,27 @@ void harness_check_equivalence(const char *id, const char *variant)
         }
     }
     cr_expect_geq(compared, 4, "reference, iter, fused and per-element must all run this scenario");
+    /* The assembled tables through fused alone: every executor runs a
+     * table's kernels the same way, and fused is the one `sluice bench`
+     * measures, so a second and third pass of iter and per-element would
+     * add time and no coverage. */
+    sl_kernel_table assembled[2];
+    int nassembled = assembled_tables(id, assembled);
+    for (int a = 0; a < nassembled; a++) {
+        /* Assembled tables share one cache slot (SL_TABLE_ASSEMBLED): each
+         * fills its own cache op's cache, not reads the last one's. */
+        sl_pipeline_cache_reset(instance->pipeline);
+        run_output out;
+        sl_run_request request = {.start = {0, 0}, .threads = 1, .kernels = &assembled[a]};
+        harness_run_request(instance, "fused", &request, &out);
+        char what[96];
+        snprintf(what, sizeof what, "fused with the %s kernel table vs reference", assembled[a].name);
+        if (instance->scenario->tolerance > 0.0)
+            expect_close_output(&reference, &out, instance->scenario->tolerance, what);
+        else
+            expect_same_output(&reference, &out, what);
+        harness_release(&out);
+    }
     harness_release(&reference);
     sl_scenario_instance_free(instance);
 }

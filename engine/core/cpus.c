@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "sluice/pipeline.h"
 
 /* ceil(quota / period) from cgroup v2's cpu.max ("max 100000" when none) or
@@ -50,3 +51,23 @@ int sl_available_cpus(void)
     return cpus > 0 ? cpus : 1;
 }
 
+bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t size)
+{
+    size_t n = strlen(field);
+    for (const char *line = info; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (strncmp(line, field, n) != 0)
+            continue;
+        const char *p = line + n;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != ':')
+            continue;
+        p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strcspn(p, "\n");
+        snprintf(buf, size, "%.*s", (int)len, p);
+        return true;
+    }
+    return false;
+}

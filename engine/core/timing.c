@@ -16,6 +16,13 @@ int64_t sl_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t sl_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* NumPy's _lerp: the second form for t >= 0.5 keeps the result monotonic in
  * t and exact at t = 1, so our percentiles equal numpy.percentile's bit for
  * bit rather than merely to within rounding. */

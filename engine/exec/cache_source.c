@@ -174,7 +174,7 @@ void sl_pipeline_cache_reset(const sl_pipeline *p)
         return;
     sl_pipeline *mutable = (sl_pipeline *)p;
     pthread_mutex_lock(&mutable->cache_lock);
-    for (int t = 0; t < SL_TABLE_COUNT; t++)
+    for (int t = 0; t < SL_TABLE_SLOTS; t++)
         if (p->caches[t])
             sl__cache_source_reset(p->caches[t]);
     pthread_mutex_unlock(&mutable->cache_lock);

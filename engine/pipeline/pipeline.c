@@ -305,7 +305,7 @@ void sl_pipeline_free(sl_pipeline *pipeline)
         if (c->desc && c->desc->release)
             c->desc->release(c);
     }
-    for (int t = 0; t < SL_TABLE_COUNT; t++)
+    for (int t = 0; t < SL_TABLE_SLOTS; t++)
         sl_source_free(pipeline->caches[t]);
     if (pipeline->cache_at >= 0)
         pthread_mutex_destroy(&pipeline->cache_lock);

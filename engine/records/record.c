@@ -254,6 +254,24 @@ static cJSON *transforms_json(const char *list, bool *ok)
     return array;
 }
 
+/* "entry=table,..." as {"entry": "table", ...}. */
+static cJSON *kernel_choice_json(const char *list, bool *ok)
+{
+    cJSON *object = cJSON_CreateObject();
+    for (const char *p = list; object && *p;) {
+        size_t n = strcspn(p, ",");
+        const char *eq = memchr(p, '=', n);
+        if (eq) {
+            char entry[64], table[64];
+            snprintf(entry, sizeof entry, "%.*s", (int)(eq - p), p);
+            snprintf(table, sizeof table, "%.*s", (int)(n - (size_t)(eq - p) - 1), eq + 1);
+            sl__json_put(object, entry, cJSON_CreateString(table), ok);
+        }
+        p += n + (p[n] == ',');
+    }
+    return object;
+}
+
 static size_t latency_count(const sl_record *r)
 {
     return r->latency_ns && r->measured_batches > 0 ? (size_t)r->measured_batches : 0;
@@ -335,6 +353,10 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
         sl__json_put(root, "device", device, &ok);
     }
     sl__json_put(root, "transforms", transforms_json(r->transforms, &ok), &ok);
+    if (r->kernel_choice[0])
+        sl__json_put(root, "kernel_choice", kernel_choice_json(r->kernel_choice, &ok), &ok);
+    if (r->roofline_kernels[0])
+        sl__json_put(root, "roofline_kernels", cJSON_CreateString(r->roofline_kernels), &ok);
     sl__json_put(root, "seed", sl__json_u64_text(r->seed), &ok);
     for (size_t i = 0; i < COUNT(record_i64s); i++) {
         int64_t value = *(const int64_t *)((const char *)r + record_i64s[i].offset);
@@ -548,6 +570,40 @@ static sl_status read_transforms(const cJSON *root, sl_record *r, const char *pa
     return SL_OK;
 }
 
+/* The optional per-entry kernel choice and roofline table (records from
+ * before them have neither). */
+static sl_status read_kernel_choice(const cJSON *root, sl_record *r, const char *path, sl_err *err)
+{
+    const cJSON *roofline = sl__json_member(root, "roofline_kernels");
+    sl_status status = roofline ? sl__json_text(roofline, path, "roofline_kernels", r->roofline_kernels,
+                                                sizeof r->roofline_kernels, err)
+                                : SL_OK;
+    const cJSON *object = sl__json_member(root, "kernel_choice");
+    if (status != SL_OK || !object)
+        return status;
+    if ((status = sl__json_expect(object, cJSON_Object, path, "kernel_choice", err)) != SL_OK)
+        return status;
+    size_t used = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, object)
+    {
+        char name[96];
+        snprintf(name, sizeof name, "kernel_choice.%.64s", item->string);
+        if ((status = sl__json_expect(item, cJSON_String, path, name, err)) != SL_OK)
+            return status;
+        if (strchr(item->string, ',') || strchr(item->string, '=') || strchr(item->valuestring, ','))
+            return sl_fail(err, SL_EFORMAT, "%s: field '%s' holds a ',' or '=', which no kernel or table name has",
+                           path, name);
+        int n = snprintf(r->kernel_choice + used, sizeof r->kernel_choice - used, "%s%s=%s", used ? "," : "",
+                         item->string, item->valuestring);
+        if (n < 0 || (size_t)n >= sizeof r->kernel_choice - used)
+            return sl_fail(err, SL_EFORMAT, "%s: field 'kernel_choice' names more than %zu characters", path,
+                           sizeof r->kernel_choice - 1);
+        used += (size_t)n;
+    }
+    return SL_OK;
+}
+
 static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
     sl_status status = read_int(root, "repetitions", "repetitions", 0, SL_RECORD_MAX_REPETITIONS, &r->repetitions,
@@ -744,6 +800,8 @@ sl_status sl_record_read(const char *path, sl_record *record, sl_environment *en
         status = read_outcome(root, record, path, err);
     if (status == SL_OK)
         status = read_transforms(root, record, path, err);
+    if (status == SL_OK)
+        status = read_kernel_choice(root, record, path, err);
     if (status == SL_OK)
         status = read_repetitions(root, record, path, err);
     if (status == SL_OK)

@@ -29,13 +29,18 @@ typedef struct sl_bench_options {
      * one instance measures it once (sl_probe_memcpy_bandwidth with
      * sl_pipeline_batch_bytes) so every record of the instance shares it. */
     double memcpy_probe_bytes_per_s;
-    /* The roofline probe for this instance, in ns per batch; 0 measures it
-     * inside sl_bench_run (sl_probe_roofline_ns_per_batch). */
+    /* The roofline for this instance, in ns per batch, and the table whose
+     * probe gave it; 0 measures it inside sl_bench_run
+     * (sl_probe_roofline_best). */
     double roofline_ns_per_batch;
+    const sl_kernel_table *roofline_kernels;
     /* The gather probe for this instance over the measured batches, in ns
      * per batch; 0 measures it inside sl_bench_run
      * (sl_probe_gather_ns_per_batch). */
     double gather_ns_per_batch;
+    /* The write probe for this instance's batch bytes, in ns per batch; 0
+     * measures it inside sl_bench_run (sl_probe_write_ns_per_batch). */
+    double write_ns_per_batch;
     /* No time without a check: when set, an adapter's digest of the
      * measured batches is compared with reference_digest (the reference
      * adapter's digest of the same batches, sl_bench_reference_digest) before
@@ -98,6 +103,23 @@ double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions);
  * gather misses, no shuffle, no allocation. An adapter's throughput over
  * this probe's is its "fraction of roofline". 0 when it cannot run. */
 double sl_probe_roofline_ns_per_batch(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int repetitions);
+
+/* The roofline a run is held to: the fastest of the roofline probes with
+ * the run's table and with every optimized table this CPU runs (each
+ * probed once; the reference is the oracle, not a candidate). A slow
+ * kernel in the run's table then shows as a gap below 1 instead of moving
+ * the yardstick with it. *fastest (may be NULL) names the table whose probe
+ * it is. 0 when no probe can run. */
+double sl_probe_roofline_best(const sl_pipeline *pipeline, const sl_kernel_table *run_kernels, int repetitions,
+                              const sl_kernel_table **fastest);
+
+/* The write probe: the median time of one store of batch_bytes into one
+ * reused buffer (memset), over at least 64 stores and 2 ms, each timed
+ * alone as a batch is: the least a batch of that many output bytes costs
+ * to write, whatever computes it. With the gather probe (the least its
+ * reads cost) it makes the hardware bound that no kernel table moves
+ * (docs/cli.md, fraction_of_hardware_bound). 0 for 0 bytes. */
+double sl_probe_write_ns_per_batch(size_t batch_bytes);
 
 /* The gather probe of a pipeline over the batches a run under options
  * measures (after its warmup batches): the median time per batch of just

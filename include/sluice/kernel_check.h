@@ -26,6 +26,7 @@ extern "C" {
 
 typedef struct sl_kernel_case {
     const char *entry;      /* the kernel entry, as SL_KERNEL_ENTRIES names it: "normalize_u8" */
+    sl_kernel_entry entry_id;
     const char *shape;      /* a short label of the sizes: "32x32x3" */
     const char *origin;     /* the scenario whose element size this is ("CV-1"), or "odd" for an awkward size */
     int64_t bytes;          /* bytes one call reads plus bytes it writes, for a bandwidth */
@@ -41,10 +42,7 @@ const sl_kernel_case *sl_kernel_case_at(int index);
  * entry's first case when shape is NULL; NULL when there is none. */
 const sl_kernel_case *sl_kernel_case_find(const char *entry, const char *shape);
 
-/* The entries of SL_KERNEL_ENTRIES by index, for listing and validating
- * names; every one has cases. */
-int sl_kernel_entry_count(void);
-const char *sl_kernel_entry_name(int index);
+/* Every entry of SL_KERNEL_ENTRIES (sl_kernel_entry_name) has cases. */
 
 /* The seeds a check draws its inputs from, 1 to SL_KERNEL_CHECK_SEEDS. */
 #define SL_KERNEL_CHECK_SEEDS 3
@@ -70,6 +68,29 @@ sl_status sl_kernel_case_check(const sl_kernel_case *c, const sl_kernel_table *t
 #define SL_KERNEL_TIME_BUDGET_NS 250000000
 sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions,
                               double *median_ns, sl_err *err);
+
+/* A case's inputs made once and timed on several tables in turn, so that a
+ * caller can interleave the tables' samples (the tuner,
+ * sluice/kernel_tune.h) rather than time one table after another while the
+ * machine drifts. sl_kernel_case_time is one table's use of it. */
+typedef struct sl_kernel_timer sl_kernel_timer;
+
+/* The clock a timer reads: the wall clock (sl_now_ns), or the thread's CPU
+ * time (sl_thread_cpu_ns), which on a machine shared with other processes
+ * leaves out the time the scheduler gave them. */
+typedef enum sl_kernel_clock { SL_KERNEL_CLOCK_WALL = 0, SL_KERNEL_CLOCK_THREAD_CPU } sl_kernel_clock;
+
+/* Makes the case's inputs (the sets sl_kernel_case_time rotates over). */
+sl_status sl_kernel_timer_open(const sl_kernel_case *c, sl_kernel_clock clock, sl_kernel_timer **out, sl_err *err);
+/* The calls of `table`'s entry that one sample takes so that it lasts at
+ * least sample_ns (doubling from 1, capped at 2^22 calls): the warmup.
+ * SL_EUNSUPPORTED, with the reason, for a table this CPU cannot run. */
+sl_status sl_kernel_timer_calibrate(sl_kernel_timer *timer, const sl_kernel_table *table, int64_t sample_ns,
+                                    int64_t *calls, sl_err *err);
+/* One sample: the mean nanoseconds per call over `calls` calls, on the
+ * timer's clock (the calibration reads it too). */
+double sl_kernel_timer_sample(sl_kernel_timer *timer, const sl_kernel_table *table, int64_t calls);
+void sl_kernel_timer_close(sl_kernel_timer *timer);
 
 #ifdef __cplusplus
 }

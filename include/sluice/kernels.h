@@ -343,13 +343,27 @@ typedef void (*sl_rot90_fn)(const void *src, void *dst, int side, size_t pixel_b
 typedef void (*sl_permute_strided_fn)(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
                                       int64_t *out);
 
-/* The registered tables, slowest first. */
+/* The registered tables, in the order the CPU's features alone would
+ * rank them, the flag-chosen default last: cpu-avx512-256 runs the AVX-512
+ * kernels on 256-bit vectors and sits below cpu-avx512, which a CPU with
+ * AVX-512 runs by default. Which is faster on a given core is a question
+ * for measurement (sluice/kernel_tune.h). */
 typedef enum sl_kernel_table_id {
     SL_TABLE_REFERENCE = 0,
     SL_TABLE_GENERIC,
     SL_TABLE_AVX2,
+    SL_TABLE_AVX512_256,
     SL_TABLE_AVX512,
-    SL_TABLE_COUNT
+    SL_TABLE_COUNT,
+    /* A table assembled entry by entry from registered ones
+     * (sl_kernels_assemble). It is not registered, but it has an id of its
+     * own, so that what an executor keeps per table (a cache op's cache)
+     * stays apart from the registered tables'. Every assembled table shares
+     * it: a program runs one (auto), and one that runs several on a
+     * pipeline with a cache op resets the cache between them
+     * (sl_pipeline_cache_reset). */
+    SL_TABLE_ASSEMBLED = SL_TABLE_COUNT,
+    SL_TABLE_SLOTS
 } sl_kernel_table_id;
 
 /* A kernel table is a value: chosen once (sl_kernels_choose) and handed to
@@ -391,14 +405,37 @@ typedef enum sl_kernel_table_id {
     X(affine_grads) \
     X(rot90)
 
+/* The entries by index, in SL_KERNEL_ENTRIES order: SL_ENTRY_normalize_u8, ... */
+typedef enum sl_kernel_entry {
+#define SL__KERNEL_ENTRY_ID(entry) SL_ENTRY_##entry,
+    SL_KERNEL_ENTRIES(SL__KERNEL_ENTRY_ID)
+#undef SL__KERNEL_ENTRY_ID
+        SL_KERNEL_ENTRY_COUNT
+} sl_kernel_entry;
+
+/* An entry's name ("normalize_u8"), or NULL outside [0, SL_KERNEL_ENTRY_COUNT). */
+const char *sl_kernel_entry_name(int entry);
+int sl_kernel_entry_count(void);
+/* An entry's index by name, case-insensitive, or -1. */
+int sl_kernel_entry_find(const char *name);
+
 typedef struct sl_kernel_table {
-    const char *name;       /* "reference", "cpu-generic", "cpu-avx2", "cpu-avx512" */
+    const char *name; /* "reference", "cpu-generic", ..., or an assembled table's ("auto") */
     sl_kernel_table_id id;
     unsigned cpu_features;  /* SL_CPU_* bits the table's code needs */
 #define SL__KERNEL_MEMBER(entry) sl_##entry##_fn entry;
     SL_KERNEL_ENTRIES(SL__KERNEL_MEMBER)
 #undef SL__KERNEL_MEMBER
+    /* The registered table each entry is taken from: the table's own id in
+     * a registered table, the chosen one in an assembled table. Records
+     * name them (which table ran each op). */
+    sl_kernel_table_id origin[SL_KERNEL_ENTRY_COUNT];
 } sl_kernel_table;
+
+/* Which registered table each entry of an assembled table comes from. */
+typedef struct sl_kernel_assembly {
+    sl_kernel_table_id table[SL_KERNEL_ENTRY_COUNT];
+} sl_kernel_assembly;
 
 /* What the CPU offers, probed once (cpuid through the compiler's
  * builtins): the features the tables need. */
@@ -431,6 +468,15 @@ bool sl_kernel_table_supported(const sl_kernel_table *table, char *reason, size_
  * cannot run, saying why. Programs call it once (from --kernels or the
  * environment variable SLUICE_KERNELS) and hand the table down. */
 sl_status sl_kernels_choose(const char *name, const sl_kernel_table **out, sl_err *err);
+
+/* Fills *out with each entry of the registered table the choice names for
+ * it, under `name` (a string that outlives the table, such as "auto"),
+ * with id SL_TABLE_ASSEMBLED, the union of the chosen tables' CPU features
+ * and origin set to the choice. Every registered table computes the
+ * reference's bits (the tests hold each to it), so any assembly does too:
+ * the choice changes only the speed. Refuses a choice naming no registered
+ * table or a table this CPU cannot run, saying which entry and why. */
+sl_status sl_kernels_assemble(const sl_kernel_assembly *choice, const char *name, sl_kernel_table *out, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,17 @@ typedef struct sl_record {
     sl_record_outcome outcome;
     char reason[256];          /* why excluded, skipped or failed; empty when ok */
     char transforms[256];      /* comma-separated transform names executed */
-    char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ... */
+    char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ..., "auto" (the tuned one) */
+    /* Which registered table each kernel entry of `kernels` comes from, as
+     * "entry=table" items joined by commas in SL_KERNEL_ENTRIES order
+     * ("permute_strided=cpu-avx512,normalize_u8=cpu-avx2,..."): for "auto"
+     * the measured choice, for a named table that table throughout. Empty
+     * in a record from before it; the JSON then has no "kernel_choice". */
+    char kernel_choice[1024];
+    /* The table whose roofline probe was the fastest, which the record's
+     * fraction_of_roofline is taken against (sl_probe_roofline_best);
+     * empty without the probe. */
+    char roofline_kernels[32];
     /* The framework and version a peer reported ("torch 2.1.2"); empty for
      * sluice's own adapters, and then absent from the JSON. */
     char framework[96];

@@ -13,6 +13,8 @@
 #include "sluice/dist.h"
 #include "sluice/fixtures.h"
 #include "sluice/history.h"
+#include "sluice/kernel_check.h"
+#include "sluice/kernel_tune.h"
 #include "sluice/kernels.h"
 #include "sluice/module.h"
 #include "sluice/npy.h"

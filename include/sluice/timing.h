@@ -11,6 +11,11 @@ extern "C" {
 
 /* CLOCK_MONOTONIC in nanoseconds: the one clock of DESIGN.md invariant 4. */
 int64_t sl_now_ns(void);
+/* The calling thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
+ * what a computation cost while it ran, without the time the scheduler gave
+ * other processes. Only for choosing between kernels on a shared machine
+ * (sluice/kernel_tune.h); a batch's time is always sl_now_ns's. */
+int64_t sl_thread_cpu_ns(void);
 
 /* Percentile by linear interpolation between closest ranks (NumPy's default),
  * q in [0, 100]. values need not be sorted; n must be > 0. */

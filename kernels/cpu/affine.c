@@ -19,6 +19,7 @@ SL_ALWAYS_INLINE void affine_f32_body(const float *src, float *dst, int64_t pixe
         dst[i + j] = src[i + j] * s[j] + b[j];
 }
 
+#if SL_CPU_FIRST_BUILD
 static void affine_f32_generic(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k)
 {
     affine_f32_body(src, dst, pixels, k);
@@ -28,8 +29,10 @@ void sl__cpu_affine_generic(sl_cpu_variant *out)
 {
     out->affine_f32 = affine_f32_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void affine_f32_avx2(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k)
 {
     affine_f32_body(src, dst, pixels, k);
@@ -39,6 +42,7 @@ void sl__cpu_affine_avx2(sl_cpu_variant *out)
 {
     out->affine_f32 = affine_f32_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void affine_f32_avx512(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k)
 {

@@ -27,6 +27,21 @@
 #define SL_HAVE_AVX2_CLONES 0
 #endif
 
+/* The cpu-avx512-256 table: kernels/meson.build compiles the arithmetic
+ * files a second time with -mprefer-vector-width=256 and
+ * SL_CPU_AVX512_256=1. That object contributes only its AVX-512 instances,
+ * which the compiler then vectorizes on 256-bit registers (AVX-512VL on
+ * ymm: the masks and extra registers of AVX-512 without the 512-bit
+ * frequency licence or split 512-bit units that make the wide form slower
+ * on some cores). Their fills take the _avx512_256 names, and
+ * SL_CPU_FIRST_BUILD leaves out everything else the first object already
+ * defines. The arithmetic is the same expression either way, so the table
+ * computes the reference's bits like every other. */
+#ifndef SL_CPU_AVX512_256
+#define SL_CPU_AVX512_256 0
+#endif
+#define SL_CPU_FIRST_BUILD (!SL_CPU_AVX512_256)
+
 typedef struct sl_cpu_variant {
     sl_normalize_u8_fn normalize_u8;
     sl_normalize_f32_fn normalize_f32;
@@ -75,6 +90,28 @@ void sl__cpu_affine_avx512(sl_cpu_variant *out);
 void sl__cpu_dropout_generic(sl_cpu_variant *out);
 void sl__cpu_dropout_avx2(sl_cpu_variant *out);
 void sl__cpu_dropout_avx512(sl_cpu_variant *out);
+
+/* The 256-bit instances (dropout's AVX-512 kernel is written with 512-bit
+ * intrinsics, which a preferred width does not change: that table uses the
+ * cpu-avx512 one). */
+void sl__cpu_normalize_avx512_256(sl_cpu_variant *out);
+void sl__cpu_elementwise_avx512_256(sl_cpu_variant *out);
+void sl__cpu_moments_avx512_256(sl_cpu_variant *out);
+void sl__cpu_blend_avx512_256(sl_cpu_variant *out);
+void sl__cpu_resize_avx512_256(sl_cpu_variant *out);
+void sl__cpu_trig_rounds_avx512_256(sl_cpu_variant *out);
+void sl__cpu_log1p_avx512_256(sl_cpu_variant *out);
+void sl__cpu_affine_avx512_256(sl_cpu_variant *out);
+#if SL_CPU_AVX512_256
+#define sl__cpu_normalize_avx512   sl__cpu_normalize_avx512_256
+#define sl__cpu_elementwise_avx512 sl__cpu_elementwise_avx512_256
+#define sl__cpu_moments_avx512     sl__cpu_moments_avx512_256
+#define sl__cpu_blend_avx512       sl__cpu_blend_avx512_256
+#define sl__cpu_resize_avx512      sl__cpu_resize_avx512_256
+#define sl__cpu_trig_rounds_avx512 sl__cpu_trig_rounds_avx512_256
+#define sl__cpu_log1p_avx512       sl__cpu_log1p_avx512_256
+#define sl__cpu_affine_avx512      sl__cpu_affine_avx512_256
+#endif
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
 void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,

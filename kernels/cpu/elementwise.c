@@ -43,6 +43,7 @@ SL_ALWAYS_INLINE void ew_chain_body(float *x, int64_t n, const sl_ew_step *steps
     }
 }
 
+#if SL_CPU_FIRST_BUILD
 static void ew_chain_generic(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
 {
     ew_chain_body(x, n, steps, nsteps, noise_words_scalar);
@@ -52,8 +53,10 @@ void sl__cpu_elementwise_generic(sl_cpu_variant *out)
 {
     out->ew_chain = ew_chain_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void ew_chain_avx2(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
 {
     ew_chain_body(x, n, steps, nsteps, noise_words_avx2);
@@ -63,6 +66,7 @@ void sl__cpu_elementwise_avx2(sl_cpu_variant *out)
 {
     out->ew_chain = ew_chain_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void ew_chain_avx512(float *x, int64_t n, const sl_ew_step *steps, int nsteps)
 {

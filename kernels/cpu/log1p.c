@@ -10,6 +10,7 @@ SL_ALWAYS_INLINE void log1p_body(const float *src, float *dst, int64_t n)
         dst[i] = sl__log1p_f32(src[i]);
 }
 
+#if SL_CPU_FIRST_BUILD
 static void log1p_generic(const float *src, float *dst, int64_t n)
 {
     log1p_body(src, dst, n);
@@ -19,8 +20,10 @@ void sl__cpu_log1p_generic(sl_cpu_variant *out)
 {
     out->log1p = log1p_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void log1p_avx2(const float *src, float *dst, int64_t n)
 {
     log1p_body(src, dst, n);
@@ -30,6 +33,7 @@ void sl__cpu_log1p_avx2(sl_cpu_variant *out)
 {
     out->log1p = log1p_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void log1p_avx512(const float *src, float *dst, int64_t n)
 {

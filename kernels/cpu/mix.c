@@ -13,6 +13,7 @@ SL_ALWAYS_INLINE void blend_body(float *dst, const float *a, const float *b, int
         dst[i] = a[i] * wa + b[i] * wb;
 }
 
+#if SL_CPU_FIRST_BUILD
 static void blend_generic(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
     blend_body(dst, a, b, n, wa, wb);
@@ -22,8 +23,10 @@ void sl__cpu_blend_generic(sl_cpu_variant *out)
 {
     out->blend = blend_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void blend_avx2(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
     blend_body(dst, a, b, n, wa, wb);
@@ -33,6 +36,7 @@ void sl__cpu_blend_avx2(sl_cpu_variant *out)
 {
     out->blend = blend_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void blend_avx512(float *dst, const float *a, const float *b, int64_t n, float wa, float wb)
 {
@@ -55,6 +59,7 @@ void sl__cpu_blend_avx512(sl_cpu_variant *out)
 }
 #endif
 
+#if SL_CPU_FIRST_BUILD
 void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1)
 {
     (void)h;
@@ -66,3 +71,4 @@ void sl__cpu_paste_box(void *dst, const void *src, int h, int w, size_t pixel_by
     for (int y = y0; y < y1; y++)
         memcpy((char *)dst + (size_t)y * row + offset, (const char *)src + (size_t)y * row + offset, bytes);
 }
+#endif

@@ -106,6 +106,7 @@ SL_ALWAYS_INLINE void channel_moments_dispatch(const float *x, int64_t pixels, i
     }
 }
 
+#if SL_CPU_FIRST_BUILD
 static void moments_generic(const float *x, int64_t n, double *mean, double *var)
 {
     moments_body(x, n, mean, var);
@@ -121,8 +122,10 @@ void sl__cpu_moments_generic(sl_cpu_variant *out)
     out->moments = moments_generic;
     out->channel_moments = channel_moments_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void moments_avx2(const float *x, int64_t n, double *mean, double *var)
 {
     moments_body(x, n, mean, var);
@@ -139,6 +142,7 @@ void sl__cpu_moments_avx2(sl_cpu_variant *out)
     out->moments = moments_avx2;
     out->channel_moments = channel_moments_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void moments_avx512(const float *x, int64_t n, double *mean, double *var)
 {

@@ -33,6 +33,7 @@ SL_ALWAYS_INLINE void normalize_f32_body(const float *src, float *dst, int64_t p
         dst[i + j] = (src[i + j] - m[j]) * s[j];
 }
 
+#if SL_CPU_FIRST_BUILD
 static void normalize_u8_generic(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
     normalize_u8_body(src, dst, pixels, k);
@@ -48,8 +49,10 @@ void sl__cpu_normalize_generic(sl_cpu_variant *out)
     out->normalize_u8 = normalize_u8_generic;
     out->normalize_f32 = normalize_f32_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void normalize_u8_avx2(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
 {
     normalize_u8_body(src, dst, pixels, k);
@@ -65,6 +68,7 @@ void sl__cpu_normalize_avx2(sl_cpu_variant *out)
     out->normalize_u8 = normalize_u8_avx2;
     out->normalize_f32 = normalize_f32_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void normalize_u8_avx512(const uint8_t *src, float *dst, int64_t pixels,
                                                  const sl_normalize_consts *k)

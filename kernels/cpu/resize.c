@@ -81,10 +81,14 @@ DEFINE_RESIZE_BODY(resize_f32_body, float, horizontal_f32)
         out->resize_f32 = resize_f32_##SUFFIX;                                                                        \
     }
 
+#if SL_CPU_FIRST_BUILD
 DEFINE_RESIZE_INSTANCES(generic, )
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 DEFINE_RESIZE_INSTANCES(avx2, SL_TARGET_AVX2)
+#endif
 DEFINE_RESIZE_INSTANCES(avx512, SL_TARGET_AVX512)
 #else
 void sl__cpu_resize_avx2(sl_cpu_variant *out)

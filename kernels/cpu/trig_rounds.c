@@ -40,6 +40,7 @@ SL_ALWAYS_INLINE void trig_rounds_body(const float *restrict in, float *restrict
 
 /* in may equal out (the op runs in place); restrict holds per value, since
  * value i is read before it is written and never read again. */
+#if SL_CPU_FIRST_BUILD
 static void trig_rounds_generic(const float *in, float *out, int64_t n, int rounds)
 {
     trig_rounds_body(in, out, n, rounds);
@@ -49,8 +50,10 @@ void sl__cpu_trig_rounds_generic(sl_cpu_variant *out)
 {
     out->trig_rounds = trig_rounds_generic;
 }
+#endif
 
 #if SL_HAVE_AVX2_CLONES
+#if SL_CPU_FIRST_BUILD
 SL_TARGET_AVX2 static void trig_rounds_avx2(const float *in, float *out, int64_t n, int rounds)
 {
     trig_rounds_body(in, out, n, rounds);
@@ -60,6 +63,7 @@ void sl__cpu_trig_rounds_avx2(sl_cpu_variant *out)
 {
     out->trig_rounds = trig_rounds_avx2;
 }
+#endif
 
 SL_TARGET_AVX512 static void trig_rounds_avx512(const float *in, float *out, int64_t n, int rounds)
 {

@@ -29,6 +29,94 @@ elif printf '%s' "$out" | grep -qF "SLUICE_KERNELS"; then
 else
   not_ok "a SLUICE_KERNELS naming no table is refused" "$out"
 fi
+expect 2 "auto" "an unknown kernel table offers auto too" -- bench --kernels cpu-sse
+
+# The tuned kernels (--kernels auto, the default): measured once per CPU
+# and build into $XDG_CACHE_HOME/sluice, then read; a named table bypasses
+# them. This script keeps a cache of its own.
+export XDG_CACHE_HOME="$work/cache"
+said=$("$sluice" list 2>&1 >/dev/null)
+cache=$(ls "$work/cache/sluice/"kernels-*.json 2>/dev/null | head -1)
+if [ -n "$cache" ] && [ "$(printf '%s\n' "$said" | wc -l)" -eq 1 ] && printf '%s' "$said" | grep -qF "chose the kernels by timing" \
+  && printf '%s' "$said" | grep -qF "$cache"; then
+  ok "the first run without a cache measures once, says so in one line and saves the choice"
+else
+  not_ok "the first run without a cache measures once, says so in one line and saves the choice" "cache: '$cache'" "$said"
+fi
+said=$("$sluice" list 2>&1 >/dev/null)
+if [ -z "$said" ]; then
+  ok "the next run reads the cache and says nothing"
+else
+  not_ok "the next run reads the cache and says nothing" "$said"
+fi
+if "$sluice" list 2>/dev/null | grep -q "^KERNELS (auto: the choice measured" \
+  && [ "$("$sluice" list 2>/dev/null | sed -n '/^KERNELS/,$p' | grep -o 'normalize_u8' | wc -l)" -eq 1 ]; then
+  ok "list names the table each kernel comes from, each kernel once"
+else
+  not_ok "list names the table each kernel comes from, each kernel once" \
+    "$("$sluice" list 2>&1 | sed -n '/^KERNELS/,$p')"
+fi
+expect 0 "saved in $work/cache/sluice/kernels-" "tune measures, prints and saves the choice" -- tune --rounds 2
+out=$("$sluice" tune --rounds 1 --no-save 2>&1)
+rows=0
+for entry in permute_strided normalize_u8 ew_chain hflip log_mel rot90; do
+  printf '%s\n' "$out" | grep -q "^$entry " && rows=$((rows + 1))
+done
+if [ "$rows" -eq 6 ] && printf '%s' "$out" | grep -qF "not saved (--no-save)"; then
+  ok "tune prints a row per kernel, and --no-save leaves the cache alone"
+else
+  not_ok "tune prints a row per kernel, and --no-save leaves the cache alone" "$(printf '%s' "$out" | head -8)"
+fi
+expect 0 "cached in $cache" "tune --show prints the cached choice" -- tune --show
+printf '{"format": "sluice kernel tuning"' >"$cache"
+said=$("$sluice" list 2>&1 >/dev/null)
+if printf '%s' "$said" | grep -qF "kernel cache refused: $cache" && printf '%s' "$said" | grep -qF "chose the kernels" \
+  && "$sluice" tune --show >/dev/null 2>&1; then
+  ok "a corrupt cache is refused naming the file, measured over and replaced"
+else
+  not_ok "a corrupt cache is refused naming the file, measured over and replaced" "$said"
+fi
+sed -i 's/"build":[^,]*,/"build": "build-id 00",/' "$cache"
+said=$("$sluice" list 2>&1 >/dev/null)
+if printf '%s' "$said" | grep -qF "another sluice build"; then
+  ok "a cache from another sluice build is refused"
+else
+  not_ok "a cache from another sluice build is refused" "$said"
+fi
+rm -rf "$work/cache"
+expect 1 "no valid kernel choice" "tune --show without a cache fails, exit 1" -- tune --show
+"$sluice" tune --rounds 1 >/dev/null 2>&1
+list=$(XDG_CACHE_HOME="$work/cache2" SLUICE_KERNELS=cpu-generic "$sluice" list 2>&1)
+if [ ! -e "$work/cache2" ] && printf '%s\n' "$list" | grep -q "^KERNELS (cpu-generic)" \
+  && printf '%s\n' "$list" | sed -n '/^KERNELS/,$p' | grep -q "^cpu-generic .*normalize_u8"; then
+  ok "SLUICE_KERNELS naming a table bypasses the tuner: no measurement, no cache"
+else
+  not_ok "SLUICE_KERNELS naming a table bypasses the tuner: no measurement, no cache" "$(ls "$work" | head)"
+fi
+if SLUICE_KERNELS=AUTO "$sluice" list >/dev/null 2>&1; then
+  ok "SLUICE_KERNELS=auto is accepted, in any case"
+else
+  not_ok "SLUICE_KERNELS=auto is accepted, in any case"
+fi
+expect 2 "auto" "an audit refuses auto: another machine could not repeat it" -- audit --kernels auto \
+  --scenarios NLP-1 --seeds 42 --epochs 1 --batches 1 --output "$work/auto.json"
+if XDG_CACHE_HOME="$work/cache3" "$sluice" bench --scenarios NLP-1 --adapters fused --kernels cpu-generic --warmup 0 \
+  --batches 2 --repetitions 1 --quiet --output-dir "$work/pinned" >/dev/null 2>&1 && [ ! -e "$work/cache3" ] \
+  && grep -q '"kernels":[[:space:]]*"cpu-generic"' "$work/pinned/ci/NLP-1__128__fused.json" \
+  && [ "$(grep -c '"[a-z0-9_]*":[[:space:]]*"cpu-generic"' "$work/pinned/ci/NLP-1__128__fused.json")" -ge 29 ]; then
+  ok "bench --kernels NAME runs that table for every kernel and measures nothing"
+else
+  not_ok "bench --kernels NAME runs that table for every kernel and measures nothing"
+fi
+if "$sluice" bench --scenarios NLP-1 --adapters fused --warmup 0 --batches 2 --repetitions 1 --quiet \
+  --output-dir "$work/tuned" >/dev/null 2>&1 && grep -q '"kernels":[[:space:]]*"auto"' "$work/tuned/ci/NLP-1__128__fused.json" \
+  && grep -q '"kernel_choice"' "$work/tuned/ci/NLP-1__128__fused.json" \
+  && grep -q '"fraction_of_hardware_bound"' "$work/tuned/ci/NLP-1__128__fused.json"; then
+  ok "a default run records auto, the table of each kernel and the hardware bound"
+else
+  not_ok "a default run records auto, the table of each kernel and the hardware bound"
+fi
+
 expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"
 expect 2 "--batches" "a number with a plus sign is refused" -- bench --batches +5
 expect 2 "--seed" "--seed refuses the same" -- bench --seed +5

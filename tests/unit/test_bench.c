@@ -356,6 +356,93 @@ Test(bench, a_record_carries_the_gather_probe_and_its_fraction)
     sl_scenario_instance_free(instance);
 }
 
+static const sl_adapter scripted_optimized = {
+    .name = "scripted",
+    .summary = "test",
+    .backend = "cpu",
+    .kernels = SL_KERNELS_OPTIMIZED,
+    .transforms = SL_TRANSFORM(SL_OP_PACK_TOKENS),
+    .run = scripted_run,
+};
+
+/* A record names the table each kernel came from (here an assembly of two
+ * tables), the table whose roofline probe it is held to, and the hardware
+ * bound: the larger of the gather and write probes, over the p50. */
+Test(bench, a_record_names_each_kernels_table_and_the_hardware_bound)
+{
+    sl_kernel_assembly mixture;
+    for (int e = 0; e < SL_KERNEL_ENTRY_COUNT; e++)
+        mixture.table[e] = SL_TABLE_GENERIC;
+    mixture.table[SL_ENTRY_normalize_u8] = SL_TABLE_REFERENCE;
+    mixture.table[SL_ENTRY_pack] = SL_TABLE_REFERENCE;
+    sl_kernel_table mixed;
+    sl_err err = {0};
+    cr_assert_eq(sl_kernels_assemble(&mixture, "mixed", &mixed, &err), SL_OK, "%s", err.msg);
+    sl_scenario_instance *instance = small_nlp1();
+    sl_bench_options options = three_reps();
+    options.kernels = &mixed;
+    options.memcpy_probe_bytes_per_s = 1e9;
+    options.roofline_ns_per_batch = 1000.0;
+    options.roofline_kernels = sl_kernels_find("cpu-generic");
+    options.gather_ns_per_batch = 500.0;
+    options.write_ns_per_batch = 800.0;
+    sl_record record;
+    bench_scripted(instance, &scripted_optimized, &options, &record);
+    cr_expect_str_eq(record.kernels, "mixed");
+    cr_expect(strstr(record.kernel_choice, "permute_strided=cpu-generic,normalize_u8=reference,") ==
+                  record.kernel_choice,
+              "%s", record.kernel_choice);
+    cr_expect(strstr(record.kernel_choice, ",pack=reference,") && strstr(record.kernel_choice, ",rot90=cpu-generic"),
+              "%s", record.kernel_choice);
+    int items = 1;
+    for (const char *c = record.kernel_choice; *c; c++)
+        items += *c == ',';
+    cr_expect_eq(items, SL_KERNEL_ENTRY_COUNT, "one item per kernel entry: %s", record.kernel_choice);
+    cr_expect_str_eq(record.roofline_kernels, "cpu-generic");
+    /* The scripted batches take 2000 ns each. */
+    cr_expect_eq(metric_named(&record, "write_probe_ns_per_batch")->value, 800.0);
+    cr_expect_eq(metric_named(&record, "hardware_bound_ns_per_batch")->value, 800.0);
+    cr_expect_float_eq(metric_named(&record, "fraction_of_hardware_bound")->value, 800.0 / 2000.0, 1e-12);
+    sl_record_release(&record);
+
+    options.gather_ns_per_batch = 1500.0;
+    bench_scripted(instance, &scripted_optimized, &options, &record);
+    cr_expect_eq(metric_named(&record, "hardware_bound_ns_per_batch")->value, 1500.0, "the larger of the two");
+    sl_record_release(&record);
+
+    options.skip_probes = true;
+    bench_scripted(instance, &scripted_optimized, &options, &record);
+    cr_expect_null(metric_named(&record, "hardware_bound_ns_per_batch"));
+    cr_expect_str_empty(record.roofline_kernels);
+    sl_record_release(&record);
+    sl_scenario_instance_free(instance);
+}
+
+Test(bench, the_write_probe_measures_a_store_and_nothing_for_no_bytes)
+{
+    cr_expect_eq(sl_probe_write_ns_per_batch(0), 0.0);
+    double ns = sl_probe_write_ns_per_batch(64 * 1024);
+    cr_expect(ns > 0.0 && isfinite(ns), "storing 64 KiB took %g ns", ns);
+}
+
+/* The roofline is the fastest probe among the run's table and every
+ * optimized table this CPU runs; the reference is a candidate only as the
+ * run's own table. Which one wins is the machine's to say. */
+Test(bench, the_roofline_is_one_of_the_run_and_optimized_tables)
+{
+    sl_scenario_instance *instance = small_nlp1();
+    bool candidate[SL_TABLE_COUNT];
+    sl_kernel_tune_candidates(candidate);
+    const sl_kernel_table *fastest = NULL;
+    double ns = sl_probe_roofline_best(instance->pipeline, sl_test_kernels(), 5, &fastest);
+    cr_expect_gt(ns, 0.0);
+    cr_assert_not_null(fastest);
+    cr_expect(fastest == sl_test_kernels() || (fastest->id < SL_TABLE_COUNT && candidate[fastest->id]), "%s",
+              fastest->name);
+    cr_expect_neq(fastest->id, SL_TABLE_REFERENCE);
+    sl_scenario_instance_free(instance);
+}
+
 Test(bench, the_gather_probe_refuses_an_empty_window_and_changes_no_output)
 {
     sl_scenario_instance *instance = small_nlp1();

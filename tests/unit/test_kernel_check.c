@@ -144,3 +144,30 @@ Test(kernel_check, refuses_bad_requests)
     cr_expect_eq(sl_kernel_case_time(c, sl_kernels_find("cpu-avx2"), 3, &ns, &err), SL_EUNSUPPORTED);
     sl_cpu_features_mask(~0u);
 }
+
+/* The timer the tuner interleaves: inputs made once, each table calibrated
+ * to its own call count, a table this CPU cannot run refused with why. */
+Test(kernel_check, a_timer_times_several_tables_on_one_set_of_inputs)
+{
+    const sl_kernel_case *c = sl_kernel_case_find("normalize_u8", "32x32x3");
+    cr_assert_not_null(c);
+    sl_kernel_timer *timer = NULL;
+    sl_err err = {0};
+    cr_assert_eq(sl_kernel_timer_open(c, SL_KERNEL_CLOCK_THREAD_CPU, &timer, &err), SL_OK, "%s", err.msg);
+    const sl_kernel_table *tables[] = {sl_kernels_reference(), sl_kernels_find("cpu-generic")};
+    for (int i = 0; i < 2; i++) {
+        int64_t calls = 0;
+        cr_assert_eq(sl_kernel_timer_calibrate(timer, tables[i], 20000, &calls, &err), SL_OK, "%s", err.msg);
+        cr_expect_geq(calls, 1);
+        cr_expect_gt(sl_kernel_timer_sample(timer, tables[i], calls), 0.0);
+    }
+    sl_cpu_features_mask(0);
+    int64_t calls = 7;
+    cr_expect_eq(sl_kernel_timer_calibrate(timer, sl_kernels_find("cpu-avx2"), 20000, &calls, &err), SL_EUNSUPPORTED);
+    cr_expect(strstr(err.msg, "cpu-avx2") != NULL, "%s", err.msg);
+    cr_expect_eq(calls, 0);
+    sl_cpu_features_mask(~0u);
+    sl_kernel_timer_close(timer);
+    cr_expect_eq(sl_kernel_timer_open(NULL, SL_KERNEL_CLOCK_WALL, &timer, &err), SL_EINVAL);
+    cr_expect_null(timer);
+}

@@ -83,7 +83,9 @@ static void sample_record(sl_record *r)
     strcpy(r->backend_active, "cpu");
     r->outcome = SL_RECORD_OK;
     strcpy(r->transforms, "normalize,random_crop,flip");
-    strcpy(r->kernels, "cpu-avx2");
+    strcpy(r->kernels, "auto");
+    strcpy(r->kernel_choice, "permute_strided=cpu-avx512,normalize_u8=cpu-avx2");
+    strcpy(r->roofline_kernels, "cpu-avx2");
     r->seed = SAMPLE_SEED;
     r->batch_size = 64;
     r->warmup_batches = 3;
@@ -272,7 +274,9 @@ Test(records, round_trip_keeps_every_field)
     cr_assert_eq(got.outcome, SL_RECORD_OK);
     cr_assert_str_eq(got.reason, "");
     cr_assert_str_eq(got.transforms, "normalize,random_crop,flip");
-    cr_assert_str_eq(got.kernels, "cpu-avx2");
+    cr_assert_str_eq(got.kernels, "auto");
+    cr_assert_str_eq(got.kernel_choice, "permute_strided=cpu-avx512,normalize_u8=cpu-avx2");
+    cr_assert_str_eq(got.roofline_kernels, "cpu-avx2");
     cr_assert_eq(got.seed, SAMPLE_SEED);
     cr_assert_eq(got.batch_size, 64);
     cr_assert_eq(got.warmup_batches, 3);
@@ -310,6 +314,30 @@ Test(records, round_trip_keeps_every_field)
     cr_assert_str_eq(got_env.time_utc, want_env.time_utc);
     sl_record_release(&got);
     cr_assert_null(got.latency_ns);
+}
+
+/* Records from before the per-kernel choice have neither it nor the
+ * roofline's table, and still read. */
+Test(records, a_record_without_the_kernel_choice_reads)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    sl_record r;
+    sl_record sample;
+    sample_record(&sample);
+    sample.kernel_choice[0] = '\0';
+    sample.roofline_kernels[0] = '\0';
+    sl_environment env;
+    sample_environment(&env);
+    sl_err err = {0};
+    cr_assert_eq(sl_record_write(&sample, &env, path, &err), SL_OK, "%s", err.msg);
+    char *text = slurp(path);
+    cr_expect_null(strstr(text, "kernel_choice"), "an empty choice is left out of the JSON");
+    free(text);
+    cr_assert_eq(sl_record_read(path, &r, &env, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_empty(r.kernel_choice);
+    cr_expect_str_empty(r.roofline_kernels);
+    sl_record_release(&r);
 }
 
 Test(records, excluded_record_without_latencies_round_trips)
@@ -414,9 +442,15 @@ Test(records, json_holds_every_documented_field)
         "noisy_reason",
         "rounds",
         "wall_ns",
+        "kernel_choice",
+        "roofline_kernels",
     };
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         cr_expect(cJSON_HasObjectItem(root, top[i]), "missing %s", top[i]);
+    const cJSON *choice = cJSON_GetObjectItemCaseSensitive(root, "kernel_choice");
+    cr_assert_eq(cJSON_GetArraySize(choice), 2);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(choice, "normalize_u8")), "cpu-avx2");
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(choice, "permute_strided")), "cpu-avx512");
     static const char *const environment[] = {
         "cpu_model", "cpu_cores", "compiler",   "compile_flags", "library_versions", "git_commit",
         "kernel",    "time_utc",  "load_start", "load_end",      "steal_fraction",
@@ -652,6 +686,10 @@ Test(records, each_wrong_type_or_value_is_named)
         {"environment", "\"linux\"", "environment"},
         {"environment.cpu_cores", "\"12\"", "environment.cpu_cores"},
         {"backend.requested", "null", "backend.requested"},
+        {"kernel_choice", "[\"cpu-avx2\"]", "kernel_choice"},
+        {"kernel_choice", "{\"normalize_u8\": 2}", "kernel_choice.normalize_u8"},
+        {"kernel_choice", "{\"normalize_u8\": \"cpu-avx2,cpu-avx512\"}", "kernel_choice.normalize_u8"},
+        {"roofline_kernels", "3", "roofline_kernels"},
     };
     char path[128];
     scratch_path(path, sizeof path, "r.json");

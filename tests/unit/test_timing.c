@@ -27,6 +27,22 @@ Test(timing, clock_is_monotonic_and_in_nanoseconds)
     }
 }
 
+/* The thread's CPU clock counts work and not sleep: 50 ms asleep cost far
+ * less than 50 ms of CPU, and a busy loop costs some. */
+Test(timing, the_thread_cpu_clock_counts_work_not_sleep)
+{
+    int64_t before = sl_thread_cpu_ns();
+    struct timespec nap = {0, 50 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    int64_t slept = sl_thread_cpu_ns() - before;
+    cr_expect_lt(slept, 25 * 1000 * 1000, "sleeping 50 ms cost %lld ns of CPU", (long long)slept);
+    volatile uint64_t x = 1;
+    before = sl_thread_cpu_ns();
+    for (int i = 0; i < 10 * 1000 * 1000; i++)
+        x = x * 6364136223846793005ull + 1;
+    cr_expect_gt(sl_thread_cpu_ns() - before, 0, "ten million multiplies cost no CPU time");
+}
+
 Test(timing, percentiles_of_one_to_ten_follow_numpy)
 {
     /* Deliberately out of order: the function sorts a copy. */

@@ -10,6 +10,15 @@
 
 /* The commit the library was built from ("unknown" outside a git checkout). */
 const char *sl__build_git_commit(void);
+/* The GNU build id of the object holding libsluice's code, in hex, into
+ * buf; false, with buf empty, when the linker wrote none (or buf is too
+ * small for it). */
+bool sl__build_id(char *buf, size_t size);
+
+/* The value of the first "field : value" line of /proc/cpuinfo's text
+ * (info) named `field` ("model name", "microcode"), into buf; false, with
+ * buf untouched, when there is none. */
+bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t size);
 
 /* Aligned allocation for batch data and scratch buffers; release with free(). */
 void *sl__aligned_alloc(size_t alignment, size_t size);

@@ -72,7 +72,7 @@ struct sl_pipeline {
     int cache_at;
     sl_pipeline *prefix;
     pthread_mutex_t cache_lock;
-    sl_source *caches[SL_TABLE_COUNT];
+    sl_source *caches[SL_TABLE_SLOTS];
 };
 
 /* Fills ids, epoch, index and count of a batch at position, and resets every
