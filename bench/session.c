@@ -10,6 +10,7 @@
 #include "sluice/bench.h"
 #include "sluice/cleanup.h"
 #include "sluice/dist.h"
+#include "sluice/folder.h"
 #include "sluice/session.h"
 
 struct sl_session {
@@ -20,6 +21,8 @@ struct sl_session {
     const sl_comm *world;
     bool root;
     char dir[4096];
+    /* The advisory lock on dir (sluice/folder.h), -1 when none is held. */
+    int lock_fd;
     sl_environment env;
     int total;
     int done;
@@ -302,13 +305,17 @@ static sl_status check_options(const sl_session_options *options, sl_err *err)
     return SL_OK;
 }
 
-/* Rank 0's folder: created, and swept of the records a killed run left
- * half-written. */
+/* Rank 0's folder: created, locked for this session (two benches writing
+ * one folder would mix their runs and one summary would describe both),
+ * and swept of the records a killed run left half-written. */
 static sl_status prepare_output(sl_session *s, sl_err *err)
 {
     sl_err dir_err = {0};
     if (sl_make_dirs(s->dir, &dir_err) != SL_OK)
         return sl_fail(err, dir_err.status, "cannot create the output directory: %s", dir_err.msg);
+    sl_status status = sl_folder_lock(s->dir, "sluice bench", &s->lock_fd, err);
+    if (status != SL_OK)
+        return status;
     sl_sweep_stale_temporaries(s->dir);
     sl_environment_collect(&s->env);
     return SL_OK;
@@ -324,6 +331,7 @@ sl_status sl_session_create(const sl_session_options *options, sl_session **out,
     if (!s)
         return sl_fail(err, SL_ENOMEM, "out of memory for a session");
     s->options = *options;
+    s->lock_fd = -1;
     if (!s->options.bench.kernels)
         s->options.bench.kernels = sl_kernels_default();
     s->profile = sl_profile_get(options->bench.profile);
@@ -369,5 +377,6 @@ void sl_session_free(sl_session *session)
     if (!session)
         return;
     sl_comm_free(session->own_world);
+    sl_folder_unlock(session->lock_fd);
     free(session);
 }

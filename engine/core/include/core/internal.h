@@ -23,6 +23,10 @@ void sl__copy_string(char *dst, size_t size, const char *src);
 sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
                                 sl_err *err);
 
+/* The process's umask, read from /proc without changing it (umask(2)
+ * changes it, racing with threads that create files); 022 if unknown. */
+mode_t sl__current_umask(void);
+
 /* Opens path read-only; a missing file is SL_ENOTFOUND, other failures
  * SL_EIO, both naming path. */
 sl_status sl__open_readonly(const char *path, int *fd, sl_err *err);
