@@ -1,29 +1,39 @@
 /* `sluice export`: writes what a peer loader needs to do one scenario
  * variant's work (sluice/export.h, docs/peers.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "sluice/export.h"
 #include "sluice/scenario.h"
 
-static const char usage[] =
-    "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
-    "\n"
-    "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
-    "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
-    "boxes and partners), the reference's per-batch digests\n"
-    "and plan.json (ops and parameters, batch size, n, seed, epochs, batches) into\n"
-    "DIR, for a peer loader to do the same work and prove it (docs/peers.md).\n"
-    "\n"
-    "options:\n"
-    "  --scenario ID       the scenario (sluice list shows them)\n"
-    "  --variant V         its variant\n"
-    "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
-    "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
-    "                      warmup + measured batches, what one bench repetition runs)\n"
-    "  --seed N            fixture and pipeline seed (default 42)\n"
-    "  --output DIR        where to write (created when missing)\n"
-    "  -h, --help          show this help\n";
+static const char usage[] = "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
+                            "\n"
+                            "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
+                            "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
+                            "boxes and partners), the reference's per-batch digests\n"
+                            "and plan.json (ops and parameters, batch size, n, seed, epochs, batches) into\n"
+                            "DIR, for a peer loader to do the same work and prove it (docs/peers.md).\n"
+                            "\n"
+                            "options:\n"
+                            "  --scenario ID       the scenario (sluice list shows them)\n"
+                            "  --variant V         its variant\n"
+                            "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
+                            "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
+                            "                      warmup + measured batches, what one bench repetition runs)\n"
+                            "  --seed N            fixture and pipeline seed (default 42)\n"
+                            "  --output DIR        where to write: created, or replaced whole when it holds an\n"
+                            "                      export (a folder of other files is refused)\n"
+                            "  -h, --help          show this help\n";
+
+/* What an export folder holds (sluice/export.h): an export written before
+ * manifests existed may be replaced, a folder of anything else may not. */
+static bool export_file_name(const char *name)
+{
+    size_t len = strlen(name);
+    return strcmp(name, "plan.json") == 0 || strcmp(name, SL_FOLDER_MANIFEST) == 0 ||
+           (len > 4 && strcmp(name + len - 4, ".npy") == 0);
+}
 
 int sl__cmd_export(int argc, char **argv)
 {
@@ -69,17 +79,29 @@ int sl__cmd_export(int argc, char **argv)
     sl_build_options_init(&build, profile, seed);
     sl_scenario_instance *instance = NULL;
     sl_err err = {0};
-    sl_status st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
+    sl__origin origin;
+    sl__cli_origin(argc, argv, &origin);
+    /* Written beside the folder and renamed into place: a re-export that
+     * dies halfway leaves the old export whole, never new data beside an
+     * old plan. */
+    sl_staged_folder staged;
+    sl_status st = sl_folder_stage(output, "export", export_file_name, &staged, &err);
+    if (st == SL_OK)
+        st = sl_scenario_instantiate(scenario, variant, &build, &instance, &err);
     if (st == SL_OK) {
         sl_export_meta meta = {.scenario = scenario->id,
                                .variant = variant->name,
                                .profile = settings->name,
                                .warmup_batches = settings->warmup_batches,
-                               .kernels = sl_kernels_reference()};
-        st = sl_export_write(instance->pipeline, &meta, batches, output, &err);
+                               .kernels = sl_kernels_reference(),
+                               .origin = &origin.view};
+        st = sl_export_write(instance->pipeline, &meta, batches, staged.path, &err);
+        if (st == SL_OK)
+            st = sl_folder_commit(&staged, &err);
     }
     sl_scenario_instance_free(instance);
     if (st != SL_OK) {
+        sl_folder_abandon(&staged);
         sl__cli_error("export", "%s/%s: %s", scenario->id, variant->name, err.msg);
         return SL__EXIT_FAILED;
     }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sluice/folder.h"
 #include "sluice/kernels.h"
 #include "sluice/pipeline.h"
 #include "sluice/status.h"
@@ -26,6 +27,8 @@ typedef struct sl_export_meta {
     /* The table the exported batches, digests and decisions are computed
      * with: sl_kernels_reference(), the oracle a peer is held to. */
     const sl_kernel_table *kernels;
+    /* Where the export came from, for its manifest; NULL: unknown. */
+    const sl_folder_origin *origin;
 } sl_export_meta;
 
 /* Writes into dir (created when missing), as flat files: the pipeline
@@ -36,8 +39,11 @@ typedef struct sl_export_meta {
  * decisions can be exported, decisions_op<I>_batches.npy (f32 [nbatches,
  * columns]) and decisions_op<I>_partners.npy (i32 [nbatches, batch size])
  * for a batch op's per-batch decisions (mixup, cutmix), digests.npy (u64 [nbatches], the reference
- * kernels' XXH3-64 of each batch's canonical bytes, digest.h) and plan.json,
- * written last, so a directory with a plan is complete. */
+ * kernels' XXH3-64 of each batch's canonical bytes, digest.h), plan.json,
+ * and last the folder's manifest (sluice/folder.h, kind "export"), so that a
+ * folder with a whole manifest is a whole export. `sluice export` writes
+ * into a staged folder and renames it into place, so an export replaced or
+ * interrupted is never a mixture of two. */
 sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *meta, int64_t nbatches, const char *dir,
                           sl_err *err);
 
