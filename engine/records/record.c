@@ -586,6 +586,44 @@ static sl_status read_environment(const cJSON *root, sl_environment *env, const 
     return status;
 }
 
+/* Counts that no run can produce: a negative count, size or time (a
+ * memory figure may be -1, "not measured"), or a run that measured with no
+ * batches, rows, or elements beyond what its batches hold, or whose every
+ * batch took 0 ns. Such a file was damaged or made by hand, and a figure
+ * derived from it (elements/s) would be nonsense. */
+static sl_status check_counts(const sl_record *r, const char *path, sl_err *err)
+{
+    for (size_t i = 0; i < COUNT(record_i64s); i++) {
+        const char *key = record_i64s[i].key;
+        int64_t value = *(const int64_t *)((const char *)r + record_i64s[i].offset);
+        int64_t least = strcmp(key, "peak_rss_bytes") == 0 || strcmp(key, "adapter_memory_bytes") == 0 ? -1 : 0;
+        if (value < least)
+            return sl_fail(err, SL_EFORMAT, "%s: field '%s' is %lld; it cannot be below %lld", path, key,
+                           (long long)value, (long long)least);
+    }
+    bool measured = (r->outcome == SL_RECORD_OK || r->outcome == SL_RECORD_MISMATCH) && r->latency_ns;
+    if (!measured)
+        return SL_OK;
+    if (r->batch_size < 1 || r->measured_batches < 1 || r->elements < 1)
+        return sl_fail(err, SL_EFORMAT,
+                       "%s: fields 'batch_size' (%lld), 'measured_batches' (%lld) and 'elements' (%lld) must be "
+                       "positive in a record that measured",
+                       path, (long long)r->batch_size, (long long)r->measured_batches, (long long)r->elements);
+    if (r->elements / r->measured_batches > r->batch_size ||
+        (r->elements / r->measured_batches == r->batch_size && r->elements % r->measured_batches != 0))
+        return sl_fail(err, SL_EFORMAT, "%s: field 'elements' is %lld, more than %lld batches of %lld rows can hold",
+                       path, (long long)r->elements, (long long)r->measured_batches, (long long)r->batch_size);
+    bool ticked = false;
+    for (int64_t i = 0; i < r->measured_batches && !ticked; i++)
+        ticked = r->latency_ns[i] > 0;
+    if (!ticked)
+        return sl_fail(err, SL_EFORMAT,
+                       "%s: field 'latency_ns' is 0 ns for every measured batch; no run measures that (the file was "
+                       "damaged or edited)",
+                       path);
+    return SL_OK;
+}
+
 sl_status sl_record_read(const char *path, sl_record *record, sl_environment *env, sl_err *err)
 {
     sl_environment scratch;
@@ -610,6 +648,8 @@ sl_status sl_record_read(const char *path, sl_record *record, sl_environment *en
         status = read_metrics(root, record, path, err);
     if (status == SL_OK)
         status = read_environment(root, env, path, err);
+    if (status == SL_OK)
+        status = check_counts(record, path, err);
     cJSON_Delete(root);
     if (status != SL_OK)
         sl_record_release(record);

@@ -23,6 +23,12 @@ void sl__copy_string(char *dst, size_t size, const char *src);
 sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
                                 sl_err *err);
 
+/* Whether text[0, size) is valid UTF-8 (RFC 3629: no overlong forms,
+ * surrogates or code points past U+10FFFF); when not, *bad_at (if given) is
+ * the offset of the first byte that is not. Every reader of text a user
+ * hands sluice calls this one function. */
+bool sl__utf8_valid(const char *text, size_t size, size_t *bad_at);
+
 /* The process's umask, read from /proc without changing it (umask(2)
  * changes it, racing with threads that create files); 022 if unknown. */
 mode_t sl__current_umask(void);
