@@ -24,6 +24,15 @@ int sl_scenario_mesh(const sl_scenario *scenario, const sl_variant *variant, int
     return scenario->mesh(scenario, variant, world, dims, reason, size);
 }
 
+double sl_dist_watchdog_default_s(sl_profile profile)
+{
+    /* A wait at a step is at most one rank's whole run of one adapter
+     * (warmup, repetitions, probes, epoch 0), which the profile's sizes
+     * set; see docs/distributed.md for the measurements behind these. */
+    const sl_profile_settings *settings = sl_profile_get(profile);
+    return settings && settings->size_profile == SL_PROFILE_CI ? 120.0 : 900.0;
+}
+
 /* --- this rank's report ------------------------------------------------------------ */
 
 static sl_status copy_i64(int64_t **dst, const int64_t *src, int64_t n, sl_err *err)
@@ -680,8 +689,14 @@ sl_status sl_dist_finish(const sl_comm *comm, sl_scenario_instance *instance, co
         fail_into(&failed, &local);
         sl_dist_report_local(comm, NULL, &failed, &mine, NULL);
     }
-    sl_dist_view view;
-    sl_status st = sl_dist_gather(comm, &mine, &view, err);
+    /* Every rank checks in first, so that one that stopped during its run
+     * is named by the watchdog rather than waited for inside the gather. */
+    char step[192];
+    snprintf(step, sizeof step, "the report of %s/%s on %s", record->scenario, record->variant, adapter->name);
+    sl_dist_view view = {0};
+    sl_status st = sl_comm_checkin(comm, step, err);
+    if (st == SL_OK)
+        st = sl_dist_gather(comm, &mine, &view, err);
     sl_rank_report_release(&mine);
     if (comm->rank != 0)
         return st;

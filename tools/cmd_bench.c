@@ -2,6 +2,7 @@
  * adapters, writes one timing record per run and a summary table. */
 #include <math.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -756,6 +757,27 @@ static int finish_report(bench_report *report, const sl_session *session, int ar
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
 }
 
+/* The watchdog's limit for a job's collective steps: SLUICE_DIST_TIMEOUT_S
+ * (whole seconds, at least 1), else the profile's default. A value that is
+ * not a number is a usage error, as a bad option is: a job that silently
+ * ran with another limit would hang or abort where its user did not expect. */
+static double watchdog_limit(sl_profile profile)
+{
+    const char *text = getenv("SLUICE_DIST_TIMEOUT_S");
+    if (!text)
+        return sl_dist_watchdog_default_s(profile);
+    char *end = NULL;
+    errno = 0;
+    long long seconds = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : 0;
+    if (!end || *end != '\0' || errno == ERANGE || seconds < 1 || seconds > 7 * 24 * 3600) {
+        sl__cli_error("bench", "environment variable SLUICE_DIST_TIMEOUT_S: '%s' is not a number of seconds from "
+                               "1 to 604800",
+                      text);
+        exit(SL__EXIT_USAGE);
+    }
+    return (double)seconds;
+}
+
 int sl__cmd_bench(int argc, char **argv)
 {
     bench_args args;
@@ -770,6 +792,8 @@ int sl__cmd_bench(int argc, char **argv)
         sl__selection_free(&selection);
         return SL__EXIT_FAILED;
     }
+    if (launched)
+        launched->watchdog_s = watchdog_limit(args.profile);
     /* Only rank 0 of a job prints; the other ranks only take part in the
      * distributed scenarios, and what they measure reaches its records. */
     bool root = !launched || launched->rank == 0;

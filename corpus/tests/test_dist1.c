@@ -322,3 +322,74 @@ Test(dist1_mpi, bench_under_mpirun_writes_one_record_with_every_rank, .timeout =
     rmdir(records);
     rmdir(dir);
 }
+
+/* The watchdog (docs/distributed.md). A rank stopped with SIGSTOP, as a
+ * frozen node or a rank stuck in I/O stops, used to leave the others
+ * waiting in MPI forever: a 15-second job still ran after 150 s, with no
+ * message and no record. Now rank 0 names the silent rank once it has
+ * waited SLUICE_DIST_TIMEOUT_S at a step, records the run as failed with
+ * that reason, and ends the job. */
+static void run_with_a_stopped_rank(int stop_rank, const char *dir, char **log, double *after, int *status)
+{
+    const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-1", "--adapters", "fused", "--repetitions", "3",
+                          "--warmup", "1", "--batches", "20", "--no-probes", "--output-dir", dir, NULL};
+    const char *env[] = {"SLUICE_DIST_TIMEOUT_S=3", NULL};
+    /* "MPI job of" is rank 0's first line: MPI_Init is behind every rank,
+     * so the stop lands in sluice's steps, which the watchdog watches. */
+    dist_job job = {
+        .ranks = 3, .args = args, .env = env, .timeout_s = 120, .stop_rank = stop_rank, .joined_marker = "MPI job of"};
+    *status = dist_mpirun_job(&job, log, after);
+    cr_assert_geq(*after, 0.0, "the job ended before rank %d could be stopped:\n%s", stop_rank, *log);
+    cr_assert_neq(*status, -1, "the job did not end within 120 s of rank %d stopping:\n%s", stop_rank, *log);
+    cr_log_info("the job ended %.1f s after rank %d was stopped (SLUICE_DIST_TIMEOUT_S=3)", *after, stop_rank);
+}
+
+Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64], path[160];
+    dist_tempdir(dir, sizeof dir);
+    char *log = NULL;
+    double after = -1.0;
+    int status = 0;
+    run_with_a_stopped_rank(1, dir, &log, &after, &status);
+    cr_expect_eq(status, 1, "exit status %d:\n%s", status, log);
+    cr_expect(strstr(log, "watchdog: rank 1 of 3 did not check in at "), "rank 0 did not name rank 1:\n%s", log);
+    snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect(strstr(record.reason, "rank 1 of 3") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S=3"),
+              "the record's reason: %s", record.reason);
+    sl_record_release(&record);
+    free(log);
+    remove(path);
+    snprintf(path, sizeof path, "%s/ci/.sluice.lock", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/ci", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+/* Rank 0 stopped: the others cannot be told who is silent by it, so each
+ * waits twice the limit for rank 0's release, then says rank 0 is the one
+ * and ends the job. */
+Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64], path[160];
+    dist_tempdir(dir, sizeof dir);
+    char *log = NULL;
+    double after = -1.0;
+    int status = 0;
+    run_with_a_stopped_rank(0, dir, &log, &after, &status);
+    cr_expect_neq(status, 0, "exit status 0:\n%s", log);
+    cr_expect(strstr(log, "rank 0 is stopped, frozen or stuck"), "no rank named rank 0:\n%s", log);
+    free(log);
+    snprintf(path, sizeof path, "%s/ci/.sluice.lock", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/ci", dir);
+    rmdir(path);
+    rmdir(dir);
+}

@@ -104,10 +104,18 @@ sl_status sl_dist_view_for(const sl_scenario_instance *instance, const sl_record
  * record with the job's (sl_dist_merge) and, when that is ok, runs the
  * scenario's metrics hook on it with instance->ranks pointing at the
  * gathered view (kernels: the run's optimized table, for the hook). Other
- * ranks keep their own record, which they do not
- * write. */
+ * ranks keep their own record, which they do not write. Every rank first
+ * checks in (sl_comm_checkin), so that a rank that stopped during its run
+ * is named by the watchdog: SL_ETIMEDOUT, rank 0's record failed with the
+ * watchdog's reason, and the caller ends the job. */
 sl_status sl_dist_finish(const sl_comm *comm, sl_scenario_instance *instance, const sl_adapter *adapter,
                          const sl_kernel_table *kernels, sl_record *record, sl_err *err);
+
+/* The watchdog's limit when SLUICE_DIST_TIMEOUT_S does not set one: the
+ * longest a rank may wait at one collective step of a profile's runs, ten
+ * times the longest wait measured on a 2-core machine running 8 ranks
+ * (docs/distributed.md). */
+double sl_dist_watchdog_default_s(sl_profile profile);
 
 /* The mesh a distributed scenario's variant asks of a world of `world`
  * ranks (sl_scenario.mesh): its number of axes, or 0 with the reason when
