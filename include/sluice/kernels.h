@@ -290,7 +290,7 @@ void sl_blas_describe(char *buf, size_t size);
 double sl_blas_sgemm_probe_ns(int m, int n, int k, int repetitions);
 /* log(1 + x) of n f32 values, without libm: one range reduction and a fixed
  * polynomial in correctly rounded float operations (sl__log1p_f32 in
- * kernels/ref/ref.h), so every back end returns the same bits; within 1.54
+ * kernels/ref/ref.h), so every back end returns the same bits; within 0.835
  * ulp of the exact value (docs/determinism.md). src may equal dst. */
 typedef void (*sl_log1p_fn)(const float *src, float *dst, int64_t n);
 
@@ -308,7 +308,8 @@ typedef struct sl_hash_consts {
 sl_status sl_hash_consts_init(sl_hash_consts *consts, int columns, const int64_t *sizes, sl_err *err);
 
 /* The hashed id of raw id `id` in a table of `size` rows: the high 32 bits
- * of SplitMix64's finalizer of the id, modulo the size. A negative id is
+ * of sl_mix64(id) (SplitMix64's first output seeded with the id: the golden
+ * gamma added, then the finalizer), modulo the size. A negative id is
  * missing and stays SL_ID_MISSING. One definition shared by every back end
  * and by the tests. */
 #define SL_ID_MISSING ((int64_t)-1)
