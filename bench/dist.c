@@ -111,6 +111,20 @@ static sl_status load_epoch(const sl_pipeline *pipeline, sl_rank_report *out, sl
     return st;
 }
 
+/* The bytes of one row of a source, every field. */
+static int64_t row_bytes(const sl_source *source)
+{
+    const sl_schema *schema = sl_source_schema(source);
+    int64_t total = 0;
+    for (int f = 0; f < schema->nfields; f++) {
+        int64_t bytes = (int64_t)sl_dtype_size(schema->fields[f].dtype);
+        for (int d = 0; d < schema->fields[f].shape.rank; d++)
+            bytes *= schema->fields[f].shape.dims[d];
+        total += bytes;
+    }
+    return total;
+}
+
 sl_status sl_dist_report_local(const sl_comm *comm, const sl_scenario_instance *instance, const sl_record *record,
                                sl_rank_report *out, sl_err *err)
 {
@@ -123,6 +137,10 @@ sl_status sl_dist_report_local(const sl_comm *comm, const sl_scenario_instance *
         out->coords[d] = comm ? comm->coords[d] : 0;
     }
     out->pid = (int64_t)getpid();
+    if (instance) {
+        out->startup_ns = instance->build_ns;
+        out->fixture_bytes = sl_fixture_rows_generated(instance->fixture) * row_bytes(instance->fixture);
+    }
     if (gethostname(out->host, sizeof out->host) != 0)
         sl__copy_string(out->host, sizeof out->host, "unknown");
     out->host[sizeof out->host - 1] = '\0';
@@ -651,6 +669,26 @@ void sl_dist_add_rank_metrics(const sl_dist_view *view, sl_record *record)
     /* The job delivers every rank's elements once its slowest rank is done. */
     sl_record_add_scenario_metric(record, "job_elements_per_s", wall > 0 ? elements * 1e9 / (double)wall : 0.0,
                                   "elements/s");
+    /* What one rank costs, which is what a larger job multiplies: its
+     * memory at its peak (each rank's own record), its start-up and the
+     * fixture rows it generated (docs/distributed.md). */
+    int64_t rss_min = -1, rss_max = -1, startup_max = 0, fixture_max = 0;
+    for (int r = 0; r < view->world; r++) {
+        const sl_rank_report *rank = &view->ranks[r];
+        int64_t rss = rank->record.peak_rss_bytes;
+        if (rss >= 0) {
+            rss_min = rss_min < 0 || rss < rss_min ? rss : rss_min;
+            rss_max = rss > rss_max ? rss : rss_max;
+        }
+        startup_max = rank->startup_ns > startup_max ? rank->startup_ns : startup_max;
+        fixture_max = rank->fixture_bytes > fixture_max ? rank->fixture_bytes : fixture_max;
+    }
+    if (rss_max >= 0) {
+        sl_record_add_scenario_metric(record, "rank_peak_rss_min_bytes", (double)rss_min, "bytes");
+        sl_record_add_scenario_metric(record, "rank_peak_rss_max_bytes", (double)rss_max, "bytes");
+    }
+    sl_record_add_scenario_metric(record, "rank_startup_max_ns", (double)startup_max, "ns");
+    sl_record_add_scenario_metric(record, "rank_fixture_max_bytes", (double)fixture_max, "bytes");
 }
 
 /* --- running it ------------------------------------------------------------------------------------------ */

@@ -231,6 +231,8 @@ static void bench_distributed(sl_session *s, const sl_session_variant *entry)
     sl_build_options build;
     build_options(s, &build);
     build.comm = mesh;
+    /* A rank generates only the rows its runs read (docs/distributed.md). */
+    build.batches_read = sl__bench_batches_read(&s->options.bench);
     sl_scenario_instance *instance = NULL;
     sl_bench_options options = s->options.bench;
     sl_status built = s->options.instantiate(entry->scenario, entry->variant, &build, &instance, &err);

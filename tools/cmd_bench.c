@@ -549,7 +549,14 @@ static void note_ranks(bench_report *report, const sl_record *record)
             break;
         used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);
     }
-    progress_note(&report->progress, false, "%s; slowest rank %.0f, %.2f ms measured", line, *slowest, *wall / 1e6);
+    const double *rss = find_metric(record, "rank_peak_rss_max_bytes"), *fixture = find_metric(record, "rank_fixture_max_bytes");
+    const double *startup = find_metric(record, "rank_startup_max_ns");
+    char cost[160] = "";
+    if (rss && fixture && startup)
+        snprintf(cost, sizeof cost, "; per rank at most %.1f MiB peak, %.1f MiB of fixture, %.0f ms to start",
+                 *rss / 1048576.0, *fixture / 1048576.0, *startup / 1e6);
+    progress_note(&report->progress, false, "%s; slowest rank %.0f, %.2f ms measured%s", line, *slowest, *wall / 1e6,
+                  cost);
 }
 
 /* Reads a written record back, so the exports see exactly what the record

@@ -242,6 +242,56 @@ Test(dist1, rank_metrics_follow_each_rank)
     sl_dist_view_free(&view);
 }
 
+/* Shard-only generation (docs/distributed.md): a rank of a run that says it
+ * reads 6 batches generates only the rows it reads. Rank 1 of 4 owns 500
+ * positions of each epoch, and 6 batches of 64 are 384 positions, all inside
+ * epoch 0, so it needs exactly epoch 0's shard: 500 of the 2000 rows. Those
+ * rows are the bytes the whole fixture holds, and a read past what the run
+ * said it would read fails, naming the field, rather than reading zeros
+ * silently or crashing. */
+Test(dist1, a_rank_generates_only_the_rows_it_reads)
+{
+    sl_comm *world = NULL, *mesh = NULL;
+    sl_err err = {0};
+    const int dims[1] = {4};
+    cr_assert_eq(sl_comm_local(1, 4, &world, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_comm_mesh(world, 1, dims, &mesh, &err), SL_OK, "%s", err.msg);
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    options.comm = mesh;
+    sl_scenario_instance *whole = harness_build_with("DIST-1", "32x32", &options);
+    options.batches_read = 6;
+    sl_scenario_instance *shard = harness_build_with("DIST-1", "32x32", &options);
+    cr_expect_eq(sl_fixture_rows_generated(whole->fixture), N);
+    cr_expect_eq(sl_fixture_rows_generated(shard->fixture), N / 4, "rank 1 of 4 generated %lld rows",
+                 (long long)sl_fixture_rows_generated(shard->fixture));
+
+    static const char *const adapters[] = {"reference", "fused"};
+    for (int a = 0; a < 2; a++) {
+        run_output got, want;
+        harness_run(shard, adapters[a], 0, 0, (sl_position){0, 0}, 0, &got);
+        harness_run(whole, "reference", 0, 0, (sl_position){0, 0}, 0, &want);
+        cr_assert_eq(got.rows, want.rows);
+        cr_expect(memcmp(got.ids, want.ids, (size_t)got.rows * sizeof *got.ids) == 0, "%s: other ids", adapters[a]);
+        cr_expect(got.size[0] == want.size[0] && memcmp(got.bytes[0], want.bytes[0], got.size[0]) == 0,
+                  "%s: the shard's epoch 0 differs from the whole fixture's", adapters[a]);
+        harness_release(&got);
+        harness_release(&want);
+    }
+
+    sl_batch *batch = NULL;
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(shard->pipeline), 64, &batch, &err), SL_OK, "%s",
+                 err.msg);
+    sl_status st = sl_pipeline_produce(shard->pipeline, sl_kernels_reference(), (sl_position){1, 0}, batch, &err);
+    cr_expect_neq(st, SL_OK, "epoch 1 was read though the run said it reads only epoch 0");
+    cr_expect(strstr(err.msg, "'x'") && strstr(err.msg, "never generated"), "%s", err.msg);
+    sl_batch_free(batch);
+    sl_scenario_instance_free(shard);
+    sl_scenario_instance_free(whole);
+    sl_comm_free(mesh);
+    sl_comm_free(world);
+}
+
 /* --- real processes ------------------------------------------------------------------ */
 
 Test(dist1_mpi, ranks_are_processes_and_shards_partition_the_epoch_for_k_1_2_4, .timeout = 600)

@@ -35,6 +35,12 @@ typedef struct sl_rank_report {
     int64_t epoch_rows;
     int64_t *epoch_ids;
     uint64_t *epoch_row_digests;
+    /* What the rank's instance cost it: the build's time (the fixture's
+     * rows, sources, pipeline) and the fixture's bytes it generated (its
+     * shard's rows when it generated only those); 0 when it was not built.
+     * Its memory at its peak is record.peak_rss_bytes. */
+    int64_t startup_ns;
+    int64_t fixture_bytes;
 } sl_rank_report;
 
 /* Every rank's report, in rank order: what rank 0 holds after a gather. */
@@ -86,8 +92,11 @@ sl_status sl_dist_check_shards(const sl_dist_view *view, const sl_pipeline *pipe
  * world and mesh, the distinct processes among the ranks, each rank's p50
  * batch latency (the first SL_DIST_RANK_METRICS ranks by name, all of them
  * through their minimum, median and maximum), the slowest rank and its
- * time, and the job's elements/s. */
-#define SL_DIST_RANK_METRICS 16
+ * time, the job's elements/s, and what a rank costs: the least and most
+ * peak memory of a rank, the longest start-up and the most fixture bytes
+ * a rank generated. Eight named ranks keep the whole within the 32
+ * metrics a record holds, beside the bench's own. */
+#define SL_DIST_RANK_METRICS 8
 void sl_dist_add_rank_metrics(const sl_dist_view *view, sl_record *record);
 
 /* The metrics hook's view of a run: the gathered one when a distributed run
