@@ -28,7 +28,7 @@ double sl_dist_watchdog_default_s(sl_profile profile)
 {
     /* A wait at a step is at most one rank's whole run of one adapter
      * (warmup, repetitions, probes, epoch 0), which the profile's sizes
-     * set; see docs/distributed.md for the measurements behind these. */
+     * set; docs/distributed.md has the measurements behind these. */
     const sl_profile_settings *settings = sl_profile_get(profile);
     return settings && settings->size_profile == SL_PROFILE_CI ? 120.0 : 900.0;
 }

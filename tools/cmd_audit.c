@@ -67,12 +67,13 @@ static int compare_manifests(const char *a_path, const char *b_path)
     sl_audit_comparison result;
     sl_status status = sl_audit_compare(a, b, &result, &err);
     if (status == SL_OK && result.table_dependent == 0) {
-        printf("%d runs, %" PRId64 " batches: identical\n", sl_audit_runs(a), result.batches);
+        printf("%d runs, %" PRId64 " batch%s: identical\n", sl_audit_runs(a), result.batches,
+               result.batches == 1 ? "" : "es");
     } else if (status == SL_OK) {
-        printf("%d runs, %" PRId64 " batches: identical but for %d table-dependent run%s (held to their stated "
+        printf("%d runs, %" PRId64 " batch%s: identical but for %d table-dependent run%s (held to their stated "
                "tolerance by the tests, not compared here; docs/audit.md); the first: %s\n",
-               sl_audit_runs(a), result.batches, result.table_dependent, result.table_dependent == 1 ? "" : "s",
-               result.table_dependent_first);
+               sl_audit_runs(a), result.batches, result.batches == 1 ? "" : "es", result.table_dependent,
+               result.table_dependent == 1 ? "" : "s", result.table_dependent_first);
     } else {
         printf("first difference: %s\n", err.msg);
     }

@@ -121,8 +121,11 @@ sl_status sl_dist_finish(const sl_comm *comm, sl_scenario_instance *instance, co
                          const sl_kernel_table *kernels, sl_record *record, sl_err *err);
 
 /* The watchdog's limit when SLUICE_DIST_TIMEOUT_S does not set one: the
- * longest a rank may wait at one collective step of a profile's runs, ten
- * times the longest wait measured on a 2-core machine running 8 ranks
+ * longest a rank may wait at one collective step of a profile's runs. A
+ * wait is at most the rest of the job, and a whole job of DIST-1 and DIST-2
+ * on every adapter with 8 ranks on a loaded 2-core machine took 21 s at ci
+ * sizes and 47 s at full (no single wait reached 2 s); the defaults, 120 s
+ * and 900 s, leave room for machines and loads far worse
  * (docs/distributed.md). */
 double sl_dist_watchdog_default_s(sl_profile profile);
 
