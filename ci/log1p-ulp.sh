@@ -13,7 +13,7 @@ stride=${2:-1}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # The project's floating-point flags: no contraction, no fast-math.
-cc -std=c11 -O2 -D_GNU_SOURCE -ffp-contract=off -fno-fast-math -I"$root/kernels/include" -I"$root/include" \
+cc -std=c11 -O2 -D_GNU_SOURCE -ffp-contract=off -fno-fast-math -I"$root/kernels/include" -I"$root/include" -I"$here/tests/common" \
   "$here/ci/measure/log1p_ulp.c" -lm -o "$out/log1p_ulp"
 echo "log1p of $root ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')), every ${stride}th float:"
 "$out/log1p_ulp" "$stride"

@@ -14,16 +14,8 @@
 #include <string.h>
 
 #include "kernels/bodies.h"
+#include "ulp_error.h"
 
-static double ulp_error(float got, double exact)
-{
-    int exponent;
-    frexp(fabs(exact), &exponent);
-    double ulp = ldexp(1.0, exponent - 24);
-    if (ulp < 0x1p-149)
-        ulp = 0x1p-149;
-    return fabs((double)got - exact) / ulp;
-}
 
 typedef struct tally {
     double worst;

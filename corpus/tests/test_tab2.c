@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "ulp_error.h"
 
 SL_CORPUS_STANDARD_TESTS(tab2, "TAB-2", "criteo")
 
@@ -25,16 +26,6 @@ static uint64_t splitmix64_finalizer(uint64_t x)
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
-}
-
-static double ulp_error(float got, double exact)
-{
-    int exponent;
-    frexp(fabs(exact), &exponent);
-    double ulp = ldexp(1.0, exponent - 24);
-    if (ulp < 0x1p-149)
-        ulp = 0x1p-149;
-    return fabs((double)got - exact) / ulp;
 }
 
 typedef struct epoch {

@@ -14,6 +14,7 @@
 #include "kernels_under_test.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
+#include "ulp_error.h"
 
 static void require_requested_table(void)
 {
@@ -57,17 +58,6 @@ static uint32_t bits_of(float x)
  * -0x1.303794p-2), with fdlibm's Lg2. With the mistyped Lg2 it had before
  * (0x1.99c26ep-2) it was 1.5355 ulp, which this bound now refuses. */
 #define LOG1P_MAX_ULP 0.835
-
-/* |got - exact| in units of the float ulp at the exact value. */
-static double ulp_error(float got, double exact)
-{
-    int exponent;
-    frexp(fabs(exact), &exponent);
-    double ulp = ldexp(1.0, exponent - 24);
-    if (ulp < 0x1p-149)
-        ulp = 0x1p-149;
-    return fabs((double)got - exact) / ulp;
-}
 
 Test(sparse_text_kernels, log1p_special_values)
 {
