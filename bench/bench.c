@@ -266,6 +266,16 @@ static void measured_window(const sl_bench_options *options, const sl_profile_se
     *measured = options->measured_batches > 0 ? options->measured_batches : profile->measured_batches;
 }
 
+int64_t sl__bench_batches_read(const sl_bench_options *options)
+{
+    const sl_profile_settings *profile = sl_profile_get(options->profile);
+    if (!profile)
+        return 0;
+    int64_t warmup, measured;
+    measured_window(options, profile, &warmup, &measured);
+    return warmup + measured;
+}
+
 double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
 {
     const sl_profile_settings *profile = sl_profile_get(options->profile);

@@ -36,4 +36,10 @@ sl_status sl__bench_repetition(sl__bench_run *run, int r, sl_err *err);
 sl_status sl__bench_end(sl__bench_run *run, sl_err *err);
 void sl__bench_abandon(sl__bench_run *run);
 
+/* How many batches from the start of epoch 0 a run with these options
+ * reads: its warmup and measured batches (the options', else the
+ * profile's); every repetition, the reference's digest and the probes read
+ * within them. */
+int64_t sl__bench_batches_read(const sl_bench_options *options);
+
 #endif

@@ -1,4 +1,5 @@
 /* The communicator interface and its single-process implementation. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +25,19 @@ static sl_status local_gather(const sl_comm *comm, const void *data, size_t byte
     return SL_OK;
 }
 
-static sl_status local_barrier(const sl_comm *comm, sl_err *err)
+static sl_status local_checkin(const sl_comm *comm, const char *step, sl_err *err)
 {
     if (comm->world != 1)
-        return sl_fail(err, SL_EUNSUPPORTED, "a local communicator (rank %d of %d) has no peers to wait for",
-                       comm->rank, comm->world);
+        return sl_fail(err, SL_EUNSUPPORTED, "a local communicator (rank %d of %d) has no peers to wait for at %s",
+                       comm->rank, comm->world, step);
     return SL_OK;
+}
+
+static void local_abort(const sl_comm *comm, int code, const char *message)
+{
+    (void)comm;
+    fprintf(stderr, "sluice: %s\n", message);
+    exit(code);
 }
 
 static sl_status local_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm **out, sl_err *err)
@@ -57,7 +65,8 @@ static void local_release(sl_comm *comm)
 static const sl_comm_ops local_ops = {
     .name = "local",
     .gather = local_gather,
-    .barrier = local_barrier,
+    .checkin = local_checkin,
+    .abort = local_abort,
     .mesh = local_mesh,
     .release = local_release,
 };
@@ -86,7 +95,20 @@ sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, vo
 
 sl_status sl_comm_barrier(const sl_comm *comm, sl_err *err)
 {
-    return comm->ops->barrier(comm, err);
+    return comm->ops->checkin(comm, "a barrier", err);
+}
+
+sl_status sl_comm_checkin(const sl_comm *comm, const char *step, sl_err *err)
+{
+    return comm->ops->checkin(comm, step, err);
+}
+
+_Noreturn void sl_comm_abort(const sl_comm *comm, int code, const char *message)
+{
+    comm->ops->abort(comm, code, message);
+    /* An implementation that returned did not end the job; this process
+     * at least ends. */
+    abort();
 }
 
 sl_status sl_comm_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm **out, sl_err *err)
@@ -102,7 +124,10 @@ sl_status sl_comm_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm 
     }
     if (product != comm->world)
         return sl_fail(err, SL_EINVAL, "a mesh of %lld ranks does not fit a world of %d", product, comm->world);
-    return comm->ops->mesh(comm, ndims, dims, out, err);
+    sl_status st = comm->ops->mesh(comm, ndims, dims, out, err);
+    if (st == SL_OK)
+        (*out)->watchdog_s = comm->watchdog_s;
+    return st;
 }
 
 void sl_comm_free(sl_comm *comm)

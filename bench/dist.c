@@ -24,6 +24,15 @@ int sl_scenario_mesh(const sl_scenario *scenario, const sl_variant *variant, int
     return scenario->mesh(scenario, variant, world, dims, reason, size);
 }
 
+double sl_dist_watchdog_default_s(sl_profile profile)
+{
+    /* A wait at a step is at most one rank's whole run of one adapter
+     * (warmup, repetitions, probes, epoch 0), which the profile's sizes
+     * set; docs/distributed.md has the measurements behind these. */
+    const sl_profile_settings *settings = sl_profile_get(profile);
+    return settings && settings->size_profile == SL_PROFILE_CI ? 120.0 : 900.0;
+}
+
 /* --- this rank's report ------------------------------------------------------------ */
 
 static sl_status copy_i64(int64_t **dst, const int64_t *src, int64_t n, sl_err *err)
@@ -102,6 +111,20 @@ static sl_status load_epoch(const sl_pipeline *pipeline, sl_rank_report *out, sl
     return st;
 }
 
+/* The bytes of one row of a source, every field. */
+static int64_t row_bytes(const sl_source *source)
+{
+    const sl_schema *schema = sl_source_schema(source);
+    int64_t total = 0;
+    for (int f = 0; f < schema->nfields; f++) {
+        int64_t bytes = (int64_t)sl_dtype_size(schema->fields[f].dtype);
+        for (int d = 0; d < schema->fields[f].shape.rank; d++)
+            bytes *= schema->fields[f].shape.dims[d];
+        total += bytes;
+    }
+    return total;
+}
+
 sl_status sl_dist_report_local(const sl_comm *comm, const sl_scenario_instance *instance, const sl_record *record,
                                sl_rank_report *out, sl_err *err)
 {
@@ -114,6 +137,10 @@ sl_status sl_dist_report_local(const sl_comm *comm, const sl_scenario_instance *
         out->coords[d] = comm ? comm->coords[d] : 0;
     }
     out->pid = (int64_t)getpid();
+    if (instance) {
+        out->startup_ns = instance->build_ns;
+        out->fixture_bytes = sl_fixture_rows_generated(instance->fixture) * row_bytes(instance->fixture);
+    }
     if (gethostname(out->host, sizeof out->host) != 0)
         sl__copy_string(out->host, sizeof out->host, "unknown");
     out->host[sizeof out->host - 1] = '\0';
@@ -642,6 +669,26 @@ void sl_dist_add_rank_metrics(const sl_dist_view *view, sl_record *record)
     /* The job delivers every rank's elements once its slowest rank is done. */
     sl_record_add_scenario_metric(record, "job_elements_per_s", wall > 0 ? elements * 1e9 / (double)wall : 0.0,
                                   "elements/s");
+    /* What one rank costs, which is what a larger job multiplies: its
+     * memory at its peak (each rank's own record), its start-up and the
+     * fixture rows it generated (docs/distributed.md). */
+    int64_t rss_min = -1, rss_max = -1, startup_max = 0, fixture_max = 0;
+    for (int r = 0; r < view->world; r++) {
+        const sl_rank_report *rank = &view->ranks[r];
+        int64_t rss = rank->record.peak_rss_bytes;
+        if (rss >= 0) {
+            rss_min = rss_min < 0 || rss < rss_min ? rss : rss_min;
+            rss_max = rss > rss_max ? rss : rss_max;
+        }
+        startup_max = rank->startup_ns > startup_max ? rank->startup_ns : startup_max;
+        fixture_max = rank->fixture_bytes > fixture_max ? rank->fixture_bytes : fixture_max;
+    }
+    if (rss_max >= 0) {
+        sl_record_add_scenario_metric(record, "rank_peak_rss_min_bytes", (double)rss_min, "bytes");
+        sl_record_add_scenario_metric(record, "rank_peak_rss_max_bytes", (double)rss_max, "bytes");
+    }
+    sl_record_add_scenario_metric(record, "rank_startup_max_ns", (double)startup_max, "ns");
+    sl_record_add_scenario_metric(record, "rank_fixture_max_bytes", (double)fixture_max, "bytes");
 }
 
 /* --- running it ------------------------------------------------------------------------------------------ */
@@ -680,8 +727,14 @@ sl_status sl_dist_finish(const sl_comm *comm, sl_scenario_instance *instance, co
         fail_into(&failed, &local);
         sl_dist_report_local(comm, NULL, &failed, &mine, NULL);
     }
-    sl_dist_view view;
-    sl_status st = sl_dist_gather(comm, &mine, &view, err);
+    /* Every rank checks in first, so that one that stopped during its run
+     * is named by the watchdog rather than waited for inside the gather. */
+    char step[192];
+    snprintf(step, sizeof step, "the report of %s/%s on %s", record->scenario, record->variant, adapter->name);
+    sl_dist_view view = {0};
+    sl_status st = sl_comm_checkin(comm, step, err);
+    if (st == SL_OK)
+        st = sl_dist_gather(comm, &mine, &view, err);
     sl_rank_report_release(&mine);
     if (comm->rank != 0)
         return st;

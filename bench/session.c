@@ -10,6 +10,7 @@
 #include "sluice/bench.h"
 #include "sluice/cleanup.h"
 #include "sluice/dist.h"
+#include "sluice/folder.h"
 #include "sluice/session.h"
 
 struct sl_session {
@@ -20,6 +21,8 @@ struct sl_session {
     const sl_comm *world;
     bool root;
     char dir[4096];
+    /* The advisory lock on dir (sluice/folder.h), -1 when none is held. */
+    int lock_fd;
     sl_environment env;
     int total;
     int done;
@@ -167,6 +170,27 @@ static sl_status instance_options(const sl_session *s, const sl_scenario_instanc
     return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
 }
 
+/* The watchdog fired (SL_ETIMEDOUT, docs/distributed.md): rank 0 records
+ * each run it ends as failed with the watchdog's reason, and every rank
+ * that saw it ends the job, since ranks that wait for a silent one would
+ * otherwise wait forever. */
+static _Noreturn void end_job(sl_session *s, const sl_comm *comm, const sl_session_variant *entry,
+                              const sl_adapter *only, const sl_err *err)
+{
+    if (s->root) {
+        for (int a = 0; a < s->options.nadapters; a++) {
+            const sl_adapter *adapter = s->options.adapters[a];
+            if (only && adapter != only)
+                continue;
+            sl_record record;
+            unbuilt_record(s, entry, adapter, SL_RECORD_FAILED, err->msg, &record);
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, err->msg);
+            save_record(s, &record);
+        }
+    }
+    sl_comm_abort(comm, 1, err->msg);
+}
+
 /* One run of a distributed variant on this rank, then the job's record on
  * rank 0 (sl_dist_finish). The ranks start each adapter together, so that
  * their measured batches overlap as a job's do; a rank whose instance was
@@ -177,14 +201,31 @@ static void run_distributed_adapter(sl_session *s, const sl_session_variant *ent
 {
     sl_record record;
     sl_err run_err = {0};
+    char step[192];
     if (s->root)
         report_step(s, entry, adapter);
-    if (sl_comm_barrier(mesh, &run_err) == SL_OK && built == SL_OK)
+    snprintf(step, sizeof step, "the start of %s/%s on %s", entry->scenario->id, entry->variant->name,
+             adapter->name);
+    sl_status started = sl_comm_checkin(mesh, step, &run_err);
+    if (started == SL_ETIMEDOUT)
+        end_job(s, mesh, entry, adapter, &run_err);
+    if (started == SL_OK && built == SL_OK)
         sl_bench_run(instance, adapter, options, &record, &run_err);
     else
         unbuilt_record(s, entry, adapter, built == SL_ESKIPPED ? SL_RECORD_SKIPPED : SL_RECORD_FAILED,
                        built == SL_OK ? run_err.msg : build_error, &record);
-    sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, s->options.bench.kernels, &record, &run_err);
+    sl_err finish_err = {0};
+    sl_status finished =
+        sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, s->options.bench.kernels, &record, &finish_err);
+    if (finished == SL_ETIMEDOUT) {
+        /* rank 0's record already says why (sl_dist_finish failed it). */
+        if (s->root) {
+            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, finish_err.msg);
+            save_record(s, &record);
+        }
+        sl_record_release(&record);
+        sl_comm_abort(mesh, 1, finish_err.msg);
+    }
     if (s->root) {
         if (record.outcome == SL_RECORD_FAILED || record.outcome == SL_RECORD_MISMATCH) {
             char message[SL_ERR_MAX + 128];
@@ -201,15 +242,21 @@ static void run_distributed_adapter(sl_session *s, const sl_session_variant *ent
  * form the variant's mesh, each builds the scenario on its shard and runs
  * each adapter, and rank 0 gathers their reports into one record per
  * adapter. Every rank takes every collective step, built or not, so that a
- * rank that fails is reported rather than waited for. */
+ * rank that fails is reported rather than waited for; one that stops is
+ * named by the watchdog, and the job ends. */
 static void bench_distributed(sl_session *s, const sl_session_variant *entry)
 {
     int dims[SL_MESH_MAX_DIMS];
-    char reason[256] = "";
+    char reason[256] = "", step[160];
     sl_err err = {0};
     sl_comm *mesh = NULL;
     int ndims = sl_scenario_mesh(entry->scenario, entry->variant, s->world->world, dims, reason, sizeof reason);
-    sl_status status = ndims == 0 ? SL_ESKIPPED : sl_comm_mesh(s->world, ndims, dims, &mesh, &err);
+    snprintf(step, sizeof step, "the mesh of %s/%s", entry->scenario->id, entry->variant->name);
+    sl_status status = SL_ESKIPPED;
+    if (ndims > 0 && (status = sl_comm_checkin(s->world, step, &err)) == SL_ETIMEDOUT)
+        end_job(s, s->world, entry, NULL, &err);
+    if (status == SL_OK)
+        status = sl_comm_mesh(s->world, ndims, dims, &mesh, &err);
     if (status != SL_OK) {
         if (!s->root)
             return;
@@ -222,6 +269,8 @@ static void bench_distributed(sl_session *s, const sl_session_variant *entry)
     sl_build_options build;
     build_options(s, &build);
     build.comm = mesh;
+    /* A rank generates only the rows its runs read (docs/distributed.md). */
+    build.batches_read = sl__bench_batches_read(&s->options.bench);
     sl_scenario_instance *instance = NULL;
     sl_bench_options options = s->options.bench;
     sl_status built = s->options.instantiate(entry->scenario, entry->variant, &build, &instance, &err);
@@ -413,13 +462,17 @@ static sl_status check_options(const sl_session_options *options, sl_err *err)
     return SL_OK;
 }
 
-/* Rank 0's folder: created, and swept of the records a killed run left
- * half-written. */
+/* Rank 0's folder: created, locked for this session (two benches writing
+ * one folder would mix their runs and one summary would describe both),
+ * and swept of the records a killed run left half-written. */
 static sl_status prepare_output(sl_session *s, sl_err *err)
 {
     sl_err dir_err = {0};
     if (sl_make_dirs(s->dir, &dir_err) != SL_OK)
         return sl_fail(err, dir_err.status, "cannot create the output directory: %s", dir_err.msg);
+    sl_status status = sl_folder_lock(s->dir, "sluice bench", &s->lock_fd, err);
+    if (status != SL_OK)
+        return status;
     sl_sweep_stale_temporaries(s->dir);
     sl_environment_collect(&s->env);
     return SL_OK;
@@ -435,6 +488,7 @@ sl_status sl_session_create(const sl_session_options *options, sl_session **out,
     if (!s)
         return sl_fail(err, SL_ENOMEM, "out of memory for a session");
     s->options = *options;
+    s->lock_fd = -1;
     if (!s->options.bench.kernels)
         s->options.bench.kernels = sl_kernels_default();
     s->profile = sl_profile_get(options->bench.profile);
@@ -480,5 +534,6 @@ void sl_session_free(sl_session *session)
     if (!session)
         return;
     sl_comm_free(session->own_world);
+    sl_folder_unlock(session->lock_fd);
     free(session);
 }

@@ -9,6 +9,7 @@
 #include "scenarios/common.h"
 #include "sluice/cleanup.h"
 #include "sluice/comm.h"
+#include "sluice/timing.h"
 
 static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
@@ -109,6 +110,48 @@ sl_status sl__scenario_begin_images(sl_scenario_instance *instance, const sl_var
     return st;
 }
 
+sl_status sl__scenario_reserve_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, sl_err *err)
+{
+    sl_status st = sl_fixture_reserve(spec, &instance->fixture, err);
+    if (st == SL_OK)
+        instance->source = instance->fixture;
+    return st;
+}
+
+sl_status sl__scenario_generate_read_rows(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
+                                          int64_t batches_read, sl_err *err)
+{
+    /* The rows are the pipeline's to name: a pipeline over the reserved
+     * source (whose rows are not read to make one) gives the ids of every
+     * position the run will read. */
+    sl_pipeline *order = NULL;
+    sl_status st = sl_pipeline_create(&instance->spec, &order, err);
+    if (st != SL_OK)
+        return st;
+    int64_t per_epoch = sl_pipeline_epoch_size(order);
+    int64_t batch_size = sl_pipeline_get_spec(order)->batch_size;
+    int64_t capacity = per_epoch + batches_read * batch_size;
+    int64_t *ids = malloc((size_t)(capacity > 0 ? capacity : 1) * sizeof *ids);
+    if (!ids) {
+        sl_pipeline_free(order);
+        return sl_fail(err, SL_ENOMEM, "no memory for the ids of %lld rows", (long long)capacity);
+    }
+    int64_t n = 0;
+    for (int64_t p = 0; p < per_epoch; p++)
+        ids[n++] = sl_pipeline_element_at(order, 0, p);
+    sl_position position = {0, 0};
+    for (int64_t b = 0; b < batches_read; b++) {
+        int64_t rows = sl_pipeline_batch_rows(order, position.batch);
+        for (int64_t r = 0; r < rows && n < capacity; r++)
+            ids[n++] = sl_pipeline_element_at(order, position.epoch, position.batch * batch_size + r);
+        position = sl_position_advance(order, position, 1);
+    }
+    sl_pipeline_free(order);
+    st = sl_fixture_generate_rows(instance->fixture, spec, seed, ids, n, err);
+    free(ids);
+    return st;
+}
+
 sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
                                   const sl_build_options *options, sl_scenario_instance **out, sl_err *err)
 {
@@ -123,9 +166,11 @@ sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant 
     instance->scenario = scenario;
     instance->variant = variant;
     instance->comm = options->comm;
+    int64_t start = sl_now_ns();
     sl_status st = scenario->build(scenario, variant, options, instance, err);
     if (st == SL_OK)
         st = sl_pipeline_create(&instance->spec, &instance->pipeline, err);
+    instance->build_ns = sl_now_ns() - start;
     if (st) {
         if (st != SL_ESKIPPED)
             sl_fail_context(err, "building %s/%s", scenario->id, variant->name);

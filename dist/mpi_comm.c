@@ -1,5 +1,6 @@
-/* sl_comm over MPI: a gather of variable-sized reports, a barrier that
- * sleeps while it waits, and Cartesian meshes (MPI_Cart_create). */
+/* sl_comm over MPI: check-ins (a barrier that sleeps while it waits and
+ * knows who is missing), a gather of variable-sized reports, both watched
+ * by the watchdog, an abort, and Cartesian meshes (MPI_Cart_create). */
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -7,15 +8,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
 #include "dist/sluice_mpi.h"
 
+/* What a rank sends when it checks in: enough for rank 0 to name it, with
+ * its process, when it later falls silent. */
+typedef struct checkin_note {
+    int64_t pid;
+    char host[56];
+} checkin_note;
+
 typedef struct mpi_state {
     MPI_Comm comm;
     bool owned; /* freed with the sl_comm (meshes), unlike MPI_COMM_WORLD */
+    /* Rank 0's record of every rank's last check-in note (world entries),
+     * allocated on first use. */
+    checkin_note *seen;
 } mpi_state;
+
+/* Message tags of the check-ins; a communicator's tags are its own. */
+enum { TAG_CHECKIN = 0x51c0, TAG_RELEASE = 0x51c1 };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A pause between two polls: a rank that waits must not take a core from a
+ * rank still being measured, and 200 µs costs the last rank at most that. */
+static void pause_briefly(void)
+{
+    struct timespec pause = {0, 200 * 1000};
+    nanosleep(&pause, NULL);
+}
 
 static MPI_Comm handle(const sl_comm *comm)
 {
@@ -32,10 +62,36 @@ static sl_status mpi_fail(sl_err *err, int code, const char *call)
     return sl_fail(err, SL_EIO, "%s failed: %s", call, text);
 }
 
+/* Waits for a request, polling; past `limit` seconds (0: none) it fails
+ * with SL_ETIMEDOUT naming what it waited for. */
+static sl_status wait_request(const sl_comm *comm, MPI_Request *request, double limit, const char *what, sl_err *err)
+{
+    double start = now_s();
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, what);
+        if (done)
+            return SL_OK;
+        if (limit > 0 && now_s() - start > limit)
+            return sl_fail(err, SL_ETIMEDOUT,
+                           "watchdog: rank %d waited %.0f s for %s, which did not complete; a rank stopped during it "
+                           "(SLUICE_DIST_TIMEOUT_S=%.0f)",
+                           comm->rank, now_s() - start, what, comm->watchdog_s);
+        pause_briefly();
+    }
+}
+
 static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
                             sl_err *err)
 {
     MPI_Comm c = handle(comm);
+    /* Every step is non-blocking and polled, so that the watchdog bounds
+     * it; the check-in before the gather has already named any rank that
+     * never arrived. */
+    double limit = comm->watchdog_s;
+    MPI_Request request;
     unsigned long long mine = bytes;
     unsigned long long *sizes = NULL;
     int *recv_counts = NULL, *displs = NULL;
@@ -44,10 +100,14 @@ static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes,
     int rc;
     if (comm->rank == 0 && !(sizes = malloc((size_t)comm->world * sizeof *sizes)))
         return sl_fail(err, SL_ENOMEM, "cannot allocate the sizes of %d reports", comm->world);
-    rc = MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, 0, c);
+    rc = MPI_Igather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, 0, c, &request);
     if (rc != MPI_SUCCESS) {
         free(sizes);
-        return mpi_fail(err, rc, "MPI_Gather of the report sizes");
+        return mpi_fail(err, rc, "MPI_Igather of the report sizes");
+    }
+    if ((st = wait_request(comm, &request, limit, "the gather of the report sizes", err)) != SL_OK) {
+        free(sizes);
+        return st;
     }
     /* MPI_Gatherv counts and displaces in int. Rank 0 says whether the
      * reports fit, and whether it could allocate them, before anyone sends:
@@ -76,16 +136,22 @@ static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes,
         }
         go = st == SL_OK;
     }
-    rc = MPI_Bcast(&go, 1, MPI_INT, 0, c);
-    if (rc != MPI_SUCCESS && st == SL_OK)
-        st = mpi_fail(err, rc, "MPI_Bcast of the gather's go-ahead");
+    rc = MPI_Ibcast(&go, 1, MPI_INT, 0, c, &request);
+    sl_status bcast = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Ibcast of the gather's go-ahead")
+                                        : wait_request(comm, &request, limit, "the gather's go-ahead", err);
+    if (bcast == SL_ETIMEDOUT)
+        st = bcast;
+    else if (bcast != SL_OK && st == SL_OK)
+        st = bcast;
     if (go && st == SL_OK) {
         if (bytes > INT_MAX)
             st = sl_fail(err, SL_EUNSUPPORTED, "a report of %zu bytes is too large to send", bytes);
-        rc = MPI_Gatherv(data, (int)(bytes > INT_MAX ? 0 : bytes), MPI_BYTE, all, recv_counts, displs, MPI_BYTE, 0,
-                         c);
-        if (rc != MPI_SUCCESS && st == SL_OK)
-            st = mpi_fail(err, rc, "MPI_Gatherv of the reports");
+        rc = MPI_Igatherv(data, (int)(bytes > INT_MAX ? 0 : bytes), MPI_BYTE, all, recv_counts, displs, MPI_BYTE, 0,
+                          c, &request);
+        sl_status gathered = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Igatherv of the reports")
+                                               : wait_request(comm, &request, limit, "the gather of the reports", err);
+        if (gathered != SL_OK && (st == SL_OK || gathered == SL_ETIMEDOUT))
+            st = gathered;
     } else if (!go && st == SL_OK) {
         st = sl_fail(err, SL_EIO, "rank 0 could not receive the reports");
     }
@@ -102,25 +168,130 @@ static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes,
     return st;
 }
 
-static sl_status mpi_barrier(const sl_comm *comm, sl_err *err)
+/* Rank 0's side of a check-in: a receive from every other rank, polled;
+ * past the limit, the ranks that have not arrived are named, with the
+ * process they last checked in from. Then a release to each. */
+static sl_status checkin_root(const sl_comm *comm, mpi_state *state, const char *step, sl_err *err)
 {
-    MPI_Request request;
-    int rc = MPI_Ibarrier(handle(comm), &request);
+    int others = comm->world - 1;
+    MPI_Request *requests = malloc((size_t)others * sizeof *requests);
+    checkin_note *notes = calloc((size_t)others, sizeof *notes);
+    int *indices = malloc((size_t)others * sizeof *indices);
+    bool *arrived = calloc((size_t)others, sizeof *arrived);
+    if (!state->seen)
+        state->seen = calloc((size_t)comm->world, sizeof *state->seen);
+    if (!requests || !notes || !indices || !arrived || !state->seen) {
+        free(requests);
+        free(notes);
+        free(indices);
+        free(arrived);
+        return sl_fail(err, SL_ENOMEM, "no memory to check %d ranks in", comm->world);
+    }
+    sl_status st = SL_OK;
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
+        rc = MPI_Irecv(&notes[r], (int)sizeof notes[r], MPI_BYTE, r + 1, TAG_CHECKIN, handle(comm), &requests[r]);
     if (rc != MPI_SUCCESS)
-        return mpi_fail(err, rc, "MPI_Ibarrier");
-    /* MPI_Barrier would spin; a rank that finished first would then take
-     * a core from a rank still being measured whenever ranks share cores.
-     * Polling every 200 µs costs the last rank at most that much. */
+        st = mpi_fail(err, rc, "MPI_Irecv of a check-in");
+    int count = 0;
+    double start = now_s();
+    while (st == SL_OK && count < others) {
+        int done = 0;
+        rc = MPI_Testsome(others, requests, &done, indices, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            st = mpi_fail(err, rc, "MPI_Testsome of the check-ins");
+            break;
+        }
+        for (int i = 0; i < done && done != MPI_UNDEFINED; i++) {
+            arrived[indices[i]] = true;
+            state->seen[indices[i] + 1] = notes[indices[i]];
+            count++;
+        }
+        if (count == others)
+            break;
+        if (comm->watchdog_s > 0 && now_s() - start > comm->watchdog_s) {
+            char silent[SL_ERR_MAX / 2] = "";
+            size_t used = 0;
+            int nsilent = 0;
+            for (int r = 0; r < others; r++) {
+                if (arrived[r] || nsilent++ >= 4 || used >= sizeof silent)
+                    continue;
+                const checkin_note *last = &state->seen[r + 1];
+                used += (size_t)snprintf(silent + used, sizeof silent - used, "%s%d", used ? ", " : "", r + 1);
+                if (last->pid > 0 && used < sizeof silent)
+                    used += (size_t)snprintf(silent + used, sizeof silent - used, " (pid %lld on %s)",
+                                             (long long)last->pid, last->host);
+            }
+            st = sl_fail(err, SL_ETIMEDOUT,
+                         "watchdog: rank%s %s%s of %d did not check in at %s within %.0f s "
+                         "(SLUICE_DIST_TIMEOUT_S=%.0f): stopped, frozen or stuck",
+                         nsilent == 1 ? "" : "s", silent, nsilent > 4 ? " and more" : "", comm->world, step,
+                         comm->watchdog_s, comm->watchdog_s);
+            break;
+        }
+        pause_briefly();
+    }
+    char release = 1;
+    for (int r = 0; st == SL_OK && r < others; r++) {
+        rc = MPI_Send(&release, 1, MPI_BYTE, r + 1, TAG_RELEASE, handle(comm));
+        if (rc != MPI_SUCCESS)
+            st = mpi_fail(err, rc, "MPI_Send of a release");
+    }
+    /* On a timeout the job is about to be aborted; the receives still
+     * posted go with it. */
+    free(requests);
+    free(notes);
+    free(indices);
+    free(arrived);
+    return st;
+}
+
+/* Another rank's side: its note to rank 0, then rank 0's release, both
+ * polled; it waits twice the limit, so that rank 0, which can name the
+ * silent rank, gives up first. */
+static sl_status checkin_other(const sl_comm *comm, const char *step, sl_err *err)
+{
+    checkin_note note = {.pid = (int64_t)getpid()};
+    if (gethostname(note.host, sizeof note.host) != 0)
+        snprintf(note.host, sizeof note.host, "unknown");
+    note.host[sizeof note.host - 1] = '\0';
+    MPI_Request requests[2];
+    char release = 0;
+    int rc = MPI_Isend(&note, (int)sizeof note, MPI_BYTE, 0, TAG_CHECKIN, handle(comm), &requests[0]);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Irecv(&release, 1, MPI_BYTE, 0, TAG_RELEASE, handle(comm), &requests[1]);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "posting a check-in");
+    double start = now_s();
     for (;;) {
         int done = 0;
-        rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        rc = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS)
-            return mpi_fail(err, rc, "MPI_Test of a barrier");
+            return mpi_fail(err, rc, "MPI_Testall of a check-in");
         if (done)
             return SL_OK;
-        struct timespec pause = {0, 200 * 1000};
-        nanosleep(&pause, NULL);
+        if (comm->watchdog_s > 0 && now_s() - start > 2 * comm->watchdog_s)
+            return sl_fail(err, SL_ETIMEDOUT,
+                           "watchdog: rank %d checked in at %s but rank 0 did not release it within %.0f s "
+                           "(twice SLUICE_DIST_TIMEOUT_S): rank 0 is stopped, frozen or stuck",
+                           comm->rank, step, 2 * comm->watchdog_s);
+        pause_briefly();
     }
+}
+
+static sl_status mpi_checkin(const sl_comm *comm, const char *step, sl_err *err)
+{
+    if (comm->world == 1)
+        return SL_OK;
+    mpi_state *state = comm->state;
+    return comm->rank == 0 ? checkin_root(comm, state, step, err) : checkin_other(comm, step, err);
+}
+
+static void mpi_abort(const sl_comm *comm, int code, const char *message)
+{
+    fprintf(stderr, "sluice: rank %d: %s; ending the job\n", comm->rank, message);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 static const sl_comm_ops mpi_ops;
@@ -134,7 +305,7 @@ static sl_status wrap(MPI_Comm c, bool owned, sl_comm **out, sl_err *err)
         free(state);
         return sl_fail(err, SL_ENOMEM, "cannot allocate a communicator");
     }
-    *state = (mpi_state){c, owned};
+    *state = (mpi_state){.comm = c, .owned = owned};
     *comm = (sl_comm){.ops = &mpi_ops, .ndims = 1, .state = state};
     MPI_Comm_rank(c, &comm->rank);
     MPI_Comm_size(c, &comm->world);
@@ -179,6 +350,8 @@ static void mpi_release(sl_comm *comm)
     mpi_state *state = comm->state;
     if (state && state->owned)
         MPI_Comm_free(&state->comm);
+    if (state)
+        free(state->seen);
     free(state);
     free(comm);
 }
@@ -186,7 +359,8 @@ static void mpi_release(sl_comm *comm)
 static const sl_comm_ops mpi_ops = {
     .name = "mpi",
     .gather = mpi_gather,
-    .barrier = mpi_barrier,
+    .checkin = mpi_checkin,
+    .abort = mpi_abort,
     .mesh = mpi_mesh,
     .release = mpi_release,
 };

@@ -11,7 +11,8 @@ rather than (x - mean) / std, which rounds differently; clip is two
 comparisons, so NaN passes through as in sluice. Everything stays float32.
 zscore's moments are summed in float64 in sluice's fixed order (value i into
 partial sum i mod 8, the partials added pairwise); log1p is sluice's own
-libm-free definition and hash_ids SplitMix64's finalizer, from
+libm-free definition and hash_ids SplitMix64 seeded with the id (gamma,
+then finalizer), from
 peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
 differently, and the protocol compares bits).
 """

@@ -5,8 +5,9 @@ does (and so bitwise):
 
 - log1p: sluice's libm-free log1p (sl__log1p_f32 in kernels/ref/ref.h); each
   framework's own log1p rounds differently, and the protocol compares bits;
-- the id hash of hash_ids: SplitMix64's finalizer (sl_mix64 in
-  include/sluice/philox.h), its high 32 bits.
+- the id hash of hash_ids: the high 32 bits of SplitMix64's first output
+  seeded with the id, that is the golden gamma added, then the finalizer
+  (sl_mix64 in include/sluice/philox.h).
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
@@ -18,7 +19,7 @@ outside XLA). Plain Python operators do the arithmetic, each in float32.
 
 LOG1P_NEAR_HI = float.fromhex("0x1.a827a0p-2")
 LOG1P_NEAR_LO = -float.fromhex("0x1.2bec32p-2")
-LG1, LG2 = float.fromhex("0x1.555554p-1"), float.fromhex("0x1.99c26ep-2")
+LG1, LG2 = float.fromhex("0x1.555554p-1"), float.fromhex("0x1.999c26p-2")
 LG3, LG4 = float.fromhex("0x1.23d3dcp-2"), float.fromhex("0x1.f13c4cp-3")
 LN2_HI, LN2_LO = float.fromhex("0x1.62e300p-1"), float.fromhex("0x1.2fefa2p-17")
 
@@ -70,7 +71,8 @@ def signed64(v):
 
 
 def id_hash_high32(v, shr, const):
-    """The high 32 bits of SplitMix64's finalizer of 64-bit ids v (uint64, or
+    """The high 32 bits of SplitMix64's first output seeded with each of the
+    64-bit ids v (the gamma MIX_ADD added, then the finalizer; uint64, or
     int64 wrapping alike): shr(v, n) shifts right logically by n, const(c)
     makes v's type of a 64-bit constant."""
     v = v + const(MIX_ADD)

@@ -80,11 +80,38 @@ def read_npy(path):
     return header["descr"], tuple(header["shape"]), memoryview(data)[start + length:]
 
 
+def check_manifest(directory):
+    """Refuses an export folder that is not whole: its MANIFEST.json
+    (include/sluice/folder.h) must be complete and of kind "export", and
+    every file it lists must be there with the size it lists."""
+    path = os.path.join(directory, "MANIFEST.json")
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit("%s: not a whole export (%s); export it again" % (directory, e))
+    files = manifest.get("files")
+    if (manifest.get("format") != "sluice-folder" or manifest.get("kind") != "export"
+            or not isinstance(files, list) or manifest.get("count") != len(files)):
+        raise SystemExit("%s: MANIFEST.json is not a whole export manifest" % directory)
+    # Peers may keep what they derive beside the export (a converted data
+    # set), so files the manifest does not list are not refused here.
+    listed = {entry["name"]: entry["bytes"] for entry in files}
+    for name, size in listed.items():
+        try:
+            actual = os.stat(os.path.join(directory, name)).st_size
+        except OSError:
+            raise SystemExit("%s: its manifest lists %s, which is missing" % (directory, name))
+        if actual != size:
+            raise SystemExit("%s: %s has %d bytes, its manifest says %d" % (directory, name, actual, size))
+
+
 class Plan:
     """An exported plan: its JSON, with lazy access to the arrays beside it."""
 
     def __init__(self, directory):
         self.dir = directory
+        check_manifest(directory)
         with open(os.path.join(directory, "plan.json")) as f:
             self.raw = json.load(f)
         if self.raw.get("format") != "sluice-peer-plan" or self.raw.get("version") != PLAN_VERSION:

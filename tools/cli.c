@@ -182,11 +182,14 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
     char *end = NULL;
     errno = 0;
     /* strtoll skips leading space and takes a '+'; --seed never did, and
-     * every number on the command line is read the same way. */
-    bool digits = (text[0] >= '0' && text[0] <= '9') || (text[0] == '-' && text[1] >= '0' && text[1] <= '9');
+     * every number on the command line is read the same way: decimal
+     * digits, with a '-' only where the option takes negative values (so
+     * "-0" is no count of workers). */
+    bool digits = (text[0] >= '0' && text[0] <= '9') || (min < 0 && text[0] == '-' && text[1] >= '0' && text[1] <= '9');
     long long value = digits ? strtoll(text, &end, 10) : 0;
     if (!digits || end == text || *end != '\0') {
-        sl__cli_usage_error(cli, "option %s: '%s' is not an integer", option, text);
+        sl__cli_usage_error(cli, "option %s: '%s' is not %s", option, text,
+                            min < 0 ? "an integer" : "a non-negative integer (decimal digits only)");
     }
     if (errno == ERANGE || value < min || value > max) {
         sl__cli_usage_error(cli, "option %s: %s is out of range; expected %lld to %lld", option, text,

@@ -168,6 +168,32 @@ const char *sl__suggest(const char *typed, const char *const *names, int count);
 /* " (did you mean 'X'?)" for the nearest name, or "" when none is near. */
 void sl__did_you_mean(char *buf, size_t size, const char *typed, const char *const *names, int count);
 
+/* --- folders written whole (tools/folders.c) ------------------------------------- */
+
+/* Where a folder a command writes came from: this build's commit, the host
+ * name and CPU model, and the command line (argv[0] is the subcommand). */
+typedef struct sl__origin {
+    char commit[48];
+    char machine[384];
+    char command[2048];
+    sl_folder_origin view;
+} sl__origin;
+void sl__cli_origin(int argc, char **argv, sl__origin *out);
+
+/* A baseline's name becomes a folder name under --baseline-dir: letters,
+ * digits, '-', '_' and '.', not starting with '.'. `sluice baseline save`
+ * and `sluice check` refuse the same names, so a name means one folder to
+ * both. */
+void sl__cli_baseline_name(const sl__cli *cli, const char *name);
+/* Whether a file name is one a baseline folder holds (a record or the
+ * manifest): what lets a baseline saved before manifests be replaced. */
+bool sl__baseline_file_name(const char *name);
+
+/* Sweeps the folder that holds path of the temporaries dead processes left
+ * there (a killed `sluice audit --output` leaves path.tmp.<pid>.XXXXXX):
+ * every command sweeps the folders it writes before writing. */
+void sl__cli_sweep_beside(const char *path);
+
 /* --- memory ------------------------------------------------------------------- */
 
 /* Allocation for the command line tool, which has nothing sensible to do when

@@ -1,7 +1,8 @@
 /* `sluice baseline save NAME`: keeps a run's records, with every batch's
  * time, as the baseline a later `sluice check --baseline NAME` compares
- * with. A baseline is a folder of records plus a manifest naming where they
- * came from; each file is written atomically. */
+ * with. A baseline is a folder of records and a manifest naming what it
+ * holds and where it came from, written whole or not at all
+ * (sluice/folder.h): saving a name again replaces the folder. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +28,6 @@ static void report_bad_file(const char *message, void *user)
 {
     (void)user;
     sl__cli_error("baseline", "%s", message);
-}
-
-/* A baseline's name becomes a folder name: letters, digits, '-', '_', '.'. */
-static bool valid_name(const char *name)
-{
-    return name[0] != '\0' && name[0] != '.' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_.") == strlen(name);
 }
 
 int sl__cmd_baseline(int argc, char **argv)
@@ -64,8 +58,7 @@ int sl__cmd_baseline(int argc, char **argv)
     }
     if (!saw_save || !name)
         sl__cli_usage_error(&cli, "say `sluice baseline save NAME`");
-    if (!valid_name(name))
-        sl__cli_usage_error(&cli, "baseline name '%s' must be letters, digits, '-', '_' or '.'", name);
+    sl__cli_baseline_name(&cli, name);
 
     if (nfrom == 0)
         nfrom = 1;
@@ -79,23 +72,37 @@ int sl__cmd_baseline(int argc, char **argv)
     int failed = set.nerrors, saved = 0;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", baseline_dir, name);
+    sl_staged_folder staged;
     if (set.count == 0) {
         sl__cli_error("baseline", "%s: no records to save (run `sluice bench` first)", from[0]);
         failed++;
-    } else if (sl_make_dirs(dir, &err) != SL_OK) {
+    } else if (sl_folder_stage(dir, "baseline", sl__baseline_file_name, &staged, &err) != SL_OK) {
         sl__cli_error("baseline", "%s", err.msg);
         failed++;
     }
     for (int i = 0; !failed && i < set.count; i++) {
-        char file[256], path[4400];
+        char file[256], path[sizeof staged.path + 258];
         sl_record_file_name(&set.records[i], file, sizeof file);
-        snprintf(path, sizeof path, "%s/%s", dir, file);
+        snprintf(path, sizeof path, "%s/%s", staged.path, file);
         if (sl_record_write(&set.records[i], &set.environments[i], path, &err) != SL_OK) {
             sl__cli_error("baseline", "%s", err.msg);
             failed++;
         } else {
             saved++;
         }
+    }
+    if (!failed) {
+        sl__origin origin;
+        sl__cli_origin(argc, argv, &origin);
+        if (sl_folder_write_manifest(staged.path, "baseline", &origin.view, &err) != SL_OK ||
+            sl_folder_commit(&staged, &err) != SL_OK) {
+            sl__cli_error("baseline", "%s", err.msg);
+            failed++;
+        }
+    }
+    if (failed && set.count > 0 && staged.path[0]) {
+        sl_folder_abandon(&staged);
+        sl__cli_error("baseline", "nothing saved; %s is as it was", dir);
     }
     if (!failed)
         printf("saved %d records of %s%s as baseline %s (%s)\n", saved, from[0], nfrom > 1 ? " and more" : "", name,

@@ -2,6 +2,7 @@
  * adapters, writes one timing record per run and a summary table. */
 #include <math.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,7 +285,14 @@ static void note_ranks(bench_report *report, const sl_record *record)
             break;
         used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);
     }
-    progress_note(&report->progress, false, "%s; slowest rank %.0f, %.2f ms measured", line, *slowest, *wall / 1e6);
+    const double *rss = sl__find_metric(record, "rank_peak_rss_max_bytes"), *fixture = sl__find_metric(record, "rank_fixture_max_bytes");
+    const double *startup = sl__find_metric(record, "rank_startup_max_ns");
+    char cost[160] = "";
+    if (rss && fixture && startup)
+        snprintf(cost, sizeof cost, "; per rank at most %.1f MiB peak, %.1f MiB of fixture, %.0f ms to start",
+                 *rss / 1048576.0, *fixture / 1048576.0, *startup / 1e6);
+    progress_note(&report->progress, false, "%s; slowest rank %.0f, %.2f ms measured%s", line, *slowest, *wall / 1e6,
+                  cost);
 }
 
 static void on_step(void *user, const sl_session_step *step)
@@ -464,6 +472,27 @@ static int finish_report(bench_report *report, const sl_session *session, int ar
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;
 }
 
+/* The watchdog's limit for a job's collective steps: SLUICE_DIST_TIMEOUT_S
+ * (whole seconds, at least 1), else the profile's default. A value that is
+ * not a number is a usage error, as a bad option is: a job that silently
+ * ran with another limit would hang or abort where its user did not expect. */
+static double watchdog_limit(sl_profile profile)
+{
+    const char *text = getenv("SLUICE_DIST_TIMEOUT_S");
+    if (!text)
+        return sl_dist_watchdog_default_s(profile);
+    char *end = NULL;
+    errno = 0;
+    long long seconds = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : 0;
+    if (!end || *end != '\0' || errno == ERANGE || seconds < 1 || seconds > 7 * 24 * 3600) {
+        sl__cli_error("bench", "environment variable SLUICE_DIST_TIMEOUT_S: '%s' is not a number of seconds from "
+                               "1 to 604800",
+                      text);
+        exit(SL__EXIT_USAGE);
+    }
+    return (double)seconds;
+}
+
 int sl__cmd_bench(int argc, char **argv)
 {
     bench_args args;
@@ -478,6 +507,8 @@ int sl__cmd_bench(int argc, char **argv)
         sl__selection_free(&selection);
         return SL__EXIT_FAILED;
     }
+    if (launched)
+        launched->watchdog_s = watchdog_limit(args.profile);
     /* Only rank 0 of a job prints; the other ranks only take part in the
      * distributed scenarios, and what they measure reaches its records. */
     bool root = !launched || launched->rank == 0;

@@ -32,6 +32,9 @@ typedef struct bless_args {
     const char *golden_dir;
     uint64_t seed;
     bool fixtures;
+    /* The staged golden set being written (sluice/folder.h): the goldens
+     * of golden_dir carried over, then the new ones saved over them. */
+    const char *staged_dir;
 } bless_args;
 
 static void parse_args(int argc, char **argv, bless_args *args, sl__selection *selection)
@@ -93,10 +96,18 @@ static change describe_change(const char *path, const sl_golden *golden, char *h
     return c;
 }
 
-/* Saves a captured golden at path, saying how it differs from the one
- * there; status and err describe the capture. */
-static void save_golden(const char *label, const char *path, sl_golden *golden, sl_status status, sl_err *err,
-                        bless_counts *counts)
+/* The same file name in the golden set being replaced and in the staged
+ * one. */
+static void golden_paths(const bless_args *args, const char *path_in_golden_dir, char *staged, size_t size)
+{
+    const char *slash = strrchr(path_in_golden_dir, '/');
+    snprintf(staged, size, "%s/%s", args->staged_dir, slash ? slash + 1 : path_in_golden_dir);
+}
+
+/* Saves a captured golden into the staged set, saying how it differs from
+ * the one in the golden set at path; status and err describe the capture. */
+static void save_golden(const bless_args *args, const char *label, const char *path, sl_golden *golden,
+                        sl_status status, sl_err *err, bless_counts *counts)
 {
     char how[SL_ERR_MAX + 64];
     change c = CHANGE_NONE;
@@ -104,7 +115,9 @@ static void save_golden(const char *label, const char *path, sl_golden *golden, 
         /* Compared before saving, counted after: a golden that could not be
          * saved is a failure, never also new or changed. */
         c = describe_change(path, golden, how, sizeof how);
-        status = sl_golden_save(golden, path, err);
+        char staged[8192];
+        golden_paths(args, path, staged, sizeof staged);
+        status = sl_golden_save(golden, staged, err);
     }
     if (status == SL_OK) {
         static const char *const words[] = {"new", "unchanged", "CHANGED"};
@@ -133,7 +146,7 @@ static void bless_fixtures(const bless_args *args, bless_counts *counts)
         sl_golden *golden = NULL;
         sl_err err = {0};
         sl_status status = sl_fixture_capture_golden((sl_fixture_kind)kind, args->seed, &golden, &err);
-        save_golden(label, path, golden, status, &err, counts);
+        save_golden(args, label, path, golden, status, &err, counts);
     }
 }
 
@@ -166,10 +179,17 @@ static void bless_variant(const bless_args *args, const sl_scenario *scenario, c
     if (status == SL_OK) {
         status = sl_scenario_capture_golden(instance, &golden, &err);
     }
-    save_golden(label, path, golden, status, &err, counts);
+    save_golden(args, label, path, golden, status, &err, counts);
     if (instance != NULL) {
         sl_scenario_instance_free(instance);
     }
+}
+
+/* What a golden set holds: goldens, which are JSON, and its manifest. */
+static bool golden_file_name(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 5 && strcmp(name + len - 5, ".json") == 0;
 }
 
 int sl__cmd_bless(int argc, char **argv)
@@ -179,11 +199,17 @@ int sl__cmd_bless(int argc, char **argv)
     parse_args(argc, argv, &args, &selection);
 
     sl_err err = {0};
-    if (sl_make_dirs(args.golden_dir, &err) != SL_OK) {
-        sl__cli_error("bless", "cannot create the golden directory: %s", err.msg);
+    /* The golden set is written whole (sluice/folder.h): the tests never
+     * see half of a bless, and a killed bless leaves the set as it was. */
+    sl_staged_folder staged;
+    if (sl_folder_stage(args.golden_dir, "goldens", golden_file_name, &staged, &err) != SL_OK ||
+        sl_folder_carry(&staged, &err) != SL_OK) {
+        sl__cli_error("bless", "cannot stage the golden set: %s", err.msg);
+        sl_folder_abandon(&staged);
         sl__selection_free(&selection);
         return SL__EXIT_FAILED;
     }
+    args.staged_dir = staged.path;
     bless_counts counts = {0};
     if (args.fixtures) {
         bless_fixtures(&args, &counts);
@@ -197,6 +223,14 @@ int sl__cmd_bless(int argc, char **argv)
         }
     }
     sl__selection_free(&selection);
+    sl__origin origin;
+    sl__cli_origin(argc, argv, &origin);
+    if (sl_folder_write_manifest(staged.path, "goldens", &origin.view, &err) != SL_OK ||
+        sl_folder_commit(&staged, &err) != SL_OK) {
+        sl_folder_abandon(&staged);
+        sl__cli_error("bless", "nothing blessed; %s is as it was: %s", args.golden_dir, err.msg);
+        return SL__EXIT_FAILED;
+    }
 
     printf("\n%d new, %d changed, %d unchanged, %d skipped, %d failed; goldens in %s/\n", counts.fresh,
            counts.changed, counts.unchanged, counts.skipped, counts.failed, args.golden_dir);

@@ -146,6 +146,8 @@ static void parse_args(int argc, char **argv, check_args *args)
         sl__cli_usage_error(&cli, "say what to compare: --baseline NAME, or --counts BASE.tsv NEW.tsv");
     if (args->name && args->counts_base)
         sl__cli_usage_error(&cli, "--baseline and --counts are two checks; run them one at a time");
+    if (args->name)
+        sl__cli_baseline_name(&cli, args->name);
     /* No --records: the default run. */
     if (args->nrecords == 0)
         args->nrecords = 1;
@@ -158,6 +160,13 @@ static void parse_args(int argc, char **argv, check_args *args)
 static bool load_records(const check_args *args, const char *base_dir, sl_record_set *base, sl_record_set *fresh)
 {
     sl_err err = {0};
+    /* A baseline is whole or it is not one: a save that was interrupted,
+     * or records dropped in by hand, would pass rows as "new". */
+    if (sl_folder_check(base_dir, "baseline", true, &err) != SL_OK) {
+        sl__cli_error("check", "baseline '%s' cannot be used: %s (save it with `sluice baseline save %s`)", args->name,
+                      err.msg, args->name);
+        return false;
+    }
     if (sl_record_set_load(base_dir, base, report_bad_file, NULL, &err) != SL_OK) {
         sl__cli_error("check", "baseline '%s' not found: %s (save one with `sluice baseline save %s`)", args->name,
                       err.msg, args->name);

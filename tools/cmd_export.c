@@ -24,10 +24,20 @@ static const char usage[] = "usage: sluice export --scenario ID --variant V --ou
                             "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
                             "                      warmup + measured batches, what one bench repetition runs)\n"
                             "  --seed N            fixture and pipeline seed (default 42)\n"
-                            "  --output DIR        where to write (created when missing)\n"
+                            "  --output DIR        where to write: created, or replaced whole when it holds an\n"
+                            "                      export (a folder of other files is refused)\n"
                             "  --digests FILE      also write the reference's XXH3-64 of each batch's canonical\n"
                             "                      bytes (i64 .npy holding the u64 bits) to FILE, outside DIR\n"
                             "  -h, --help          show this help\n";
+
+/* What an export folder holds (sluice/export.h): an export written before
+ * manifests existed may be replaced, a folder of anything else may not. */
+static bool export_file_name(const char *name)
+{
+    size_t len = strlen(name);
+    return strcmp(name, "plan.json") == 0 || strcmp(name, SL_FOLDER_MANIFEST) == 0 ||
+           (len > 4 && strcmp(name + len - 4, ".npy") == 0);
+}
 
 int sl__cmd_export(int argc, char **argv)
 {
@@ -64,18 +74,34 @@ int sl__cmd_export(int argc, char **argv)
     sl_err err = {0};
     sl_scenario_instance *instance = sl__cli_instantiate(&cli, &args, false, &scenario, &variant, &err);
     const sl_profile_settings *settings = sl_profile_get(args.profile);
+    sl__origin origin;
+    sl__cli_origin(argc, argv, &origin);
+    /* Written beside the folder and renamed into place: a re-export that
+     * dies halfway leaves the old export whole, never new data beside an
+     * old plan. */
+    sl_staged_folder staged;
+    bool staging = false;
     sl_status st = SL_EINVAL;
     if (instance) {
+        st = sl_folder_stage(output, "export", export_file_name, &staged, &err);
+        staging = st == SL_OK;
+    }
+    if (st == SL_OK) {
         sl_export_meta meta = {.scenario = scenario->id,
                                .variant = variant->name,
                                .profile = settings->name,
                                .warmup_batches = settings->warmup_batches,
                                .kernels = sl_kernels_reference(),
-                               .digests_path = digests};
-        st = sl_export_write(instance->pipeline, &meta, args.batches, output, &err);
+                               .digests_path = digests,
+                               .origin = &origin.view};
+        st = sl_export_write(instance->pipeline, &meta, args.batches, staged.path, &err);
+        if (st == SL_OK)
+            st = sl_folder_commit(&staged, &err);
     }
     sl_scenario_instance_free(instance);
     if (st != SL_OK) {
+        if (staging)
+            sl_folder_abandon(&staged);
         sl__cli_error("export", "%s/%s: %s", scenario->id, variant->name, err.msg);
         return SL__EXIT_FAILED;
     }

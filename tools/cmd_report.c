@@ -475,6 +475,9 @@ int sl__cmd_report(int argc, char **argv)
     if (o.html)
         fclose(o.html);
     ok = ok && sl_make_dirs(args.output, &err) == SL_OK;
+    /* A killed report's half-written files go before this one writes. */
+    if (ok)
+        sl_sweep_stale_temporaries(args.output);
     ok = ok && save(args.output, "report.md", md_text, md_size) && save(args.output, "report.html", html_text, html_size);
     free(md_text);
     free(html_text);

@@ -155,7 +155,7 @@ static int show(const sl_kernel_tune_key *key)
 
 int sl__cmd_tune(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("tune", argc, argv);
+    sl__cli cli = sl__cli_start("tune", usage, argc, argv);
     const char *value;
     bool cases = false, save = true, only_show = false;
     sl_kernel_tune_options options;

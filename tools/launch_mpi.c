@@ -26,6 +26,13 @@ sl_status sl__launch_start(sl_comm **world, char *note, size_t size, sl_err *err
 
 void sl__launch_end(sl_comm *world)
 {
-    if (world)
-        sl_mpi_finalize(world);
+    if (!world)
+        return;
+    /* MPI_Finalize waits for every rank; a rank that stopped would hold
+     * the others there forever, so they check in first, under the
+     * watchdog. */
+    sl_err err = {0};
+    if (sl_comm_checkin(world, "the end of the job", &err) == SL_ETIMEDOUT)
+        sl_comm_abort(world, 1, err.msg);
+    sl_mpi_finalize(world);
 }

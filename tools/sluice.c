@@ -97,6 +97,10 @@ int main(int argc, char **argv)
         return SL__EXIT_OK;
     }
     if (sl__cli_flag(&cli, "--version")) {
+        /* Anything after it was meant for something; saying nothing of it
+         * would let a typo pass as success. */
+        if (sl__cli_next(&cli))
+            sl__cli_unknown(&cli);
         print_version();
         return SL__EXIT_OK;
     }
@@ -110,6 +114,9 @@ int main(int argc, char **argv)
         const command *topic = find_command(sl__cli_arg(&cli));
         if (topic == NULL) {
             unknown_command(&cli, sl__cli_arg(&cli));
+        }
+        if (sl__cli_next(&cli)) {
+            sl__cli_unknown(&cli);
         }
         char *help_argv[] = {(char *)topic->name, "--help", NULL};
         return topic->run(2, help_argv);

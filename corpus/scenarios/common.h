@@ -39,6 +39,14 @@ extern const sl_scenario sl__scenario_pc4;
 sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
                                     sl_err *err);
 
+/* Shard-only generation (sluice/fixtures.h): a reserved fixture into
+ * instance->fixture and instance->source, none of its rows there yet; then,
+ * once instance->spec is complete, every row a run reading epoch 0 and the
+ * first batches_read batches will read, generated. */
+sl_status sl__scenario_reserve_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, sl_err *err);
+sl_status sl__scenario_generate_read_rows(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
+                                          int64_t batches_read, sl_err *err);
+
 /* The usual start of a scenario over f32 images: a floats fixture of the
  * variant's n elements of h x w x c (no labels), then the spec begun over
  * it. */

@@ -13,16 +13,24 @@ sl_status sl__scenario_dist_build(const sl_scenario *scenario, const sl_variant 
                                   const sl_build_options *options, sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    /* Every rank generates the same fixture, the stand-in for a data set on
-     * shared storage, and its pipeline reads only its shard's rows
-     * (sl__scenario_begin_spec takes the shard from options->comm). */
+    /* The fixture stands in for a data set on shared storage, which every
+     * rank addresses whole and reads only its shard's rows of
+     * (sl__scenario_begin_spec takes the shard from options->comm). A rank
+     * of a run that says what it reads generates only those rows, so its
+     * memory and start-up follow its shard, not the data set; otherwise
+     * (tests, the one-process checks) the whole fixture is generated. */
     sl_fixture_spec fixture = {
         .kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 32, .w = 32, .c = 3};
-    sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
+    bool shard_only = options->comm && options->batches_read > 0;
+    sl_status st = shard_only ? sl__scenario_reserve_fixture(instance, &fixture, err)
+                              : sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st)
         return st;
     sl__scenario_begin_spec(instance, options);
-    return sl_pipeline_spec_add(&instance->spec, sl_op_normalize("x", 3, unit_mean, unit_std), err);
+    st = sl_pipeline_spec_add(&instance->spec, sl_op_normalize("x", 3, unit_mean, unit_std), err);
+    if (st == SL_OK && shard_only)
+        st = sl__scenario_generate_read_rows(instance, &fixture, options->seed, options->batches_read, err);
+    return st;
 }
 
 sl_status sl__scenario_dist_metrics(const sl_scenario_instance *instance, const sl_adapter *adapter,

@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,7 +68,7 @@ static char *extend(char *buf, size_t size, const char *name, const char *more)
  * named plugin frames so that lsan-mpi.supp silences Open MPI's own
  * allocations and nothing of sluice's. The sanitizer settings do nothing
  * to a build without sanitizers. */
-static char **job_environment(void)
+static char **job_environment(const char *const *more)
 {
     static char lsan[1024], asan[1024];
     static const char *const replaced[] = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_MCA_mca_base_component_disable_dlclose",
@@ -79,11 +80,13 @@ static char **job_environment(void)
         extend(lsan, sizeof lsan, "LSAN_OPTIONS", "suppressions=" SLUICE_LSAN_MPI_SUPP ":print_suppressions=0"),
         extend(asan, sizeof asan, "ASAN_OPTIONS", "fast_unwind_on_malloc=0"),
     };
-    size_t nextra = sizeof extra / sizeof extra[0];
+    size_t nextra = sizeof extra / sizeof extra[0], nmore = 0;
+    while (more && more[nmore])
+        nmore++;
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + nextra + 1, sizeof *env);
+    char **env = calloc(n + nextra + nmore + 1, sizeof *env);
     cr_assert_not_null(env);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -95,6 +98,8 @@ static char **job_environment(void)
     }
     for (size_t e = 0; e < nextra; e++)
         env[k++] = (char *)extra[e];
+    for (size_t e = 0; e < nmore; e++)
+        env[k++] = (char *)more[e];
     env[k] = NULL;
     return env;
 }
@@ -110,22 +115,77 @@ static char *slurp(const char *path)
 }
 #endif
 
-int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
+#if SLUICE_HAVE_MPI
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+}
+
+/* The process of rank `rank` among mpirun's children (Open MPI starts the
+ * ranks of one host as its children and tells each its rank in the
+ * environment), or -1. */
+static pid_t find_rank(pid_t launcher, int rank)
+{
+    char wanted[48];
+    snprintf(wanted, sizeof wanted, "OMPI_COMM_WORLD_RANK=%d", rank);
+    DIR *proc = opendir("/proc");
+    pid_t found = -1;
+    struct dirent *entry;
+    while (proc && found < 0 && (entry = readdir(proc)) != NULL) {
+        pid_t pid = (pid_t)atoi(entry->d_name);
+        char path[64], stat_line[512];
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        bool child = false;
+        if (fgets(stat_line, sizeof stat_line, f)) {
+            /* The parent's pid is the second field after the command's
+             * closing parenthesis. */
+            const char *close = strrchr(stat_line, ')');
+            int ppid = 0;
+            child = close && sscanf(close + 1, " %*c %d", &ppid) == 1 && ppid == launcher;
+        }
+        fclose(f);
+        if (!child)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+        char *env = NULL;
+        size_t size = 0;
+        sl_err err = {0};
+        if (sl_read_file(path, &env, &size, &err) != SL_OK)
+            continue;
+        for (size_t at = 0; at < size; at += strlen(env + at) + 1)
+            if (strcmp(env + at, wanted) == 0)
+                found = pid;
+        free(env);
+    }
+    if (proc)
+        closedir(proc);
+    return found;
+}
+#endif
+
+int dist_mpirun_job(const dist_job *job, char **log, double *after_stop_s)
 {
     *log = NULL;
+    if (after_stop_s)
+        *after_stop_s = -1.0;
 #if !SLUICE_HAVE_MPI
-    (void)ranks;
-    (void)args;
-    (void)timeout_s;
+    (void)job;
     *log = strdup("built without MPI");
     return -1;
 #else
     char np[16];
-    snprintf(np, sizeof np, "%d", ranks);
+    snprintf(np, sizeof np, "%d", job->ranks);
     const char *argv[64] = {SLUICE_MPIRUN, "--oversubscribe", "-np", np};
     int argc = 4;
-    for (int i = 0; args[i] && argc < 63; i++)
-        argv[argc++] = args[i];
+    for (int i = 0; job->args[i] && argc < 63; i++)
+        argv[argc++] = job->args[i];
     argv[argc] = NULL;
 
     char log_path[] = "/tmp/sluice-mpirun-log-XXXXXX";
@@ -137,7 +197,7 @@ int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path, O_WRONLY | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    char **env = job_environment();
+    char **env = job_environment(job->env);
     pid_t pid;
     int rc = posix_spawn(&pid, SLUICE_MPIRUN, &actions, NULL, (char *const *)argv, env);
     posix_spawn_file_actions_destroy(&actions);
@@ -148,16 +208,32 @@ int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
         return -1;
     }
     int status = 0;
-    struct timespec start, now, pause = {0, 20 * 1000 * 1000};
+    pid_t stopped = -1;
+    struct timespec start, stop_time = {0}, pause = {0, 20 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
         if (done == pid)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec > timeout_s) {
-            /* mpirun forwards SIGTERM to its ranks and reaps them. */
+        /* Once the job's rank 0 has said it joined (MPI_Init is behind
+         * every rank then), the rank to stop is stopped, where a frozen
+         * node or a rank stuck in I/O would stop. */
+        if (job->stop_rank >= 0 && stopped < 0) {
+            char *text = slurp(log_path);
+            bool joined = strstr(text, job->joined_marker) != NULL;
+            free(text);
+            pid_t victim = joined ? find_rank(pid, job->stop_rank) : -1;
+            if (victim > 0 && kill(victim, SIGSTOP) == 0) {
+                stopped = victim;
+                clock_gettime(CLOCK_MONOTONIC, &stop_time);
+            }
+        }
+        if (seconds_since(&start) > job->timeout_s) {
+            /* mpirun forwards SIGTERM to its ranks and reaps them; a
+             * stopped rank needs SIGKILL. */
             kill(pid, SIGTERM);
+            if (stopped > 0)
+                kill(stopped, SIGKILL);
             waitpid(pid, &status, 0);
             *log = slurp(log_path);
             unlink(log_path);
@@ -165,10 +241,21 @@ int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
         }
         nanosleep(&pause, NULL);
     }
+    if (stopped > 0) {
+        if (after_stop_s)
+            *after_stop_s = seconds_since(&stop_time);
+        kill(stopped, SIGKILL);
+    }
     *log = slurp(log_path);
     unlink(log_path);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 #endif
+}
+
+int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log)
+{
+    dist_job job = {.ranks = ranks, .args = args, .timeout_s = timeout_s, .stop_rank = -1};
+    return dist_mpirun_job(&job, log, NULL);
 }
 
 void dist_tempdir(char *buf, size_t size)

@@ -26,6 +26,22 @@ const char *dist_sluice(void);
  * returned log is malloc'd. */
 int dist_mpirun(int ranks, const char *const *args, int timeout_s, char **log);
 
+/* A job with more to it: variables added to its environment
+ * ("NAME=value", NULL-terminated, or NULL), and a rank to SIGSTOP once the
+ * job's output shows joined_marker (-1: none), as a frozen node would stop.
+ * after_stop_s (when not NULL) gets the seconds from the stop to the job's
+ * end, -1 when no rank was stopped; the stopped rank is SIGKILLed once the
+ * job ends or times out. */
+typedef struct dist_job {
+    int ranks;
+    const char *const *args;
+    const char *const *env;
+    int timeout_s;
+    int stop_rank;
+    const char *joined_marker;
+} dist_job;
+int dist_mpirun_job(const dist_job *job, char **log, double *after_stop_s);
+
 /* Runs the driver on scenario/variant with `ranks` ranks and returns the
  * view it wrote, parsed, or fails the test with the job's log. */
 cJSON *dist_driver_view(int ranks, const char *scenario, const char *variant);

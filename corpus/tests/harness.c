@@ -194,7 +194,7 @@ void harness_check_golden(const char *id, const char *variant)
     sl_golden_path(sl_golden_default_dir(), instance->scenario, instance->variant, path, sizeof path);
     sl_golden *expected = NULL, *actual = NULL;
     sl_err err = {0};
-    sl_status st = sl_golden_load(path, &expected, &err);
+    sl_status st = sl_golden_load_blessed(path, &expected, &err);
     cr_assert_eq(st, SL_OK, "%s (make it with `sluice bless --scenarios %s`, review it, commit it)", err.msg, id);
     st = sl_scenario_capture_golden(instance, &actual, &err);
     cr_assert_eq(st, SL_OK, "%s", err.msg);

@@ -242,6 +242,56 @@ Test(dist1, rank_metrics_follow_each_rank)
     sl_dist_view_free(&view);
 }
 
+/* Shard-only generation (docs/distributed.md): a rank of a run that says it
+ * reads 6 batches generates only the rows it reads. Rank 1 of 4 owns 500
+ * positions of each epoch, and 6 batches of 64 are 384 positions, all inside
+ * epoch 0, so it needs exactly epoch 0's shard: 500 of the 2000 rows. Those
+ * rows are the bytes the whole fixture holds, and a read past what the run
+ * said it would read fails, naming the field, rather than reading zeros
+ * silently or crashing. */
+Test(dist1, a_rank_generates_only_the_rows_it_reads)
+{
+    sl_comm *world = NULL, *mesh = NULL;
+    sl_err err = {0};
+    const int dims[1] = {4};
+    cr_assert_eq(sl_comm_local(1, 4, &world, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_comm_mesh(world, 1, dims, &mesh, &err), SL_OK, "%s", err.msg);
+    sl_build_options options;
+    sl_build_options_init(&options, SL_PROFILE_CI, 42);
+    options.comm = mesh;
+    sl_scenario_instance *whole = harness_build_with("DIST-1", "32x32", &options);
+    options.batches_read = 6;
+    sl_scenario_instance *shard = harness_build_with("DIST-1", "32x32", &options);
+    cr_expect_eq(sl_fixture_rows_generated(whole->fixture), N);
+    cr_expect_eq(sl_fixture_rows_generated(shard->fixture), N / 4, "rank 1 of 4 generated %lld rows",
+                 (long long)sl_fixture_rows_generated(shard->fixture));
+
+    static const char *const adapters[] = {"reference", "fused"};
+    for (int a = 0; a < 2; a++) {
+        run_output got, want;
+        harness_run(shard, adapters[a], 0, 0, (sl_position){0, 0}, 0, &got);
+        harness_run(whole, "reference", 0, 0, (sl_position){0, 0}, 0, &want);
+        cr_assert_eq(got.rows, want.rows);
+        cr_expect(memcmp(got.ids, want.ids, (size_t)got.rows * sizeof *got.ids) == 0, "%s: other ids", adapters[a]);
+        cr_expect(got.size[0] == want.size[0] && memcmp(got.bytes[0], want.bytes[0], got.size[0]) == 0,
+                  "%s: the shard's epoch 0 differs from the whole fixture's", adapters[a]);
+        harness_release(&got);
+        harness_release(&want);
+    }
+
+    sl_batch *batch = NULL;
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(shard->pipeline), 64, &batch, &err), SL_OK, "%s",
+                 err.msg);
+    sl_status st = sl_pipeline_produce(shard->pipeline, sl_kernels_reference(), (sl_position){1, 0}, batch, &err);
+    cr_expect_neq(st, SL_OK, "epoch 1 was read though the run said it reads only epoch 0");
+    cr_expect(strstr(err.msg, "'x'") && strstr(err.msg, "never generated"), "%s", err.msg);
+    sl_batch_free(batch);
+    sl_scenario_instance_free(shard);
+    sl_scenario_instance_free(whole);
+    sl_comm_free(mesh);
+    sl_comm_free(world);
+}
+
 /* --- real processes ------------------------------------------------------------------ */
 
 Test(dist1_mpi, ranks_are_processes_and_shards_partition_the_epoch_for_k_1_2_4, .timeout = 600)
@@ -321,4 +371,87 @@ Test(dist1_mpi, bench_under_mpirun_writes_one_record_with_every_rank, .timeout =
     remove(path);
     rmdir(records);
     rmdir(dir);
+}
+
+/* The watchdog (docs/distributed.md). A rank stopped with SIGSTOP, as a
+ * frozen node or a rank stuck in I/O stops, used to leave the others
+ * waiting in MPI forever: a 15-second job still ran after 150 s, with no
+ * message and no record. Now rank 0 names the silent rank once it has
+ * waited SLUICE_DIST_TIMEOUT_S at a step, records the run as failed with
+ * that reason, and ends the job. */
+/* Removes what an aborted job left in dir: its records folder's files (a
+ * record, the lock; no summary, since the job ended before one), the
+ * folders. */
+static void remove_job_folder(const char *dir)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/ci", dir);
+    DIR *d = opendir(path);
+    struct dirent *entry;
+    while (d && (entry = readdir(d)) != NULL) {
+        char file[512];
+        snprintf(file, sizeof file, "%s/%s", path, entry->d_name);
+        if (entry->d_name[0] != '.' || strcmp(entry->d_name, ".sluice.lock") == 0)
+            remove(file);
+    }
+    if (d)
+        closedir(d);
+    rmdir(path);
+    rmdir(dir);
+}
+
+static void run_with_a_stopped_rank(int stop_rank, const char *dir, char **log, double *after, int *status)
+{
+    const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-1", "--adapters", "fused", "--repetitions", "3",
+                          "--warmup", "1", "--batches", "20", "--no-probes", "--output-dir", dir, NULL};
+    const char *env[] = {"SLUICE_DIST_TIMEOUT_S=3", NULL};
+    /* "MPI job of" is rank 0's first line: MPI_Init is behind every rank,
+     * so the stop lands in sluice's steps, which the watchdog watches. */
+    dist_job job = {
+        .ranks = 3, .args = args, .env = env, .timeout_s = 120, .stop_rank = stop_rank, .joined_marker = "MPI job of"};
+    *status = dist_mpirun_job(&job, log, after);
+    cr_assert_geq(*after, 0.0, "the job ended before rank %d could be stopped:\n%s", stop_rank, *log);
+    cr_assert_neq(*status, -1, "the job did not end within 120 s of rank %d stopping:\n%s", stop_rank, *log);
+    cr_log_info("the job ended %.1f s after rank %d was stopped (SLUICE_DIST_TIMEOUT_S=3)", *after, stop_rank);
+}
+
+Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64], path[160];
+    dist_tempdir(dir, sizeof dir);
+    char *log = NULL;
+    double after = -1.0;
+    int status = 0;
+    run_with_a_stopped_rank(1, dir, &log, &after, &status);
+    cr_expect_eq(status, 1, "exit status %d:\n%s", status, log);
+    cr_expect(strstr(log, "watchdog: rank 1 of 3 did not check in at "), "rank 0 did not name rank 1:\n%s", log);
+    snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect(strstr(record.reason, "rank 1 of 3") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S=3"),
+              "the record's reason: %s", record.reason);
+    sl_record_release(&record);
+    free(log);
+    remove_job_folder(dir);
+}
+
+/* Rank 0 stopped: the others cannot be told who is silent by it, so each
+ * waits twice the limit for rank 0's release, then says rank 0 is the one
+ * and ends the job. */
+Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64];
+    dist_tempdir(dir, sizeof dir);
+    char *log = NULL;
+    double after = -1.0;
+    int status = 0;
+    run_with_a_stopped_rank(0, dir, &log, &after, &status);
+    cr_expect_neq(status, 0, "exit status 0:\n%s", log);
+    cr_expect(strstr(log, "rank 0 is stopped, frozen or stuck"), "no rank named rank 0:\n%s", log);
+    free(log);
+    remove_job_folder(dir);
 }

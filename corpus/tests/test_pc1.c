@@ -1,6 +1,6 @@
-/* PC-1, deep transform chains: the standard checks for each ci depth, fused
- * equal to unfused and to the chain written out by hand, and a per-stage
- * cost in every depth's record. */
+/* PC-1, deep transform chains: the standard checks for each ci depth (1, 5,
+ * 10 and 50), fused equal to unfused and to the chain written out by hand,
+ * and a per-stage cost in every depth's record. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +11,7 @@
 SL_CORPUS_STANDARD_TESTS(pc1_depth1, "PC-1", "depth1")
 SL_CORPUS_STANDARD_TESTS(pc1_depth5, "PC-1", "depth5")
 SL_CORPUS_STANDARD_TESTS(pc1_depth10, "PC-1", "depth10")
+SL_CORPUS_STANDARD_TESTS(pc1_depth50, "PC-1", "depth50")
 
 /* The cycle of SCENARIOS.md, one rounding per operation. */
 static float by_hand(float x, int depth)
@@ -53,13 +54,14 @@ Test(pc1, fused_equals_unfused_and_the_hand_chain)
     expect_chain("depth1", 1);
     expect_chain("depth5", 5);
     expect_chain("depth10", 10);
+    expect_chain("depth50", 50);
 }
 
 Test(pc1, every_depth_reports_a_cost_per_stage)
 {
-    const char *variants[] = {"depth1", "depth5", "depth10"};
-    const int depths[] = {1, 5, 10};
-    for (int v = 0; v < 3; v++) {
+    const char *variants[] = {"depth1", "depth5", "depth10", "depth50"};
+    const int depths[] = {1, 5, 10, 50};
+    for (int v = 0; v < 4; v++) {
         sl_scenario_instance *instance = harness_build("PC-1", variants[v]);
         sl_bench_options options;
         sl_bench_options_init(&options, SL_PROFILE_CI, 42);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -185,8 +186,9 @@ static bool workdir_owner(const char *name, pid_t *pid)
     return pid_start > name + 8 && parse_pid(pid_start, pid_end, pid);
 }
 
-/* "<target>.tmp.<pid>.XXXXXX". */
-static bool temporary_file_owner(const char *name, pid_t *pid)
+/* "<target>.tmp.<pid>.XXXXXX", a file being replaced or a folder being
+ * staged (sluice/folder.h). */
+bool sl__temporary_owner(const char *name, pid_t *pid)
 {
     size_t len = strlen(name);
     if (len < 5 + 1 + 1 + 6 || name[len - 7] != '.')
@@ -203,18 +205,22 @@ static bool process_exists(pid_t pid)
     return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-/* Removes a directory's flat entries and the directory. */
-static void remove_flat_directory(const char *dir)
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *entry;
-        while ((entry = readdir(d)) != NULL)
-            if (!is_dot_or_dotdot(entry->d_name))
-                unlinkat(dirfd(d), entry->d_name, 0);
-        closedir(d);
-    }
-    rmdir(dir);
+    (void)st;
+    (void)ftw;
+    if (type == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void sl__remove_tree(const char *dir)
+{
+    /* Depth first, never through a symbolic link or into another file
+     * system: only what lies inside the folder itself goes. */
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 int sl_sweep_stale_temporaries(const char *dir)
@@ -227,7 +233,7 @@ int sl_sweep_stale_temporaries(const char *dir)
     while ((entry = readdir(d)) != NULL) {
         pid_t pid;
         bool is_workdir = workdir_owner(entry->d_name, &pid);
-        if (!is_workdir && !temporary_file_owner(entry->d_name, &pid))
+        if (!is_workdir && !sl__temporary_owner(entry->d_name, &pid))
             continue;
         if (pid == getpid() || process_exists(pid))
             continue;
@@ -237,8 +243,10 @@ int sl_sweep_stale_temporaries(const char *dir)
         char path[PATH_MAX];
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, entry->d_name) >= sizeof path)
             continue;
-        if (is_workdir && S_ISDIR(st.st_mode)) {
-            remove_flat_directory(path);
+        /* A work directory, or a folder staged beside its target, or
+         * an old one moved aside (sluice/folder.h). */
+        if (S_ISDIR(st.st_mode)) {
+            sl__remove_tree(path);
             removed++;
         } else if (!is_workdir && S_ISREG(st.st_mode) && unlink(path) == 0) {
             removed++;
@@ -260,6 +268,6 @@ sl_status sl_workdir_create(const char *base, const char *what, char *dir, size_
 
 void sl_workdir_remove(const char *dir)
 {
-    remove_flat_directory(dir);
+    sl__remove_tree(dir);
     sl__cleanup_unregister_path(dir);
 }

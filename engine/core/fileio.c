@@ -51,7 +51,7 @@ static void sync_parent_dir(const char *path)
 
 /* The process's umask, read without changing it: umask(2) can only be read
  * by setting it, which would race with threads creating files. */
-static mode_t current_umask(void)
+mode_t sl__current_umask(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     unsigned int mask = 022;
@@ -95,7 +95,7 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
      * from open(2), 0666 less the umask (0644 as a rule). The mode of a file
      * being replaced is never copied: a setuid or world-writable file there
      * must not make a setuid or world-writable record. */
-    mode_t mode = 0666 & ~current_umask();
+    mode_t mode = 0666 & ~sl__current_umask();
 
     const char *step = NULL;
     if (fchmod(fd, mode) != 0)

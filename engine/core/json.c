@@ -84,6 +84,97 @@ static bool ends_inside_a_value(const char *text, size_t size)
     return in_string || depth > 0;
 }
 
+/* Appends ".key" or "[index]" to a field's path in place; returns the old
+ * length, to cut it back to. A path too long for the buffer ends in "...". */
+static size_t path_push(char *where, size_t size, const char *key, int index)
+{
+    size_t len = strlen(where);
+    int n = key ? snprintf(where + len, size - len, "%s%s", len ? "." : "", key)
+                : snprintf(where + len, size - len, "[%d]", index);
+    if (n < 0 || (size_t)n >= size - len)
+        snprintf(where + (size > 4 ? size - 4 : 0), size > 4 ? 4 : size, "...");
+    return len;
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+/* The first key that appears twice among an object's members, or NULL. A
+ * few members are compared pairwise; many are sorted first, so that a file
+ * of a million keys costs n log n, not n squared. */
+static const char *repeated_key(const cJSON *object, sl_err *err, bool *no_memory)
+{
+    int n = cJSON_GetArraySize(object);
+    if (n <= 32) {
+        for (const cJSON *child = object->child; child; child = child->next)
+            for (const cJSON *earlier = object->child; earlier != child; earlier = earlier->next)
+                if (strcmp(earlier->string, child->string) == 0)
+                    return child->string;
+        return NULL;
+    }
+    const cJSON **members = malloc((size_t)n * sizeof *members);
+    if (!members) {
+        *no_memory = true;
+        sl_fail(err, SL_ENOMEM, "out of memory checking an object of %d keys", n);
+        return NULL;
+    }
+    int i = 0;
+    for (const cJSON *child = object->child; child; child = child->next)
+        members[i++] = child;
+    qsort(members, (size_t)n, sizeof *members, compare_keys);
+    const char *repeated = NULL;
+    for (i = 1; i < n && !repeated; i++)
+        if (strcmp(members[i - 1]->string, members[i]->string) == 0)
+            repeated = members[i]->string;
+    free(members);
+    return repeated;
+}
+
+/* What cJSON accepts but sluice's readers must not: a key that appears twice
+ * in one object (cJSON finds the first, Python's json keeps the last, so one
+ * file would read two ways), and a string, key or value, that is not valid
+ * UTF-8. The first one found fails the file, naming the field; `where` holds
+ * the path of `item` ("fields[0].name") and is restored before returning. */
+static sl_status check_document(const cJSON *item, char *where, size_t where_size, const char *path, sl_err *err)
+{
+    size_t at;
+    const char *here = where[0] ? where : "(top level)";
+    if (cJSON_IsString(item) && !sl__utf8_valid(item->valuestring, strlen(item->valuestring), &at))
+        return sl_fail(err, SL_EFORMAT, "%s: field '%s' is not valid UTF-8 (byte %zu of the string)", path, here, at);
+    if (!cJSON_IsObject(item) && !cJSON_IsArray(item))
+        return SL_OK;
+    if (cJSON_IsObject(item)) {
+        for (const cJSON *child = item->child; child; child = child->next)
+            if (!sl__utf8_valid(child->string, strlen(child->string), &at))
+                return sl_fail(err, SL_EFORMAT, "%s: a key in '%s' is not valid UTF-8 (byte %zu of the key)", path,
+                               here, at);
+        bool no_memory = false;
+        const char *repeated = repeated_key(item, err, &no_memory);
+        if (no_memory)
+            return SL_ENOMEM;
+        if (repeated) {
+            size_t len = path_push(where, where_size, repeated, 0);
+            sl_status st = sl_fail(err, SL_EFORMAT,
+                                   "%s: field '%s' appears twice in one object; a reader would have to guess which "
+                                   "one is meant",
+                                   path, where);
+            where[len] = '\0';
+            return st;
+        }
+    }
+    int index = 0;
+    for (const cJSON *child = item->child; child; child = child->next, index++) {
+        size_t len = path_push(where, where_size, cJSON_IsObject(item) ? child->string : NULL, index);
+        sl_status st = check_document(child, where, where_size, path, err);
+        where[len] = '\0';
+        if (st != SL_OK)
+            return st;
+    }
+    return SL_OK;
+}
+
 sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
 {
     *root = NULL;
@@ -114,6 +205,12 @@ sl_status sl__json_parse_file(const char *path, cJSON **root, sl_err *err)
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
         return sl_fail(err, SL_EFORMAT, "%s: the top level must be a JSON object", path);
+    }
+    char where[256] = "";
+    status = check_document(doc, where, sizeof where, path, err);
+    if (status != SL_OK) {
+        cJSON_Delete(doc);
+        return status;
     }
     *root = doc;
     return SL_OK;

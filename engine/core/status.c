@@ -18,6 +18,8 @@ const char *sl_strerror(sl_status status)
     case SL_ESTATE: return "state does not fit this pipeline";
     case SL_ETHREAD: return "thread error";
     case SL_ESKIPPED: return "skipped";
+    case SL_EBUSY: return "held by another process";
+    case SL_ETIMEDOUT: return "timed out";
     }
     return "unknown status";
 }

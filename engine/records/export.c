@@ -407,5 +407,8 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
         cJSON_Delete(plan);
         return st;
     }
-    return sl__json_save(ok ? plan : (cJSON_Delete(plan), NULL), path, err);
+    st = sl__json_save(ok ? plan : (cJSON_Delete(plan), NULL), path, err);
+    if (st == SL_OK)
+        st = sl_folder_write_manifest(dir, "export", meta->origin, err);
+    return st;
 }

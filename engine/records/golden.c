@@ -8,6 +8,7 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "sluice/digest.h"
+#include "sluice/folder.h"
 #include "sluice/record.h"
 
 #define GOLDEN_VERSION 1
@@ -606,4 +607,16 @@ sl_status sl_golden_compare(const sl_golden *expected, const sl_golden *actual, 
                        ", actual %016" PRIx64,
                        expected->scenario, expected->variant, expected->digest, actual->digest);
     return SL_OK;
+}
+
+sl_status sl_golden_load_blessed(const char *path, sl_golden **out, sl_err *err)
+{
+    *out = NULL;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash || (size_t)(slash - path) >= sizeof dir)
+        return sl_fail(err, SL_EINVAL, "%s: a blessed golden's path names its golden set's folder", path);
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    sl_status status = sl_folder_check_member(dir, "goldens", slash + 1, err);
+    return status != SL_OK ? status : sl_golden_load(path, out, err);
 }

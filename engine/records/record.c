@@ -214,15 +214,21 @@ static const struct {
 
 /* A record's strings may come from another program (a peer's stderr, a
  * framework's version); they are written as valid UTF-8, whatever bytes
- * they held. */
+ * they held, since the readers refuse anything else. */
 static cJSON *utf8_string(const char *text)
 {
-    char copy[512];
-    if (strlen(text) >= sizeof copy || sl__utf8_valid(text))
+    size_t length = strlen(text);
+    if (sl__utf8_valid(text, length, NULL))
         return cJSON_CreateString(text);
-    sl__copy_string(copy, sizeof copy, text);
-    sl__utf8_sanitize(copy, sizeof copy);
-    return cJSON_CreateString(copy);
+    /* Each bad byte may become three. */
+    char *copy = malloc(3 * length + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, text, length + 1);
+    sl__utf8_sanitize(copy, 3 * length + 1);
+    cJSON *string = cJSON_CreateString(copy);
+    free(copy);
+    return string;
 }
 
 static void put_texts(cJSON *object, const text_field *fields, size_t n, const void *base, bool *ok)
@@ -760,28 +766,42 @@ static sl_status read_environment(const cJSON *root, sl_environment *env, const 
     return status;
 }
 
-static void sanitize_fields(const text_field *fields, size_t n, void *base)
+/* Counts that no run can produce: a negative count, size or time (a
+ * memory figure may be -1, "not measured"), or a run that measured with no
+ * batches, rows, or elements beyond what its batches hold, or whose every
+ * batch took 0 ns. Such a file was damaged or made by hand, and a figure
+ * derived from it (elements/s) would be nonsense. */
+static sl_status check_counts(const sl_record *r, const char *path, sl_err *err)
 {
-    for (size_t i = 0; i < n; i++)
-        sl__utf8_sanitize((char *)base + fields[i].offset, fields[i].size);
-}
-
-/* Every string a record holds is valid UTF-8 once read: a byte that is not
- * becomes U+FFFD, so that whatever another program put in a reason or a
- * framework's name, reports and summaries pass on text their readers
- * accept (docs/records.md, "Writing and reading"). */
-static void sanitize_strings(sl_record *r, sl_environment *env)
-{
-    sanitize_fields(record_texts, COUNT(record_texts), r);
-    sanitize_fields(backend_texts, COUNT(backend_texts), r);
-    sanitize_fields(device_texts, COUNT(device_texts), r);
-    sanitize_fields(env_texts, COUNT(env_texts), env);
-    sl__utf8_sanitize(r->framework, sizeof r->framework);
-    sl__utf8_sanitize(r->transforms, sizeof r->transforms);
-    for (int i = 0; i < r->nmetrics; i++) {
-        sl__utf8_sanitize(r->metrics[i].name, sizeof r->metrics[i].name);
-        sl__utf8_sanitize(r->metrics[i].unit, sizeof r->metrics[i].unit);
+    for (size_t i = 0; i < COUNT(record_i64s); i++) {
+        const char *key = record_i64s[i].key;
+        int64_t value = *(const int64_t *)((const char *)r + record_i64s[i].offset);
+        int64_t least = strcmp(key, "peak_rss_bytes") == 0 || strcmp(key, "adapter_memory_bytes") == 0 ? -1 : 0;
+        if (value < least)
+            return sl_fail(err, SL_EFORMAT, "%s: field '%s' is %lld; it cannot be below %lld", path, key,
+                           (long long)value, (long long)least);
     }
+    bool measured = (r->outcome == SL_RECORD_OK || r->outcome == SL_RECORD_MISMATCH) && r->latency_ns;
+    if (!measured)
+        return SL_OK;
+    if (r->batch_size < 1 || r->measured_batches < 1 || r->elements < 1)
+        return sl_fail(err, SL_EFORMAT,
+                       "%s: fields 'batch_size' (%lld), 'measured_batches' (%lld) and 'elements' (%lld) must be "
+                       "positive in a record that measured",
+                       path, (long long)r->batch_size, (long long)r->measured_batches, (long long)r->elements);
+    if (r->elements / r->measured_batches > r->batch_size ||
+        (r->elements / r->measured_batches == r->batch_size && r->elements % r->measured_batches != 0))
+        return sl_fail(err, SL_EFORMAT, "%s: field 'elements' is %lld, more than %lld batches of %lld rows can hold",
+                       path, (long long)r->elements, (long long)r->measured_batches, (long long)r->batch_size);
+    bool ticked = false;
+    for (int64_t i = 0; i < r->measured_batches && !ticked; i++)
+        ticked = r->latency_ns[i] > 0;
+    if (!ticked)
+        return sl_fail(err, SL_EFORMAT,
+                       "%s: field 'latency_ns' is 0 ns for every measured batch; no run measures that (the file was "
+                       "damaged or edited)",
+                       path);
+    return SL_OK;
 }
 
 sl_status sl_record_read(const char *path, sl_record *record, sl_environment *env, sl_err *err)
@@ -810,11 +830,11 @@ sl_status sl_record_read(const char *path, sl_record *record, sl_environment *en
         status = read_metrics(root, record, path, err);
     if (status == SL_OK)
         status = read_environment(root, env, path, err);
+    if (status == SL_OK)
+        status = check_counts(record, path, err);
     cJSON_Delete(root);
     if (status != SL_OK)
         sl_record_release(record);
-    else
-        sanitize_strings(record, env);
     return status;
 }
 

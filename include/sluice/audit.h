@@ -47,11 +47,22 @@ sl_status sl_audit_save(const sl_audit *audit, const sl_environment *env, const 
  * that is malformed or truncated, naming the file and the field. */
 sl_status sl_audit_load(const char *path, sl_audit **out, sl_err *err);
 
-/* SL_OK when every run of a is in b with identical digests; otherwise
- * SL_EMISMATCH with the first difference in err (scenario, variant,
- * adapter, seed, epoch, batch, field, row), or the first run a has and b
- * lacks. compared counts the batches compared. */
-sl_status sl_audit_compare(const sl_audit *a, const sl_audit *b, int64_t *compared, sl_err *err);
+/* What a comparison found besides its verdict. */
+typedef struct sl_audit_comparison {
+    int64_t batches; /* batches compared */
+    /* Runs whose bits depend on the kernel table (a scenario with a stated
+     * tolerance, MM-2, on a table other than the reference: "exact": false
+     * in the manifest) that differ: reported, never a failure. */
+    int table_dependent;
+    char table_dependent_first[SL_ERR_MAX + 96]; /* the first such difference */
+} sl_audit_comparison;
+
+/* SL_OK when every run of a is in b with identical digests, every field's
+ * and every row's; otherwise SL_EMISMATCH with the first difference in err
+ * (scenario, variant, adapter, seed, epoch, batch, field, row), or the first
+ * run a has and b lacks. A table-dependent run that differs is counted in
+ * result instead (which may be NULL). */
+sl_status sl_audit_compare(const sl_audit *a, const sl_audit *b, sl_audit_comparison *result, sl_err *err);
 
 #ifdef __cplusplus
 }

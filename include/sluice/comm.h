@@ -29,10 +29,18 @@ typedef struct sl_comm_ops {
      * each rank's size; on the others *out is NULL and counts is untouched. */
     sl_status (*gather)(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
                         sl_err *err);
-    /* Returns once every rank has called it, waiting without spinning a
-     * CPU: a rank that is done must not steal cycles from ranks still being
-     * measured on the same cores. */
-    sl_status (*barrier)(const sl_comm *comm, sl_err *err);
+    /* Returns once every rank has checked in at `step` (a barrier that
+     * knows who is missing), waiting without spinning a CPU: a rank that
+     * is done must not steal cycles from ranks still being measured on the
+     * same cores. With a watchdog (comm->watchdog_s > 0), rank 0 gives up
+     * after watchdog_s seconds with SL_ETIMEDOUT, naming the step and each
+     * rank that has not checked in; the other ranks wait twice as long for
+     * rank 0's release, so that rank 0, which knows who is silent, speaks
+     * first. */
+    sl_status (*checkin)(const sl_comm *comm, const char *step, sl_err *err);
+    /* Ends the whole job (every rank) after printing message on stderr;
+     * does not return. */
+    void (*abort)(const sl_comm *comm, int code, const char *message);
     /* Arranges the ranks in a Cartesian mesh of ndims axes (row-major ranks,
      * the product of dims equal to the world size) and returns this rank's
      * communicator over it, with its coordinates. */
@@ -51,6 +59,11 @@ struct sl_comm {
     int ndims;
     int dims[SL_MESH_MAX_DIMS];
     int coords[SL_MESH_MAX_DIMS];
+    /* The watchdog's limit on any one wait of a collective step, in
+     * seconds; 0: wait forever. Set by whoever creates the communicator
+     * (`sluice bench`: SLUICE_DIST_TIMEOUT_S, docs/distributed.md); a mesh
+     * inherits it. */
+    double watchdog_s;
     void *state; /* the implementation's own */
 };
 
@@ -64,6 +77,11 @@ sl_status sl_comm_local(int rank, int world, sl_comm **out, sl_err *err);
 sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
                          sl_err *err);
 sl_status sl_comm_barrier(const sl_comm *comm, sl_err *err);
+/* Every rank checks in at `step` (a few words that say where the job is:
+ * "the start of DIST-1/32x32 on fused"); see sl_comm_ops.checkin. */
+sl_status sl_comm_checkin(const sl_comm *comm, const char *step, sl_err *err);
+/* Ends the job with exit status `code` after printing message. */
+_Noreturn void sl_comm_abort(const sl_comm *comm, int code, const char *message);
 /* Checks ndims and dims (each at least 1, product equal to the world size)
  * before calling the implementation, so every implementation refuses the
  * same meshes with the same message, on every rank alike. */

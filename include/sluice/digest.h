@@ -37,6 +37,11 @@ uint64_t sl_golden_digest(const sl_golden *golden);
 /* Writes golden as JSON, atomically. Only the bless command calls this. */
 sl_status sl_golden_save(const sl_golden *golden, const char *path, sl_err *err);
 sl_status sl_golden_load(const char *path, sl_golden **out, sl_err *err);
+/* Loads a golden of a blessed golden set, path being <set>/<file>: refuses
+ * it unless the set's manifest is whole and lists the file with the size
+ * and XXH3-64 it has (sluice/folder.h), so a set that a bless did not
+ * finish, or a golden changed by hand, is never compared against. */
+sl_status sl_golden_load_blessed(const char *path, sl_golden **out, sl_err *err);
 
 /* SL_OK when actual matches expected. Otherwise SL_EMISMATCH with a message
  * that names the field, the batch, the first row that differs (and its

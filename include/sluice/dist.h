@@ -35,6 +35,12 @@ typedef struct sl_rank_report {
     int64_t epoch_rows;
     int64_t *epoch_ids;
     uint64_t *epoch_row_digests;
+    /* What the rank's instance cost it: the build's time (the fixture's
+     * rows, sources, pipeline) and the fixture's bytes it generated (its
+     * shard's rows when it generated only those); 0 when it was not built.
+     * Its memory at its peak is record.peak_rss_bytes. */
+    int64_t startup_ns;
+    int64_t fixture_bytes;
 } sl_rank_report;
 
 /* Every rank's report, in rank order: what rank 0 holds after a gather. */
@@ -86,8 +92,11 @@ sl_status sl_dist_check_shards(const sl_dist_view *view, const sl_pipeline *pipe
  * world and mesh, the distinct processes among the ranks, each rank's p50
  * batch latency (the first SL_DIST_RANK_METRICS ranks by name, all of them
  * through their minimum, median and maximum), the slowest rank and its
- * time, and the job's elements/s. */
-#define SL_DIST_RANK_METRICS 16
+ * time, the job's elements/s, and what a rank costs: the least and most
+ * peak memory of a rank, the longest start-up and the most fixture bytes
+ * a rank generated. Eight named ranks keep the whole within the 32
+ * metrics a record holds, beside the bench's own. */
+#define SL_DIST_RANK_METRICS 8
 void sl_dist_add_rank_metrics(const sl_dist_view *view, sl_record *record);
 
 /* The metrics hook's view of a run: the gathered one when a distributed run
@@ -104,10 +113,21 @@ sl_status sl_dist_view_for(const sl_scenario_instance *instance, const sl_record
  * record with the job's (sl_dist_merge) and, when that is ok, runs the
  * scenario's metrics hook on it with instance->ranks pointing at the
  * gathered view (kernels: the run's optimized table, for the hook). Other
- * ranks keep their own record, which they do not
- * write. */
+ * ranks keep their own record, which they do not write. Every rank first
+ * checks in (sl_comm_checkin), so that a rank that stopped during its run
+ * is named by the watchdog: SL_ETIMEDOUT, rank 0's record failed with the
+ * watchdog's reason, and the caller ends the job. */
 sl_status sl_dist_finish(const sl_comm *comm, sl_scenario_instance *instance, const sl_adapter *adapter,
                          const sl_kernel_table *kernels, sl_record *record, sl_err *err);
+
+/* The watchdog's limit when SLUICE_DIST_TIMEOUT_S does not set one: the
+ * longest a rank may wait at one collective step of a profile's runs. A
+ * wait is at most the rest of the job, and a whole job of DIST-1 and DIST-2
+ * on every adapter with 8 ranks on a loaded 2-core machine took 21 s at ci
+ * sizes and 47 s at full (no single wait reached 2 s); the defaults, 120 s
+ * and 900 s, leave room for machines and loads far worse
+ * (docs/distributed.md). */
+double sl_dist_watchdog_default_s(sl_profile profile);
 
 /* The mesh a distributed scenario's variant asks of a world of `world`
  * ranks (sl_scenario.mesh): its number of axes, or 0 with the reason when

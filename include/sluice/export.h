@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sluice/folder.h"
 #include "sluice/kernels.h"
 #include "sluice/pipeline.h"
 #include "sluice/status.h"
@@ -36,6 +37,8 @@ typedef struct sl_export_meta {
      * loader of their own outside sluice. */
     uint64_t *digests;
     const char *digests_path;
+    /* Where the export came from, for its manifest; NULL: unknown. */
+    const sl_folder_origin *origin;
 } sl_export_meta;
 
 /* Writes into dir (created when missing), as flat files: the pipeline
@@ -45,10 +48,12 @@ typedef struct sl_export_meta {
  * columns], indexed by element id) for every op whose per-element random
  * decisions can be exported, decisions_op<I>_batches.npy (f32 [nbatches,
  * columns]) and decisions_op<I>_partners.npy (i32 [nbatches, batch size])
- * for a batch op's per-batch decisions (mixup, cutmix), and plan.json,
- * written last, so a directory with a plan is complete. Nothing in dir
- * tells a peer what its output should be: the reference digests go where
- * meta says, never into dir. */
+ * for a batch op's per-batch decisions (mixup, cutmix), plan.json, and last
+ * the folder's manifest (sluice/folder.h, kind "export"), so that a folder
+ * with a whole manifest is a whole export. Nothing in dir tells a peer what
+ * its output should be: the reference digests go where meta says, never
+ * into dir. `sluice export` writes into a staged folder and renames it into
+ * place, so an export replaced or interrupted is never a mixture of two. */
 sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *meta, int64_t nbatches, const char *dir,
                           sl_err *err);
 

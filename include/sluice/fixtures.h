@@ -6,6 +6,7 @@
 #ifndef SLUICE_FIXTURES_H
 #define SLUICE_FIXTURES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sluice/source.h"
@@ -62,6 +63,22 @@ uint64_t sl_fixture_bytes(const sl_fixture_spec *spec);
 
 /* Generates the fixture into a memory source that owns its buffers. */
 sl_status sl_fixture_build(const sl_fixture_spec *spec, uint64_t seed, sl_source **out, sl_err *err);
+
+/* Shard-only generation, for a process that reads a few rows of a large
+ * fixture (a rank of a distributed run): sl_fixture_reserve makes a memory
+ * source of all spec->n rows that holds none of them yet, in address space
+ * that costs no memory until used; sl_fixture_generate_rows generates the
+ * rows given (and any that share a memory page with them) with the same
+ * bytes sl_fixture_build gives them. Reading a row never generated reads
+ * zeros and fails the run that read it, naming the field, rather than
+ * passing silently. Only kinds for which sl_fixture_generates_rows is true
+ * can do this (floats, the kind DIST-1 and DIST-2 use). */
+bool sl_fixture_generates_rows(sl_fixture_kind kind);
+sl_status sl_fixture_reserve(const sl_fixture_spec *spec, sl_source **out, sl_err *err);
+sl_status sl_fixture_generate_rows(sl_source *source, const sl_fixture_spec *spec, uint64_t seed, const int64_t *ids,
+                                   int64_t n, sl_err *err);
+/* How many rows of a reserved fixture exist (all of them for any other). */
+int64_t sl_fixture_rows_generated(const sl_source *source);
 
 /* Tabular fixtures draw column j from a distribution with this mean and
  * standard deviation; exposed so tests and scenarios can state expectations

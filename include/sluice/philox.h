@@ -55,8 +55,11 @@ SL_HOSTDEV sl_philox_ctr sl_philox4x32_10(sl_philox_ctr c, sl_philox_key k)
     return c;
 }
 
-/* SplitMix64's finalizer: a bijective 64-bit mixer, used only to turn
- * (seed, stream id) pairs into well-spread Philox keys. */
+/* SplitMix64's output for state x: the golden gamma 0x9E3779B97F4A7C15
+ * added, then SplitMix64's finalizer (so sl_mix64(s) is the first value
+ * SplitMix64 seeded with s returns). A bijective 64-bit mixer: it turns
+ * (seed, stream id) pairs into well-spread Philox keys, is the Feistel
+ * shuffle's round function and hash_ids' hash. */
 SL_HOSTDEV uint64_t sl_mix64(uint64_t x)
 {
     x += 0x9E3779B97F4A7C15ull;

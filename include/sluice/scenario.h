@@ -59,6 +59,12 @@ typedef struct sl_build_options {
      * one process, the whole data set. Borrowed: it must outlive the
      * instance. */
     const struct sl_comm *comm;
+    /* > 0: the run reads only epoch 0 and the first batches_read batches
+     * from the start of epoch 0 (warmup and measured batches of every
+     * repetition, the reference's digest, the probes). A distributed
+     * scenario then generates only the rows its rank reads (its shard),
+     * not the whole fixture (docs/distributed.md). 0: everything. */
+    int64_t batches_read;
 } sl_build_options;
 
 void sl_build_options_init(sl_build_options *options, sl_profile profile, uint64_t seed);
@@ -74,6 +80,7 @@ typedef struct sl_scenario_instance {
     char workdir[256];         /* created by the build; removed on free */
     bool owns_workdir;
     const struct sl_comm *comm; /* the options' mesh, NULL in one process */
+    int64_t build_ns;          /* how long the build took: fixture, sources and pipeline */
     /* Every rank's report, gathered by a distributed run on rank 0 while
      * that run's metrics hook runs (sl_dist_finish); NULL otherwise. */
     const struct sl_dist_view *ranks;

@@ -12,6 +12,7 @@
 #include "sluice/digest.h"
 #include "sluice/dist.h"
 #include "sluice/fixtures.h"
+#include "sluice/folder.h"
 #include "sluice/history.h"
 #include "sluice/kernel_check.h"
 #include "sluice/kernel_tune.h"

@@ -13,16 +13,18 @@ extern "C" {
  * goes into an sl_err passed by the caller, so library code never prints. */
 typedef enum sl_status {
     SL_OK = 0,
-    SL_EINVAL = -1,      /* an argument or specification is invalid */
-    SL_ENOMEM = -2,      /* an allocation failed */
-    SL_EIO = -3,         /* a read, write, map or rename failed */
-    SL_EFORMAT = -4,     /* a file is malformed, truncated or corrupted */
-    SL_EMISMATCH = -5,   /* data differs from what was expected */
-    SL_ENOTFOUND = -6,   /* a named scenario, variant, adapter or file is unknown */
-    SL_EUNSUPPORTED = -7,/* the request needs something this build lacks */
-    SL_ESTATE = -8,      /* a checkpoint or state does not fit this pipeline */
-    SL_ETHREAD = -9,     /* a worker thread could not be created */
-    SL_ESKIPPED = -10    /* a run was skipped on purpose; the reason is recorded */
+    SL_EINVAL = -1,       /* an argument or specification is invalid */
+    SL_ENOMEM = -2,       /* an allocation failed */
+    SL_EIO = -3,          /* a read, write, map or rename failed */
+    SL_EFORMAT = -4,      /* a file is malformed, truncated or corrupted */
+    SL_EMISMATCH = -5,    /* data differs from what was expected */
+    SL_ENOTFOUND = -6,    /* a named scenario, variant, adapter or file is unknown */
+    SL_EUNSUPPORTED = -7, /* the request needs something this build lacks */
+    SL_ESTATE = -8,       /* a checkpoint or state does not fit this pipeline */
+    SL_ETHREAD = -9,      /* a worker thread could not be created */
+    SL_ESKIPPED = -10,    /* a run was skipped on purpose; the reason is recorded */
+    SL_EBUSY = -11,       /* another process holds what this one needs (a locked records folder) */
+    SL_ETIMEDOUT = -12    /* a rank of a distributed run went silent past its limit */
 } sl_status;
 
 #define SL_ERR_MAX 512

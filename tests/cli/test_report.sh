@@ -40,7 +40,8 @@ record = json.load(open(sys.argv[1]))
 ms = 1000000
 reps = [[1.0, 1.5, 2.0, 2.5, 3.0], [1.2, 1.8, 2.0, 2.2, 2.8], [1.9, 2.0, 2.1, 2.0, 40.0]]
 record.update({
-    "measured_batches": 5, "repetitions": 3, "repetition_kept": 2, "elements": 320, "bytes": 320 * 512,
+    "batch_size": 64, "measured_batches": 5, "repetitions": 3, "repetition_kept": 2, "elements": 320,
+    "bytes": 320 * 512,
     "samples_ns": [int(v * ms) for rep in reps for v in rep],
     "latency_ns": [int(v * ms) for v in reps[2]],
     "repetition_elements_per_s": [1.0, 2.0, 3.0],
@@ -121,7 +122,7 @@ assert props["noisy"] == "true"
 EOF
 
 # A hostile record: strings that would end a Markdown cell, inject HTML or
-# a link, and bytes that are not UTF-8.
+# a link; and beside it a record with bytes that are not UTF-8.
 python3 - "$work/run/ci/NLP-1__128__fused.json" "$work/hostile" <<'EOF'
 import json, os, sys
 record = json.load(open(sys.argv[1]))
@@ -129,11 +130,13 @@ record.update({"outcome": "failed", "adapter": "fused",
                "reason": "<script>alert(1)</script> | **x** [y](javascript:alert(2)) `z`\nnext line",
                "transforms": ["<img src=x onerror=alert(3)>"]})
 os.makedirs(sys.argv[2], exist_ok=True)
-text = json.dumps(record, indent=1).replace("next line", "next \\u00e9 XBADX")
-open(os.path.join(sys.argv[2], "NLP-1__128__fused.json"), "wb").write(text.encode().replace(b"XBADX", b"\xff\xfe"))
+open(os.path.join(sys.argv[2], "NLP-1__128__fused.json"), "w").write(json.dumps(record, indent=1))
+record.update({"adapter": "iter", "reason": "next \u00e9 XBADX"})
+text = json.dumps(record, indent=1)
+open(os.path.join(sys.argv[2], "NLP-1__128__iter.json"), "wb").write(text.encode().replace(b"XBADX", b"\xff\xfe"))
 EOF
 cp "$work/run/ci/NLP-1__128__reference.json" "$work/hostile/"
-"$sluice" report "$work/hostile" >/dev/null 2>&1
+"$sluice" report "$work/hostile" >/dev/null 2>"$work/hostile.err"
 md="$work/hostile/report.md"
 html="$work/hostile/report.html"
 if grep -qE '<script|<img|[^\\]\]\(javascript' "$md"; then
@@ -155,10 +158,12 @@ else
   ok "report.html escapes record strings"
 fi
 if python3 -c 'import sys; [open(p, encoding="utf-8").read() for p in sys.argv[1:]]' "$md" "$html" 2>/dev/null &&
-  grep -q "$(printf '\xef\xbf\xbd')" "$md"; then
-  ok "bytes that are not UTF-8 become U+FFFD; both reports are valid UTF-8"
+  grep -q "NLP-1__128__iter.json: field 'reason' is not valid UTF-8" "$work/hostile.err" &&
+  ! grep -qE '^\| iter \|' "$md"; then
+  ok "a record with bytes that are not UTF-8 is named and left out; both reports are valid UTF-8"
 else
-  not_ok "bytes that are not UTF-8 become U+FFFD; both reports are valid UTF-8"
+  not_ok "a record with bytes that are not UTF-8 is named and left out; both reports are valid UTF-8" \
+    "$(cat "$work/hostile.err")"
 fi
 
 # The page reads on a phone: a viewport, tables that scroll sideways.

@@ -717,7 +717,7 @@ Test(fixtures, every_generator_matches_its_pinned_golden)
         sl_fixture_golden_path(sl_golden_default_dir(), (sl_fixture_kind)kind, path, sizeof path);
         sl_golden *expected = NULL, *actual = NULL;
         sl_err err = {0};
-        cr_assert_eq(sl_golden_load(path, &expected, &err), SL_OK, "%s (bless it with sluice bless --fixtures)",
+        cr_assert_eq(sl_golden_load_blessed(path, &expected, &err), SL_OK, "%s (bless it with sluice bless --fixtures)",
                      err.msg);
         cr_assert_eq(sl_fixture_capture_golden((sl_fixture_kind)kind, 42, &actual, &err), SL_OK, "%s", err.msg);
         sl_status status = sl_golden_compare(expected, actual, &err);

@@ -981,10 +981,10 @@ Test(records, median_interval_pools_every_repetition)
     cr_expect_eq(ci.hi, 2600000.0); /* x(12) */
 }
 
-/* A record string that is not UTF-8 (a peer's stderr cut mid-character, a
- * file edited by hand) is read with U+FFFD in place of each bad byte, so
- * that reports and summaries never pass the bytes on. */
-Test(records, invalid_utf8_is_replaced_when_read)
+/* A record string that is not UTF-8 (a peer's stderr cut mid-character)
+ * is written with U+FFFD in place of each bad byte, so that every record
+ * sluice writes can be read back (the reader refuses such bytes). */
+Test(records, invalid_utf8_is_replaced_when_written)
 {
     char path[128];
     scratch_path(path, sizeof path, "utf8.json");
@@ -993,22 +993,12 @@ Test(records, invalid_utf8_is_replaced_when_read)
     sample_record(&r);
     sample_environment(&env);
     r.outcome = SL_RECORD_FAILED;
-    strcpy(r.reason, "crashed: AAAA tail");
-    strcpy(r.framework, "numpy BBBB");
+    /* A lone continuation byte, an overlong '/', a cut three-byte
+     * sequence; then a valid 'é' (kept) and a bad byte. */
+    strcpy(r.reason, "crashed: \x80\xC0\xAF\xE2 tail");
+    strcpy(r.framework, "numpy \xC3\xA9\xFFx");
     sl_err err = {0};
     cr_assert_eq(sl_record_write(&r, &env, path, &err), SL_OK, "%s", err.msg);
-    char *text = slurp(path);
-    /* A lone continuation byte, an overlong '/', a cut three-byte
-     * sequence and a valid 'é' (kept). */
-    char *a = strstr(text, "AAAA"), *b = strstr(text, "BBBB");
-    cr_assert(a && b);
-    memcpy(a, "\x80\xC0\xAF\xE2", 4);
-    memcpy(b, "\xC3\xA9\xFFx", 4);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-    free(text);
-
     sl_record got;
     sl_environment got_env;
     cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
@@ -1048,4 +1038,85 @@ Test(records, the_load_around_a_run_round_trips)
     got_env.load_end = 12.5;
     cr_expect(sl_environment_busy(&got_env));
     sl_record_release(&got);
+}
+
+/* Counts no run can produce (the review's D19): each is refused naming the
+ * field, where they used to be read and turned into nonsense figures
+ * (elements/s of -1598 from "elements": -100). */
+Test(records, impossible_counts_are_refused_by_name)
+{
+    static const struct replacement cases[] = {
+        {"elements", "-100", "elements"},
+        {"bytes", "-1", "bytes"},
+        {"batch_size", "-64", "batch_size"},
+        {"first_batch_ns", "-5", "first_batch_ns"},
+        {"workers", "-2", "workers"},
+        {"peak_rss_bytes", "-2", "peak_rss_bytes"},
+        /* 5 measured batches of 64 rows hold at most 320 elements. */
+        {"elements", "321", "elements"},
+        {"elements", "0", "elements"},
+        {"latency_ns", "[0, 0, 0, 0, 0]", "latency_ns"},
+    };
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_edited(path, replace_key, &cases[i]);
+        expect_refused(path, cases[i].named);
+    }
+    /* -1 is how a memory figure says "not measured". */
+    static const struct replacement unknown = {"adapter_memory_bytes", "-1", NULL};
+    write_edited(path, replace_key, &unknown);
+    sl_record r;
+    sl_err err = {0};
+    cr_expect_eq(sl_record_read(path, &r, NULL, &err), SL_OK, "%s", err.msg);
+    sl_record_release(&r);
+}
+
+/* Writes the sample record's text with `insert` placed right after the
+ * opening brace of the object that starts at the first occurrence of
+ * `object_start` ("{" for the top level). */
+static void write_with_inserted(const char *path, const char *object_start, const char *insert)
+{
+    write_sample(path);
+    char *text = slurp(path);
+    char *at = strstr(text, object_start);
+    cr_assert_not_null(at);
+    at = strchr(at, '{') + 1;
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, insert, at);
+    fclose(f);
+    free(text);
+}
+
+/* The review's N2: cJSON finds the first of two equal keys and Python's
+ * json keeps the last, so one file read as "DUP failed" to sluice and "CV-1
+ * ok" to Python tooling. A repeated key is refused, at any depth, naming it. */
+Test(records, a_repeated_key_is_refused_by_name)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    write_with_inserted(path, "{", "\"scenario\": \"DUP\",");
+    expect_refused(path, "scenario");
+    write_with_inserted(path, "\"environment\"", "\"cpu_model\": \"elsewhere\",");
+    expect_refused(path, "environment.cpu_model");
+}
+
+/* Text that is not UTF-8 is refused naming the field: a raw 0xff byte, an
+ * overlong '/', a UTF-16 surrogate written as UTF-8, in a value and in a
+ * key. */
+Test(records, a_string_that_is_not_utf8_is_refused_by_name)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "r.json");
+    static const char *const values[] = {"\"reason\": \"bad \xff byte\",", "\"reason\": \"\xc0\xaf\",",
+                                         "\"reason\": \"\xed\xa0\x80\","};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        /* A key the reader does not use is checked all the same: a file
+         * is valid UTF-8 throughout or it is refused. */
+        write_with_inserted(path, "\"environment\"", values[i]);
+        expect_refused(path, "environment.reason");
+    }
+    write_with_inserted(path, "\"environment\"", "\"k\xff\": 1,");
+    expect_refused(path, "environment");
 }

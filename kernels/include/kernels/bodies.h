@@ -285,7 +285,7 @@ SL_HD float sl__log1p_f32(float x)
     float hfsq = 0.5f * f * f;
     float s = f / (2.0f + f);
     float z = s * s, w = z * z;
-    float t1 = w * (0x1.99c26ep-2f + w * 0x1.f13c4cp-3f);
+    float t1 = w * (0x1.999c26p-2f + w * 0x1.f13c4cp-3f);
     float t2 = z * (0x1.555554p-1f + w * 0x1.23d3dcp-2f);
     float r = dk * 0x1.62e300p-1f - ((hfsq - (s * (hfsq + (t2 + t1)) + (dk * 0x1.2fefa2p-17f + c))) - f);
     /* Zeros keep their sign; then infinity, -1, the outside of the domain

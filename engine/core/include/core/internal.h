@@ -26,8 +26,6 @@ void *sl__aligned_alloc(size_t alignment, size_t size);
 /* Bounded copy that always terminates dst. */
 void sl__copy_string(char *dst, size_t size, const char *src);
 
-/* Whether text is valid UTF-8 (RFC 3629). */
-bool sl__utf8_valid(const char *text);
 /* Replaces every byte of text that does not start a valid UTF-8 sequence
  * with U+FFFD, in place, cutting at a character boundary what no longer
  * fits in size bytes. Returns how many were replaced (0 for valid text). */
@@ -60,6 +58,16 @@ double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machi
  * would block, /dev/zero would never end). */
 sl_status sl__read_file_limited(const char *path, size_t max_bytes, bool regular_only, char **data, size_t *size,
                                 sl_err *err);
+
+/* Whether text[0, size) is valid UTF-8 (RFC 3629: no overlong forms,
+ * surrogates or code points past U+10FFFF); when not, *bad_at (if given) is
+ * the offset of the first byte that is not. Every reader of text a user
+ * hands sluice calls this one function. */
+bool sl__utf8_valid(const char *text, size_t size, size_t *bad_at);
+
+/* The process's umask, read from /proc without changing it (umask(2)
+ * changes it, racing with threads that create files); 022 if unknown. */
+mode_t sl__current_umask(void);
 
 /* Opens path read-only; a missing file is SL_ENOTFOUND, other failures
  * SL_EIO, both naming path. */

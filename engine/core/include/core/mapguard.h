@@ -20,9 +20,15 @@
  * slot is taken (the mapping then simply is not guarded). Installs the
  * handler on first use. */
 int sl__mapguard_register(void *start, size_t length);
+/* Registers a reserved mapping (address space whose pages are made
+ * readable only where there is data, the rest PROT_NONE): a read outside
+ * the readable pages is a SIGSEGV, which the guard turns into one zero page
+ * and a damage flag, as it turns a shrunk file's SIGBUS into zeros. */
+int sl__mapguard_register_reserved(void *start, size_t length);
 /* Forgets a slot (before the mapping is unmapped); -1 is ignored. */
 void sl__mapguard_unregister(int slot);
-/* Whether a read inside the slot's mapping hit the end of its file. */
+/* Whether a read inside the slot's mapping hit the end of its file, or,
+ * for a reserved mapping, a page that holds no data. */
 bool sl__mapguard_damaged(int slot);
 
 #endif

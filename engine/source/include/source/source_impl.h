@@ -49,6 +49,20 @@ struct sl_source {
 sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t rows, sl_source **out,
                          sl_err *err);
 
+/* A reserved source (source_reserved.c): `rows` rows of `schema` addressed
+ * whole, none of them there until filled; a memory source to every reader.
+ * Filling rows commits their pages (and every row that shares one, so a
+ * readable page never holds a row that is not there) and calls fill with
+ * each field's base and a run of rows [first, first + count) to write. A
+ * read of a row never filled reads zeros and fails the source's check,
+ * naming the field. */
+typedef void (*sl__source_fill_fn)(void *user, unsigned char *const *fields, int64_t first, int64_t count);
+sl_status sl__source_reserved_create(const sl_schema *schema, int64_t rows, sl_source **out, sl_err *err);
+sl_status sl__source_reserved_fill(sl_source *source, const int64_t *ids, int64_t n, sl__source_fill_fn fill,
+                                   void *user, sl_err *err);
+/* The rows filled so far (all rows, for any other source). */
+int64_t sl__source_reserved_rows(const sl_source *source);
+
 /* The file sources' shared opening: validates the arguments, opens each
  * field's file, checks its header and the row counts, and returns the
  * schema, the rows, and per field its descriptor (open), the offset of its
