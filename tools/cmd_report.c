@@ -153,21 +153,42 @@ static const char *standing_of(const sl__report_row *row)
 
 #define STANDING_COLUMN 1
 
+/* Where a row ran and when: the device a device row was verified and timed
+ * on (its name, compute capability, driver and runtime from the record's
+ * device object), else the CPU; then the back end asked for when another
+ * one ran; then the time the record was made. Device and CPU rows sit in
+ * one table with the same statistics, so this is what tells them apart. */
+static void ran_on(char *buf, size_t size, const sl__report_row *row)
+{
+    const sl_record *r = row->record;
+    size_t used;
+    if (r->device_name[0])
+        used = (size_t)snprintf(buf, size, "%s: %s (compute %s, driver %s, runtime %s)", r->backend_active,
+                                r->device_name, r->device_compute_capability, r->device_driver, r->device_runtime);
+    else
+        used = (size_t)snprintf(buf, size, "%s: %s", r->backend_active[0] ? r->backend_active : "cpu",
+                                row->env ? row->env->cpu_model : "an unknown CPU");
+    if (used < size && r->backend_requested[0] && strcmp(r->backend_requested, r->backend_active) != 0)
+        used += (size_t)snprintf(buf + used, size - used, "; %s was asked for", r->backend_requested);
+    if (used < size && row->env && row->env->time_utc[0])
+        snprintf(buf + used, size - used, "; %s", row->env->time_utc);
+}
+
 static sl__table *variant_table(const sl__report *report, const sl__report_variant *v, double step_ms)
 {
     /* Who and where first, then the figures, then the detail. */
-    static const char *const headers[] = {"adapter",      "standing",     "elements/s", "95% interval", "vs fastest",
-                                          "vs reference", "vs best peer", "mean/s",     "p50 (µs)",     "p99 (µs)",
-                                          "verified",     "step verdict", "note"};
+    static const char *const headers[] = {"adapter",      "standing",     "elements/s",   "95% interval", "vs fastest",
+                                          "vs reference", "vs best peer", "mean/s",       "p50 (µs)",     "p99 (µs)",
+                                          "verified",     "ran on",       "step verdict", "note"};
     static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT};
-    sl__table *table = sl__table_new(13, headers, align);
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
+    sl__table *table = sl__table_new(14, headers, align);
     for (int i = v->first; i < v->end - v->nfolded; i++) {
         const sl__report_row *row = &report->rows[i];
         const sl_record *r = row->record;
         char adapter[sizeof r->adapter + sizeof r->framework + 4];
         char rate[32] = "-", lo[32], hi[32], interval[80] = "-", mean[32] = "-", p50[32] = "-", p99[32] = "-";
-        char best[128] = "-", ref[96] = "-", peer[160] = "-", step[96], note[768];
+        char best[128] = "-", ref[96] = "-", peer[160] = "-", step[96], note[768], where[384];
         /* A peer's framework and version follow its name. */
         snprintf(adapter, sizeof adapter, r->framework[0] ? "%s (%s)" : "%s", r->adapter, r->framework);
         if (row->ranked) {
@@ -194,6 +215,7 @@ static sl__table *variant_table(const sl__report *report, const sl__report_varia
             }
         }
         step_verdict(step, sizeof step, row, step_ms);
+        ran_on(where, sizeof where, row);
         if (row->ranked && row->t.noisy) {
             char why[600];
             sl_throughput_noise_reason(&row->t, why, sizeof why);
@@ -201,8 +223,8 @@ static sl__table *variant_table(const sl__report *report, const sl__report_varia
         } else {
             snprintf(note, sizeof note, "%s", r->reason);
         }
-        const char *cells[] = {adapter, standing_of(row), rate, interval, best, ref, peer, mean, p50,
-                               p99,     r->equivalence,   step, note};
+        const char *cells[] = {adapter, standing_of(row), rate,  interval, best, ref, peer, mean, p50,
+                               p99,     r->equivalence,   where, step,     note};
         sl__table_add_row(table, cells);
     }
     return table;
@@ -229,10 +251,11 @@ static const char html_head[] =
 static void write_environment(FILE *out, const sl__report *report, bool html)
 {
     if (report->nenvironments > 1)
-        fprintf(out, html ? "<p class=\"warn\"><b>These records come from %d different machines or commits; numbers "
-                            "from different environments are not comparable.</b></p>\n"
-                          : "**These records come from %d different machines or commits; numbers from different "
-                            "environments are not comparable.**\n\n",
+        fprintf(out,
+                html ? "<p class=\"warn\"><b>These records come from %d different machines or commits; numbers "
+                       "from different environments are not comparable.</b></p>\n"
+                     : "**These records come from %d different machines or commits; numbers from different "
+                       "environments are not comparable.**\n\n",
                 report->nenvironments);
     for (int e = 0; e < report->nenvironments; e++)
         sl__write_environment(out, report->environments[e], html);
@@ -478,7 +501,8 @@ int sl__cmd_report(int argc, char **argv)
     /* A killed report's half-written files go before this one writes. */
     if (ok)
         sl_sweep_stale_temporaries(args.output);
-    ok = ok && save(args.output, "report.md", md_text, md_size) && save(args.output, "report.html", html_text, html_size);
+    ok = ok && save(args.output, "report.md", md_text, md_size) &&
+         save(args.output, "report.html", html_text, html_size);
     free(md_text);
     free(html_text);
     sl__report_free(&report);

@@ -166,6 +166,33 @@ else
     "$(cat "$work/hostile.err")"
 fi
 
+# A device row beside CPU rows: the same statistics, and a column that says
+# where each row was verified and timed and when, from the record's device
+# object and its environment's time (docs/report.md).
+python3 - "$work/run/ci/NLP-1__128__fused.json" "$work/device" <<'EOF'
+import json, os, sys
+record = json.load(open(sys.argv[1]))
+record.update({"adapter": "cuda", "backend": {"requested": "cuda", "active": "cuda"},
+               "device": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "driver": "13.0",
+                          "runtime": "13.0", "peak_memory_bytes": 1048576}})
+record["environment"]["time_utc"] = "2026-11-26T12:34:56Z"
+os.makedirs(sys.argv[2], exist_ok=True)
+json.dump(record, open(os.path.join(sys.argv[2], "NLP-1__128__cuda.json"), "w"), indent=1)
+EOF
+cp "$work/run/ci/NLP-1__128__reference.json" "$work/device/"
+"$sluice" report "$work/device" >/dev/null 2>&1
+cuda_row=$(grep -E '^\| cuda \|' "$work/device/report.md")
+cpu_model=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["environment"]["cpu_model"])' \
+  "$work/device/NLP-1__128__reference.json")
+if printf '%s' "$cuda_row" | grep -qF 'cuda: NVIDIA H100 80GB HBM3 (compute 9.0, driver 13.0, runtime 13.0); 2026-11-26T12:34:56Z' &&
+  printf '%s' "$cuda_row" | grep -qE '\| [0-9.]+[kMG]? \| [0-9.]+[kMG]? to [0-9.]+[kMG]? \|' &&
+  grep -E '^\| reference \|' "$work/device/report.md" | grep -qF "cpu: $cpu_model"; then
+  ok "a device row shows its rate and interval, and names its device and when; a CPU row names its CPU"
+else
+  not_ok "a device row shows its rate and interval, and names its device and when; a CPU row names its CPU" \
+    "$cuda_row"
+fi
+
 # The page reads on a phone: a viewport, tables that scroll sideways.
 html="$work/fixed/report.html"
 if grep -q '<meta name="viewport"' "$html" && grep -q 'class="scroll"' "$html"; then
