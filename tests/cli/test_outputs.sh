@@ -10,28 +10,8 @@ sluice=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for line in "$@"; do echo "# $line"; done; }
+. "$(dirname "$0")/tap.sh"
 check() { if eval "$2"; then ok "$1"; else not_ok "$1" "${3:-}"; fi; }
-
-# expect STATUS NEEDLE DESCRIPTION -- ARGS...: runs sluice, checks the exit
-# status and that stdout+stderr contain NEEDLE.
-expect() {
-  local status=$1 needle=$2 what=$3
-  shift 4
-  local out rc
-  out=$("$sluice" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$status" ]; then
-    not_ok "$what" "exit status $rc, expected $status" "$(printf '%s' "$out" | head -5)"
-  elif [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then
-    not_ok "$what" "output lacks '$needle'" "$(printf '%s' "$out" | head -5)"
-  else
-    ok "$what"
-  fi
-}
 
 # A pid no process has: a child that already exited.
 sh -c 'exit 0' &
