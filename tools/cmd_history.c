@@ -160,8 +160,16 @@ static int history_add(const add_args *args)
     if (status == SL_OK && args->instructions)
         status = sl_history_run_add_instructions(&run, args->instructions, &err);
     char filed[4096] = "";
+    /* Two adds at once would each find a position free and both file it:
+     * the history folder is held, as a bench holds its records folder. */
+    int lock = -1;
+    if (status == SL_OK)
+        status = sl_make_dirs(args->into, &err);
+    if (status == SL_OK)
+        status = sl_folder_lock(args->into, "sluice history add", &lock, &err);
     if (status == SL_OK)
         status = sl_history_add(args->into, &run, filed, sizeof filed, &err);
+    sl_folder_unlock(lock);
     if (status == SL_OK)
         printf("filed %d rows of commit %s (position %" PRId64 ") on machine %s: %s\n", run.nrows, run.commit,
                run.position, run.machine, filed);

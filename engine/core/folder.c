@@ -623,13 +623,11 @@ sl_status sl_folder_carry(const sl_staged_folder *staged, sl_err *err)
 
 /* --- the lock --------------------------------------------------------------------- */
 
-#define LOCK_NAME ".sluice.lock"
-
 sl_status sl_folder_lock(const char *dir, const char *what, int *fd, sl_err *err)
 {
     *fd = -1;
     char path[PATH_MAX];
-    if (!join(path, sizeof path, dir, LOCK_NAME))
+    if (!join(path, sizeof path, dir, SL_FOLDER_LOCK))
         return sl_fail(err, SL_EINVAL, "%s: the path is too long", dir);
     int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (f < 0)

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "environment_json.h"
 #include "sluice/cleanup.h"
+#include "sluice/folder.h"
 #include "sluice/history.h"
 
 #define HISTORY_FORMAT "sluice-history"
@@ -42,7 +43,8 @@ static bool empty_dir(const char *dir)
     struct dirent *entry;
     bool empty = true;
     while (empty && (entry = readdir(d)) != NULL)
-        empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0;
+        empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0 ||
+                strcmp(entry->d_name, SL_FOLDER_LOCK) == 0;
     closedir(d);
     return empty;
 }

@@ -82,6 +82,8 @@ sl_status sl_folder_check_member(const char *dir, const char *kind, const char *
  * second writer is refused with a message naming the holder's pid, instead
  * of two runs mixing their files. The lock lives as long as *fd; release it
  * with sl_folder_unlock. */
+/* The lock file's name in a held folder: readers of a folder pass over it. */
+#define SL_FOLDER_LOCK ".sluice.lock"
 sl_status sl_folder_lock(const char *dir, const char *what, int *fd, sl_err *err);
 void sl_folder_unlock(int fd);
 

@@ -37,6 +37,15 @@ expect 1 "filed already" "a commit filed twice is refused" -- history add "$work
 "$sluice" history add "$work/runs/1" --into "$work/h2" --position 9 >/dev/null
 expect 1 "position 9 on machine" "a position another commit holds is refused" -- \
   history add "$work/runs/3" --into "$work/h2" --position 9
+# An add while another holds the history is refused, naming the holder:
+# two adds at once would each find a position free.
+flock "$work/h2/.sluice.lock" sleep 3 &
+holder=$!
+sleep 0.5
+expect 1 "being written by another sluice history add" "an add while another holds the history is refused" -- \
+  history add "$work/runs/4" --into "$work/h2" --position 10
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 run_as c0ffee000099 "$work/mixed"
 sed -E 's/("git_commit":[[:space:]]*")[^"]*"/\1c0ffee000098"/' "$work/runs/1/CV-1__32x32__iter.json" \
   >"$work/mixed/CV-1__32x32__iter.json"
