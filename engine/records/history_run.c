@@ -23,14 +23,16 @@
 bool sl_history_figure_of(const sl_record *record, sl_history_figure *out)
 {
     memset(out, 0, sizeof *out);
-    sl_median_ci ci;
+    /* The headline figure of every other view (docs/records.md): the median
+     * batch time over every repetition, with its order-statistic interval. */
+    sl_throughput t;
     if (record->outcome != SL_RECORD_OK || record->measured_batches <= 0 || record->elements <= 0 ||
-        !sl_record_latency_ci(record, &ci) || !(ci.median > 0.0))
+        !sl_record_throughput(record, &t) || !(t.median_ns > 0.0))
         return false;
-    out->median_ns = ci.median;
-    out->low_ns = ci.lo;
-    out->high_ns = ci.hi;
-    out->elements_per_batch = (double)record->elements / (double)record->measured_batches;
+    out->median_ns = t.median_ns;
+    out->low_ns = t.lo_ns;
+    out->high_ns = t.hi_ns;
+    out->elements_per_batch = t.per_batch;
     return true;
 }
 
