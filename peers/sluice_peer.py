@@ -80,14 +80,31 @@ def read_npy(path):
     return header["descr"], tuple(header["shape"]), memoryview(data)[start + length:]
 
 
+def _unique_keys(pairs):
+    """An object whose keys are each given once: Python's json keeps the
+    last of two equal keys where sluice's reader refuses the file, so one
+    file would read two ways."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError("key %r appears twice in one object" % key)
+        obj[key] = value
+    return obj
+
+
+def load_json(path):
+    """A JSON file as sluice's readers read it: repeated keys refused."""
+    with open(path) as f:
+        return json.load(f, object_pairs_hook=_unique_keys)
+
+
 def check_manifest(directory):
     """Refuses an export folder that is not whole: its MANIFEST.json
     (include/sluice/folder.h) must be complete and of kind "export", and
     every file it lists must be there with the size it lists."""
     path = os.path.join(directory, "MANIFEST.json")
     try:
-        with open(path) as f:
-            manifest = json.load(f)
+        manifest = load_json(path)
     except (OSError, ValueError) as e:
         raise SystemExit("%s: not a whole export (%s); export it again" % (directory, e))
     files = manifest.get("files")
@@ -112,8 +129,10 @@ class Plan:
     def __init__(self, directory):
         self.dir = directory
         check_manifest(directory)
-        with open(os.path.join(directory, "plan.json")) as f:
-            self.raw = json.load(f)
+        try:
+            self.raw = load_json(os.path.join(directory, "plan.json"))
+        except ValueError as e:
+            raise SystemExit("%s/plan.json: %s" % (directory, e))
         if self.raw.get("format") != "sluice-peer-plan" or self.raw.get("version") != PLAN_VERSION:
             raise SystemExit("not a sluice peer plan of version %d: %s" % (PLAN_VERSION, directory))
         self.batch_size = self.raw["batch_size"]

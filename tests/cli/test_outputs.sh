@@ -137,5 +137,12 @@ expect 2 "--warmup" "--warmup -0 is not decimal digits" -- bench --warmup -0
 expect 2 "must be letters" "check refuses the baseline names save refuses" -- check --baseline ../../../etc \
   --baseline-dir "$work/bl"
 
+# --- N2 on the Python side: a peer reads its plan as sluice's readers read
+# any JSON, refusing a key given twice (Python's json would keep the last).
+printf '{"format": "sluice-peer-plan", "version": 2, "version": 1}' >"$work/twice.json"
+check "the peers' JSON reader refuses a key given twice" \
+  'python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import sluice_peer; sluice_peer.load_json(sys.argv[2])" \
+    "$(dirname "$0")/../../peers" "$work/twice.json" 2>&1 | grep -q "appears twice"'
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
