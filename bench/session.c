@@ -204,8 +204,7 @@ static void run_distributed_adapter(sl_session *s, const sl_session_variant *ent
     char step[192];
     if (s->root)
         report_step(s, entry, adapter);
-    snprintf(step, sizeof step, "the start of %s/%s on %s", entry->scenario->id, entry->variant->name,
-             adapter->name);
+    snprintf(step, sizeof step, "the start of %s/%s on %s", entry->scenario->id, entry->variant->name, adapter->name);
     sl_status started = sl_comm_checkin(mesh, step, &run_err);
     if (started == SL_ETIMEDOUT)
         end_job(s, mesh, entry, adapter, &run_err);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static volatile float one_plus = 0x1.001p+0f; /* 1 + 2^-12 */
+static volatile float one_plus = 0x1.001p+0f;      /* 1 + 2^-12 */
 static volatile float minus_square = -0x1.002p+0f; /* -(1 + 2^-11), the rounded square */
 static volatile float zero = 0.0f, minus_zero = -0.0f, unit = 1.0f, big = 1e8f, five = 5.0f;
 

@@ -146,8 +146,8 @@ static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes,
     if (go && st == SL_OK) {
         if (bytes > INT_MAX)
             st = sl_fail(err, SL_EUNSUPPORTED, "a report of %zu bytes is too large to send", bytes);
-        rc = MPI_Igatherv(data, (int)(bytes > INT_MAX ? 0 : bytes), MPI_BYTE, all, recv_counts, displs, MPI_BYTE, 0,
-                          c, &request);
+        rc = MPI_Igatherv(data, (int)(bytes > INT_MAX ? 0 : bytes), MPI_BYTE, all, recv_counts, displs, MPI_BYTE, 0, c,
+                          &request);
         sl_status gathered = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Igatherv of the reports")
                                                : wait_request(comm, &request, limit, "the gather of the reports", err);
         if (gathered != SL_OK && (st == SL_OK || gathered == SL_ETIMEDOUT))

@@ -1,8 +1,8 @@
 /* `sluice bench`: runs the selected scenario variants on the selected
  * adapters, writes one timing record per run and a summary table. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,7 +285,8 @@ static void note_ranks(bench_report *report, const sl_record *record)
             break;
         used += snprintf(line + used, sizeof line - (size_t)used, " %.1f", *p50 / 1e3);
     }
-    const double *rss = sl__find_metric(record, "rank_peak_rss_max_bytes"), *fixture = sl__find_metric(record, "rank_fixture_max_bytes");
+    const double *rss = sl__find_metric(record, "rank_peak_rss_max_bytes"),
+                 *fixture = sl__find_metric(record, "rank_fixture_max_bytes");
     const double *startup = sl__find_metric(record, "rank_startup_max_ns");
     char cost[160] = "";
     if (rss && fixture && startup)
@@ -485,8 +486,9 @@ static double watchdog_limit(sl_profile profile)
     errno = 0;
     long long seconds = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : 0;
     if (!end || *end != '\0' || errno == ERANGE || seconds < 1 || seconds > 7 * 24 * 3600) {
-        sl__cli_error("bench", "environment variable SLUICE_DIST_TIMEOUT_S: '%s' is not a number of seconds from "
-                               "1 to 604800",
+        sl__cli_error("bench",
+                      "environment variable SLUICE_DIST_TIMEOUT_S: '%s' is not a number of seconds from "
+                      "1 to 604800",
                       text);
         exit(SL__EXIT_USAGE);
     }

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "summary.h"
 #include "sluice/peer_rank.h"
 #include "sluice/record.h"
+#include "summary.h"
 
 static double metric(const sl_record *record, const char *name)
 {

@@ -134,9 +134,9 @@ static void peer_cell(char *buf, size_t size, const sl__report_row *row)
 
 sl__table *sl__summary_table(const sl__summary *s)
 {
-    static const char *const headers[] = {"scenario",     "variant",   "adapter",     "outcome",  "verified", "threads",
-                                          "elements/s",   "±95%",      "mean/s",      "p50 (µs)", "p99 (µs)", "vs ref",
-                                          "vs best peer", "of memcpy", "of roofline", "of hw bound", "note"};
+    static const char *const headers[] = {
+        "scenario", "variant",  "adapter", "outcome",      "verified",  "threads",     "elements/s",  "±95%", "mean/s",
+        "p50 (µs)", "p99 (µs)", "vs ref",  "vs best peer", "of memcpy", "of roofline", "of hw bound", "note"};
     static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT,
                                       SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
                                       SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
@@ -175,10 +175,22 @@ sl__table *sl__summary_table(const sl__summary *s)
                 snprintf(adapter, sizeof adapter, "%s (%s; %s)", r->adapter, r->framework, r->timing);
             else
                 snprintf(adapter, sizeof adapter, r->framework[0] ? "%s (%s)" : "%s", r->adapter, r->framework);
-            const char *cells[] = {r->scenario,    r->variant,  adapter,  sl_record_outcome_name(r->outcome),
-                                   r->equivalence, threads,     rate,     ci,
-                                   mean,           p50,         p99,      ref,
-                                   peer,           memcpy_cell, roofline, bound,
+            const char *cells[] = {r->scenario,
+                                   r->variant,
+                                   adapter,
+                                   sl_record_outcome_name(r->outcome),
+                                   r->equivalence,
+                                   threads,
+                                   rate,
+                                   ci,
+                                   mean,
+                                   p50,
+                                   p99,
+                                   ref,
+                                   peer,
+                                   memcpy_cell,
+                                   roofline,
+                                   bound,
                                    note};
             sl__table_add_row(table, cells);
         }
@@ -337,7 +349,8 @@ const char sl__summary_legend[] =
     "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread, with the\n"
     "fastest of the run's and every optimized kernel table); 'of hw bound' is the hardware bound over\n"
     "the p50, the larger of just fetching the batch's source bytes (the gather probe, also in records\n"
-    "as fraction_of_gather) and just storing its output bytes. 'threads' is how many threads may split each batch, with the share\n"
+    "as fraction_of_gather) and just storing its output bytes. 'threads' is how many threads may split each batch, "
+    "with the share\n"
     "of measured batches that ran split in parentheses. 'verified' is how the output was held to the\n"
     "reference (bitwise, within a tolerance, statistical, mismatch). A peer's adapter is followed by\n"
     "its framework and version. Adapters that did not run here are listed under the table, one line\n"

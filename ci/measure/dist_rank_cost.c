@@ -59,8 +59,9 @@ int main(int argc, char **argv)
     long long after = vmrss_kib();
     int64_t rows = sl_fixture_rows_generated(instance->fixture);
     printf("K %d rank %d batches_read %s: build %.1f ms, %lld of %lld rows (%.1f MiB), resident +%.1f MiB\n", world,
-           rank, argv[4], (double)instance->build_ns / 1e6, (long long)rows, (long long)sl_variant_n(&scenario->variants[0], &options),
-           (double)rows * 32 * 32 * 3 * 4 / 1048576.0, (double)(after - before) / 1024.0);
+           rank, argv[4], (double)instance->build_ns / 1e6, (long long)rows,
+           (long long)sl_variant_n(&scenario->variants[0], &options), (double)rows * 32 * 32 * 3 * 4 / 1048576.0,
+           (double)(after - before) / 1024.0);
     sl_scenario_instance_free(instance);
     sl_comm_free(mesh);
     sl_comm_free(comm);

@@ -16,7 +16,6 @@
 #include "kernels/bodies.h"
 #include "ulp_error.h"
 
-
 typedef struct tally {
     double worst;
     float worst_x;

@@ -56,10 +56,9 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
         st = sl_pipeline_spec_add(&instance->spec, sl_op_resize(field, side, side), err);
     }
     if (!st)
-        st = sl_pipeline_spec_add(&instance->spec,
-                                  sl_op_normalize(field, 3, floats ? unit_mean : imagenet_mean,
-                                                  floats ? unit_std : imagenet_std),
-                                  err);
+        st = sl_pipeline_spec_add(
+            &instance->spec,
+            sl_op_normalize(field, 3, floats ? unit_mean : imagenet_mean, floats ? unit_std : imagenet_std), err);
     return st;
 }
 

@@ -9,9 +9,8 @@
  * fused-against-unfused check, in a fraction of a second, so the deep end
  * of the chain is tested on every change and not only at full size. */
 static const sl_variant variants[] = {
-    PC1_VARIANT(1, 2000, true),   PC1_VARIANT(2, 0, false),  PC1_VARIANT(5, 2000, false),
-    PC1_VARIANT(10, 2000, false), PC1_VARIANT(20, 0, false), PC1_VARIANT(50, 256, false),
-    PC1_VARIANT(100, 0, false),
+    PC1_VARIANT(1, 2000, true), PC1_VARIANT(2, 0, false),    PC1_VARIANT(5, 2000, false), PC1_VARIANT(10, 2000, false),
+    PC1_VARIANT(20, 0, false),  PC1_VARIANT(50, 256, false), PC1_VARIANT(100, 0, false),
 };
 
 /* Stage i of the chain is stage i mod 5 of the cycle. The constants make

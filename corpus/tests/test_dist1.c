@@ -280,8 +280,7 @@ Test(dist1, a_rank_generates_only_the_rows_it_reads)
     }
 
     sl_batch *batch = NULL;
-    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(shard->pipeline), 64, &batch, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(shard->pipeline), 64, &batch, &err), SL_OK, "%s", err.msg);
     sl_status st = sl_pipeline_produce(shard->pipeline, sl_kernels_reference(), (sl_position){1, 0}, batch, &err);
     cr_expect_neq(st, SL_OK, "epoch 1 was read though the run said it reads only epoch 0");
     cr_expect(strstr(err.msg, "'x'") && strstr(err.msg, "never generated"), "%s", err.msg);
@@ -402,8 +401,10 @@ static void remove_job_folder(const char *dir)
 
 static void run_with_a_stopped_rank(int stop_rank, const char *dir, char **log, double *after, int *status)
 {
-    const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-1", "--adapters", "fused", "--repetitions", "3",
-                          "--warmup", "1", "--batches", "20", "--no-probes", "--output-dir", dir, NULL};
+    const char *args[] = {
+        dist_sluice(), "bench",    "--scenarios", "DIST-1",    "--adapters", "fused",       "--repetitions",
+        "3",           "--warmup", "1",           "--batches", "20",         "--no-probes", "--output-dir",
+        dir,           NULL};
     const char *env[] = {"SLUICE_DIST_TIMEOUT_S=3", NULL};
     /* "MPI job of" is rank 0's first line: MPI_Init is behind every rank,
      * so the stop lands in sluice's steps, which the watchdog watches. */

@@ -112,7 +112,8 @@ static void install_segv(void)
 
 static int take_slot(void *start, size_t length, int signo)
 {
-    pthread_once(signo == SIGBUS ? &install_bus_once : &install_segv_once, signo == SIGBUS ? install_bus : install_segv);
+    pthread_once(signo == SIGBUS ? &install_bus_once : &install_segv_once,
+                 signo == SIGBUS ? install_bus : install_segv);
     for (int i = 0; i < GUARD_SLOTS; i++) {
         bool expected = false;
         if (!atomic_compare_exchange_strong(&slots[i].used, &expected, true))

@@ -80,7 +80,7 @@ typedef struct sl_scenario_instance {
     char workdir[256];         /* created by the build; removed on free */
     bool owns_workdir;
     const struct sl_comm *comm; /* the options' mesh, NULL in one process */
-    int64_t build_ns;          /* how long the build took: fixture, sources and pipeline */
+    int64_t build_ns;           /* how long the build took: fixture, sources and pipeline */
     /* Every rank's report, gathered by a distributed run on rank 0 while
      * that run's metrics hook runs (sl_dist_finish); NULL otherwise. */
     const struct sl_dist_view *ranks;

@@ -107,9 +107,9 @@ Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
             }
         }
     }
-    const float edges[] = {0x1.9f30c8p-2f, -0x1.303794p-2f, -0x1.2c49b6p-2f, 0x1.a803e6p-2f, 0x1.a827a0p-2f, 0x1.a8279ep-2f, -0x1.2bec32p-2f,
-                           -0x1.2bec34p-2f, 0x1.6a09e6p+0f - 1.0f, 1.0f, 0x1.fffffep-1f, 0x1p24f, 0x1.fffffep+127f,
-                           -0x1.fffffep-1f, 0x1p-24f};
+    const float edges[] = {0x1.9f30c8p-2f, -0x1.303794p-2f, -0x1.2c49b6p-2f,  0x1.a803e6p-2f,        0x1.a827a0p-2f,
+                           0x1.a8279ep-2f, -0x1.2bec32p-2f, -0x1.2bec34p-2f,  0x1.6a09e6p+0f - 1.0f, 1.0f,
+                           0x1.fffffep-1f, 0x1p24f,         0x1.fffffep+127f, -0x1.fffffep-1f,       0x1p-24f};
     int nedges = (int)(sizeof edges / sizeof edges[0]);
     sl_test_kernels()->log1p(edges, out, nedges);
     for (int i = 0; i < nedges; i++) {
