@@ -40,21 +40,9 @@ static void local_abort(const sl_comm *comm, int code, const char *message)
     exit(code);
 }
 
-static sl_status local_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm **out, sl_err *err)
+static sl_status local_mesh(const sl_comm *comm, sl_comm **out, sl_err *err)
 {
-    sl_status st = sl_comm_local(comm->rank, comm->world, out, err);
-    if (st)
-        return st;
-    sl_comm *mesh = *out;
-    mesh->ndims = ndims;
-    /* Row-major: the last axis varies fastest, as in MPI_Cart_coords. */
-    int rest = comm->rank;
-    for (int d = ndims - 1; d >= 0; d--) {
-        mesh->dims[d] = dims[d];
-        mesh->coords[d] = rest % dims[d];
-        rest /= dims[d];
-    }
-    return SL_OK;
+    return sl_comm_local(comm->rank, comm->world, out, err);
 }
 
 static void local_release(sl_comm *comm)
@@ -124,10 +112,21 @@ sl_status sl_comm_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm 
     }
     if (product != comm->world)
         return sl_fail(err, SL_EINVAL, "a mesh of %lld ranks does not fit a world of %d", product, comm->world);
-    sl_status st = comm->ops->mesh(comm, ndims, dims, out, err);
-    if (st == SL_OK)
-        (*out)->watchdog_s = comm->watchdog_s;
-    return st;
+    sl_status st = comm->ops->mesh(comm, out, err);
+    if (st != SL_OK)
+        return st;
+    /* Row-major: the last axis varies fastest, as MPI_Cart_coords places
+     * ranks with reordering off; a mesh's rank r is its world's rank r. */
+    sl_comm *mesh = *out;
+    mesh->ndims = ndims;
+    int rest = comm->rank;
+    for (int d = ndims - 1; d >= 0; d--) {
+        mesh->dims[d] = dims[d];
+        mesh->coords[d] = rest % dims[d];
+        rest /= dims[d];
+    }
+    mesh->watchdog_s = comm->watchdog_s;
+    return SL_OK;
 }
 
 void sl_comm_free(sl_comm *comm)

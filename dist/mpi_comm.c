@@ -315,34 +315,15 @@ static sl_status wrap(MPI_Comm c, bool owned, sl_comm **out, sl_err *err)
     return SL_OK;
 }
 
-static sl_status mpi_mesh(const sl_comm *comm, int ndims, const int *dims, sl_comm **out, sl_err *err)
+static sl_status mpi_mesh(const sl_comm *comm, sl_comm **out, sl_err *err)
 {
-    int periods[SL_MESH_MAX_DIMS] = {0};
-    int shape[SL_MESH_MAX_DIMS];
-    memcpy(shape, dims, (size_t)ndims * sizeof *shape);
-    MPI_Comm cart;
-    /* No reordering: rank r of the mesh is rank r of the world, so its
-     * coordinates are row-major in its world rank, as sl_comm_local
-     * computes them and as a hostfile's order places ranks. */
-    int rc = MPI_Cart_create(handle(comm), ndims, shape, periods, 0, &cart);
-    if (rc != MPI_SUCCESS)
-        return mpi_fail(err, rc, "MPI_Cart_create");
-    MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
-    sl_status st = wrap(cart, true, out, err);
-    if (st != SL_OK) {
-        MPI_Comm_free(&cart);
-        return st;
-    }
-    sl_comm *mesh = *out;
-    mesh->ndims = ndims;
-    memcpy(mesh->dims, dims, (size_t)ndims * sizeof *dims);
-    rc = MPI_Cart_coords(cart, mesh->rank, ndims, mesh->coords);
-    if (rc != MPI_SUCCESS) {
-        sl_comm_free(mesh);
-        *out = NULL;
-        return mpi_fail(err, rc, "MPI_Cart_coords");
-    }
-    return SL_OK;
+    /* The parent's communicator itself, not MPI_Cart_create's: that is a
+     * blocking collective no watchdog can bound (a rank stopped between the
+     * mesh's check-in and it left every other rank waiting in it forever),
+     * and with reordering off a Cartesian communicator holds the parent's
+     * ranks in the parent's order. sluice uses a mesh for its coordinates,
+     * which sl_comm_mesh computes, so nothing is lost. */
+    return wrap(handle(comm), false, out, err);
 }
 
 static void mpi_release(sl_comm *comm)

@@ -1,6 +1,6 @@
 /* DIST-2: a device mesh. Ranks form a 1D mesh (data) or a 2D one (data x
- * model, MPI_Cart_create under mpirun); each loads the slice of its data
- * coordinate, and the replicas along the model axis load identical
+ * model, the world's ranks row-major under mpirun); each loads the slice of
+ * its data coordinate, and the replicas along the model axis load identical
  * batches. */
 #include <stdio.h>
 

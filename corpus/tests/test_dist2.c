@@ -2,7 +2,7 @@
  * process); the mesh each variant asks of a world; row-major coordinates;
  * a simulated 2 x 2 mesh whose replicas load identical batches while its
  * data slices partition the epoch, and a check that notices a replica that
- * does not; and real jobs on MPI_Cart_create meshes of 2 and 4 processes
+ * does not; and real jobs on meshes of 2 and 4 processes
  * (suite dist2_mpi, skipped with the reason in a build without MPI). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -41,10 +41,10 @@ typedef struct sl_comm_ops {
     /* Ends the whole job (every rank) after printing message on stderr;
      * does not return. */
     void (*abort)(const sl_comm *comm, int code, const char *message);
-    /* Arranges the ranks in a Cartesian mesh of ndims axes (row-major ranks,
-     * the product of dims equal to the world size) and returns this rank's
-     * communicator over it, with its coordinates. */
-    sl_status (*mesh)(const sl_comm *comm, int ndims, const int *dims, sl_comm **out, sl_err *err);
+    /* A communicator for a mesh over the same ranks in the same order,
+     * made without a blocking collective (the watchdog cannot bound one);
+     * sl_comm_mesh gives it its axes and this rank's row-major coordinates. */
+    sl_status (*mesh)(const sl_comm *comm, sl_comm **out, sl_err *err);
     /* Releases what the implementation holds, and the comm itself. */
     void (*release)(sl_comm *comm);
 } sl_comm_ops;
