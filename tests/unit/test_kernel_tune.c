@@ -99,9 +99,9 @@ Test(kernel_tune, the_default_keeps_an_entry_within_the_margin)
     sl_kernel_tune_measurements *m = simulated(SL_TABLE_AVX512);
     int c = add_case(m, "blend", NULL);
     times(m, c, 1000.0, SL_TABLE_AVX2, 0.98);
-    cr_expect_eq(chosen(m, SL_ENTRY_blend), SL_TABLE_AVX512, "2% faster does not displace the default");
+    cr_expect_eq(chosen(m, SL_ENTRY_blend), SL_TABLE_AVX512, "2%% faster does not displace the default");
     times(m, c, 1000.0, SL_TABLE_AVX2, 0.95);
-    cr_expect_eq(chosen(m, SL_ENTRY_blend), SL_TABLE_AVX2, "5% faster does");
+    cr_expect_eq(chosen(m, SL_ENTRY_blend), SL_TABLE_AVX2, "5%% faster does");
     free(m);
 }
 
