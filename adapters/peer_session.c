@@ -184,6 +184,24 @@ static sl_status send_request(talk *t, int64_t i, int slot, sl_err *err)
     return SL_OK;
 }
 
+/* Sends a request; when the peer no longer reads (it exited), the line it
+ * printed before exiting, if any, is what says why: a line that is no JSON
+ * object is a protocol error, as it would have been had the request gone
+ * through first (which of the two happens first is the scheduler's
+ * choice). Otherwise the failed request is the diagnosis. */
+static sl_status request(talk *t, int64_t i, int slot, sl_err *err)
+{
+    sl_status st = send_request(t, i, slot, err);
+    if (st == SL_OK || sl__peer_read_line(&t->c, sl_now_ns() + 1000000000) <= 0)
+        return st;
+    char shown[64], what[64];
+    cJSON *line = take_line(t, shown, sizeof shown);
+    bool object = cJSON_IsObject(line);
+    cJSON_Delete(line);
+    snprintf(what, sizeof what, "batch %" PRId64 " of %" PRId64, i, t->spec->nbatches);
+    return object ? st : protocol_error(t, shown, what, "", err);
+}
+
 /* A latency the protocol accepts: an integer in [0, 2^53). */
 static bool valid_latency(const cJSON *latency)
 {
@@ -290,7 +308,7 @@ static sl_status converse(talk *t, sl_err *err)
         return st;
     int64_t first = sl_now_ns(), requested = first;
     int64_t cpu_first = sl__peer_group_cpu_ns(t->c.pid);
-    st = send_request(t, 0, 0, err);
+    st = request(t, 0, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
         sl__peer_batch b;
@@ -302,7 +320,7 @@ static sl_status converse(talk *t, sl_err *err)
             st = spec->on_batch(spec->user, &b, err);
         if (!st && !last) {
             requested = sl_now_ns();
-            st = send_request(t, i + 1, (int)((i + 1) % t->ring.nslots), err);
+            st = request(t, i + 1, (int)((i + 1) % t->ring.nslots), err);
         }
         if (!st && !spec->digest_between && spec->on_batch)
             st = spec->on_batch(spec->user, &b, err);
