@@ -78,9 +78,11 @@ static int64_t extra_pixels(int64_t pixels)
 KNOB_WRAPPERS(1)
 KNOB_WRAPPERS(2)
 KNOB_WRAPPERS(3)
+KNOB_WRAPPERS(4)
 FORWARDERS(1)
 FORWARDERS(2)
 FORWARDERS(3)
+FORWARDERS(4)
 
 static void wrap(sl_kernel_table *table, sl_normalize_u8_fn u8, sl_normalize_f32_fn f32)
 {
@@ -92,7 +94,7 @@ static void wrap(sl_kernel_table *table, sl_normalize_u8_fn u8, sl_normalize_f32
 
 void sl__gate_knob_apply(sl_kernel_table *tables, int count)
 {
-    _Static_assert(SL_TABLE_GENERIC == 1 && SL_TABLE_AVX2 == 2 && SL_TABLE_AVX512 == 3,
+    _Static_assert(SL_TABLE_GENERIC == 1 && SL_TABLE_AVX2 == 2 && SL_TABLE_AVX512_256 == 3 && SL_TABLE_AVX512 == 4,
                    "the wrappers above are numbered by table id");
     const char *work = getenv("SLUICE_TEST_KERNEL_WORK_PCT");
     const char *refactor = getenv("SLUICE_TEST_KERNEL_REFACTOR");
@@ -112,9 +114,12 @@ void sl__gate_knob_apply(sl_kernel_table *tables, int count)
         else if (tables[i].id == SL_TABLE_AVX2)
             wrap(&tables[i], forward_only ? forward_u8_2 : normalize_u8_2,
                  forward_only ? forward_f32_2 : normalize_f32_2);
-        else if (tables[i].id == SL_TABLE_AVX512)
+        else if (tables[i].id == SL_TABLE_AVX512_256)
             wrap(&tables[i], forward_only ? forward_u8_3 : normalize_u8_3,
                  forward_only ? forward_f32_3 : normalize_f32_3);
+        else if (tables[i].id == SL_TABLE_AVX512)
+            wrap(&tables[i], forward_only ? forward_u8_4 : normalize_u8_4,
+                 forward_only ? forward_f32_4 : normalize_f32_4);
     }
 }
 #else
