@@ -35,12 +35,7 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
  * executor's working rows, free to overwrite), then the same blend. */
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
 {
-    const sl__subchain *s = c->state;
-    int e = sl__device_copy_rows(ctx, c, in, out);
-    if (!e)
-        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
-    if (!e)
-        e = ctx->run_nested(ctx, s->first[1], s->count[1], in);
+    int e = sl__subchain_device_both(ctx, c, in, out);
     if (!e)
         e = ctx->device->blend(out, out, in, ctx->rows * c->values, 0.5f, 0.5f, ctx->stream);
     return e;

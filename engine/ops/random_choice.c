@@ -32,12 +32,7 @@ static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t e
  * each row takes one by its decision (1: branch b). */
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
 {
-    const sl__subchain *s = c->state;
-    int e = sl__device_copy_rows(ctx, c, in, out);
-    if (!e)
-        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
-    if (!e)
-        e = ctx->run_nested(ctx, s->first[1], s->count[1], in);
+    int e = sl__subchain_device_both(ctx, c, in, out);
     if (!e)
         e = ctx->device->select_rows(out, in, out, ctx->rows, c->in_bytes, ctx->decisions, ctx->stream);
     return e;

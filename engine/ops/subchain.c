@@ -107,3 +107,14 @@ sl_op sl__subchain_op(sl_op_kind kind, const char *field, uint32_t op_id, float 
     op.u.sub.p = p;
     return op;
 }
+
+int sl__subchain_device_both(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
+{
+    const sl__subchain *s = c->state;
+    int e = sl__device_copy_rows(ctx, c, in, out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[0], s->count[0], out);
+    if (!e)
+        e = ctx->run_nested(ctx, s->first[1], s->count[1], in);
+    return e;
+}

@@ -39,5 +39,9 @@ void sl__subchain_run(const sl__op_ctx *ctx, const sl__compiled_op *c, int branc
 /* random_apply's and random_choice's decision for an element: branch a
  * when u < p, u the top 24 bits of word 0 of draw 0 over 2^24. */
 bool sl__subchain_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+/* On a device, the two branches of a two-branch op: branch a on a copy of
+ * the rows in out, branch b on in itself (the executor's working rows, free
+ * to overwrite); the op then combines out and in. Returns a device error. */
+int sl__subchain_device_both(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out);
 
 #endif
