@@ -6,6 +6,9 @@
 # tests/fuzz/inputs/<target>/ with the fix, so the ordinary suite replays it.
 #   FUZZ_SECONDS  time per target (default 30)
 #   BUILD_DIR     build directory (default build-fuzz)
+#   FUZZ_SEED     libFuzzer's seed (default 0: a fresh one each run, which
+#                 explores more over many runs; .ci/run fixes it so that a
+#                 finding there can be replayed with the same seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -30,7 +33,7 @@ for target in npy golden record checkpoint audit; do
   mkdir -p "$work"
   log="$build_dir/fuzz-$target.log"
   if "$build_dir/tests/fuzz/fuzz_$target" "$work" "tests/fuzz/inputs/$target" \
-      -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+      -max_total_time="$seconds" -seed="${FUZZ_SEED:-0}" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
       -artifact_prefix="$build_dir/crashes/$target-" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
     echo "fuzz $target: ${runs:-?} inputs in ${seconds}s, no finding"

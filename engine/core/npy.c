@@ -96,15 +96,13 @@ static sl_status check_tensor(const char *path, const sl_tensor *tensor, size_t 
     if (tensor->shape.rank < 0 || tensor->shape.rank > SL_MAX_RANK)
         return sl_fail(err, SL_EINVAL, "%s: cannot write rank %d (0 to %d supported)", path, tensor->shape.rank,
                        SL_MAX_RANK);
-    size_t total = sl_dtype_size(tensor->dtype);
-    for (int d = 0; d < tensor->shape.rank; d++) {
-        int64_t dim = tensor->shape.dims[d];
-        if (dim < 0)
-            return sl_fail(err, SL_EINVAL, "%s: cannot write negative dimension %" PRId64, path, dim);
-        if (dim > 0 && total > SIZE_MAX / (uint64_t)dim)
-            return sl_fail(err, SL_EINVAL, "%s: array is too large to address", path);
-        total *= (size_t)dim;
-    }
+    for (int d = 0; d < tensor->shape.rank; d++)
+        if (tensor->shape.dims[d] < 0)
+            return sl_fail(err, SL_EINVAL, "%s: cannot write negative dimension %" PRId64, path,
+                           tensor->shape.dims[d]);
+    size_t total = 0;
+    if (!sl_shape_bytes_checked(&tensor->shape, 1, sl_dtype_size(tensor->dtype), &total))
+        return sl_fail(err, SL_EINVAL, "%s: array is too large to address", path);
     if (total > 0 && !tensor->data)
         return sl_fail(err, SL_EINVAL, "%s: tensor of %zu bytes has no data", path, total);
     *nbytes = total;
@@ -359,13 +357,9 @@ static sl_status interpret(const char *path, const header_fields *h, sl_npy_head
     if (h->fortran_order)
         return sl_fail(err, SL_EFORMAT, "%s: Fortran-order arrays are not supported; save it in C order", path);
     out->shape = h->shape;
-    size_t bytes = sl_dtype_size(out->dtype);
-    for (int d = 0; d < h->shape.rank; d++) {
-        uint64_t dim = (uint64_t)h->shape.dims[d];
-        if (dim > 0 && bytes > SIZE_MAX / dim)
-            return sl_fail(err, SL_EFORMAT, "%s: shape is too large to address", path);
-        bytes *= (size_t)dim;
-    }
+    size_t bytes = 0;
+    if (!sl_shape_bytes_checked(&h->shape, 1, sl_dtype_size(out->dtype), &bytes))
+        return sl_fail(err, SL_EFORMAT, "%s: shape is too large to address", path);
     out->data_bytes = bytes;
     return SL_OK;
 }

@@ -59,6 +59,25 @@ bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, 
     return true;
 }
 
+bool sl_shape_bytes_checked(const sl_shape *shape, int64_t rows, size_t elem_size, size_t *out)
+{
+    size_t nonzero_product = elem_size;
+    bool any_zero = false;
+    for (int d = -1; d < shape->rank; d++) {
+        int64_t dim = d < 0 ? rows : shape->dims[d];
+        if (dim < 0)
+            return false;
+        if (dim == 0) {
+            any_zero = true;
+            continue;
+        }
+        if (__builtin_mul_overflow(nonzero_product, (uint64_t)dim, &nonzero_product))
+            return false;
+    }
+    *out = any_zero ? 0 : nonzero_product;
+    return true;
+}
+
 bool sl_shape_equal(const sl_shape *a, const sl_shape *b)
 {
     if (a->rank != b->rank)

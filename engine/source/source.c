@@ -45,17 +45,13 @@ static sl_status check_field(const sl_field_spec *field, int64_t rows, size_t *b
     if (field->shape.rank < 0 || field->shape.rank >= SL_MAX_RANK)
         return sl_fail(err, SL_EINVAL, "field '%s' has item rank %d; items may have rank 0 to %d", field->name,
                        field->shape.rank, SL_MAX_RANK - 1);
-    size_t total = sl_dtype_size(field->dtype);
-    for (int d = 0; d <= field->shape.rank; d++) {
-        int64_t dim = d < field->shape.rank ? field->shape.dims[d] : rows;
-        if (dim < 0)
-            return sl_fail(err, SL_EINVAL, "field '%s' has a negative dimension (%lld)", field->name, (long long)dim);
-        if (dim > 0 && total > SIZE_MAX / (uint64_t)dim)
-            return sl_fail(err, SL_EINVAL, "field '%s' over %lld rows is too large to address", field->name,
-                           (long long)rows);
-        total *= (size_t)dim;
-    }
-    *bytes = total;
+    for (int d = 0; d < field->shape.rank; d++)
+        if (field->shape.dims[d] < 0)
+            return sl_fail(err, SL_EINVAL, "field '%s' has a negative dimension (%lld)", field->name,
+                           (long long)field->shape.dims[d]);
+    if (!sl_shape_bytes_checked(&field->shape, rows, sl_dtype_size(field->dtype), bytes))
+        return sl_fail(err, SL_EINVAL, "field '%s' over %lld rows is too large to address", field->name,
+                       (long long)rows);
     return SL_OK;
 }
 

@@ -37,6 +37,13 @@ int64_t sl_shape_numel(const sl_shape *shape);
  * at most limit; false otherwise. Every size read from a file goes through
  * this before it is used. */
 bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, int64_t *out);
+/* The bytes of rows x shape elements of elem_size bytes each, by numpy's
+ * rule: the product of the nonzero dimensions must fit in size_t even when
+ * another dimension is zero. Without it an array of 0 rows of a huge item
+ * passes where one order of multiplication meets the zero first and fails
+ * where another meets it last; numpy refuses such a shape ("array is too
+ * big"), and so does every reader here. False on a negative dimension too. */
+bool sl_shape_bytes_checked(const sl_shape *shape, int64_t rows, size_t elem_size, size_t *out);
 bool sl_shape_equal(const sl_shape *a, const sl_shape *b);
 /* Writes "[2, 32, 32, 3]" into buf. */
 void sl_shape_format(const sl_shape *shape, char *buf, size_t size);
