@@ -443,11 +443,12 @@ Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout
 
 /* Rank 0 stopped: the others cannot be told who is silent by it, so each
  * waits twice the limit for rank 0's release, then says rank 0 is the one
- * and ends the job. */
-Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others, .timeout = 300)
+ * and ends the job; rank 1 records the run as failed in rank 0's place,
+ * since rank 0, which writes every other record, cannot. */
+Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others_and_its_run_recorded_as_failed, .timeout = 300)
 {
     dist_require_mpi();
-    char dir[64];
+    char dir[64], path[160];
     dist_tempdir(dir, sizeof dir);
     char *log = NULL;
     double after = -1.0;
@@ -455,6 +456,14 @@ Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others, .timeout = 300)
     run_with_a_stopped_rank(0, dir, &log, &after, &status);
     cr_expect_neq(status, 0, "exit status 0:\n%s", log);
     cr_expect(strstr(log, "rank 0 is stopped, frozen or stuck"), "no rank named rank 0:\n%s", log);
+    snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect(strstr(record.reason, "rank 0 is stopped") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S"),
+              "the record's reason: %s", record.reason);
+    sl_record_release(&record);
     free(log);
     remove_job_folder(dir);
 }
