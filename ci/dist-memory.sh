@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What one rank of DIST-1 costs, per rank count: docs/distributed.md's
-# figures. Two measurements:
+# What one rank of DIST-1 (or SCENARIO, e.g. DIST-2) costs, per rank count:
+# docs/distributed.md's figures. Two measurements:
 #   1. real jobs, `mpirun --oversubscribe -np K sluice bench --scenarios DIST-1`
 #      for K = 1, 2, 4, 8, each rank's lifetime peak RSS (GNU time's %M);
 #   2. one rank's build alone (ci/measure/dist_rank_cost.c), whole fixture
@@ -12,17 +12,19 @@ set -euo pipefail
 build=${1:?usage: ci/dist-memory.sh BUILD_DIR [PROFILE] [SLUICE_FOR_BEFORE]}
 profile=${2:-full}
 before=${3:-}
+scenario=${SCENARIO:-DIST-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+echo "scenario: $scenario, profile $profile"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 jobs() {
   local sluice=$1 label=$2
   for k in 1 2 4 8; do
     mpirun --oversubscribe -np "$k" /usr/bin/time -f "maxrss_kib %M" "$sluice" bench --profile "$profile" \
-      --scenarios DIST-1 --adapters fused --quiet --output-dir "$work/$label-$k" >"$work/log" 2>&1 || {
+      --scenarios "$scenario" --adapters fused --quiet --output-dir "$work/$label-$k" >"$work/log" 2>&1 || {
       echo "K=$k failed:"; tail -5 "$work/log"; continue; }
     grep maxrss_kib "$work/log" | awk -v k="$k" -v l="$label" \
       '{ v = $2 / 1024; s += v; if (n == 0 || v < lo) lo = v; if (v > hi) hi = v; n++ }

@@ -98,8 +98,7 @@ static sl_status check_tensor(const char *path, const sl_tensor *tensor, size_t 
                        SL_MAX_RANK);
     for (int d = 0; d < tensor->shape.rank; d++)
         if (tensor->shape.dims[d] < 0)
-            return sl_fail(err, SL_EINVAL, "%s: cannot write negative dimension %" PRId64, path,
-                           tensor->shape.dims[d]);
+            return sl_fail(err, SL_EINVAL, "%s: cannot write negative dimension %" PRId64, path, tensor->shape.dims[d]);
     size_t total = 0;
     if (!sl_shape_bytes_checked(&tensor->shape, 1, sl_dtype_size(tensor->dtype), &total))
         return sl_fail(err, SL_EINVAL, "%s: array is too large to address", path);
