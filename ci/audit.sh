@@ -17,14 +17,15 @@ args=(${AUDIT_ARGS:---seeds 42,7 --epochs 2 --batches 4})
 
 gcc_sluice=build-werror-gcc/tools/sluice
 clang_sluice=build-werror-clang/tools/sluice
-"$gcc_sluice" audit "${args[@]}" --output "$out/gcc.json"
-"$clang_sluice" audit "${args[@]}" --output "$out/clang.json"
-"$gcc_sluice" audit "${args[@]}" --kernels cpu-generic --output "$out/gcc-generic.json"
-"$gcc_sluice" audit "${args[@]}" --workers 2 --threads 2 --output "$out/gcc-workers2.json"
+# Each manifest is a folder (audit.json and its MANIFEST.json; docs/audit.md).
+"$gcc_sluice" audit "${args[@]}" --output "$out/gcc"
+"$clang_sluice" audit "${args[@]}" --output "$out/clang"
+"$gcc_sluice" audit "${args[@]}" --kernels cpu-generic --output "$out/gcc-generic"
+"$gcc_sluice" audit "${args[@]}" --workers 2 --threads 2 --output "$out/gcc-workers2"
 
 status=0
 for other in clang gcc-generic gcc-workers2; do
   echo "== gcc vs $other"
-  "$gcc_sluice" audit --compare "$out/gcc.json" "$out/$other.json" || status=1
+  "$gcc_sluice" audit --compare "$out/gcc" "$out/$other" || status=1
 done
 exit "$status"

@@ -189,11 +189,6 @@ void sl__cli_baseline_name(const sl__cli *cli, const char *name);
  * manifest): what lets a baseline saved before manifests be replaced. */
 bool sl__baseline_file_name(const char *name);
 
-/* Sweeps the folder that holds path of the temporaries dead processes left
- * there (a killed `sluice audit --output` leaves path.tmp.<pid>.XXXXXX):
- * every command sweeps the folders it writes before writing. */
-void sl__cli_sweep_beside(const char *path);
-
 /* --- memory ------------------------------------------------------------------- */
 
 /* Allocation for the command line tool, which has nothing sensible to do when

@@ -2,23 +2,31 @@
  * variant and available adapter for several seeds and epochs and writes a
  * manifest of per-batch, per-field and per-row digests; `--compare A B`
  * names the first difference between two manifests. Two builds, machines
- * or kernel tables agree when their manifests compare equal. */
+ * or kernel tables agree when their manifests compare equal.
+ *
+ * The output is a folder written whole or not at all (sluice/folder.h),
+ * like a baseline or an export: the digests in audit.json and a
+ * MANIFEST.json that says where they came from (commit, machine, command).
+ * An audit killed while writing leaves the previous folder as it was. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "sluice/audit.h"
 #include "sluice/kernels.h"
 
-static const char usage[] = "usage: sluice audit [options] --output FILE\n"
-                            "       sluice audit --compare A.json B.json\n"
+static const char usage[] = "usage: sluice audit [options] --output DIR\n"
+                            "       sluice audit --compare A B\n"
                             "\n"
                             "Runs every selected scenario variant (ci size) on every available adapter that\n"
                             "implements its transforms, for each seed and epoch, and writes the digest of\n"
-                            "every batch, field and row to a manifest. --compare reads two manifests and\n"
-                            "names the first difference: scenario, variant, adapter, seed, epoch, batch,\n"
-                            "field and row.\n"
+                            "every batch, field and row to a manifest: the folder DIR, holding audit.json\n"
+                            "and MANIFEST.json (commit, machine, command), replaced whole or not at all.\n"
+                            "--compare reads two such folders and names the first difference: scenario,\n"
+                            "variant, adapter, seed, epoch, batch, field and row.\n"
                             "\n"
                             "options:\n"
                             "  --scenarios LIST     scenario ids, 'gate' or 'all' (default all)\n"
@@ -32,8 +40,8 @@ static const char usage[] = "usage: sluice audit [options] --output FILE\n"
                             "  --kernels NAME       kernel table behind iter and fused (see sluice bench --help);\n"
                             "                       default the one the CPU's features choose, never auto, so that\n"
                             "                       another machine can repeat the audit\n"
-                            "  --output FILE        where the manifest goes\n"
-                            "  --compare A B        compare two manifests instead of running\n"
+                            "  --output DIR         the folder the manifest goes to\n"
+                            "  --compare A B        compare two manifest folders instead of running\n"
                             "  -h, --help           show this help\n"
                             "\n"
                             "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
@@ -56,11 +64,42 @@ typedef struct audit_plan {
     sl_audit_settings settings;
 } audit_plan;
 
+/* The digests' file inside an audit folder, beside its MANIFEST.json. */
+#define AUDIT_DIGESTS "audit.json"
+
+/* What an audit folder holds: what lets one written before the folder had
+ * a manifest be replaced, and nothing else (a user's files stay). */
+static bool audit_file_name(const char *name)
+{
+    return strcmp(name, AUDIT_DIGESTS) == 0 || strcmp(name, SL_FOLDER_MANIFEST) == 0;
+}
+
+/* Reads the audit folder at path, refusing one whose manifest is missing,
+ * damaged or does not match its files, and the single file an audit wrote
+ * before its output was a folder. */
+static sl_status load_audit_folder(const char *path, sl_audit **out, sl_err *err)
+{
+    *out = NULL;
+    struct stat info;
+    if (stat(path, &info) == 0 && S_ISREG(info.st_mode))
+        return sl_fail(err, SL_EFORMAT,
+                       "%s is a single file, as audits were written before their output became a folder with a "
+                       "MANIFEST.json; regenerate it with `sluice audit --output DIR` and compare the folders",
+                       path);
+    sl_status status = sl_folder_check(path, "audit", true, err);
+    if (status != SL_OK)
+        return sl_fail_context(err, "refusing to compare the audit %s", path);
+    char digests[PATH_MAX];
+    if ((size_t)snprintf(digests, sizeof digests, "%s/%s", path, AUDIT_DIGESTS) >= sizeof digests)
+        return sl_fail(err, SL_EINVAL, "%s: the path is too long", path);
+    return sl_audit_load(digests, out, err);
+}
+
 static int compare_manifests(const char *a_path, const char *b_path)
 {
     sl_audit *a = NULL, *b = NULL;
     sl_err err = {0};
-    if (sl_audit_load(a_path, &a, &err) != SL_OK || sl_audit_load(b_path, &b, &err) != SL_OK) {
+    if (load_audit_folder(a_path, &a, &err) != SL_OK || load_audit_folder(b_path, &b, &err) != SL_OK) {
         sl__cli_error("audit", "%s", err.msg);
         sl_audit_free(a);
         return SL__EXIT_FAILED;
@@ -130,7 +169,7 @@ static sl__cli parse_args(int argc, char **argv, audit_args *args)
 static void plan_audit(const sl__cli *cli, const audit_args *args, audit_plan *plan)
 {
     if (!args->output)
-        sl__cli_usage_error(cli, "say where the manifest goes with --output FILE (or compare two with --compare)");
+        sl__cli_usage_error(cli, "say where the manifest goes with --output DIR (or compare two with --compare)");
     plan->seeds = sl__cli_split(cli, "--seeds", args->seeds);
     plan->seed_values = sl__cli_alloc((size_t)plan->seeds.count * sizeof *plan->seed_values);
     for (int i = 0; i < plan->seeds.count; i++)
@@ -198,20 +237,28 @@ static int audit_variant(sl_audit *audit, const sl_scenario *scenario, const sl_
     return failed;
 }
 
-/* Writes the manifest and says so; returns 1 when it could not be
- * written, printed. */
-static int save_manifest(const sl_audit *audit, const audit_args *args, const audit_plan *plan)
+/* Writes the digests into the staged folder, closes it with its manifest
+ * and puts it in place, and says so; returns 1 when any step failed,
+ * printed, and the folder at --output is then as it was. */
+static int save_manifest(const sl_audit *audit, sl_staged_folder *staged, const audit_args *args,
+                         const audit_plan *plan, int argc, char **argv)
 {
     sl_environment env;
     sl_environment_collect(&env);
+    sl__origin origin;
+    sl__cli_origin(argc, argv, &origin);
     sl_err err = {0};
-    sl__cli_sweep_beside(args->output);
-    if (sl_audit_save(audit, &env, args->output, &err) != SL_OK) {
-        sl__cli_error("audit", "%s", err.msg);
+    char digests[sizeof staged->path + sizeof AUDIT_DIGESTS + 1];
+    snprintf(digests, sizeof digests, "%s/%s", staged->path, AUDIT_DIGESTS);
+    if (sl_audit_save(audit, &env, digests, &err) != SL_OK ||
+        sl_folder_write_manifest(staged->path, "audit", &origin.view, &err) != SL_OK ||
+        sl_folder_commit(staged, &err) != SL_OK) {
+        sl_folder_abandon(staged);
+        sl__cli_error("audit", "%s; %s is as it was", err.msg, args->output);
         return 1;
     }
-    printf("%d runs audited (%s kernels, %d workers, %d threads); manifest in %s\n", sl_audit_runs(audit),
-           plan->settings.kernels, args->workers, args->threads, args->output);
+    printf("%d runs audited (%s kernels, %d workers, %d threads); manifest in %s/\n", sl_audit_runs(audit),
+           plan->settings.kernels, args->workers, args->threads, staged->target);
     return 0;
 }
 
@@ -223,6 +270,16 @@ int sl__cmd_audit(int argc, char **argv)
         return compare_manifests(args.compare_a, args.compare_b);
     audit_plan plan;
     plan_audit(&cli, &args, &plan);
+    /* Staged before the runs, so that an output that cannot be written is
+     * refused before minutes of work, and a kill at any moment leaves the
+     * old folder (the staged one is swept by the next writer). */
+    sl_staged_folder staged;
+    sl_err err = {0};
+    if (sl_folder_stage(args.output, "audit", audit_file_name, &staged, &err) != SL_OK) {
+        sl__cli_error("audit", "%s", err.msg);
+        plan_free(&plan);
+        return SL__EXIT_FAILED;
+    }
     sl_audit *audit = sl_audit_new(&plan.settings);
     int failed = 0;
     for (int s = 0; s < plan.selection.nscenarios; s++) {
@@ -231,7 +288,7 @@ int sl__cmd_audit(int argc, char **argv)
             if (sl__selection_has_variant(&plan.selection, s, v))
                 failed += audit_variant(audit, scenario, &scenario->variants[v], &plan);
     }
-    failed += save_manifest(audit, &args, &plan);
+    failed += save_manifest(audit, &staged, &args, &plan, argc, argv);
     sl_audit_free(audit);
     plan_free(&plan);
     return failed ? SL__EXIT_FAILED : SL__EXIT_OK;

@@ -37,14 +37,3 @@ bool sl__baseline_file_name(const char *name)
     size_t len = strlen(name);
     return strcmp(name, SL_FOLDER_MANIFEST) == 0 || (len > 5 && strcmp(name + len - 5, ".json") == 0);
 }
-
-void sl__cli_sweep_beside(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash)
-        sl__cli_copy(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    sl_sweep_stale_temporaries(dir);
-}

@@ -266,12 +266,12 @@ expect 2 "must be letters" "a baseline name that is not a folder name is refused
 
 # audit --compare: a manifest agrees with itself; another seed does not.
 expect 0 "manifest in" "audit writes a manifest" -- audit --scenarios NLP-1 --seeds 42 --epochs 1 --batches 2 \
-  --output "$work/a.json"
-expect 0 "identical" "a manifest compares equal to itself" -- audit --compare "$work/a.json" "$work/a.json"
+  --output "$work/a"
+expect 0 "identical" "a manifest compares equal to itself" -- audit --compare "$work/a" "$work/a"
 expect 0 "" "audit with another seed" -- audit --scenarios NLP-1 --seeds 43 --epochs 1 --batches 2 \
-  --output "$work/b.json"
+  --output "$work/b"
 expect 1 "first difference" "manifests of different runs are named as different, exit 1" -- \
-  audit --compare "$work/a.json" "$work/b.json"
+  audit --compare "$work/a" "$work/b"
 
 # Exports: JUnit XML with one testcase per run, Google Benchmark JSON on stdout.
 if "$sluice" bench --scenarios NLP-1 --warmup 1 --batches 3 --repetitions 2 --quiet --output-dir "$work/exports" \
