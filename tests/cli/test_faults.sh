@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Faults injected into a real `sluice bench`: an output folder that fills up
-# (ENOSPC on a small tmpfs) or is read-only. Each must give a clear error,
+# Faults injected into a real `sluice bench` and `sluice baseline save`: an
+# output folder that fills up (ENOSPC on a small tmpfs) or is read-only. Each must give a clear error,
 # exit 1, and lose nothing already written: records from an earlier run stay
 # as they were (or are replaced by complete new ones), and no temporary is
 # left. Mounting needs root; elsewhere the tests are skipped with the reason.
@@ -92,6 +92,41 @@ else
       "every record in the full folder is whole"; do
     skip "$what" "cannot mount a tmpfs here (needs root)"
   done
+fi
+
+# A baseline save that runs out of space partway (issue 21, item 1): the
+# staged folder is abandoned, the message names the record that could not be
+# written, and the baseline it was replacing is as it was, whole and read
+# by `check`. Room is left for a record or two of the new save, so that a
+# save writing into the baseline itself would change some of it.
+later="$work/later"
+bench_nlp1 "$later" >/dev/null 2>&1
+bl="$work/baselines"
+if mount_tmpfs "$bl" size=64k; then
+  "$sluice" baseline save B --from "$work/earlier/ci" --baseline-dir "$bl" >/dev/null 2>&1
+  before=$(cd "$bl/B" && md5sum * | sort)
+  avail=$(df --output=avail -B1 "$bl" | tail -1)
+  head -c $((avail - 2 * 4096)) /dev/zero >"$bl/ballast" 2>/dev/null
+  out=$("$sluice" baseline save B --from "$later/ci" --baseline-dir "$bl" 2>&1)
+  rc=$?
+  rm -f "$bl/ballast"
+  if [ "$rc" -eq 1 ] && printf '%s' "$out" | grep -q "No space left on device" &&
+      printf '%s' "$out" | grep -q "$bl/B.tmp.[0-9]*.[A-Za-z0-9]*/NLP-1__128__[a-z-]*.json"; then
+    ok "a baseline save into a full folder fails with exit 1, naming the record it could not write"
+  else
+    not_ok "a baseline save into a full folder fails with exit 1, naming the record it could not write" "exit $rc" \
+      "$(printf '%s' "$out" | tail -3)"
+  fi
+  if [ "$(cd "$bl/B" && md5sum * | sort)" = "$before" ] && [ -z "$(find "$bl" -name '*.tmp.*')" ] &&
+      "$sluice" check --baseline B --baseline-dir "$bl" --records "$work/earlier/ci" >/dev/null 2>&1; then
+    ok "the baseline it was replacing is as it was and read whole, and no staged folder is left"
+  else
+    not_ok "the baseline it was replacing is as it was and read whole, and no staged folder is left" \
+      "$(ls -la "$bl" "$bl/B")"
+  fi
+else
+  skip "a baseline save into a full folder fails, naming the record" "cannot mount a tmpfs here (needs root)"
+  skip "the baseline it was replacing is as it was" "cannot mount a tmpfs here (needs root)"
 fi
 
 readonly_dir="$work/readonly"
