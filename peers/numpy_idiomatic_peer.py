@@ -34,6 +34,10 @@ SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "ra
 # (seed, op id, epoch, batch) as a numpy user keys it: its batches cannot
 # equal sluice's, so sluice checks them statistically (docs/peers.md).
 NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "gaussian_noise"}
+# And IO-4's: sluice's libm-free trig_rounds in float64 (sluice_ops), and a
+# cache of each element's fields after the ops before it, which make_batches
+# keeps across the plan's epochs (apply_ops alone passes a cache through).
+NUMPY_ONLY |= {"trig_rounds", "cache"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -140,10 +144,13 @@ def pad_tokens(x, p):
 
 
 class NumpyArrays:
-    """sluice_ops' array interface in numpy (float32 arithmetic)."""
+    """sluice_ops' array interface in numpy (float32 arithmetic; float64
+    where the values are float64, as in trig_rounds)."""
 
     f32 = staticmethod(np.float32)
     where = staticmethod(np.where)
+    rint = staticmethod(np.rint)
+    floor = staticmethod(np.floor)
     to_f32 = staticmethod(lambda i: i.astype(np.float32))
     fence = staticmethod(lambda x: x)
     shr = staticmethod(lambda i, n: i >> n)
@@ -161,6 +168,11 @@ class NumpyArrays:
 def log1p(x):
     with np.errstate(all="ignore"):
         return sluice_ops.log1p(x.astype(np.float32), NumpyArrays).astype(np.float32)
+
+
+def trig_rounds(x, p):
+    """rounds of y = sin y + cos y on each value, in float64, back to float32."""
+    return sluice_ops.trig_rounds(x.astype(np.float64), p["rounds"], NumpyArrays).astype(np.float32)
 
 
 def hash_ids(x, p):
@@ -305,6 +317,8 @@ def apply_ops(plan, fields, ops, epoch, ids, batch=None):
             x = log1p(x)
         elif kind == "hash_ids":
             x = hash_ids(x, p)
+        elif kind == "trig_rounds":
+            x = trig_rounds(x, p)
         elif kind == "bag_offsets":
             # Each column's running count of present ids down the batch.
             fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)
@@ -324,19 +338,55 @@ def apply_ops(plan, fields, ops, epoch, ids, batch=None):
         elif kind in ("mixup", "cutmix"):
             mix(plan, op, fields, batch)
             continue
-        # bucket_by_length is in the exported order already; rebatch
+        # cache leaves the bytes of the ops before it as they are (the
+        # caching itself is ElementCache's); bucket_by_length is in the
+        # exported order already; rebatch
         # splits a batch into micro-batches and joins them back, which
         # leaves its bytes as they were.
         fields[name] = x
     return fields
 
 
+def cache_index(plan):
+    """The plan's cache op's index, or None (a pipeline has at most one)."""
+    return next((op["index"] for op in plan.ops if op["kind"] == "cache"), None)
+
+
+class ElementCache:
+    """A cache as numpy users write one: a dict from element id to its fields
+    after the ops before the cache op (those ops draw nothing, so an
+    element's fields are the same in every epoch), filled by the batches
+    that first meet the element and read back by every later one."""
+
+    def __init__(self, plan, sources):
+        self.plan, self.sources = plan, sources
+        self.at = cache_index(plan)
+        self.rows = {}
+
+    def fields(self, ids, epoch, batch):
+        """The batch's fields after the cache op, and the ops left to apply."""
+        missing = [e for e in ids.tolist() if e not in self.rows]
+        fields, ops = gather(self.plan, self.sources, np.asarray(missing, dtype=np.int64))
+        before = [op for op in ops if op["index"] < self.at]
+        after = [op for op in ops if op["index"] > self.at]
+        if missing:
+            done = apply_ops(self.plan, fields, before, epoch, np.asarray(missing), batch=batch)
+            for k, e in enumerate(missing):
+                self.rows[e] = {name: values[k] for name, values in done.items()}
+        names = list(self.rows[int(ids[0])]) if len(ids) else []
+        return {name: np.stack([self.rows[e][name] for e in ids.tolist()]) for name in names}, after
+
+
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    cache = ElementCache(plan, sources) if cache_index(plan) is not None else None
     for i in range(len(plan.batches)):
         epoch = plan.batches[i]["epoch"]
         ids = plan.batch_ids(i)
-        fields, ops = gather(plan, sources, ids)
+        if cache is not None:
+            fields, ops = cache.fields(ids, epoch, i)
+        else:
+            fields, ops = gather(plan, sources, ids)
         yield apply_ops(plan, fields, ops, epoch, ids, batch=i)
 
 

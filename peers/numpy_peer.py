@@ -16,7 +16,14 @@ slicing instead of advanced indexing):
 - random_crop is one slice copy per image straight from the source into a
   zeroed output made once (its padding never changes), and a random_hflip
   right after it copies the mirrored slice instead of flipping afterwards; a
-  flip alone reverses each flipped image in place.
+  flip alone reverses each flipped image in place;
+- trig_rounds (IO-4) runs sluice's float64 sine and cosine with in-place
+  ufuncs on blocks of 32k values in buffers made once (each block's ten
+  buffers fit in L2), the quadrant's pick and signs as masked copies and
+  negations; a cache op keeps, in one array per field made when it is first
+  filled, each element's fields after the ops before it, so a batch
+  computes only the elements no earlier batch met and reads the rest back
+  with one take.
 
 Every other op is numpy_idiomatic_peer's function (already vectorized; they
 are not where the time goes in the scenarios that use them). The output is
@@ -30,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as idiomatic  # noqa: E402
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
@@ -60,6 +68,119 @@ class Field:
         return self.buffers[k]
 
 
+class TrigRounds:
+    """sluice_ops.trig_rounds operation for operation, each step an in-place
+    float64 ufunc on a block of values (buffers made once, so no temporary
+    is allocated per step)."""
+
+    BLOCK = 32768
+
+    def __init__(self):
+        b = self.BLOCK
+        self.y, self.t, self.q, self.x, self.x2, self.p, self.tmp = (np.empty(b) for _ in range(7))
+        self.m1, self.m2 = np.empty(b, dtype=bool), np.empty(b, dtype=bool)
+
+    def __call__(self, x, rounds, out):
+        """out (float32, x's shape) = rounds of sin + cos of float32 x."""
+        src, dst = x.reshape(-1), out.reshape(-1)
+        for start in range(0, src.shape[0], self.BLOCK):
+            n = min(self.BLOCK, src.shape[0] - start)
+            y = self.y[:n]
+            y[...] = src[start:start + n]
+            for _ in range(rounds):
+                self.round(n)
+            dst[start:start + n] = y
+        return out
+
+    def round(self, n):
+        y, t, q, x, x2, p, tmp = (b[:n] for b in (self.y, self.t, self.q, self.x, self.x2, self.p, self.tmp))
+        m1, m2 = self.m1[:n], self.m2[:n]
+        np.multiply(y, sluice_ops.INV_TWO_PI, out=t)  # turns
+        np.multiply(t, 4.0, out=q)
+        np.rint(q, out=q)  # q, the nearest quarter turn
+        np.multiply(q, 0.25, out=tmp)
+        np.subtract(t, tmp, out=t)  # r = turns - q / 4
+        np.floor(tmp, out=tmp)
+        np.multiply(tmp, 4.0, out=tmp)
+        np.subtract(q, tmp, out=q)  # the quadrant, q mod 4
+        np.multiply(t, sluice_ops.TWO_PI, out=x)
+        np.multiply(x, x, out=x2)
+        self.horner(sluice_ops.SIN_COEFFS, x2, p)
+        np.multiply(x, x2, out=tmp)
+        np.multiply(tmp, p, out=tmp)
+        np.add(x, tmp, out=t)  # t = s = x + x x2 ps
+        self.horner(sluice_ops.COS_COEFFS, x2, p)
+        np.multiply(p, x2, out=p)
+        np.add(p, 1.0, out=p)  # p = c = 1 + x2 pc
+        # odd_s into x, odd_c into x2: c and s swap in quadrants 1 and 3.
+        np.equal(q, 1.0, out=m1)
+        np.equal(q, 3.0, out=m2)
+        np.logical_or(m1, m2, out=m1)
+        np.copyto(x, t)
+        np.copyto(x, p, where=m1)
+        np.copyto(x2, p)
+        np.copyto(x2, t, where=m1)
+        # The sine is negated in quadrants 2 and 3, the cosine in 1 and 2
+        # (negations, not subtractions, so zeros keep sluice's signs).
+        np.greater_equal(q, 2.0, out=m2)
+        np.negative(x, out=x, where=m2)
+        np.equal(q, 1.0, out=m1)
+        np.equal(q, 2.0, out=m2)
+        np.logical_or(m1, m2, out=m1)
+        np.negative(x2, out=x2, where=m1)
+        np.add(x, x2, out=y)
+
+    @staticmethod
+    def horner(coeffs, x2, p):
+        """p = the polynomial in x2 with coeffs, highest first: c + x2 * p per step."""
+        np.multiply(x2, coeffs[0], out=p)
+        np.add(p, coeffs[1], out=p)
+        for c in coeffs[2:]:
+            np.multiply(p, x2, out=p)
+            np.add(p, c, out=p)
+
+
+class Cache:
+    """The cache op: each element's fields after the ops before it (which
+    draw nothing, so they are the same in every epoch), in one array per
+    field indexed by element id, made when first filled; a batch computes
+    the elements no earlier batch met and reads all its rows back."""
+
+    def __init__(self, tuned, at):
+        self.tuned = tuned
+        self.before = [op for op in tuned.ops if op["index"] < at]
+        self.filled = np.zeros(tuned.plan.raw["dataset_size"], dtype=bool)
+        self.store = {}
+        self.trig = TrigRounds()
+
+    def fill(self, ids, epoch, batch):
+        missing = ids[~self.filled[ids]]
+        if not len(missing):
+            return
+        tuned = self.tuned
+        fields = {name: tuned.gather(name, missing) for name in tuned.fields}
+        for k, op in enumerate(self.before):
+            x = fields[op["field"]]
+            if op["kind"] == "trig_rounds" and x.dtype == np.float32:
+                fields[op["field"]] = self.trig(x, op["params"]["rounds"], x)  # x is a gather buffer
+            else:
+                fields = idiomatic.apply_ops(tuned.plan, fields, [op], epoch, missing, batch=batch)
+        for name, x in fields.items():
+            if name not in self.store:
+                self.store[name] = Field(np.empty((len(self.filled),) + x.shape[1:], dtype=x.dtype), len(ids))
+            self.store[name].data[missing] = x
+        self.filled[missing] = True
+
+    def read(self, ids):
+        """The batch's cached rows, one take per field into a buffer made once."""
+        out = {}
+        for name, f in self.store.items():
+            buf = f.buffer("read", (len(ids),) + f.data.shape[1:], f.data.dtype)
+            np.take(f.flat, ids, axis=0, out=buf.reshape(len(ids), -1), mode="clip")
+            out[name] = buf
+        return out
+
+
 class Tuned:
     def __init__(self, plan):
         self.plan = plan
@@ -72,6 +193,10 @@ class Tuned:
                 data = self.sequences(data, self.pack["params"])
             self.fields[f["name"]] = Field(data, plan.batch_size)
         self.ops = ops
+        at = idiomatic.cache_index(plan)
+        self.cache = Cache(self, at) if at is not None else None
+        if self.cache is not None:
+            ops = self.ops = [op for op in ops if op["index"] > at]
         # Ops applied by the tuned code run while a field is ours and
         # float32 (or u8 for crops and flips); the first op that is not
         # makes numpy_idiomatic_peer do the rest.
@@ -161,8 +286,13 @@ class Tuned:
         ids = plan.batch_ids(i)
         fields = {}
         # The tuned ops, in order, on each field they reach first; a field
-        # not yet touched is read straight from the source by its first op.
+        # not yet touched is read straight from the source by its first op
+        # (from the cache's rows, after a cache).
         pending = {name: True for name in self.fields}
+        if self.cache is not None:
+            self.cache.fill(ids, epoch, i)
+            fields = self.cache.read(ids)
+            pending = {name: False for name in fields}
         ops = self.ops
         k = 0
         while k < len(ops) and ops[k]["kind"] in IN_PLACE:

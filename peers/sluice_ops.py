@@ -7,14 +7,20 @@ does (and so bitwise):
   framework's own log1p rounds differently, and the protocol compares bits;
 - the id hash of hash_ids: the high 32 bits of SplitMix64's first output
   seeded with the id, that is the golden gamma added, then the finalizer
-  (sl_mix64 in include/sluice/philox.h).
+  (sl_mix64 in include/sluice/philox.h);
+- trig_rounds: y = sin y + cos y, rounds times, in float64, by sluice's
+  libm-free sl_det_sincos_turns (include/sluice/detmath.h): libm's sin and
+  cos differ between C libraries, numpy's and torch's among them.
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
 float32 with int32 bits i; shr(i, n) and band(i, m): i >> n and i & m on
 those int32 bits; to_f32(int array) -> float32 values; fence(x) -> x,
 a point a compiler may not fuse or reorder arithmetic across (identity
-outside XLA). Plain Python operators do the arithmetic, each in float32.
+outside XLA); rint(x) (ties to even) and floor(x), exact. Plain Python
+operators do the arithmetic, each in float32 (float64 in trig_rounds) and
+rounded once per operation, as sluice's kernels are compiled
+(-ffp-contract=off: no fused multiply-add).
 """
 
 LOG1P_NEAR_HI = float.fromhex("0x1.a827a0p-2")
@@ -79,3 +85,47 @@ def id_hash_high32(v, shr, const):
     v = (v ^ shr(v, 30)) * const(MIX_MUL1)
     v = (v ^ shr(v, 27)) * const(MIX_MUL2)
     return shr(v ^ shr(v, 31), 32)
+
+
+TWO_PI = 6.283185307179586476925286766559  # SL_DET_TWO_PI, the same double
+INV_TWO_PI = 1.0 / TWO_PI  # C folds 1.0 / SL_DET_TWO_PI, correctly rounded, as Python divides
+# sl_det_sincos_turns' Taylor coefficients in its Horner order, highest
+# first: 1/3!, -1/5!, ... to 1/19! for the sine and 1/2!, ... to 1/18! for
+# the cosine, alternating. Each is the C source's double division, which
+# Python's division rounds identically.
+SIN_COEFFS = (-1.0 / 121645100408832000.0, 1.0 / 355687428096000.0, -1.0 / 1307674368000.0,
+              1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0,
+              -1.0 / 6.0)
+COS_COEFFS = (-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
+              1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5)
+
+
+def trig_rounds(y, rounds, A):
+    """rounds times y = sin y + cos y of float64 y, as sl__ref_trig_rounds
+    computes it (the caller widens float32 to float64 before and narrows
+    after): the nearest quarter turn q leaves r in [-1/8, 1/8] turns, whose
+    sine and cosine are the Taylor polynomials; q mod 4 picks and signs
+    them. Every step is one float64 + - * or an exact rint or floor."""
+    for _ in range(rounds):
+        turns = y * INV_TWO_PI
+        q = A.rint(turns * 4.0)
+        r = turns - q * 0.25
+        quadrant = q - 4.0 * A.floor(q * 0.25)
+        x = TWO_PI * r
+        x2 = x * x
+        ps = SIN_COEFFS[0]
+        for c in SIN_COEFFS[1:]:
+            ps = c + x2 * ps
+        s = x + x * x2 * ps
+        pc = COS_COEFFS[0]
+        for c in COS_COEFFS[1:]:
+            pc = c + x2 * pc
+        c = 1.0 + x2 * pc
+        # Quadrant k rotates by k quarter turns: (s, c), (c, -s), (-s, -c), (-c, s).
+        swap = (quadrant == 1.0) | (quadrant == 3.0)
+        odd_s = A.where(swap, c, s)
+        odd_c = A.where(swap, s, c)
+        sin = A.where(quadrant >= 2.0, -odd_s, odd_s)
+        cos = A.where((quadrant == 1.0) | (quadrant == 2.0), -odd_c, odd_c)
+        y = sin + cos
+    return y
