@@ -106,8 +106,10 @@ const sl__op_desc sl__op_dropout_desc = {
     .rows = rows,
     .vjp = vjp,
     .device_rows = device_rows,
-    .no_decisions_reason = "one keep-or-drop draw per value of the element: the mask is as large as the data; a peer "
-                           "draws its own mask and is compared statistically",
+    .keyed_draws = "Philox4x32-10 with key sl_philox_key_for(seed, op_id) (mixed = mix64(seed ^ mix64(op_id)), "
+                   "key (mixed mod 2^32, mixed >> 32)) and counter (element mod 2^32, element >> 32, epoch, i / 4) "
+                   "for value i of an element; value i is dropped (0) when word i mod 4 is below ceil(p 2^32), "
+                   "else multiplied by float32(1 / (1 - p)); the identity when the plan's mode is eval",
     SL__PARAMS(params),
 };
 

@@ -312,6 +312,9 @@ static cJSON *op_json(const sl_pipeline *p, const sl_kernel_table *kernels, int 
             *st = path_in(partners_path, sizeof partners_path, dir, partners_name, err);
         if (!*st)
             *st = write_batch_decisions(p, kernels, c, nbatches, path, partners_path, err);
+    } else if (desc->keyed_draws) {
+        sl__json_put(dec, "exported", cJSON_CreateTrue(), ok);
+        sl__json_put(dec, "keyed", cJSON_CreateString(desc->keyed_draws), ok);
     } else {
         *exportable = false;
         sl__json_put(dec, "exported", cJSON_CreateFalse(), ok);
@@ -326,12 +329,13 @@ static cJSON *op_json(const sl_pipeline *p, const sl_kernel_table *kernels, int 
     return o;
 }
 
-/* Whether op `index`'s draws are handed over: not random, or random with a
- * decisions hook (per element or per batch). */
+/* Whether op `index`'s draws are handed over: not random, random with a
+ * decisions hook (per element or per batch), or keyed by what the plan
+ * holds. */
 static bool op_exported(const sl_pipeline *p, int index)
 {
     const sl__op_desc *desc = sl__op_desc_of(p->spec.ops[index].kind);
-    return !desc->random || ((desc->decisions || desc->batch_decisions) && compiled_of(p, index));
+    return !desc->random || desc->keyed_draws || ((desc->decisions || desc->batch_decisions) && compiled_of(p, index));
 }
 
 bool sl_export_decisions_exported(const sl_pipeline *p)
@@ -374,6 +378,7 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
     put_number(plan, "warmup_batches", meta ? (double)meta->warmup_batches : 0.0, &ok);
     sl__json_put(plan, "seed", sl__json_u64_text(p->spec.seed), &ok);
     sl__json_put(plan, "shuffle", cJSON_CreateBool(p->spec.shuffle), &ok);
+    sl__json_put(plan, "mode", cJSON_CreateString(sl_mode_name(p->spec.mode)), &ok);
     put_number(plan, "batch_size", (double)p->spec.batch_size, &ok);
     sl__json_put(plan, "drop_last", cJSON_CreateBool(p->spec.drop_last), &ok);
     put_number(plan, "dataset_size", (double)p->dataset_size, &ok);

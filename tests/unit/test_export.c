@@ -377,6 +377,29 @@ Test(export, random_choice_branches_reproduce_the_reference)
     check_elements(ops, 3, "\"branch\"", apply_random_choice, "choice");
 }
 
+/* dropout's mask is as large as the data, so no file holds it, but it is
+ * keyed by nothing a peer lacks: the plan documents the keying, counts the
+ * op as exported (a peer is then held to the reference bitwise) and says
+ * the mode, without which a peer cannot tell whether dropout drops. */
+Test(export, keyed_draws_are_exported_by_their_keying_with_the_mode)
+{
+    sl_op op = sl_op_dropout("x", 3, 0.25f);
+    fixture f;
+    build(&f, false, &op, 1, "dropout");
+    char *plan = plan_text(&f);
+    cr_expect(strstr(plan, "\"decisions_exported\":\ttrue"));
+    cr_expect(strstr(plan, "\"keyed\":\t\"Philox4x32-10"), "the plan says how the mask is keyed");
+    cr_expect(strstr(plan, "\"mode\":\t\"train\""));
+    free(plan);
+    char path[512];
+    snprintf(path, sizeof path, "%s/decisions_op0_e0.npy", f.dir);
+    FILE *none = fopen(path, "rb");
+    cr_expect_null(none, "no decisions file for a mask recomputed from its keying");
+    if (none)
+        fclose(none);
+    release(&f);
+}
+
 Test(export, value_draws_are_not_exported_and_the_plan_says_why)
 {
     sl_op op = sl_op_gaussian_noise("x", 3, 0.1f);

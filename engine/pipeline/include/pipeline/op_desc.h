@@ -203,6 +203,11 @@ typedef struct sl__op_desc {
     /* For a random op with neither hook: why its draws are not exported,
      * for the plan (a peer is then compared statistically). */
     const char *no_decisions_reason;
+    /* For a random op whose draws are too many to export but keyed by
+     * nothing a peer lacks (the plan's seed, the op id, the element id,
+     * the epoch): how to recompute them, for the plan. Such an op counts
+     * as exported, so a peer is held to the reference bitwise. */
+    const char *keyed_draws;
 
     /* The op on a device (kernels/device.h), through the device table the
      * executor hands it, as rows and batch run it through a kernel table:
