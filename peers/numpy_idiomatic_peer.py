@@ -38,6 +38,9 @@ NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "
 # cache of each element's fields after the ops before it, which make_batches
 # keeps across the plan's epochs (apply_ops alone passes a cache through).
 NUMPY_ONLY |= {"trig_rounds", "cache"}
+# And PC-5's: affine from the plan's scale and bias, and dropout's mask
+# recomputed from its documented keying (Philox, sluice_ops) in train mode.
+NUMPY_ONLY |= {"affine", "dropout"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -173,6 +176,40 @@ def log1p(x):
 def trig_rounds(x, p):
     """rounds of y = sin y + cos y on each value, in float64, back to float32."""
     return sluice_ops.trig_rounds(x.astype(np.float64), p["rounds"], NumpyArrays).astype(np.float32)
+
+
+def dropout_keep(plan, op, ids, epoch, values):
+    """Whether each of the values of elements ids is kept, [len(ids), values]:
+    Philox4x32-10 keyed by the plan's seed and the op id, counter (element,
+    epoch, value / 4), word value mod 4 kept when not below ceil(p 2^32)."""
+    ids = np.asarray(ids, dtype=np.uint64)
+    blocks = -(-values // 4)
+    shape = (len(ids), blocks)
+    counter = (np.broadcast_to((ids & np.uint64(sluice_ops.M32))[:, None], shape),
+               np.broadcast_to((ids >> np.uint64(32))[:, None], shape),
+               np.full(shape, epoch, dtype=np.uint64),
+               np.broadcast_to(np.arange(blocks, dtype=np.uint64)[None, :], shape))
+    key = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
+    words = np.stack(sluice_ops.philox4x32_10(counter, key), axis=-1).reshape(len(ids), blocks * 4)[:, :values]
+    return words >= np.uint64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
+
+
+def dropout_scale(p):
+    """float32(1 / (1 - p)), each step in float32 as sluice computes it."""
+    return np.float32(1.0) / (np.float32(1.0) - np.float32(p))
+
+
+def dropout(plan, op, x, ids, epoch):
+    if plan.raw.get("mode", "train") == "eval":
+        return x
+    keep = dropout_keep(plan, op, ids, epoch, x[0].size).reshape(x.shape)
+    return np.where(keep, x * dropout_scale(op["params"]["p"]), np.float32(0.0))
+
+
+def affine(x, p):
+    """x * scale[c] + bias[c] over the channels (last axis), in float32."""
+    c = p["channels"]
+    return x * np.asarray(p["scale"][:c], dtype=np.float32) + np.asarray(p["bias"][:c], dtype=np.float32)
 
 
 def hash_ids(x, p):
@@ -319,6 +356,10 @@ def apply_ops(plan, fields, ops, epoch, ids, batch=None):
             x = hash_ids(x, p)
         elif kind == "trig_rounds":
             x = trig_rounds(x, p)
+        elif kind == "affine":
+            x = affine(x, p)
+        elif kind == "dropout":
+            x = dropout(plan, op, x, ids, epoch)
         elif kind == "bag_offsets":
             # Each column's running count of present ids down the batch.
             fields[p["out"]] = np.cumsum(x >= 0, axis=0, dtype=np.int64)

@@ -23,7 +23,11 @@ slicing instead of advanced indexing):
   negations; a cache op keeps, in one array per field made when it is first
   filled, each element's fields after the ops before it, so a batch
   computes only the elements no earlier batch met and reads the rest back
-  with one take.
+  with one take;
+- affine is np.multiply and np.add in place with scale and bias tiled over
+  the element, as normalize; dropout (train mode) recomputes its keyed
+  mask (numpy_idiomatic_peer.dropout_keep), multiplies in place and zeroes
+  the dropped values with one masked copy.
 
 Every other op is numpy_idiomatic_peer's function (already vectorized; they
 are not where the time goes in the scenarios that use them). The output is
@@ -41,7 +45,7 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
-IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip"}
+IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip", "affine", "dropout"}
 
 
 def tiled(values, channels, element_shape):
@@ -140,6 +144,50 @@ class TrigRounds:
             np.add(p, c, out=p)
 
 
+class DropMask:
+    """dropout's keyed mask as numpy_idiomatic_peer.dropout_keep computes it
+    (Philox4x32-10, sluice_ops), each round's products, shifts and xors as
+    in-place ufuncs on uint64 buffers made once per batch shape; returns
+    which values are dropped."""
+
+    def __init__(self):
+        self.buffers = {}
+
+    def __call__(self, plan, op, ids, epoch, values):
+        n, blocks = len(ids), -(-values // 4)
+        key = (n, blocks)
+        if key not in self.buffers:
+            self.buffers[key] = ([np.empty((n, blocks), dtype=np.uint64) for _ in range(6)],
+                                 np.empty((n, blocks, 4), dtype=bool),
+                                 np.arange(blocks, dtype=np.uint64))
+        (c0, c1, c2, c3, p0, p1), drop, draw = self.buffers[key]
+        u = np.asarray(ids, dtype=np.uint64)[:, None]
+        m32 = np.uint64(sluice_ops.M32)
+        np.bitwise_and(u, m32, out=c0)
+        np.right_shift(u, np.uint64(32), out=c1)
+        c2.fill(epoch)
+        c3[...] = draw
+        k0, k1 = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
+        m0, m1, shift = np.uint64(sluice_ops.PHILOX_M0), np.uint64(sluice_ops.PHILOX_M1), np.uint64(32)
+        for r in range(10):
+            if r:
+                k0, k1 = (k0 + sluice_ops.PHILOX_W0) & sluice_ops.M32, (k1 + sluice_ops.PHILOX_W1) & sluice_ops.M32
+            np.multiply(c0, m0, out=p0)
+            np.multiply(c2, m1, out=p1)
+            np.right_shift(p1, shift, out=c0)
+            np.bitwise_xor(c0, c1, out=c0)
+            np.bitwise_xor(c0, np.uint64(k0), out=c0)
+            np.bitwise_and(p1, m32, out=c1)
+            np.right_shift(p0, shift, out=c2)
+            np.bitwise_xor(c2, c3, out=c2)
+            np.bitwise_xor(c2, np.uint64(k1), out=c2)
+            np.bitwise_and(p0, m32, out=c3)
+        threshold = np.uint64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
+        for j, word in enumerate((c0, c1, c2, c3)):
+            np.less(word, threshold, out=drop[:, :, j])
+        return drop.reshape(n, blocks * 4)[:, :values]
+
+
 class Cache:
     """The cache op: each element's fields after the ops before it (which
     draw nothing, so they are the same in every epoch), in one array per
@@ -193,6 +241,7 @@ class Tuned:
                 data = self.sequences(data, self.pack["params"])
             self.fields[f["name"]] = Field(data, plan.batch_size)
         self.ops = ops
+        self.drop_mask = DropMask()
         at = idiomatic.cache_index(plan)
         self.cache = Cache(self, at) if at is not None else None
         if self.cache is not None:
@@ -202,10 +251,12 @@ class Tuned:
         # makes numpy_idiomatic_peer do the rest.
         self.tiles = {}
         for op in ops:
-            if op["kind"] == "normalize":
+            if op["kind"] in ("normalize", "affine"):
+                # (subtrahend, factor) for normalize, (factor, addend) for affine.
+                first, second = ("mean", "inv_std") if op["kind"] == "normalize" else ("scale", "bias")
                 shape = self.fields[op["field"]].data.shape[1:] if op["field"] in self.fields else ()
-                self.tiles[op["index"]] = (tiled(op["params"]["mean"], op["params"]["channels"], shape),
-                                           tiled(op["params"]["inv_std"], op["params"]["channels"], shape))
+                self.tiles[op["index"]] = (tiled(op["params"][first], op["params"]["channels"], shape),
+                                           tiled(op["params"][second], op["params"]["channels"], shape))
 
     @staticmethod
     def sequences(stream, p):
@@ -318,6 +369,17 @@ class Tuned:
                     np.multiply(x, np.float32(op["params"]["value"]), out=x)
                 elif kind == "add":
                     np.add(x, np.float32(op["params"]["value"]), out=x)
+                elif kind == "affine":
+                    scale, bias = self.tiles[op["index"]]
+                    flat = x.reshape(x.shape[0], -1)
+                    np.multiply(flat, scale, out=flat)
+                    np.add(flat, bias, out=flat)
+                elif kind == "dropout":
+                    if plan.raw.get("mode", "train") != "eval":
+                        drop = self.drop_mask(plan, op, ids, epoch, x[0].size)
+                        flat = x.reshape(x.shape[0], -1)
+                        np.multiply(flat, idiomatic.dropout_scale(op["params"]["p"]), out=flat)
+                        np.copyto(flat, np.float32(0.0), where=drop)
                 elif kind == "clip":
                     lo, hi = np.float32(op["params"]["lo"]), np.float32(op["params"]["hi"])
                     np.copyto(x, lo, where=x < lo)

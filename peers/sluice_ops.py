@@ -8,6 +8,8 @@ does (and so bitwise):
 - the id hash of hash_ids: the high 32 bits of SplitMix64's first output
   seeded with the id, that is the golden gamma added, then the finalizer
   (sl_mix64 in include/sluice/philox.h);
+- dropout's keyed mask: Philox4x32-10 (include/sluice/philox.h) keyed by
+  the plan's seed and the op id, one block of four words per four values;
 - trig_rounds: y = sin y + cos y, rounds times, in float64, by sluice's
   libm-free sl_det_sincos_turns (include/sluice/detmath.h): libm's sin and
   cos differ between C libraries, numpy's and torch's among them.
@@ -129,3 +131,45 @@ def trig_rounds(y, rounds, A):
         cos = A.where((quadrant == 1.0) | (quadrant == 2.0), -odd_c, odd_c)
         y = sin + cos
     return y
+
+
+M32, M64 = (1 << 32) - 1, (1 << 64) - 1
+PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
+PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+
+
+def mix64(v):
+    """sl_mix64 of a Python int: SplitMix64's first output seeded with v."""
+    v = (v + MIX_ADD) & M64
+    v = ((v ^ (v >> 30)) * MIX_MUL1) & M64
+    v = ((v ^ (v >> 27)) * MIX_MUL2) & M64
+    return v ^ (v >> 31)
+
+
+def philox_key(seed, stream):
+    """sl_philox_key_for(seed, stream) as two Python ints (low word, high word)."""
+    mixed = mix64(seed ^ mix64(stream))
+    return mixed & M32, mixed >> 32
+
+
+def philox4x32_10(c, key):
+    """sl_philox4x32_10 on counters c, four arrays of uint32 words held in a
+    64-bit unsigned type (so each 32 x 32 bit product is exact); key, two
+    Python ints. Returns the four output words alike."""
+    c0, c1, c2, c3 = c
+    k0, k1 = key
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + PHILOX_W0) & M32, (k1 + PHILOX_W1) & M32
+        p0 = c0 * PHILOX_M0
+        p1 = c2 * PHILOX_M1
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32
+    return c0, c1, c2, c3
+
+
+def dropout_threshold(p):
+    """ceil(p 2^32) of float32 p in [0, 1), as sluice's dropout computes it
+    (p 2^32 is exact in double)."""
+    scaled = float(p) * 4294967296.0
+    whole = int(scaled)
+    return whole + (whole < scaled)
