@@ -1,0 +1,79 @@
+/* The numpy peers on the scenarios whose ops only they run beyond the gate:
+ * IO-4 (sluice's libm-free trig_rounds and a cache of the peer's own) and
+ * PC-5 (affine, and dropout's mask recomputed from the keying the plan
+ * documents). Apart from test_peers because each computes the reference
+ * of a scenario (IO-4's is seconds of sine and cosine), which would take
+ * test_peers past its time limit; they skip where the system's Python has
+ * no numpy, which no default test requires. */
+#include <criterion/criterion.h>
+
+#include "support.h"
+#include <string.h>
+
+#include "peer.h"
+#include "sluice/bench.h"
+#include "sluice/scenario.h"
+
+static bool has_metric(const sl_record *record, const char *name)
+{
+    for (int i = 0; i < record->nmetrics; i++)
+        if (strcmp(record->metrics[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+static void need_numpy(void)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has("numpy", reason, sizeof reason))
+        cr_skip_test("needs numpy in the system's Python: %s", reason);
+}
+
+TestSuite(peers_scenarios, .init = need_numpy, .timeout = 600);
+
+/* IO-4 on both numpy forms: sluice's libm-free sine and cosine in float64
+ * and the peer's own cache. Ten batches cross into epoch 1, whose batches
+ * the peer reads from its cache; the scenario's epoch metrics run all three
+ * epochs from the start of epoch 0, the only start a peer takes. */
+Test(peers_scenarios, the_numpy_peers_are_bitwise_on_io4_and_replay_their_cache)
+{
+    sl_scenario_instance *io4 = NULL;
+    sl_bench_options io4_options;
+    test_bench_instance("IO-4", "64x64x3", 9, &io4, &io4_options);
+    cr_assert_gt(io4_options.warmup_batches + io4_options.measured_batches,
+                 sl_pipeline_batches_per_epoch(io4->pipeline), "the batches reach epoch 1");
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(io4, both[i], &io4_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise");
+        cr_assert(has_metric(&record, "epoch1_speedup"), "%s: the epoch metrics ran", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(io4);
+}
+
+/* PC-5 on both numpy forms, in both modes: affine from the plan's scale and
+ * bias, and dropout's mask recomputed from the keying the plan documents,
+ * held to the reference bitwise (a mask of the peer's own would differ). */
+Test(peers_scenarios, the_numpy_peers_are_bitwise_on_pc5_in_train_and_eval)
+{
+    const char *modes[] = {"train", "eval"};
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    for (int m = 0; m < 2; m++) {
+        sl_scenario_instance *pc5 = NULL;
+        sl_bench_options pc5_options;
+        test_bench_instance("PC-5", modes[m], 4, &pc5, &pc5_options);
+        for (int i = 0; i < 2; i++) {
+            sl_record record;
+            sl_err err = {0};
+            sl_bench_run(pc5, both[i], &pc5_options, &record, &err);
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s on %s: %s", both[i]->name, modes[m], record.reason);
+            cr_assert_str_eq(record.equivalence, "bitwise", "%s on %s", both[i]->name, modes[m]);
+            sl_record_release(&record);
+        }
+        sl_scenario_instance_free(pc5);
+    }
+}
