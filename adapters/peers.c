@@ -57,18 +57,16 @@
 /* The numpy and idiomatic PyTorch peers also apply the ops whose decisions
  * the export writes beyond the gate's: rot90's turns, brightness offsets
  * and scale factors, and MixUp's and CutMix's per-batch draws and partners;
- * and gaussian noise of their own, checked statistically. */
-#define PEER_TORCH_TRANSFORMS                                                                                          \
+ * gaussian noise of their own, checked statistically; IO-4's sluice's
+ * libm-free trig_rounds in float64 (peers/sluice_ops.py) and a cache of
+ * their own; PC-5's affine and dropout, its mask recomputed from the keying
+ * the plan documents. */
+#define PEER_NUMPY_OWN_TRANSFORMS                                                                                      \
     (PEER_NUMPY_TRANSFORMS | SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) |                       \
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
-     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE))
-/* peer:numpy alone also runs IO-4 (sluice's libm-free trig_rounds in
- * float64, peers/sluice_ops.py, and a cache of its own across the plan's
- * epochs) and PC-5 (affine from the plan's scale and bias, and dropout's
- * mask recomputed from its keying, which the plan documents). */
-#define PEER_NUMPY_OWN_TRANSFORMS                                                                                      \
-    (PEER_TORCH_TRANSFORMS | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                             \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
+#define PEER_TORCH_TRANSFORMS  PEER_NUMPY_OWN_TRANSFORMS
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 

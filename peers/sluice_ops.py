@@ -154,8 +154,9 @@ def philox_key(seed, stream):
 
 def philox4x32_10(c, key):
     """sl_philox4x32_10 on counters c, four arrays of uint32 words held in a
-    64-bit unsigned type (so each 32 x 32 bit product is exact); key, two
-    Python ints. Returns the four output words alike."""
+    64-bit type (uint64, or int64 whose products wrap alike: the high word
+    is masked after the shift, which an int64 shift fills with sign bits);
+    key, two Python ints. Returns the four output words alike."""
     c0, c1, c2, c3 = c
     k0, k1 = key
     for r in range(10):
@@ -163,7 +164,7 @@ def philox4x32_10(c, key):
             k0, k1 = (k0 + PHILOX_W0) & M32, (k1 + PHILOX_W1) & M32
         p0 = c0 * PHILOX_M0
         p1 = c2 * PHILOX_M1
-        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32
+        c0, c1, c2, c3 = ((p1 >> 32) & M32) ^ c1 ^ k0, p1 & M32, ((p0 >> 32) & M32) ^ c3 ^ k1, p0 & M32
     return c0, c1, c2, c3
 
 

@@ -37,6 +37,10 @@ RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot9
           "random_scale")
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
 SUPPORTED = SUPPORTED | {"rot90", "random_brightness", "random_scale", "gaussian_noise", "mixup", "cutmix"}
+# IO-4's trig_rounds (sluice's float64 sine and cosine, sluice_ops) with a
+# cache of elements in the Dataset, and PC-5's affine and dropout (its mask
+# recomputed from the keying the plan documents, in int64 arithmetic).
+SUPPORTED = SUPPORTED | {"trig_rounds", "cache", "affine", "dropout"}
 
 
 class TorchArrays:
@@ -44,6 +48,8 @@ class TorchArrays:
 
     f32 = staticmethod(lambda v: torch.tensor(v, dtype=torch.float32))
     to_f32 = staticmethod(lambda i: i.to(torch.float32))
+    rint = staticmethod(torch.round)  # half to even, as rint
+    floor = staticmethod(torch.floor)
     fence = staticmethod(lambda x: x)
     shr = staticmethod(lambda i, n: i >> n)
     band = staticmethod(lambda i, m: i & m)
@@ -111,6 +117,11 @@ class ExportedDataset(Dataset):
             if op["kind"] in RANDOM:
                 for e in range(plan.raw["epochs"]):
                     self.decisions[(op["index"], e)] = torch.from_numpy(plan.decisions(op, e))
+        # The cache op: each element's fields after the ops before it (which
+        # draw nothing), kept by element id in this process (each worker
+        # keeps its own).
+        self.cache_at = next((op["index"] for op in self.ops if op["kind"] == "cache"), None)
+        self.cached = {}
 
     def __len__(self):
         return self.plan.raw["dataset_size"]
@@ -131,10 +142,16 @@ class ExportedDataset(Dataset):
             if name not in out:
                 out[name] = data[i]
         out[BATCH_KEY] = torch.tensor(key[2])
+        if i in self.cached:
+            out.update(self.cached[i])
+            ops = [op for op in ops if op["index"] > self.cache_at]
         for op in ops:
             kind, p, name = op["kind"], op["params"], op["field"]
             if kind in BATCH:
                 continue  # in the collate_fn
+            if kind == "cache":
+                self.cached[i] = {k: v for k, v in out.items() if k != BATCH_KEY}
+                continue
             x = out[name]
             if kind == "normalize":
                 mean = torch.tensor(p["mean"], dtype=torch.float32)
@@ -199,8 +216,33 @@ class ExportedDataset(Dataset):
                 x = x + torch.tensor(p["sigma"], dtype=torch.float32) * torch.randn(x.shape, generator=g)
             elif kind == "hash_ids":
                 x = hash_ids(x, self.sizes[op["index"]])
+            elif kind == "trig_rounds":
+                x = sluice_ops.trig_rounds(x.to(torch.float64), p["rounds"], TorchArrays).to(torch.float32)
+            elif kind == "affine":
+                c = p["channels"]
+                x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c],
+                                                                                         dtype=torch.float32)
+            elif kind == "dropout" and self.plan.raw.get("mode", "train") != "eval":
+                x = dropout(self.plan, op, x, i, epoch)
             out[name] = x
         return out
+
+
+def dropout(plan, op, x, element, epoch):
+    """Element `element`'s values kept or dropped by sluice's keyed mask
+    (Philox4x32-10 on int64 words, counter (element, epoch, value / 4)),
+    the kept ones times float32(1 / (1 - p))."""
+    values = x.numel()
+    blocks = -(-values // 4)
+    draw = torch.arange(blocks, dtype=torch.int64)
+    counter = (torch.full_like(draw, element & sluice_ops.M32), torch.full_like(draw, element >> 32),
+               torch.full_like(draw, epoch), draw)
+    words = torch.stack(sluice_ops.philox4x32_10(counter, sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])),
+                        dim=1).reshape(-1)[:values]
+    drop_p = np.float32(op["params"]["p"])
+    keep = (words >= sluice_ops.dropout_threshold(drop_p)).reshape(x.shape)
+    scale = torch.tensor(np.float32(1.0) / (np.float32(1.0) - drop_p), dtype=torch.float32)
+    return torch.where(keep, x * scale, torch.tensor(0.0, dtype=torch.float32))
 
 
 BATCH_KEY = "_sluice_batch"
