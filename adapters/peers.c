@@ -66,7 +66,12 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
-#define PEER_TORCH_TRANSFORMS  PEER_NUMPY_OWN_TRANSFORMS
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
+/* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
+ * exported picks; their noise makes those plans statistical. */
+#define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
+    (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE))
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
@@ -132,12 +137,12 @@ const sl__peer sl__peer_numpy =
     PEER("peer:numpy",
          "numpy as its experts write it: gathers with take into preallocated buffers, constants tiled "
          "over each element, in-place ufuncs, slice copies (peers/numpy_peer.py)",
-         numpy_available, "numpy_peer.py", "--workers=0", PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
+         numpy_available, "numpy_peer.py", "--workers=0", PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
 const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
                                                "numpy as tutorials write it: fancy-index gather, broadcast arithmetic, "
                                                "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
                                                numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
-                                               PEER_NUMPY_OWN_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
+                                               PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
 static const sl__peer peer_torch = PEER(
     "peer:torch",
     "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "

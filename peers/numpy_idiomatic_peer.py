@@ -41,6 +41,11 @@ NUMPY_ONLY |= {"trig_rounds", "cache"}
 # And PC-5's: affine from the plan's scale and bias, and dropout's mask
 # recomputed from its documented keying (Philox, sluice_ops) in train mode.
 NUMPY_ONLY |= {"affine", "dropout"}
+# And PC-2's and PC-4's sub-op graphs: branch_mean, random_apply and
+# random_choice run the ops they own (listed after them) on copies or on
+# the rows their exported picks name.
+NUMPY_ONLY |= {"branch_mean", "random_apply", "random_choice"}
+GRAPHS = ("branch_mean", "random_apply", "random_choice")
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -322,12 +327,56 @@ def gather(plan, sources, ids):
     return fields, ops
 
 
+def sub_ops(ops, k):
+    """The two sub-chains a graph op ops[k] owns (its ops_a ops after it and
+    the ops_b after those), and the index of the op after them."""
+    p = ops[k]["params"]
+    a = ops[k + 1:k + 1 + p["ops_a"]]
+    b = ops[k + 1 + p["ops_a"]:k + 1 + p["ops_a"] + p["ops_b"]]
+    if any(op["kind"] in GRAPHS for op in a + b):
+        raise SystemExit("op %d (%s) owns another graph op, which this peer does not nest" % (k, ops[k]["kind"]))
+    return a, b, k + 1 + p["ops_a"] + p["ops_b"]
+
+
+def run_graph(plan, op, chains, x, epoch, ids, batch):
+    """A graph op on field values x: branch_mean's (a + b) / 2 as sluice's
+    blend computes it (a * 0.5 + b * 0.5, two f32 products then their sum);
+    random_apply's chain on the rows whose pick is 1; random_choice's chain a
+    on the rows whose branch is 0 and chain b on the others."""
+    name = op["field"]
+
+    def run(chain, rows):
+        return apply_ops(plan, {name: x[rows]}, chain, epoch, ids[rows], batch=batch)[name]
+
+    every = np.arange(len(ids))
+    if op["kind"] == "branch_mean":
+        half = np.float32(0.5)
+        return run(chains[0], every) * half + run(chains[1], every) * half
+    pick = plan.decisions(op, epoch)[ids][:, 0]
+    out = x.copy()
+    if op["kind"] == "random_apply":
+        rows = np.flatnonzero(pick != 0)
+        out[rows] = run(chains[0], rows)
+    else:
+        for branch, chain in enumerate(chains):
+            rows = np.flatnonzero(pick == branch)
+            out[rows] = run(chain, rows)
+    return out
+
+
 def apply_ops(plan, fields, ops, epoch, ids, batch=None):
     """The plan's ops, in order, on a batch's fields (elements ids of epoch;
     batch, the index in plan.batches, for the ops with per-batch decisions)."""
-    for op in ops:
+    k = 0
+    while k < len(ops):
+        op = ops[k]
         kind, p, name = op["kind"], op["params"], op["field"]
         x = fields[name]
+        k += 1
+        if kind in GRAPHS:
+            a, b, k = sub_ops(ops, k - 1)
+            fields[name] = run_graph(plan, op, (a, b), x, epoch, ids, batch)
+            continue
         if kind == "normalize":
             x = normalize(x, p)
         elif kind in ("scale", "multiply"):

@@ -1,7 +1,8 @@
 /* The numpy peers on the scenarios whose ops only they run beyond the gate:
  * IO-4 (sluice's libm-free trig_rounds and a cache of the peer's own) and
  * PC-5 (affine, and dropout's mask recomputed from the keying the plan
- * documents). Apart from test_peers because each computes the reference
+ * documents); PC-2 and PC-4 (sub-op graphs from their exported picks, with
+ * noise of numpy's own, so statistical). Apart from test_peers because each computes the reference
  * of a scenario (IO-4's is seconds of sine and cosine), which would take
  * test_peers past its time limit; they skip where the system's Python has
  * no numpy, which no default test requires. */
@@ -75,5 +76,29 @@ Test(peers_scenarios, the_numpy_peers_are_bitwise_on_pc5_in_train_and_eval)
             sl_record_release(&record);
         }
         sl_scenario_instance_free(pc5);
+    }
+}
+
+/* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
+ * forms: the picks are exported, the noise is numpy's own, so the plans are
+ * checked statistically (a branch or pick taken wrongly moves the
+ * residual's mean by tens of standard errors, tried by hand). */
+Test(peers_scenarios, the_numpy_peers_run_the_sub_op_graphs_statistically)
+{
+    const char *scenarios[][2] = {{"PC-2", "64x64x3"}, {"PC-4", "p0.5"}};
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    for (int s = 0; s < 2; s++) {
+        sl_scenario_instance *instance = NULL;
+        sl_bench_options options;
+        test_bench_instance(scenarios[s][0], scenarios[s][1], 4, &instance, &options);
+        for (int i = 0; i < 2; i++) {
+            sl_record record;
+            sl_err err = {0};
+            sl_bench_run(instance, both[i], &options, &record, &err);
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s on %s: %s", both[i]->name, scenarios[s][0], record.reason);
+            cr_assert_str_eq(record.equivalence, "statistical", "%s on %s", both[i]->name, scenarios[s][0]);
+            sl_record_release(&record);
+        }
+        sl_scenario_instance_free(instance);
     }
 }
