@@ -406,6 +406,12 @@ struct sl__bench_run {
     /* The wall time spent on this record so far, over every step of it:
      * with interleaved rounds, only its own steps count. */
     int64_t wall_ns;
+    /* How the adapter itself held its last repetition to the reference (a
+     * peer checked statistically says "statistical"), read right after the
+     * repetition: with interleaved rounds other adapters run before this
+     * record is classified, and the adapter's own memory of its last run
+     * then belongs to another. */
+    char own_equivalence[32];
     repetition reps[SL_RECORD_MAX_REPETITIONS];
 };
 typedef struct sl__bench_run bench_run;
@@ -525,6 +531,7 @@ static sl_status run_one_repetition(bench_run *run, int r, sl_record *record, sl
         adapter->framework(adapter, record->framework, sizeof record->framework);
     if (adapter->annotate)
         adapter->annotate(adapter, record);
+    sl_adapter_last_equivalence(adapter, run->own_equivalence, sizeof run->own_equivalence);
     if (status != SL_OK) {
         status = fail_adapter_run(record, status, run_err.msg, err);
     } else if (sink.seen != run->total) {
@@ -615,8 +622,7 @@ static void classify_equivalence(const bench_run *run, bool close, double worst,
 {
     double tolerance = run->instance->scenario->tolerance;
     uint64_t reference = run->options->reference_digest;
-    char own[32] = "";
-    sl_adapter_last_equivalence(run->adapter, own, sizeof own);
+    const char *own = run->own_equivalence;
     if (record->output_digest == reference && own[0]) {
         /* A peer held to the reference statistically handed the sink the
          * reference's batches: say how it was checked, not "bitwise". */

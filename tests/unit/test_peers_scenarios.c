@@ -9,11 +9,14 @@
 #include <criterion/criterion.h>
 
 #include "support.h"
+#include <stdio.h>
 #include <string.h>
 
 #include "peer.h"
 #include "sluice/bench.h"
+#include "sluice/record.h"
 #include "sluice/scenario.h"
+#include "sluice/session.h"
 
 static bool has_metric(const sl_record *record, const char *name)
 {
@@ -101,4 +104,50 @@ Test(peers_scenarios, the_numpy_peers_run_the_sub_op_graphs_statistically)
         }
         sl_scenario_instance_free(instance);
     }
+}
+
+/* The same check in interleaved rounds (sluice bench --rounds): each
+ * peer's repetition runs before the other's, and both records are finished
+ * after both ran. Each must say how that peer was checked; a record
+ * classified from whichever peer ran last said "bitwise" for a statistical
+ * check. */
+Test(peers_scenarios, interleaved_rounds_keep_each_peers_statistical_check)
+{
+    char dir[256];
+    test_tmpdir_create(dir, sizeof dir, "peer-rounds");
+    const sl_scenario *pc4 = sl_scenario_find("PC-4");
+    const sl_variant *p05 = sl_scenario_variant(pc4, "p0.5");
+    sl_build_options build;
+    sl_build_options_init(&build, SL_PROFILE_CI, 42);
+    sl_session_variant variant = {pc4, p05, sl_variant_n(p05, &build), sl_variant_batch_size(p05, &build)};
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    sl_session_options options;
+    sl_session_options_init(&options, SL_PROFILE_CI, 42);
+    options.rounds = 2;
+    options.bench.warmup_batches = 1;
+    options.bench.measured_batches = 3;
+    options.bench.skip_probes = true;
+    options.output_dir = dir;
+    options.variants = &variant;
+    options.nvariants = 1;
+    options.adapters = both;
+    options.nadapters = 2;
+    options.instantiate = sl_scenario_instantiate;
+    options.instance_free = sl_scenario_instance_free;
+    sl_session *session = NULL;
+    sl_err err = {0};
+    cr_assert_eq(sl_session_create(&options, &session, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_session_run(session, &err), SL_OK, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/PC-4__p0.5__%s.json", sl_session_dir(session), both[i]->name);
+        sl_record record;
+        cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "%s", err.msg);
+        cr_expect_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_expect_eq(record.rounds, 2);
+        cr_expect_str_eq(record.equivalence, "statistical", "%s in rounds", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_session_free(session);
+    test_tmpdir_remove(dir);
 }
