@@ -170,34 +170,30 @@ static sl_status instance_options(const sl_session *s, const sl_scenario_instanc
     return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
 }
 
-/* Whether this rank writes the records of the runs the watchdog ends. Rank
- * 0 writes every record. A rank other than 0 times out only when rank 0
- * never released it (rank 0 times out first on any other silent rank and
- * ends the job), so there rank 0 is the silent one, and the mesh's rank 1
- * writes the failed records in its place: a stopped rank 0 still leaves a
- * record that says why, as any other stopped rank does. */
-static bool records_what_the_watchdog_ends(const sl_session *s, const sl_comm *comm)
-{
-    return s->root || comm->rank == 1;
-}
-
-/* The watchdog fired (SL_ETIMEDOUT, docs/distributed.md): rank 0 (or its
- * deputy, above) records each run it ends as failed with the watchdog's
- * reason, and every rank that saw it ends the job, since ranks that wait
- * for a silent one would otherwise wait forever. */
+/* The watchdog fired (SL_ETIMEDOUT, docs/distributed.md): this rank records
+ * each run it ends as failed with the watchdog's reason and ends the job,
+ * since ranks that wait for a silent one would otherwise wait forever.
+ *
+ * Every rank the watchdog fires on writes those records, not rank 0 alone.
+ * A rank other than 0 times out only when rank 0 never released it (rank 0
+ * fires first on any other silent rank, at half the wait, and ends the
+ * job), so there rank 0 is the silent one and cannot write. The ranks that
+ * wait on it time out within moments of each other and the first to end the
+ * job kills the rest, so each writes before it ends the job rather than
+ * leaving it to one deputy that may already be gone; a record is written
+ * whole under its final name (sl_record_write), so two writers leave one
+ * whole record. */
 static _Noreturn void end_job(sl_session *s, const sl_comm *comm, const sl_session_variant *entry,
                               const sl_adapter *only, const sl_err *err)
 {
-    if (records_what_the_watchdog_ends(s, comm)) {
-        for (int a = 0; a < s->options.nadapters; a++) {
-            const sl_adapter *adapter = s->options.adapters[a];
-            if (only && adapter != only)
-                continue;
-            sl_record record;
-            unbuilt_record(s, entry, adapter, SL_RECORD_FAILED, err->msg, &record);
-            report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, err->msg);
-            save_record(s, &record);
-        }
+    for (int a = 0; a < s->options.nadapters; a++) {
+        const sl_adapter *adapter = s->options.adapters[a];
+        if (only && adapter != only)
+            continue;
+        sl_record record;
+        unbuilt_record(s, entry, adapter, SL_RECORD_FAILED, err->msg, &record);
+        report_note(s, SL_SESSION_RUN_FAILED, true, entry, adapter, err->msg);
+        save_record(s, &record);
     }
     sl_comm_abort(comm, 1, err->msg);
 }
@@ -228,8 +224,8 @@ static void run_distributed_adapter(sl_session *s, const sl_session_variant *ent
     sl_status finished =
         sl_dist_finish(mesh, built == SL_OK ? instance : NULL, adapter, s->options.bench.kernels, &record, &finish_err);
     if (finished == SL_ETIMEDOUT) {
-        /* Rank 0's record already says why (sl_dist_finish failed it); a
-         * deputy's holds only its own rank's run, so it records none of it. */
+        /* Only rank 0's record is the job's; end_job records the failure
+         * in place of whichever this rank holds. */
         sl_record_release(&record);
         end_job(s, mesh, entry, adapter, &finish_err);
     }

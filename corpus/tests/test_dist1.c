@@ -443,8 +443,8 @@ Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout
 
 /* Rank 0 stopped: the others cannot be told who is silent by it, so each
  * waits twice the limit for rank 0's release, then says rank 0 is the one
- * and ends the job; rank 1 records the run as failed in rank 0's place,
- * since rank 0, which writes every other record, cannot. */
+ * and ends the job; the ranks that waited record the run as failed in
+ * rank 0's place, since rank 0, which writes every other record, cannot. */
 Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others_and_its_run_recorded_as_failed, .timeout = 300)
 {
     dist_require_mpi();
