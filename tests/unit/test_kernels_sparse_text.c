@@ -180,14 +180,26 @@ Test(sparse_text_kernels, log1p_bits_are_pinned)
                  sl_test_kernels()->name, (unsigned long long)got, (unsigned long long)LOG1P_SAMPLE_DIGEST);
 }
 
-/* SplitMix64's finalizer written out from its published constants, so the
- * hash is checked against its definition rather than against sl_mix64. */
-static uint64_t splitmix64_finalizer(uint64_t x)
+/* hash_ids written out from the words of docs/determinism.md ("Hashing,
+ * bags, padding, bucketing") with SplitMix64's published constants, so the
+ * kernels are checked against the documented definition rather than
+ * against sl_mix64: h is the first output of SplitMix64 seeded with the id
+ * (the golden gamma added, then the finalizer), all modulo 2^64. */
+static uint64_t splitmix64_first_output(uint64_t seed)
 {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The documented bucketing rule: (h >> 32) mod size, and a negative
+ * (missing) id stays -1. */
+static int64_t documented_hash_id(int64_t id, int64_t size)
+{
+    if (id < 0)
+        return -1;
+    return (int64_t)((splitmix64_first_output((uint64_t)id) >> 32) % (uint64_t)size);
 }
 
 Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
@@ -209,7 +221,7 @@ Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
     for (int64_t r = 0; r < ROWS; r++)
         for (int j = 0; j < COLS; j++) {
             int64_t id = ids[r * COLS + j];
-            int64_t want = id < 0 ? -1 : (int64_t)((splitmix64_finalizer((uint64_t)id) >> 32) % (uint64_t)sizes[j]);
+            int64_t want = documented_hash_id(id, sizes[j]);
             cr_assert_eq(a[r * COLS + j], want, "reference: id %lld in a table of %lld: %lld, expected %lld",
                          (long long)id, (long long)sizes[j], (long long)a[r * COLS + j], (long long)want);
             cr_assert_eq(b[r * COLS + j], want, "%s: id %lld in a table of %lld: %lld, expected %lld",
@@ -254,6 +266,39 @@ Test(sparse_text_kernels, hash_ids_match_splitmix64s_published_outputs)
     }
 }
 
+/* A handful of ids at the edges, each hashed by the documented formula
+ * above and by every table, in tables of the smallest, a prime, an even and
+ * the largest allowed size. The formula's one published anchor is checked
+ * first, so a slip in writing it out cannot pass unseen: SplitMix64 seeded
+ * with 0 first returns 0xe220a8397b1dcdaf (Vigna's splitmix64.c), the value
+ * docs/determinism.md quotes for id 0. */
+Test(sparse_text_kernels, hash_ids_of_edge_ids_match_the_documented_formula)
+{
+    cr_assert_eq(splitmix64_first_output(0), 0xe220a8397b1dcdafull, "the written-out formula is not SplitMix64's");
+    enum { IDS = 9, COLS = 4 };
+    const int64_t ids[IDS] = {0, 1, 2, -1, -5, INT64_MIN, INT64_MAX, INT64_MAX - 1, ((int64_t)1 << 32) + 1};
+    const int64_t sizes[COLS] = {1, 7, 1000, (int64_t)1 << 31};
+    sl_hash_consts k;
+    sl_err err = {0};
+    cr_assert_eq(sl_hash_consts_init(&k, COLS, sizes, &err), SL_OK, "%s", err.msg);
+    /* One row per id, the id in every column. */
+    int64_t rows[IDS * COLS];
+    for (int i = 0; i < IDS; i++)
+        for (int j = 0; j < COLS; j++)
+            rows[i * COLS + j] = ids[i];
+    const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
+    for (int t = 0; t < 2; t++) {
+        int64_t got[IDS * COLS];
+        tables[t]->hash_ids(rows, got, IDS, &k);
+        for (int i = 0; i < IDS; i++)
+            for (int j = 0; j < COLS; j++)
+                cr_expect_eq(got[i * COLS + j], documented_hash_id(ids[i], sizes[j]),
+                             "%s: hash_ids of id %lld in a table of %lld is %lld; the documented formula gives %lld",
+                             tables[t]->name, (long long)ids[i], (long long)sizes[j], (long long)got[i * COLS + j],
+                             (long long)documented_hash_id(ids[i], sizes[j]));
+    }
+}
+
 Test(sparse_text_kernels, hash_remainder_is_exact_for_every_32_bit_hash_at_awkward_sizes)
 {
     /* The optimized remainder is multiply-based; check it against % for
@@ -274,7 +319,7 @@ Test(sparse_text_kernels, hash_remainder_is_exact_for_every_32_bit_hash_at_awkwa
     sl_test_kernels()->hash_ids(ids, out, ROWS, &k);
     for (int64_t r = 0; r < ROWS; r++)
         for (int j = 0; j < NS; j++) {
-            uint32_t h = (uint32_t)(splitmix64_finalizer((uint64_t)ids[r * NS + j]) >> 32);
+            uint32_t h = (uint32_t)(splitmix64_first_output((uint64_t)ids[r * NS + j]) >> 32);
             cr_assert_eq(out[r * NS + j], (int64_t)(h % (uint64_t)sizes[j]), "hash %u mod %lld", h,
                          (long long)sizes[j]);
         }
