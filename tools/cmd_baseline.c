@@ -8,21 +8,22 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: sluice baseline save NAME [options]\n"
-    "\n"
-    "Saves the records of a bench run (every repetition's batch times, the\n"
-    "environment) as baseline NAME, for `sluice check --baseline NAME`.\n"
-    "\n"
-    "options:\n"
-    "  --from DIR           the run's records (default records/ci, where\n"
-    "                       `sluice bench` writes the ci profile); repeat it to pool\n"
-    "                       the repetitions of several runs\n"
-    "  --baseline-dir DIR   where baselines live (default baselines)\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "exit status: 0 when saved; 1 when the records could not be read or written;\n"
-    "2 for a bad command line.\n";
+static const char usage[] = "usage: sluice baseline save NAME [options]\n"
+                            "\n"
+                            "Saves the records of a bench run (every repetition's batch times, the\n"
+                            "environment) as baseline NAME, for `sluice check --baseline NAME`.\n"
+                            "\n"
+                            "options:\n"
+                            "  --from DIR           the run's records (default records/ci, where\n"
+                            "                       `sluice bench` writes the ci profile); repeat it to pool\n"
+                            "                       the repetitions of several runs into the first one's\n"
+                            "                       records (a record only a later run has is left out,\n"
+                            "                       and named)\n"
+                            "  --baseline-dir DIR   where baselines live (default baselines)\n"
+                            "  -h, --help           show this help\n"
+                            "\n"
+                            "exit status: 0 when saved; 1 when the records could not be read or written;\n"
+                            "2 for a bad command line.\n";
 
 static void report_bad_file(const char *message, void *user)
 {

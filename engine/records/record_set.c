@@ -159,6 +159,20 @@ sl_status sl_record_set_load_runs(const char *const *dirs, int ndirs, sl_record_
         status = sl_record_set_load(dirs[k], &more, on_error, user, err);
         if (status == SL_OK) {
             set->nerrors += more.nerrors;
+            /* A record only a later run holds has nothing to be pooled
+             * into; it is left out, and said so, never dropped unseen. It
+             * is not counted as an error: the runs read fine, they only
+             * cover different rows. */
+            for (int i = 0; on_error && i < more.count; i++) {
+                const sl_record *r = &more.records[i];
+                if (sl_record_set_find(set, r->scenario, r->variant, r->adapter) < 0) {
+                    char message[SL_ERR_MAX + 64];
+                    snprintf(message, sizeof message,
+                             "%s: left out, since %s has no run of %s/%s on %s to pool it into", more.paths[i], dirs[0],
+                             r->scenario, r->variant, r->adapter);
+                    on_error(message, user);
+                }
+            }
             status = sl_record_set_append_runs(set, &more, err);
             sl_record_set_free(&more);
         }

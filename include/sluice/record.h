@@ -228,7 +228,8 @@ void sl_record_set_free(sl_record_set *set);
 sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *from, sl_err *err);
 /* Loads the first folder and pools the repetitions of the others into it
  * (the runs of one side of an ABAB gate). nerrors counts the unreadable
- * files of every folder. */
+ * files of every folder. A record only a later folder holds is left out
+ * and named through on_error, without counting as an error. */
 sl_status sl_record_set_load_runs(const char *const *dirs, int ndirs, sl_record_set *set, sl_record_error_fn on_error,
                                   void *user, sl_err *err);
 /* Index of the record of that scenario, variant and adapter, or -1. */

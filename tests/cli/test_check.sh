@@ -88,5 +88,19 @@ expect 1 "line 1" "a counts file that is not one is named with its line" -- chec
 expect 2 "--baseline and --counts" "--baseline and --counts together are refused" -- check --baseline steady \
   --counts "$work/base.tsv" "$work/head.tsv"
 
+# Pooling runs into a baseline: a record only the second run has cannot be
+# pooled into the first's, and is left out with its name, not dropped unseen.
+mkdir -p "$work/partial"
+cp "$work/steady"/*.json "$work/partial/"
+rm "$work/partial/NLP-1__128__iter.json"
+expect 0 "NLP-1__128__iter.json: left out, since $work/partial has no run of NLP-1/128 on iter" \
+  "baseline save --from A --from B names a record only B has" -- baseline save pooled --from "$work/partial" \
+  --from "$work/steady" --baseline-dir "$work/b"
+if [ -e "$work/b/pooled/NLP-1__128__fused.json" ] && [ ! -e "$work/b/pooled/NLP-1__128__iter.json" ]; then
+  ok "the pooled baseline holds the first run's records only"
+else
+  not_ok "the pooled baseline holds the first run's records only" "$(ls "$work/b/pooled")"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
