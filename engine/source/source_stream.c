@@ -35,6 +35,10 @@ typedef struct field_cache {
     size_t data_offset;
     size_t data_bytes;
     size_t chunk_bytes;
+    /* The most the slots can ever hold: a slot is filled only with a chunk
+     * the file has, so min(slots, the file's chunks) chunks (0 for a file
+     * of no rows, whose items may be of any size). */
+    size_t cache_bound;
     slot *slots;
 } field_cache;
 
@@ -250,13 +254,18 @@ sl_status sl_source_stream_create(int nfields, const char *const *field_names, c
     for (int f = 0; f < nfields; f++) {
         field_cache *fc = &ss->fields[f];
         size_t row_bytes = sl_field_element_bytes(&files.schema.fields[f]);
-        if (row_bytes > 0 && (size_t)ss->chunk_rows > SIZE_MAX / row_bytes / (size_t)ss->nslots) {
-            st = sl_fail(err, SL_EINVAL, "%s: %d chunks of %lld rows of %zu bytes cannot be addressed", fc->path,
-                         ss->nslots, (long long)ss->chunk_rows, row_bytes);
+        int64_t file_chunks = files.rows / ss->chunk_rows + (files.rows % ss->chunk_rows != 0);
+        int64_t cached_chunks = file_chunks < ss->nslots ? file_chunks : ss->nslots;
+        if (row_bytes > 0 &&
+            ((size_t)ss->chunk_rows > SIZE_MAX / row_bytes ||
+             (cached_chunks > 0 && (size_t)ss->chunk_rows * row_bytes > SIZE_MAX / (size_t)cached_chunks))) {
+            st = sl_fail(err, SL_EINVAL, "%s: %lld chunks of %lld rows of %zu bytes cannot be addressed", fc->path,
+                         (long long)cached_chunks, (long long)ss->chunk_rows, row_bytes);
             break;
         }
         /* A field of empty items still needs a nonzero chunk to divide by. */
         fc->chunk_bytes = row_bytes > 0 ? (size_t)ss->chunk_rows * row_bytes : 1;
+        fc->cache_bound = row_bytes > 0 ? fc->chunk_bytes * (size_t)cached_chunks : 0;
         fc->slots = calloc((size_t)ss->nslots, sizeof *fc->slots);
         if (!fc->slots) {
             st = sl_fail(err, SL_ENOMEM, "cannot allocate the chunk slots of %s", fc->path);
@@ -287,7 +296,7 @@ sl_status sl_source_stream_stats(const sl_source *source, sl_stream_stats *out, 
     out->chunk_rows = ss->chunk_rows;
     out->cache_chunks = ss->nslots;
     for (int f = 0; f < ss->nfields; f++)
-        out->cache_bytes += ss->fields[f].chunk_bytes * (size_t)ss->nslots;
+        out->cache_bytes += ss->fields[f].cache_bound;
     pthread_mutex_lock(&ss->lock);
     out->bytes_requested = ss->bytes_requested;
     out->bytes_read = ss->bytes_read;

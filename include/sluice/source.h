@@ -77,7 +77,7 @@ sl_status sl_source_stream_create(int nfields, const char *const *field_names, c
 typedef struct sl_stream_stats {
     int64_t chunk_rows;
     int cache_chunks;
-    size_t cache_bytes;          /* the bound: every field's slots, full */
+    size_t cache_bytes;          /* the bound: every field's slots full, of the chunks its file has */
     size_t bytes_requested;      /* bytes readers asked for */
     size_t bytes_read;           /* bytes read from the files */
     int64_t chunk_loads;         /* chunks read into the cache */
