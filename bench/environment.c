@@ -57,6 +57,7 @@ void sl_environment_collect(sl_environment *env)
     env->load_start = load.load1;
     env->load_end = load.load1;
     env->steal_fraction = -1.0;
+    env->cpu_wait_fraction = -1.0;
 
     time_t now = time(NULL);
     struct tm tm;

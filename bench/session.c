@@ -93,6 +93,7 @@ static void save_record_with_load(const sl_session *s, const sl_record *record, 
         env.load_start = load->start.load1;
         env.load_end = load->end.load1;
         env.steal_fraction = sl__machine_steal_fraction(&load->start, &load->end);
+        env.cpu_wait_fraction = sl__process_wait_fraction(&load->start, &load->end);
     }
     sl_record_file_name(record, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", s->dir, name);

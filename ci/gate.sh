@@ -13,8 +13,12 @@
 #     or cannot tell about are run again alone, with a fresh A B A B, and
 #     that second measurement decides them.
 # Exit status: 0 pass; 1 head is slower (either signal); 3 INCONCLUSIVE (no
-# row slower, but wall time could not tell for some row, the machine too
-# loaded or too unsteady); 2 bad command line.
+# row slower, and wall time could not tell for some row, the machine too
+# busy or too unsteady, with no counts to decide it: GATE_COUNTS=0, or
+# GATE_STRICT=1 to hold out for wall time); 2 bad command line. When the
+# counts ran and found no row slower, a wall time that cannot tell is said
+# and the gate passes: the counts judged every row, the wall-time half only
+# declined to add its own verdict (docs/gate.md, "Two signals, one exit").
 #
 # Builds are cached by commit (and meson arguments) under GATE_CACHE
 # (default ${XDG_CACHE_HOME:-~/.cache}/sluice-gate), with the base's
@@ -27,6 +31,7 @@
 # GATE_BASE_ENV and GATE_HEAD_ENV (environment for one side's runs, e.g.
 # SLUICE_TEST_KERNEL_WORK_PCT=10 with the knob), GATE_COUNTS=0 to skip the
 # counts, GATE_JOBS (parallel callgrind runs, default the CPUs),
+# GATE_STRICT=1 (exit 3 whenever wall time cannot tell, counts or not),
 # GATE_ROW=SCENARIO/VARIANT/ADAPTER to judge one row only and GATE_HEAD_SRC=DIR
 # to build the head side from another source tree than this one (both for
 # ci/bisect.sh, whose candidate is checked out elsewhere).
@@ -232,16 +237,10 @@ if [ "${GATE_COUNTS:-1}" != 0 ]; then
   fi
 fi
 
-status=0
-if [ "$counts" = 1 ] || [ "$wall" -eq 1 ]; then
-  status=1
-elif [ "$wall" -eq 3 ]; then
-  status=3
-elif { [ "$counts" != 0 ] && [ "$counts" != skipped ]; } || [ "$wall" -ne 0 ]; then
-  status=1
-fi
-verdict=("pass" "FAIL: head is slower than base" "" "INCONCLUSIVE: wall time could not tell for some rows; see above")
-echo "gate: $(($(date +%s) - start)) s; ${verdict[$status]}"
+source ci/gate-exit.sh
+gate_exit "$counts" "$wall"
+status=$gate_status
+echo "gate: $(($(date +%s) - start)) s; $gate_verdict"
 # One line for scripts (ci/gate-rates.sh): each signal's status, and the
 # load average when the gate ended.
 echo "gate-result: status=$status counts=${counts} wall=$wall seconds=$(($(date +%s) - start)) load=$(cut -d' ' -f1 /proc/loadavg)"

@@ -25,9 +25,10 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "repetition is one fresh run, so the test is over repetition medians: a row is\n"
                             "slower when its median moved up by at least --min-effect and the one-sided exact\n"
                             "Mann-Whitney p of the repetition medians is within its Holm level (the rows of a\n"
-                            "check are one family at --alpha). It is inconclusive, not slower, when the\n"
-                            "machine's load average exceeded --max-load; and inconclusive, not same, when the\n"
-                            "base's own repetitions disagree by more than --max-spread. Faster is the mirror\n"
+                            "check are one family at --alpha). It is inconclusive, not slower, when the runs\n"
+                            "waited for a CPU that other work held for more than --max-wait of their time, or\n"
+                            "the machine's load average exceeded --max-load; and inconclusive, not same, when\n"
+                            "the base's own repetitions disagree by more than --max-spread. Faster is the mirror\n"
                             "of slower. Adapters that did not run here are left out; a row that failed on a\n"
                             "side is 'not ok'.\n"
                             "\n"
@@ -48,6 +49,11 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "                         are decided with (default: twice --min-effect)\n"
                             "  --max-load L           largest load average a slower row is believed under\n"
                             "                         (default: twice the CPUs the records name; 0: no limit)\n"
+                            "  --max-wait F           largest share of their runnable time the runs may have\n"
+                            "                         waited for a CPU for a slower row to be believed (the\n"
+                            "                         records' cpu_wait_fraction; default --min-effect / (1 +\n"
+                            "                         --min-effect), the wait that alone makes that change;\n"
+                            "                         1: no limit)\n"
                             "  --unsettled FILE       write the rows that were slower or inconclusive, one\n"
                             "                         'scenario variant adapter' a line, for a rerun\n"
                             "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
@@ -121,6 +127,8 @@ static void parse_args(int argc, char **argv, check_args *args)
         } else if (sl__cli_option(&cli, "--max-load", &value)) {
             args->gate.max_load = parse_fraction(&cli, "--max-load", value, 0.0, 1e6);
             args->max_load_given = true;
+        } else if (sl__cli_option(&cli, "--max-wait", &value)) {
+            args->gate.max_cpu_wait = parse_fraction(&cli, "--max-wait", value, 1e-6, 1.0);
         } else if (sl__cli_option(&cli, "--unsettled", &value)) {
             args->unsettled = value;
         } else if (sl__cli_option(&cli, "--inflate", &value)) {
@@ -235,9 +243,11 @@ static bool compare_record(const sl_record_set *fresh, int i, const sl_record_se
         snprintf(result->rule, sizeof result->rule, "not ok: %lld batches a repetition here, %lld in the baseline",
                  (long long)r->measured_batches, (long long)base->records[j].measured_batches);
     } else {
-        double load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i]));
+        sl_gate_busy busy = {
+            .load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i])),
+            .cpu_wait = fmax(base->environments[j].cpu_wait_fraction, fresh->environments[i].cpu_wait_fraction)};
         if (!sl_gate_compare(base->records[j].samples_ns, sample_count(&base->records[j]), r->samples_ns,
-                             sample_count(r), (size_t)r->measured_batches, load, gate, result))
+                             sample_count(r), (size_t)r->measured_batches, busy, gate, result))
             snprintf(result->rule, sizeof result->rule, "not ok: no samples");
     }
     return true;
@@ -314,10 +324,11 @@ static int check_wall_time(check_args *args)
     sl__table_print(table, stdout, 0);
     double max_spread = args->gate.max_base_spread > 0 ? args->gate.max_base_spread : 2.0 * args->gate.min_effect;
     printf("\n%d rows: %d slower, %d inconclusive, %d faster, %d same, %d not ok (wall time: +%.0f%% and Holm at %g "
-           "over repetition medians; inconclusive past a base spread of %.0f%% or a load of %.1f); baseline %s\n",
+           "over repetition medians; inconclusive past a base spread of %.0f%%, a CPU wait of %.1f%% or a load of "
+           "%.1f); baseline %s\n",
            count, tally[SL_GATE_SLOWER], tally[SL_GATE_INCONCLUSIVE], tally[SL_GATE_FASTER], tally[SL_GATE_SAME],
            tally[SL_GATE_NOT_OK], args->gate.min_effect * 100.0, args->gate.alpha, max_spread * 100.0,
-           args->gate.max_load, base_dir);
+           sl_gate_max_cpu_wait(&args->gate) * 100.0, args->gate.max_load, base_dir);
     bool written = !args->unsettled || write_unsettled(args->unsettled, &fresh, index, rows, count);
     sl__table_free(table);
     free(rows);

@@ -289,9 +289,11 @@ static void write_lede(const report_args *args, const sl__report *report, const 
     if (report->nbusy > 0) {
         char line[512];
         snprintf(line, sizeof line,
-                 "The machine was too busy to rank %d of these runs (load average up to %.1f, steal up to %.0f%%): "
-                 "their ratios may say more about the machine than the code.",
-                 report->nbusy, report->busiest_load, report->most_steal > 0 ? 100.0 * report->most_steal : 0.0);
+                 "The machine was too busy to rank %d of these runs (load average up to %.1f, steal up to %.0f%%, "
+                 "runs waiting for a CPU up to %.0f%% of their time): their ratios may say more about the machine "
+                 "than the code.",
+                 report->nbusy, report->busiest_load, report->most_steal > 0 ? 100.0 * report->most_steal : 0.0,
+                 report->most_wait > 0 ? 100.0 * report->most_wait : 0.0);
         fprintf(o->md, "**%s**\n\n", line);
         fprintf(o->html, "<p class=\"warn\"><b>%s</b></p>\n", line);
     }

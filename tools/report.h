@@ -69,6 +69,7 @@ typedef struct sl__report {
     int nbusy;           /* rows measured while the machine was busy (sl_environment_busy) */
     double busiest_load; /* the highest load average any ranked row saw */
     double most_steal;   /* the highest steal fraction any ranked row saw */
+    double most_wait;    /* the highest CPU wait fraction any ranked row saw */
 } sl__report;
 
 /* Builds the model from records and their environments (a record set's

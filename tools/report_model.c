@@ -135,6 +135,7 @@ static void note_environment(sl__report *report, const sl__report_row *row)
     double load = env->load_start > env->load_end ? env->load_start : env->load_end;
     report->busiest_load = load > report->busiest_load ? load : report->busiest_load;
     report->most_steal = env->steal_fraction > report->most_steal ? env->steal_fraction : report->most_steal;
+    report->most_wait = env->cpu_wait_fraction > report->most_wait ? env->cpu_wait_fraction : report->most_wait;
 }
 
 void sl__report_build(const sl_record *records, const sl_environment *environments, int count, sl__report *report)

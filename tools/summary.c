@@ -292,12 +292,14 @@ void sl__summary_notes(const sl__summary *s, FILE *out, const char *prefix)
     if (model.nbusy > 0)
         fprintf(out,
                 "%sthe machine was too busy to rank %d of %d runs (load average up to %.1f on %d CPUs, steal up to "
-                "%.0f%%): their figures say how fast it was then, and their ratios may say more about the machine "
+                "%.0f%%, runs waiting for a CPU up to %.0f%% of their time): their figures say how fast it was then, "
+                "and their ratios may say more about the machine "
                 "than the code; rerun on a quieter machine, or with --rounds so that every adapter meets the same "
                 "load\n",
                 prefix, model.nbusy, ranked, model.busiest_load,
                 model.environments[0] ? model.environments[0]->cpu_cores : 0,
-                model.most_steal > 0.0 ? 100.0 * model.most_steal : 0.0);
+                model.most_steal > 0.0 ? 100.0 * model.most_steal : 0.0,
+                model.most_wait > 0.0 ? 100.0 * model.most_wait : 0.0);
     sl__report_free(&model);
 }
 

@@ -1,16 +1,50 @@
-/* How busy the machine is, from /proc: the load average and the CPU time
- * the hypervisor took away (steal). A benchmark on a shared machine cannot
+/* How busy the machine is, from /proc: the load average, the CPU time the
+ * hypervisor took away (steal) and the time this process's threads waited
+ * for a CPU while others ran (schedstat). A benchmark on a shared machine cannot
  * stop other work, but it can say how much there was, so that a reader
  * knows when its numbers rank nothing. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
 
+/* Sums the run and wait times of every thread of this process: each
+ * /proc/self/task/N/schedstat holds "run_ns wait_ns timeslices". */
+static void sample_own_threads(sl__machine_load *out)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return;
+    unsigned long long run = 0, wait = 0;
+    bool any = false;
+    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/schedstat", entry->d_name);
+        FILE *f = fopen(path, "r");
+        unsigned long long thread_run, thread_wait;
+        if (!f)
+            continue;
+        if (fscanf(f, "%llu %llu", &thread_run, &thread_wait) == 2) {
+            run += thread_run;
+            wait += thread_wait;
+            any = true;
+        }
+        fclose(f);
+    }
+    closedir(tasks);
+    out->has_schedstat = any;
+    out->task_run_ns = run;
+    out->task_wait_ns = wait;
+}
+
 void sl__machine_sample(sl__machine_load *out)
 {
     *out = (sl__machine_load){.load1 = -1.0};
+    sample_own_threads(out);
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
         if (fscanf(f, "%lf", &out->load1) != 1)
@@ -40,4 +74,14 @@ double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machi
     if (!start->has_ticks || !end->has_ticks || end->ticks_total <= start->ticks_total)
         return -1.0;
     return (double)(end->ticks_steal - start->ticks_steal) / (double)(end->ticks_total - start->ticks_total);
+}
+
+double sl__process_wait_fraction(const sl__machine_load *start, const sl__machine_load *end)
+{
+    if (!start->has_schedstat || !end->has_schedstat || end->task_run_ns < start->task_run_ns ||
+        end->task_wait_ns < start->task_wait_ns)
+        return -1.0;
+    unsigned long long run = end->task_run_ns - start->task_run_ns;
+    unsigned long long wait = end->task_wait_ns - start->task_wait_ns;
+    return run + wait > 0 ? (double)wait / (double)(run + wait) : -1.0;
 }

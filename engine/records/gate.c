@@ -8,8 +8,13 @@
  * at alpha, where eighteen or twenty-four rows each at alpha once made a
  * false alarm of one decision in four. A change must also be large
  * (min_effect), and when the base's own repetitions disagree by more than
- * the gate is asked to resolve, or the machine was loaded, the row says it
- * cannot tell instead of guessing. docs/gate.md gives the measured rates.
+ * the gate is asked to resolve, or the runs waited for a CPU long enough
+ * that the wait alone could make the change, or the machine was loaded,
+ * the row says it cannot tell instead of guessing. The wait is the direct
+ * measure: a load generator with one busy process per CPU holds the load
+ * average near the CPU count, under any threshold a busy runner's normal
+ * load allows, while it takes a third of each run's time from whichever
+ * side it meets. docs/gate.md gives the measured rates.
  *
  * Counts. Callgrind's instructions and simulated cache misses per batch
  * are deterministic; a row is slower when they grow past a threshold, set
@@ -25,6 +30,13 @@
 void sl_gate_options_init(sl_gate_options *options)
 {
     *options = (sl_gate_options){.alpha = 0.01, .min_effect = 0.05};
+}
+
+double sl_gate_max_cpu_wait(const sl_gate_options *options)
+{
+    if (options->max_cpu_wait != 0.0)
+        return options->max_cpu_wait;
+    return options->min_effect / (1.0 + options->min_effect);
 }
 
 const char *sl_gate_verdict_name(sl_gate_verdict verdict)
@@ -70,9 +82,9 @@ static double spread_of(const int64_t *v, size_t n)
 }
 
 bool sl_gate_compare(const int64_t *base, size_t nbase, const int64_t *fresh, size_t nfresh, size_t per_repetition,
-                     double load, const sl_gate_options *options, sl_gate_result *out)
+                     sl_gate_busy busy, const sl_gate_options *options, sl_gate_result *out)
 {
-    *out = (sl_gate_result){.load = load, .verdict = SL_GATE_NOT_OK};
+    *out = (sl_gate_result){.load = busy.load, .cpu_wait = busy.cpu_wait, .verdict = SL_GATE_NOT_OK};
     if (nbase == 0 || nfresh == 0 || per_repetition == 0 || nbase % per_repetition || nfresh % per_repetition)
         return false;
     int64_t *scaled = malloc(nfresh * sizeof *scaled);
@@ -110,9 +122,16 @@ static void decide_row(sl_gate_result *r, bool slower_significant, bool faster_s
                        int family, const sl_gate_options *options)
 {
     double max_spread = options->max_base_spread > 0.0 ? options->max_base_spread : 2.0 * options->min_effect;
+    double max_wait = sl_gate_max_cpu_wait(options);
     double change = (r->ratio - 1.0) * 100.0;
     bool large = r->ratio >= 1.0 + options->min_effect;
-    if (large && slower_significant && options->max_load > 0.0 && r->load > options->max_load) {
+    if (large && slower_significant && max_wait >= 0.0 && r->cpu_wait > max_wait) {
+        r->verdict = SL_GATE_INCONCLUSIVE;
+        snprintf(r->rule, sizeof r->rule,
+                 "inconclusive: slower by the rule (%+.1f%%, p %.2g) but the runs waited for a CPU %.1f%% of their "
+                 "time, above %.1f%%",
+                 change, r->p_slower, r->cpu_wait * 100.0, max_wait * 100.0);
+    } else if (large && slower_significant && options->max_load > 0.0 && r->load > options->max_load) {
         r->verdict = SL_GATE_INCONCLUSIVE;
         snprintf(r->rule, sizeof r->rule,
                  "inconclusive: slower by the rule (%+.1f%%, p %.2g) but the load average reached %.1f, above %.1f",

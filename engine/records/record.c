@@ -88,7 +88,8 @@ bool sl_record_ratio(const sl_record *a, const sl_record *b, sl_ratio *out)
 bool sl_environment_busy(const sl_environment *env)
 {
     double load = env->load_start > env->load_end ? env->load_start : env->load_end;
-    return (env->cpu_cores > 0 && load > (double)env->cpu_cores) || env->steal_fraction > SL_BUSY_STEAL;
+    return (env->cpu_cores > 0 && load > (double)env->cpu_cores) || env->steal_fraction > SL_BUSY_STEAL ||
+           env->cpu_wait_fraction > SL_BUSY_WAIT;
 }
 
 static void add_metric(sl_record *record, const char *name, double value, const char *unit, sl_metric_scope scope)
@@ -202,14 +203,17 @@ static const char *const derived_keys[] = {
     "median_ci_high_ns",
 };
 
-/* The environment's measures of load, numbers. */
+/* The environment's measures of load, numbers. A record written before a
+ * measure existed lacks it, and reads as -1 (unknown) there. */
 static const struct {
     const char *key;
     size_t offset;
+    bool optional;
 } env_numbers[] = {
-    {"load_start", offsetof(sl_environment, load_start)},
-    {"load_end", offsetof(sl_environment, load_end)},
-    {"steal_fraction", offsetof(sl_environment, steal_fraction)},
+    {"load_start", offsetof(sl_environment, load_start), false},
+    {"load_end", offsetof(sl_environment, load_end), false},
+    {"steal_fraction", offsetof(sl_environment, steal_fraction), false},
+    {"cpu_wait_fraction", offsetof(sl_environment, cpu_wait_fraction), true},
 };
 
 /* A record's strings may come from another program (a peer's stderr, a
@@ -759,6 +763,10 @@ static sl_status read_environment(const cJSON *root, sl_environment *env, const 
         char name[48];
         snprintf(name, sizeof name, "environment.%s", env_numbers[i].key);
         const cJSON *item = sl__json_member(object, env_numbers[i].key);
+        if (!item && env_numbers[i].optional) {
+            *(double *)((char *)env + env_numbers[i].offset) = -1.0;
+            continue;
+        }
         status = sl__json_expect(item, cJSON_Number, path, name, err);
         if (status == SL_OK)
             *(double *)((char *)env + env_numbers[i].offset) = item->valuedouble;

@@ -146,6 +146,8 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
         env->load_start = more->load_start > env->load_start ? more->load_start : env->load_start;
         env->load_end = more->load_end > env->load_end ? more->load_end : env->load_end;
         env->steal_fraction = more->steal_fraction > env->steal_fraction ? more->steal_fraction : env->steal_fraction;
+        env->cpu_wait_fraction =
+            more->cpu_wait_fraction > env->cpu_wait_fraction ? more->cpu_wait_fraction : env->cpu_wait_fraction;
     }
     return SL_OK;
 }

@@ -18,7 +18,7 @@ typedef enum sl_gate_verdict {
     SL_GATE_SLOWER,
     SL_GATE_FASTER,
     /* The data cannot tell: the base's own repetitions disagree by more
-     * than the gate could resolve, or the machine was too loaded. */
+     * than the gate could resolve, or the machine was too busy. */
     SL_GATE_INCONCLUSIVE,
     /* A side did not run ok: nothing to compare. */
     SL_GATE_NOT_OK,
@@ -42,14 +42,23 @@ typedef struct sl_gate_options {
      * either side's runs exceeded this; 0 means no limit (the caller sets
      * it from the CPUs, docs/gate.md). */
     double max_load;
+    /* A slower row is inconclusive when either side's runs spent more than
+     * this share of their runnable time waiting for a CPU that other work
+     * held (sl_gate_busy.cpu_wait). 0 means the share that alone would
+     * lengthen a run by min_effect: min_effect / (1 + min_effect), 4.8%
+     * for 5%. Negative means no limit. */
+    double max_cpu_wait;
     /* A testing aid: the new samples are multiplied by (1 + inflate) before
      * the comparison. 0 in real use; never a measure of detection. */
     double inflate;
 } sl_gate_options;
 
 /* alpha 0.01, min_effect 0.05, max_base_spread 0 (twice min_effect),
- * max_load 0, inflate 0. */
+ * max_load 0, max_cpu_wait 0 (from min_effect), inflate 0. */
 void sl_gate_options_init(sl_gate_options *options);
+/* The CPU wait share past which a slower row is inconclusive, with 0
+ * resolved from min_effect; negative when there is no limit. */
+double sl_gate_max_cpu_wait(const sl_gate_options *options);
 
 typedef struct sl_gate_result {
     double base_median, new_median; /* pooled over every batch of every repetition */
@@ -60,22 +69,32 @@ typedef struct sl_gate_result {
     double p_slower, p_faster;
     double base_spread; /* of the base's repetition medians */
     double load;        /* the higher of the two sides' loads, -1 unknown */
+    double cpu_wait;    /* the higher of the two sides' CPU wait shares, -1 unknown */
     double holm_level;  /* the level p_slower was held to (sl_gate_decide) */
     sl_gate_verdict verdict;
     char rule[200]; /* the rule that decided, in words */
 } sl_gate_result;
 
+/* How busy the machine was while a row's runs took their times, the worse
+ * of the two sides (a record's environment): the 1-minute load average and
+ * the share of the runs' runnable time spent waiting for a CPU; -1 where
+ * unknown. */
+typedef struct sl_gate_busy {
+    double load;
+    double cpu_wait;
+} sl_gate_busy;
+
 /* The figures of one row: samples come in repetitions of per_repetition
- * batches (a record's samples_ns, or several runs' pooled). load is the
- * higher of the sides' load averages (-1 when unknown). The verdict is left
- * to sl_gate_decide, which needs every row. False when a side has no
+ * batches (a record's samples_ns, or several runs' pooled). The verdict is
+ * left to sl_gate_decide, which needs every row. False when a side has no
  * samples or they are not whole repetitions. */
 bool sl_gate_compare(const int64_t *base, size_t nbase, const int64_t *fresh, size_t nfresh, size_t per_repetition,
-                     double load, const sl_gate_options *options, sl_gate_result *out);
+                     sl_gate_busy busy, const sl_gate_options *options, sl_gate_result *out);
 
 /* The verdict of every row of a check, in this order of rules:
  *   1. slower: the median moved up by at least min_effect and p_slower is
  *      within its Holm level over the rows; inconclusive instead when the
+ *      runs waited for a CPU more than max_cpu_wait of their time or the
  *      load was above max_load;
  *   2. inconclusive: the base's repetitions spread by more than
  *      max_base_spread and the new median is above the base's;

@@ -30,19 +30,25 @@ typedef struct sl_environment {
     char time_utc[32];        /* ISO 8601, when the record was made */
     /* How busy the machine was around the run (docs/records.md): the
      * 1-minute load average when the run started and when it ended (-1
-     * where /proc/loadavg cannot be read), and the share of CPU time the
-     * hypervisor gave other guests during the run (-1 where unknown). */
+     * where /proc/loadavg cannot be read), the share of CPU time the
+     * hypervisor gave other guests during the run, and the share of its
+     * runnable time the run's own threads waited for a CPU that other work
+     * held (-1 where unknown, for both). */
     double load_start, load_end;
     double steal_fraction;
+    double cpu_wait_fraction;
 } sl_environment;
 
 /* Collects the fingerprint; the load fields describe this moment (start and
  * end both now, steal unknown) until a runner sets them around a run. */
 void sl_environment_collect(sl_environment *env);
 /* Whether the machine was too busy for the run's speed to be ranked
- * against another's: a load average above the CPUs it has, or more than
- * SL_BUSY_STEAL of its time stolen. */
+ * against another's: a load average above the CPUs it has, more than
+ * SL_BUSY_STEAL of its time stolen, or more than SL_BUSY_WAIT of the run's
+ * runnable time spent waiting for a CPU (a tenth: its times may then be a
+ * ninth longer than the code alone makes them). */
 #define SL_BUSY_STEAL 0.05
+#define SL_BUSY_WAIT  0.10
 bool sl_environment_busy(const sl_environment *env);
 
 /* Only `ok` records carry a speed that may be ranked. Later outcomes

@@ -38,8 +38,9 @@ for name in os.listdir(src):
                    for r in range(8) for i in range(20)]
         record.update({"measured_batches": 20, "repetitions": 8, "repetition_kept": 0, "samples_ns": samples,
                        "latency_ns": samples[:20], "repetition_elements_per_s": [1.0] * 8})
-    # A quiet machine, so that only --max-load decides the load rule.
-    record["environment"].update({"load_start": 0.5, "load_end": 0.5})
+    # A quiet machine, so that only --max-load and --max-wait decide the
+    # load and wait rules, whatever this machine was doing.
+    record["environment"].update({"load_start": 0.5, "load_end": 0.5, "cpu_wait_fraction": 0.001})
     json.dump(record, open(os.path.join(dst, name), "w"))
 PY
 }
@@ -62,6 +63,18 @@ expect 3 "inconclusive: the base's 8 repetitions disagree by" \
   --records "$work/steady"
 expect 3 "but the load average reached" "a slowdown under too much load is inconclusive" -- check \
   --baseline steady --baseline-dir "$work/b" --records "$work/steady" --inflate 9 --max-load 0.000001
+# The same run, its processes waiting for a CPU 35% of their runnable time
+# (what stress-ng with a busy process per CPU makes of a benchmark, under
+# a load average near the CPU count).
+cp -r "$work/steady" "$work/waiting"
+sed -i 's/"cpu_wait_fraction":[[:space:]]*[0-9.e-]*/"cpu_wait_fraction": 0.35/' "$work/waiting/"*.json
+expect 3 "but the runs waited for a CPU 35.0% of their time, above 4.8%" \
+  "a slowdown whose runs waited for a CPU a third of their time is inconclusive, exit 3" -- check \
+  --baseline steady --baseline-dir "$work/b" --records "$work/waiting" --inflate 9
+expect 1 "slower: +900.0%" "--max-wait 1 believes it, exit 1" -- check --baseline steady --baseline-dir "$work/b" \
+  --records "$work/waiting" --inflate 9 --max-wait 1
+expect 2 "option --max-wait: '1.5' is not a number in" "--max-wait past 1 is refused, exit 2" -- check \
+  --baseline steady --baseline-dir "$work/b" --records "$work/waiting" --max-wait 1.5
 out=$("$sluice" check --baseline steady --baseline-dir "$work/b" --records "$work/steady" 2>&1)
 if printf '%s' "$out" | grep -q "cuda"; then
   not_ok "an adapter that did not run here is left out" "$(printf '%s' "$out" | grep cuda)"

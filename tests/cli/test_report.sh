@@ -230,5 +230,37 @@ else
   echo "ok $n - charts # SKIP gnuplot is not installed"
 fi
 
+# A run whose threads waited for a CPU a third of their runnable time, as
+# beside a load generator with a busy process per CPU, under a load average
+# no higher than the CPU count: the summary and the report say it was too
+# busy to rank, naming the wait (the load alone would not have told).
+# The same runs on a quiet machine are the control.
+for wait in 0.35 0.001; do
+  cp -r "$work/fixed" "$work/wait-$wait"
+  python3 - "$work/wait-$wait" "$wait" <<'EOF2'
+import json, os, sys
+for name in os.listdir(sys.argv[1]):
+    if name.endswith(".json") and "__" in name:
+        path = os.path.join(sys.argv[1], name)
+        record = json.load(open(path))
+        record["environment"].update({"load_start": 1.0, "load_end": 1.0, "steal_fraction": 0.0,
+                                      "cpu_cores": 2, "cpu_wait_fraction": float(sys.argv[2])})
+        json.dump(record, open(path, "w"))
+EOF2
+done
+"$sluice" report "$work/wait-0.35" >/dev/null 2>&1
+if "$sluice" summary "$work/wait-0.35" 2>&1 | grep -q "too busy to rank .*waiting for a CPU up to 35%" &&
+  grep -q "too busy to rank .*waiting for a CPU up to 35%" "$work/wait-0.35/report.md"; then
+  ok "runs that waited for a CPU 35% of their time are too busy to rank, in the summary and the report"
+else
+  not_ok "runs that waited for a CPU 35% of their time are too busy to rank, in the summary and the report" \
+    "$("$sluice" summary "$work/wait-0.35" 2>&1 | grep -i busy)"
+fi
+if "$sluice" summary "$work/wait-0.001" 2>&1 | grep -q "too busy"; then
+  not_ok "the same runs without the wait are not called too busy"
+else
+  ok "the same runs without the wait are not called too busy"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,7 @@
 /* The gate's rules (sluice/gate.h) on synthetic runs whose answers are
  * known: repetition medians tested with the exact Mann-Whitney p, Holm's
- * procedure over the rows, the minimum effect, the base-spread and load
- * rules, and the counts' thresholds. */
+ * procedure over the rows, the minimum effect, the base-spread, CPU-wait
+ * and load rules, and the counts' thresholds. */
 #include <math.h>
 #include <string.h>
 
@@ -24,10 +24,13 @@ static void run_of(int64_t *out, int reps, double scale, const double *drift, ui
         }
 }
 
+/* A machine whose load and CPU wait never come near a limit. */
+static const sl_gate_busy quiet = {.load = 1.0, .cpu_wait = 0.001};
+
 static sl_gate_result one_row(const int64_t *a, int na, const int64_t *b, int nb, const sl_gate_options *options)
 {
     sl_gate_result r;
-    cr_assert(sl_gate_compare(a, (size_t)na * 20, b, (size_t)nb * 20, 20, 1.0, options, &r));
+    cr_assert(sl_gate_compare(a, (size_t)na * 20, b, (size_t)nb * 20, 20, quiet, options, &r));
     sl_gate_decide(&r, 1, options);
     return r;
 }
@@ -92,11 +95,11 @@ Test(gate, a_p_that_passes_alone_fails_in_a_family_of_twenty_four)
     sl_gate_options_init(&options);
     sl_gate_result rows[24];
     for (int i = 0; i < 24; i++)
-        cr_assert(sl_gate_compare(a, 120, b, 120, 20, 1.0, &options, &rows[i]));
+        cr_assert(sl_gate_compare(a, 120, b, 120, 20, quiet, &options, &rows[i]));
     sl_gate_decide(rows, 1, &options);
     cr_expect_eq(rows[0].verdict, SL_GATE_SLOWER, "alone: %s", rows[0].rule);
     for (int i = 0; i < 24; i++)
-        cr_assert(sl_gate_compare(a, 120, b, 120, 20, 1.0, &options, &rows[i]));
+        cr_assert(sl_gate_compare(a, 120, b, 120, 20, quiet, &options, &rows[i]));
     sl_gate_decide(rows, 24, &options);
     for (int i = 0; i < 24; i++)
         cr_expect_eq(rows[i].verdict, SL_GATE_SAME, "row %d of 24: %s", i, rows[i].rule);
@@ -127,10 +130,64 @@ Test(gate, a_slowdown_under_too_much_load_is_inconclusive)
     sl_gate_options_init(&options);
     options.max_load = 4.0;
     sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 200, b, 200, 20, 6.5, &options, &r));
+    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 6.5, .cpu_wait = -1.0}, &options, &r));
     sl_gate_decide(&r, 1, &options);
     cr_expect_eq(r.verdict, SL_GATE_INCONCLUSIVE, "%s", r.rule);
     cr_expect_not_null(strstr(r.rule, "load"), "%s", r.rule);
+}
+
+Test(gate, a_slowdown_whose_runs_waited_for_a_cpu_is_inconclusive)
+{
+    /* A load generator with one busy process per CPU makes a benchmark
+     * wait about a third of its runnable time (measured with stress-ng,
+     * docs/gate.md) while the load average stays near the CPU count. */
+    int64_t a[200], b[200];
+    run_of(a, 10, 1.0, NULL, 1);
+    run_of(b, 10, 1.10, NULL, 2);
+    sl_gate_options options;
+    sl_gate_options_init(&options);
+    options.max_load = 4.0;
+    sl_gate_result r;
+    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 2.3, .cpu_wait = 0.35}, &options, &r));
+    sl_gate_decide(&r, 1, &options);
+    cr_expect_eq(r.verdict, SL_GATE_INCONCLUSIVE, "%s", r.rule);
+    cr_expect_not_null(strstr(r.rule, "waited for a CPU 35.0%"), "%s", r.rule);
+}
+
+Test(gate, the_default_wait_limit_is_the_wait_that_alone_makes_the_minimum_effect)
+{
+    /* A run that waits w of its runnable time takes 1 / (1 - w) of its
+     * running time: 1.05 at w = 0.05 / 1.05. Just under that a slowdown is
+     * believed; just over, not; and a negative limit is none. */
+    sl_gate_options options;
+    sl_gate_options_init(&options);
+    cr_expect_float_eq(sl_gate_max_cpu_wait(&options), 0.05 / 1.05, 1e-15);
+    cr_expect_float_eq(1.0 / (1.0 - sl_gate_max_cpu_wait(&options)), 1.05, 1e-12);
+    int64_t a[200], b[200];
+    run_of(a, 10, 1.0, NULL, 1);
+    run_of(b, 10, 1.10, NULL, 2);
+    static const double waits[3] = {0.047, 0.048, 0.9};
+    static const sl_gate_verdict expected[3] = {SL_GATE_SLOWER, SL_GATE_INCONCLUSIVE, SL_GATE_SLOWER};
+    for (int i = 0; i < 3; i++) {
+        options.max_cpu_wait = i == 2 ? -1.0 : 0.0;
+        sl_gate_result r;
+        cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 1.0, .cpu_wait = waits[i]}, &options, &r));
+        sl_gate_decide(&r, 1, &options);
+        cr_expect_eq(r.verdict, expected[i], "wait %g: %s", waits[i], r.rule);
+    }
+}
+
+Test(gate, an_unknown_wait_leaves_the_decision_to_the_test)
+{
+    int64_t a[200], b[200];
+    run_of(a, 10, 1.0, NULL, 1);
+    run_of(b, 10, 1.10, NULL, 2);
+    sl_gate_options options;
+    sl_gate_options_init(&options);
+    sl_gate_result r;
+    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 1.0, .cpu_wait = -1.0}, &options, &r));
+    sl_gate_decide(&r, 1, &options);
+    cr_expect_eq(r.verdict, SL_GATE_SLOWER, "%s", r.rule);
 }
 
 Test(gate, rows_that_did_not_run_stay_out_of_the_family)
@@ -142,15 +199,15 @@ Test(gate, rows_that_did_not_run_stay_out_of_the_family)
     sl_gate_options_init(&options);
     sl_gate_result rows[3] = {{.verdict = SL_GATE_NOT_OK}, {.verdict = SL_GATE_NOT_OK}};
     strcpy(rows[0].rule, "not ok: failed in this run");
-    cr_assert(sl_gate_compare(a, 200, b, 200, 20, 1.0, &options, &rows[2]));
+    cr_assert(sl_gate_compare(a, 200, b, 200, 20, quiet, &options, &rows[2]));
     sl_gate_decide(rows, 3, &options);
     cr_expect_eq(rows[0].verdict, SL_GATE_NOT_OK);
     cr_expect_str_eq(rows[0].rule, "not ok: failed in this run");
     cr_expect_eq(rows[2].verdict, SL_GATE_SLOWER, "%s", rows[2].rule);
     cr_expect_float_eq(rows[2].holm_level, 0.01, 1e-15, "a family of one");
     sl_gate_result none;
-    cr_expect_not(sl_gate_compare(a, 0, b, 200, 20, 1.0, &options, &none));
-    cr_expect_not(sl_gate_compare(a, 30, b, 200, 20, 1.0, &options, &none), "30 is not whole repetitions of 20");
+    cr_expect_not(sl_gate_compare(a, 0, b, 200, 20, quiet, &options, &none));
+    cr_expect_not(sl_gate_compare(a, 30, b, 200, 20, quiet, &options, &none), "30 is not whole repetitions of 20");
 }
 
 Test(gate, counts_grow_past_their_thresholds_or_not)

@@ -453,7 +453,7 @@ Test(records, json_holds_every_documented_field)
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(choice, "permute_strided")), "cpu-avx512");
     static const char *const environment[] = {
         "cpu_model", "cpu_cores", "compiler",   "compile_flags", "library_versions", "git_commit",
-        "kernel",    "time_utc",  "load_start", "load_end",      "steal_fraction",
+        "kernel",    "time_utc",  "load_start", "load_end",      "steal_fraction",   "cpu_wait_fraction",
     };
     const cJSON *envj = cJSON_GetObjectItemCaseSensitive(root, "environment");
     for (size_t i = 0; i < sizeof environment / sizeof environment[0]; i++)
@@ -1018,6 +1018,7 @@ Test(records, the_load_around_a_run_round_trips)
     env.load_start = 1.5;
     env.load_end = 3.25;
     env.steal_fraction = 0.03125;
+    env.cpu_wait_fraction = 0.0625;
     r.rounds = 3;
     r.wall_ns = 4200000000;
     sl_err err = {0};
@@ -1027,6 +1028,7 @@ Test(records, the_load_around_a_run_round_trips)
     cr_expect_eq(got_env.load_start, 1.5);
     cr_expect_eq(got_env.load_end, 3.25);
     cr_expect_eq(got_env.steal_fraction, 0.03125);
+    cr_expect_eq(got_env.cpu_wait_fraction, 0.0625);
     cr_expect_eq(got.rounds, 3);
     cr_expect_eq(got.wall_ns, 4200000000);
     /* Twelve CPUs under a load of 3.25, 3% of their time stolen, are not
@@ -1037,6 +1039,26 @@ Test(records, the_load_around_a_run_round_trips)
     got_env.steal_fraction = 0.0;
     got_env.load_end = 12.5;
     cr_expect(sl_environment_busy(&got_env));
+    /* A run that waited for a CPU more than a tenth of its time is busy
+     * whatever the load average said. */
+    got_env.load_end = 3.25;
+    got_env.cpu_wait_fraction = 0.35;
+    cr_expect(sl_environment_busy(&got_env));
+    sl_record_release(&got);
+}
+
+Test(records, a_record_from_before_the_cpu_wait_reads_it_as_unknown)
+{
+    /* Records and baselines written before cpu_wait_fraction existed stay
+     * readable: the field is the one measure of load a reader may miss. */
+    char path[128];
+    scratch_path(path, sizeof path, "no-wait.json");
+    write_edited(path, delete_key, "environment.cpu_wait_fraction");
+    sl_err err = {0};
+    sl_environment got_env;
+    sl_record got;
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(got_env.cpu_wait_fraction, -1.0);
     sl_record_release(&got);
 }
 

@@ -41,17 +41,30 @@ void sl__instrument_mark(const char *label);
 void sl__instrument_stop(void);
 
 /* A sample of how busy the machine is: the 1-minute load average (-1 where
- * /proc/loadavg cannot be read) and the CPU clock ticks of /proc/stat. */
+ * /proc/loadavg cannot be read), the CPU clock ticks of /proc/stat, and
+ * this process's own scheduler figures (/proc/self/task/N/schedstat summed
+ * over its threads): the time its threads ran and the time they were
+ * runnable but waited for a CPU that another task held. */
 typedef struct sl__machine_load {
     double load1;
     bool has_ticks;
     unsigned long long ticks_total, ticks_steal, ticks_idle;
+    bool has_schedstat;
+    unsigned long long task_run_ns, task_wait_ns;
 } sl__machine_load;
 
 void sl__machine_sample(sl__machine_load *out);
 /* The share of all CPU time between two samples that the hypervisor gave
  * to other guests; -1 when unknown (no /proc/stat, or no tick passed). */
 double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machine_load *end);
+/* The share of its runnable time that this process spent waiting for a
+ * CPU between two samples: wait / (run + wait). Other work on the machine
+ * shows here directly, whatever the load average says (two busy processes
+ * on two CPUs hold the load near 2 and take a third of a benchmark's
+ * time). Threads that ended between the samples take their figures with
+ * them, so for a run whose workers come and go it describes the threads
+ * alive at the end. -1 when unknown: no schedstat, or no time passed. */
+double sl__process_wait_fraction(const sl__machine_load *start, const sl__machine_load *end);
 
 /* Reads a whole file as sl_read_file does, refusing one larger than
  * max_bytes and, with regular_only, anything but a regular file (a FIFO

@@ -1,0 +1,28 @@
+# The gate's one exit from its two signals; sourced by ci/gate.sh and by
+# tests/cli/test_gate_exit.sh, which runs every combination.
+#
+# gate_exit COUNTS WALL: sets gate_status and gate_verdict from the counts'
+# status (0 same, 1 slower, "skipped", anything else could not be measured)
+# and `sluice check`'s wall-time status (0 same, 1 slower, 3 could not tell,
+# anything else failed). A slower signal fails the gate. A wall time that
+# could not tell passes when the counts ran and found no row slower: they
+# judged every row, and wall time only declined to add a verdict on a busy
+# machine (docs/gate.md, "Two signals, one exit"); it is INCONCLUSIVE (3)
+# when the counts were skipped, or with GATE_STRICT=1.
+gate_exit() {
+  local counts=$1 wall=$2
+  gate_status=0
+  gate_verdict="pass"
+  if [ "$counts" = 1 ] || [ "$wall" = 1 ]; then
+    gate_status=1
+    gate_verdict="FAIL: head is slower than base"
+  elif [ "$wall" = 3 ] && [ "$counts" = 0 ] && [ "${GATE_STRICT:-0}" != 1 ]; then
+    gate_verdict="pass by the counts: no row slower; wall time could not tell for some rows (see above), so it adds no verdict"
+  elif [ "$wall" = 3 ]; then
+    gate_status=3
+    gate_verdict="INCONCLUSIVE: wall time could not tell for some rows and no counts decided them; see above"
+  elif { [ "$counts" != 0 ] && [ "$counts" != skipped ]; } || [ "$wall" != 0 ]; then
+    gate_status=1
+    gate_verdict="FAIL: a signal could not be measured (see above)"
+  fi
+}

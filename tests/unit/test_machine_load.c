@@ -1,0 +1,77 @@
+/* How busy the machine was around a run (engine/core/load.c): the share of
+ * a process's runnable time its threads spent waiting for a CPU, from the
+ * kernel's per-thread schedstat. The gate and the summary call a run too
+ * busy to rank by it, so it must see competition that the load average
+ * hides. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "core/internal.h"
+
+Test(machine_load, the_wait_share_is_wait_over_run_and_wait)
+{
+    sl__machine_load start = {.has_schedstat = true, .task_run_ns = 1000, .task_wait_ns = 500};
+    sl__machine_load end = {.has_schedstat = true, .task_run_ns = 4000, .task_wait_ns = 1500};
+    /* 3000 ns ran and 1000 ns waited: a quarter of the runnable time. */
+    cr_expect_float_eq(sl__process_wait_fraction(&start, &end), 0.25, 1e-15);
+    /* Nothing passed, or a sample without schedstat: unknown. */
+    cr_expect_eq(sl__process_wait_fraction(&start, &start), -1.0);
+    end.has_schedstat = false;
+    cr_expect_eq(sl__process_wait_fraction(&start, &end), -1.0);
+    /* A sum that went down (threads that ended) is not a share. */
+    end = (sl__machine_load){.has_schedstat = true, .task_run_ns = 900, .task_wait_ns = 1500};
+    cr_expect_eq(sl__process_wait_fraction(&start, &end), -1.0);
+}
+
+static atomic_bool stop_spinning;
+
+static void *spin(void *unused)
+{
+    (void)unused;
+    while (!atomic_load_explicit(&stop_spinning, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static double thread_cpu_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+Test(machine_load, two_threads_on_one_cpu_wait_about_half_their_time)
+{
+    /* Both threads of this process pinned to one CPU and spinning: each
+     * runs while the other waits, so the process's threads wait about half
+     * of their runnable time (more if other work shares that CPU), where a
+     * lone thread waits close to none. A share below a fifth would mean
+     * the wait is not seen. */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    sl__machine_load start, end;
+    sl__machine_sample(&start);
+    if (!start.has_schedstat)
+        cr_skip_test("this kernel has no /proc/self/task/N/schedstat");
+    atomic_store(&stop_spinning, false);
+    pthread_t other;
+    cr_assert_eq(pthread_create(&other, NULL, spin, NULL), 0);
+    /* The new thread inherits the affinity. Run until this thread alone
+     * has had 0.2 s of CPU, whatever the machine's speed. */
+    double until = thread_cpu_seconds() + 0.2;
+    while (thread_cpu_seconds() < until)
+        ;
+    sl__machine_sample(&end);
+    atomic_store(&stop_spinning, true);
+    pthread_join(other, NULL);
+    double share = sl__process_wait_fraction(&start, &end);
+    cr_expect_gt(share, 0.2, "the threads waited %.3f of their runnable time", share);
+    cr_expect_leq(share, 1.0);
+    cr_expect_gt(end.task_run_ns, start.task_run_ns + 150000000ull, "0.2 s of running is counted");
+}
