@@ -25,6 +25,7 @@ from torch.utils.data.dataloader import default_collate
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
              "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
@@ -41,6 +42,11 @@ SUPPORTED = SUPPORTED | {"rot90", "random_brightness", "random_scale", "gaussian
 # cache of elements in the Dataset, and PC-5's affine and dropout (its mask
 # recomputed from the keying the plan documents, in int64 arithmetic).
 SUPPORTED = SUPPORTED | {"trig_rounds", "cache", "affine", "dropout"}
+# PC-2's and PC-4's sub-op graphs, per element: branch_mean runs both chains
+# it owns and blends them as sluice does; random_apply and random_choice run
+# the chain the element's exported pick names. Their noise is torch's own,
+# so those scenarios are checked statistically.
+SUPPORTED = SUPPORTED | set(GRAPHS)
 
 
 class TorchArrays:
@@ -114,7 +120,7 @@ class ExportedDataset(Dataset):
         self.sizes = {op["index"]: torch.tensor(op["params"]["sizes"], dtype=torch.int64)
                       for op in self.ops if op["kind"] == "hash_ids"}
         for op in self.ops:
-            if op["kind"] in RANDOM:
+            if op["kind"] in RANDOM or op["kind"] in ("random_apply", "random_choice"):
                 for e in range(plan.raw["epochs"]):
                     self.decisions[(op["index"], e)] = torch.from_numpy(plan.decisions(op, e))
         # The cache op: each element's fields after the ops before it (which
@@ -145,87 +151,119 @@ class ExportedDataset(Dataset):
         if i in self.cached:
             out.update(self.cached[i])
             ops = [op for op in ops if op["index"] > self.cache_at]
-        for op in ops:
-            kind, p, name = op["kind"], op["params"], op["field"]
+        k = 0
+        while k < len(ops):
+            op = ops[k]
+            kind, name = op["kind"], op["field"]
+            k += 1
             if kind in BATCH:
                 continue  # in the collate_fn
             if kind == "cache":
-                self.cached[i] = {k: v for k, v in out.items() if k != BATCH_KEY}
+                self.cached[i] = {key: v for key, v in out.items() if key != BATCH_KEY}
                 continue
-            x = out[name]
-            if kind == "normalize":
-                mean = torch.tensor(p["mean"], dtype=torch.float32)
-                inv_std = torch.tensor(p["inv_std"], dtype=torch.float32)
-                x = (x.to(torch.float32) - mean) * inv_std
-            elif kind in ("scale", "multiply"):
-                x = x * torch.tensor(p["value"], dtype=torch.float32)
-            elif kind == "add":
-                x = x + torch.tensor(p["value"], dtype=torch.float32)
-            elif kind == "clip":
-                lo = torch.tensor(p["lo"], dtype=torch.float32)
-                hi = torch.tensor(p["hi"], dtype=torch.float32)
-                x = torch.where(x < lo, lo, torch.where(x > hi, hi, x))
-            elif kind == "random_crop":
-                oy, ox = (int(v) for v in self.decisions[(op["index"], epoch)][i])
-                h, w, ch, cw = x.shape[0], x.shape[1], p["crop_h"], p["crop_w"]
-                top, left = (h - ch) // 2, (w - cw) // 2
-                y = torch.zeros_like(x)
-                y[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
-                x = y
-            elif kind == "random_hflip":
-                if int(self.decisions[(op["index"], epoch)][i][0]):
-                    x = torch.flip(x, dims=[1])
-            elif kind == "zscore":
-                x = zscore(x)
-            elif kind == "random_crop3d":
-                z, y, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
-                x = x[z:z + p["d"], y:y + p["h"], w:w + p["w"]].clone()
-            elif kind == "random_flip3d":
-                axes = int(self.decisions[(op["index"], epoch)][i][0])
-                dims = [d for bit, d in ((1, 0), (2, 1), (4, 2)) if axes & bit]
-                if dims:
-                    x = torch.flip(x, dims=dims)
-            elif kind == "one_hot":
-                x = torch.nn.functional.one_hot(x.to(torch.int64), p["classes"]).to(torch.float32)
-            elif kind == "pad_tokens":
-                ends = (x == p["end_id"]).nonzero()
-                keep = min(int(ends[0]) if len(ends) else x.shape[0], p["length"] - 1)
-                y = torch.full((p["length"],), p["pad_id"], dtype=torch.int32)
-                y[:keep] = x[:keep]
-                y[keep] = p["end_id"]
-                x = y
-            elif kind == "log1p":
-                x = sluice_ops.log1p(x, TorchArrays)
-            elif kind == "rot90":
-                x = torch.rot90(x, int(self.decisions[(op["index"], epoch)][i][0]), dims=(0, 1))
-            elif kind == "random_brightness":
-                # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
-                u24 = float(self.decisions[(op["index"], epoch)][i][0])
-                d = np.float32(p["delta"]) * np.float32((u24 - 2**23) / 2**23)
-                x = x + torch.tensor(d, dtype=torch.float32)
-            elif kind == "random_scale":
-                u24 = float(self.decisions[(op["index"], epoch)][i][0])
-                lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
-                f = np.float32(lo + np.float32(np.float32(hi - lo) * np.float32(u24 / 2**24)))
-                x = x * torch.tensor(min(f, hi), dtype=torch.float32)
-            elif kind == "gaussian_noise":
-                # torch's own generator, keyed as a user keys it: the values
-                # cannot be sluice's, so sluice checks them statistically.
-                g = torch.Generator().manual_seed(hash((int(self.plan.raw["seed"]), op["op_id"], epoch, i))
-                                                  & 0x7FFFFFFFFFFFFFFF)
-                x = x + torch.tensor(p["sigma"], dtype=torch.float32) * torch.randn(x.shape, generator=g)
-            elif kind == "hash_ids":
-                x = hash_ids(x, self.sizes[op["index"]])
-            elif kind == "trig_rounds":
-                x = sluice_ops.trig_rounds(x.to(torch.float64), p["rounds"], TorchArrays).to(torch.float32)
-            elif kind == "affine":
-                c = p["channels"]
-                x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c],
-                                                                                         dtype=torch.float32)
-            elif kind == "dropout" and self.plan.raw.get("mode", "train") != "eval":
-                x = dropout(self.plan, op, x, i, epoch)
-            out[name] = x
+            if kind in GRAPHS:
+                a, b, k = sub_ops(ops, k - 1)
+                out[name] = self.graph(op, (a, b), out[name], epoch, i)
+                continue
+            out[name] = self.apply(op, out[name], epoch, i)
         return out
+
+    def chain(self, ops, x, epoch, i):
+        """A graph op's chain of ops on one field's values x of element i."""
+        for op in ops:
+            x = self.apply(op, x, epoch, i)
+        return x
+
+    def graph(self, op, chains, x, epoch, i):
+        """branch_mean's (a + b) / 2 as sluice's blend computes it (a * 0.5 +
+        b * 0.5, two f32 products then their sum); random_apply's chain when
+        the element's pick is 1; random_choice's chain a when its branch is 0
+        and chain b when it is 1."""
+        if op["kind"] == "branch_mean":
+            half = torch.tensor(0.5, dtype=torch.float32)
+            return self.chain(chains[0], x, epoch, i) * half + self.chain(chains[1], x, epoch, i) * half
+        pick = int(self.decisions[(op["index"], epoch)][i][0])
+        if op["kind"] == "random_apply":
+            return self.chain(chains[0], x, epoch, i) if pick != 0 else x
+        return self.chain(chains[pick], x, epoch, i) if pick in (0, 1) else x
+
+    def apply(self, op, x, epoch, i):
+        """One op that is neither a graph, a cache nor a batch op on field
+        values x of element i of epoch; each returns a new tensor, so the
+        sources and a graph's other chain see the values unchanged."""
+        kind, p = op["kind"], op["params"]
+        if kind == "normalize":
+            mean = torch.tensor(p["mean"], dtype=torch.float32)
+            inv_std = torch.tensor(p["inv_std"], dtype=torch.float32)
+            x = (x.to(torch.float32) - mean) * inv_std
+        elif kind in ("scale", "multiply"):
+            x = x * torch.tensor(p["value"], dtype=torch.float32)
+        elif kind == "add":
+            x = x + torch.tensor(p["value"], dtype=torch.float32)
+        elif kind == "clip":
+            lo = torch.tensor(p["lo"], dtype=torch.float32)
+            hi = torch.tensor(p["hi"], dtype=torch.float32)
+            x = torch.where(x < lo, lo, torch.where(x > hi, hi, x))
+        elif kind == "random_crop":
+            oy, ox = (int(v) for v in self.decisions[(op["index"], epoch)][i])
+            h, w, ch, cw = x.shape[0], x.shape[1], p["crop_h"], p["crop_w"]
+            top, left = (h - ch) // 2, (w - cw) // 2
+            y = torch.zeros_like(x)
+            y[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
+            x = y
+        elif kind == "random_hflip":
+            if int(self.decisions[(op["index"], epoch)][i][0]):
+                x = torch.flip(x, dims=[1])
+        elif kind == "zscore":
+            x = zscore(x)
+        elif kind == "random_crop3d":
+            z, y, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
+            x = x[z:z + p["d"], y:y + p["h"], w:w + p["w"]].clone()
+        elif kind == "random_flip3d":
+            axes = int(self.decisions[(op["index"], epoch)][i][0])
+            dims = [d for bit, d in ((1, 0), (2, 1), (4, 2)) if axes & bit]
+            if dims:
+                x = torch.flip(x, dims=dims)
+        elif kind == "one_hot":
+            x = torch.nn.functional.one_hot(x.to(torch.int64), p["classes"]).to(torch.float32)
+        elif kind == "pad_tokens":
+            ends = (x == p["end_id"]).nonzero()
+            keep = min(int(ends[0]) if len(ends) else x.shape[0], p["length"] - 1)
+            y = torch.full((p["length"],), p["pad_id"], dtype=torch.int32)
+            y[:keep] = x[:keep]
+            y[keep] = p["end_id"]
+            x = y
+        elif kind == "log1p":
+            x = sluice_ops.log1p(x, TorchArrays)
+        elif kind == "rot90":
+            x = torch.rot90(x, int(self.decisions[(op["index"], epoch)][i][0]), dims=(0, 1))
+        elif kind == "random_brightness":
+            # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
+            u24 = float(self.decisions[(op["index"], epoch)][i][0])
+            d = np.float32(p["delta"]) * np.float32((u24 - 2**23) / 2**23)
+            x = x + torch.tensor(d, dtype=torch.float32)
+        elif kind == "random_scale":
+            u24 = float(self.decisions[(op["index"], epoch)][i][0])
+            lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
+            f = np.float32(lo + np.float32(np.float32(hi - lo) * np.float32(u24 / 2**24)))
+            x = x * torch.tensor(min(f, hi), dtype=torch.float32)
+        elif kind == "gaussian_noise":
+            # torch's own generator, keyed as a user keys it: the values
+            # cannot be sluice's, so sluice checks them statistically.
+            g = torch.Generator().manual_seed(hash((int(self.plan.raw["seed"]), op["op_id"], epoch, i))
+                                              & 0x7FFFFFFFFFFFFFFF)
+            x = x + torch.tensor(p["sigma"], dtype=torch.float32) * torch.randn(x.shape, generator=g)
+        elif kind == "hash_ids":
+            x = hash_ids(x, self.sizes[op["index"]])
+        elif kind == "trig_rounds":
+            x = sluice_ops.trig_rounds(x.to(torch.float64), p["rounds"], TorchArrays).to(torch.float32)
+        elif kind == "affine":
+            c = p["channels"]
+            x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c],
+                                                                                     dtype=torch.float32)
+        elif kind == "dropout" and self.plan.raw.get("mode", "train") != "eval":
+            x = dropout(self.plan, op, x, i, epoch)
+        return x
 
 
 def dropout(plan, op, x, element, epoch):
