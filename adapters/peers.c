@@ -68,10 +68,12 @@
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
 #define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
- * exported picks; their noise makes those plans statistical. */
+ * exported picks; their noise makes those plans statistical. Both numpy
+ * forms also resample bilinearly by sluice's plan and lerps (CV-4, MM-1;
+ * random_resized_crop's boxes from its exported decisions). */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
-     SL_TRANSFORM(SL_OP_RANDOM_CHOICE))
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
