@@ -66,14 +66,16 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
-#define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
+/* Both numpy forms and PyTorch's idiomatic one also resample bilinearly by
+ * sluice's plan and lerps (peers/sluice_ops.py; CV-4, MM-1), with
+ * random_resized_crop's boxes from its exported decisions. */
+#define PEER_RESAMPLE_TRANSFORMS (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
+#define PEER_TORCH_TRANSFORMS    (PEER_NUMPY_OWN_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS)
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
- * exported picks; their noise makes those plans statistical. Both numpy
- * forms also resample bilinearly by sluice's plan and lerps (CV-4, MM-1;
- * random_resized_crop's boxes from its exported decisions). */
+ * exported picks; their noise makes those plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
-     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_RESAMPLE_TRANSFORMS)
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
