@@ -71,6 +71,9 @@
  * random_resized_crop's boxes from its exported decisions. */
 #define PEER_RESAMPLE_TRANSFORMS (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
 #define PEER_TORCH_TRANSFORMS    (PEER_NUMPY_OWN_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS)
+/* PyTorch's tuned form: the gate ops, the resampling ops batched, and
+ * pad_tokens (MM-1's captions). */
+#define PEER_TORCH_TUNED_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS))
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
  * exported picks; their noise makes those plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
@@ -147,11 +150,12 @@ const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
                                                "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
                                                numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
                                                PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
-static const sl__peer peer_torch = PEER(
-    "peer:torch",
-    "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
-    "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
-    torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch =
+    PEER("peer:torch",
+         "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
+         "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+         torch_available, "torch_peer.py", "--workers=0", PEER_TORCH_TUNED_TRANSFORMS, sl__peer_torch_python,
+         SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
     PEER("peer:torch-idiomatic",
          "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "

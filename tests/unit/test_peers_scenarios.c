@@ -120,6 +120,27 @@ Test(peers_scenarios, the_numpy_peers_are_bitwise_on_cv4_and_mm1)
     check_resampling_bitwise(both, 2);
 }
 
+/* A registered peer by name (PyTorch's are not exported one by one). */
+static const sl_adapter *peer_named(const char *name)
+{
+    for (int i = 0; i < sl__peer_count; i++)
+        if (strcmp(sl__peers[i]->adapter.name, name) == 0)
+            return &sl__peers[i]->adapter;
+    cr_assert_fail("no peer %s", name);
+    return NULL;
+}
+
+/* Both PyTorch forms (per element and batched) on the same plans; skipped
+ * where PyTorch 2's environment is missing, which no default test requires. */
+Test(peers_scenarios, the_torch_peers_are_bitwise_on_cv4_and_mm1)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
+        cr_skip_test("needs PyTorch at %s (SLUICE_TORCH_PYTHON): %s", sl__peer_torch_python(), reason);
+    const sl_adapter *both[] = {peer_named("peer:torch"), peer_named("peer:torch-idiomatic")};
+    check_resampling_bitwise(both, 2);
+}
+
 /* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
  * forms: the picks are exported, the noise is numpy's own, so the plans are
  * checked statistically (a branch or pick taken wrongly moves the
