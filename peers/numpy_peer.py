@@ -56,6 +56,8 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
+# The ops the tuned loop applies itself: in place, or (crops, resizes) into
+# buffers made once per op.
 IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip", "affine", "dropout",
             "resize", "random_resized_crop"}
 

@@ -232,7 +232,8 @@ class BatchedExport(Dataset):
                     x = self.gather(name, ids)
                 if kind == "resize":
                     if x.dtype != torch.float32:
-                        x = x.to(torch.float32)
+                        # One casting copy into a tensor made once: index_select keeps its input's dtype.
+                        x = self.buffer(("resize", op["index"]), tuple(x.shape), torch.float32).copy_(x)
                     if op["index"] not in self.resizes:
                         self.resizes[op["index"]] = Resize(tuple(x.shape[1:]), p["out_h"], p["out_w"])
                     x = self.resizes[op["index"]](x, self.buffer, op["index"])
