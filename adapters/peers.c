@@ -66,11 +66,11 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
-/* Both numpy forms and PyTorch's idiomatic one also resample bilinearly by
+/* Both numpy forms and both PyTorch forms also resample bilinearly by
  * sluice's plan and lerps (peers/sluice_ops.py; CV-4, MM-1), with
  * random_resized_crop's boxes from its exported decisions. */
-#define PEER_RESAMPLE_TRANSFORMS (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
-#define PEER_TORCH_TRANSFORMS    (PEER_NUMPY_OWN_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS)
+#define PEER_RESAMPLE_TRANSFORMS    (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
+#define PEER_TORCH_TRANSFORMS       (PEER_NUMPY_OWN_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS)
 /* PyTorch's tuned form: the gate ops, the resampling ops batched, and
  * pad_tokens (MM-1's captions). */
 #define PEER_TORCH_TUNED_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS))
