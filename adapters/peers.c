@@ -66,13 +66,20 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
+/* Both numpy forms and both PyTorch forms also resample bilinearly by
+ * sluice's plan and lerps (peers/sluice_ops.py; CV-4, MM-1), with
+ * random_resized_crop's boxes from its exported decisions. */
+#define PEER_RESAMPLE_TRANSFORMS (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
 /* Both numpy forms and the idiomatic PyTorch form also run the sub-op
  * graphs (PC-2, PC-4) from their exported picks; their noise makes those
  * plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
-     SL_TRANSFORM(SL_OP_RANDOM_CHOICE))
-#define PEER_TORCH_TRANSFORMS  PEER_NUMPY_GRAPH_TRANSFORMS
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_RESAMPLE_TRANSFORMS)
+#define PEER_TORCH_TRANSFORMS       PEER_NUMPY_GRAPH_TRANSFORMS
+/* PyTorch's tuned form: the gate ops, the resampling ops batched, and
+ * pad_tokens (MM-1's captions). */
+#define PEER_TORCH_TUNED_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS))
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 
@@ -144,11 +151,12 @@ const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
                                                "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
                                                numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
                                                PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
-static const sl__peer peer_torch = PEER(
-    "peer:torch",
-    "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
-    "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
-    torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch =
+    PEER("peer:torch",
+         "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
+         "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+         torch_available, "torch_peer.py", "--workers=0", PEER_TORCH_TUNED_TRANSFORMS, sl__peer_torch_python,
+         SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
     PEER("peer:torch-idiomatic",
          "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "

@@ -45,6 +45,10 @@ NUMPY_ONLY |= {"affine", "dropout"}
 # random_choice run the ops they own (listed after them) on copies or on
 # the rows their exported picks name.
 NUMPY_ONLY |= {"branch_mean", "random_apply", "random_choice"}
+# And CV-4's and MM-1's bilinear resampling: sluice's plan and lerps
+# (sluice_ops) in numpy's float32, random_resized_crop's box from its
+# exported decisions (y, x, h, w per element).
+NUMPY_ONLY |= {"resize", "random_resized_crop"}
 GRAPHS = ("branch_mean", "random_apply", "random_choice")
 
 
@@ -87,6 +91,32 @@ def random_hflip(x, dec):
     x = x.copy() if not x.flags.writeable else x
     x[flip] = x[flip][:, :, ::-1]
     return x
+
+
+def resize_plan(size_in, out):
+    """One axis of sluice's bilinear plan: source indices i0, i1 and i1's
+    float32 weight for each of out outputs."""
+    return sluice_ops.resize_axis(np.arange(out, dtype=np.int64), size_in, out, NumpyArrays)
+
+
+def resize(x, out_h, out_w):
+    """Images [n, h, w(, c)] (u8 or float32) resized bilinearly to out_h x
+    out_w, in float32: the four source values of every output gathered with
+    fancy indexing, then sluice's lerps (sluice_ops.bilinear)."""
+    y0, y1, wy = resize_plan(x.shape[1], out_h)
+    x0, x1, wx = resize_plan(x.shape[2], out_w)
+    x = x.astype(np.float32)
+    rows0, rows1 = x[:, y0], x[:, y1]
+    shape = (1, 1, out_w) + (1,) * (x.ndim - 3)
+    wx, wy = wx.reshape(shape), wy.reshape((1, out_h, 1) + (1,) * (x.ndim - 3))
+    return sluice_ops.bilinear(rows0[:, :, x0], rows0[:, :, x1], rows1[:, :, x0], rows1[:, :, x1], wx, wy)
+
+
+def random_resized_crop(x, p, dec):
+    """Each image's exported box (y, x, h, w) cut out and resized to out_h x
+    out_w, one image at a time, as torchvision's RandomResizedCrop is used."""
+    return np.stack([resize(x[i:i + 1, y:y + h, left:left + w], p["out_h"], p["out_w"])[0]
+                     for i, (y, left, h, w) in enumerate(dec.tolist())])
 
 
 def zscore(x):
@@ -391,6 +421,10 @@ def apply_ops(plan, fields, ops, epoch, ids, batch=None):
             x = random_hflip(x, plan.decisions(op, epoch)[ids])
         elif kind == "zscore":
             x = zscore(x)
+        elif kind == "resize":
+            x = resize(x, p["out_h"], p["out_w"])
+        elif kind == "random_resized_crop":
+            x = random_resized_crop(x, p, plan.decisions(op, epoch)[ids])
         elif kind == "random_crop3d":
             x = random_crop3d(x, p, plan.decisions(op, epoch)[ids])
         elif kind == "random_flip3d":

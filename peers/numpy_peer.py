@@ -24,6 +24,17 @@ slicing instead of advanced indexing):
   filled, each element's fields after the ops before it, so a batch
   computes only the elements no earlier batch met and reads the rest back
   with one take;
+- resize (CV-4) takes, with two np.take calls over each image's flat
+  values into buffers made once, only the source rows the plan reads and
+  only their left and right neighbours of every output column and channel;
+  the lerp along the width runs in place over those rows (its weights tiled
+  over the row's values), then the lerp along the height over the output
+  rows, both in sluice's order (sluice_ops.bilinear: b - a, times the
+  weight, plus a); the plan is computed once per op;
+- random_resized_crop (MM-1) does the same over the whole batch at once:
+  every image's plan from its exported box (sluice_ops.resize_axis over
+  arrays of box sides), one np.take per neighbour straight from the
+  field's flat data;
 - affine is np.multiply and np.add in place with scale and bias tiled over
   the element, as normalize; dropout (train mode) recomputes its keyed
   mask (numpy_idiomatic_peer.dropout_keep), multiplies in place and zeroes
@@ -45,7 +56,10 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
-IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip", "affine", "dropout"}
+# The ops the tuned loop applies itself: in place, or (crops, resizes) into
+# buffers made once per op.
+IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip", "affine", "dropout",
+            "resize", "random_resized_crop"}
 
 
 def tiled(values, channels, element_shape):
@@ -229,6 +243,88 @@ class Cache:
         return out
 
 
+def lerp(a, b, w, out):
+    """out = a + w * (b - a) in float32, in place: sluice_ops.bilinear's
+    steps (a and b may be u8; the subtraction is then asked for in float32,
+    where u8's own would wrap)."""
+    np.subtract(b, a, out=out, dtype=np.float32)
+    np.multiply(out, w, out=out)
+    np.add(out, a, out=out, dtype=np.float32)
+    return out
+
+
+def value_plan(x0, x1, wx, channels):
+    """An axis plan over columns widened to the values of a row (channels
+    last): source value indices and weights, one per output value."""
+    c = np.arange(channels, dtype=np.int64)
+    return ((x0[..., None] * channels + c).reshape(x0.shape[:-1] + (-1,)),
+            (x1[..., None] * channels + c).reshape(x1.shape[:-1] + (-1,)),
+            np.repeat(wx, channels, axis=-1))
+
+
+class Resize:
+    """A resize op's plan, made once: the source rows it reads, the flat
+    indices of their left and right neighbours, and the weights tiled over
+    the rows' values."""
+
+    def __init__(self, in_shape, out_h, out_w):
+        h, w = in_shape[0], in_shape[1]
+        self.channels = in_shape[2] if len(in_shape) == 3 else 1
+        self.out_shape = (out_h, out_w) + tuple(in_shape[2:])
+        y0, y1, wy = idiomatic.resize_plan(h, out_h)
+        x0, x1, wx = idiomatic.resize_plan(w, out_w)
+        v0, v1, wv = value_plan(x0, x1, wx, self.channels)
+        rows = np.unique(np.concatenate([y0, y1]))  # sorted, so a row's place is its searchsorted
+        row_values = w * self.channels
+        self.left = (rows[:, None] * row_values + v0[None, :]).reshape(-1)
+        self.right = (rows[:, None] * row_values + v1[None, :]).reshape(-1)
+        self.wv = np.tile(wv, len(rows))
+        self.top, self.bottom = np.searchsorted(rows, y0), np.searchsorted(rows, y1)
+        self.wy = np.ascontiguousarray(np.repeat(wy, out_w * self.channels))
+        self.rows = len(rows)
+
+    def __call__(self, x, field, key):
+        n = x.shape[0]
+        flat = x.reshape(n, -1)
+        a = field.buffer((key, "a"), (n, self.left.shape[0]), x.dtype)
+        b = field.buffer((key, "b"), (n, self.left.shape[0]), x.dtype)
+        np.take(flat, self.left, axis=1, out=a, mode="clip")
+        np.take(flat, self.right, axis=1, out=b, mode="clip")
+        across = lerp(a, b, self.wv, field.buffer((key, "across"), a.shape, np.float32))
+        across = across.reshape(n, self.rows, -1)
+        top = field.buffer((key, "top"), (n, self.top.shape[0], across.shape[2]), np.float32)
+        out = field.buffer((key, "out"), (n,) + self.out_shape, np.float32)
+        np.take(across, self.top, axis=1, out=top, mode="clip")
+        np.take(across, self.bottom, axis=1, out=out.reshape(top.shape), mode="clip")
+        lerp(top, out.reshape(top.shape), self.wy.reshape(top.shape[1:]), out.reshape(top.shape))
+        return out
+
+
+def resized_crop(x, ids, p, boxes, field, key):
+    """random_resized_crop of rows ids of x (the source field) for the whole
+    batch: each image's plan from its box, the left and right neighbours of
+    its rows straight from x by flat index, then the two lerps in place."""
+    n, channels = len(ids), x.shape[3] if x.ndim == 4 else 1
+    out_h, out_w = p["out_h"], p["out_w"]
+    y, left, h, w = (boxes[:, j:j + 1].astype(np.int64) for j in range(4))
+    y0, y1, wy = sluice_ops.resize_axis(np.arange(out_h, dtype=np.int64)[None, :], h, out_h, idiomatic.NumpyArrays)
+    x0, x1, wx = sluice_ops.resize_axis(np.arange(out_w, dtype=np.int64)[None, :], w, out_w, idiomatic.NumpyArrays)
+    v0, v1, wv = value_plan(x0 + left, x1 + left, wx, channels)
+    # Each image reads its top rows and its bottom rows ([2, n, out_h]:
+    # the bottom rows' lerp is then a contiguous output); every value's flat
+    # index into the field's data is its row's start plus its column's
+    # value index (one np.take on the flat data: take_along_axis over a
+    # gather of the rows was 3x slower).
+    rows = np.stack([y0, y1]) + y + (np.asarray(ids, dtype=np.int64) * x.shape[1])[:, None]
+    starts = (rows * (x.shape[2] * channels))[..., None]
+    flat = x.reshape(-1)
+    a = np.take(flat, np.add(starts, v0[:, None, :]))
+    b = np.take(flat, np.add(starts, v1[:, None, :]))
+    top, out = lerp(a, b, wv[:, None, :], field.buffer((key, "across"), a.shape, np.float32))
+    lerp(top, out, wy[:, :, None], out)
+    return out.reshape((n, out_h, out_w) + x.shape[3:])
+
+
 class Tuned:
     def __init__(self, plan):
         self.plan = plan
@@ -242,6 +338,7 @@ class Tuned:
             self.fields[f["name"]] = Field(data, plan.batch_size)
         self.ops = ops
         self.drop_mask = DropMask()
+        self.resizes = {}
         at = idiomatic.cache_index(plan)
         self.cache = Cache(self, at) if at is not None else None
         if self.cache is not None:
@@ -250,13 +347,17 @@ class Tuned:
         # float32 (or u8 for crops and flips); the first op that is not
         # makes numpy_idiomatic_peer do the rest.
         self.tiles = {}
-        for op in ops:
-            if op["kind"] in ("normalize", "affine"):
-                # (subtrahend, factor) for normalize, (factor, addend) for affine.
-                first, second = ("mean", "inv_std") if op["kind"] == "normalize" else ("scale", "bias")
-                shape = self.fields[op["field"]].data.shape[1:] if op["field"] in self.fields else ()
-                self.tiles[op["index"]] = (tiled(op["params"][first], op["params"]["channels"], shape),
-                                           tiled(op["params"][second], op["params"]["channels"], shape))
+
+    def tile(self, op, element_shape):
+        """normalize's (subtrahend, factor) or affine's (factor, addend),
+        tiled over an element of element_shape (made once per op and shape:
+        a resize before the op changes the shape its source had)."""
+        key = (op["index"], element_shape)
+        if key not in self.tiles:
+            first, second = ("mean", "inv_std") if op["kind"] == "normalize" else ("scale", "bias")
+            self.tiles[key] = (tiled(op["params"][first], op["params"]["channels"], element_shape),
+                               tiled(op["params"][second], op["params"]["channels"], element_shape))
+        return self.tiles[key]
 
     @staticmethod
     def sequences(stream, p):
@@ -318,7 +419,7 @@ class Tuned:
         if from_source:
             x = self.gather(name, ids)
         n = x.shape[0]
-        mean, inv = self.tiles[op["index"]]
+        mean, inv = self.tile(op, x.shape[1:])
         if x.dtype == np.float32:
             out = x
             flat = out.reshape(n, -1)
@@ -353,6 +454,16 @@ class Tuned:
             x = self.fields[name].data if from_source else fields[name]
             if kind == "normalize":
                 x = self.normalize(name, x, op, ids, from_source)
+            elif kind == "resize":
+                if from_source:
+                    x = self.gather(name, ids)
+                if op["index"] not in self.resizes:
+                    self.resizes[op["index"]] = Resize(x.shape[1:], op["params"]["out_h"], op["params"]["out_w"])
+                x = self.resizes[op["index"]](x, self.fields[name], op["index"])
+            elif kind == "random_resized_crop":
+                rows = ids if from_source else np.arange(len(ids))  # x's rows: the source's or the batch's
+                x = resized_crop(x, rows, op["params"], plan.decisions(op, epoch)[ids], self.fields[name],
+                                 op["index"])
             elif kind == "random_crop":
                 follow = ops[k + 1] if k + 1 < len(ops) else None
                 flip = follow if follow and follow["kind"] == "random_hflip" and follow["field"] == name else None
@@ -370,7 +481,7 @@ class Tuned:
                 elif kind == "add":
                     np.add(x, np.float32(op["params"]["value"]), out=x)
                 elif kind == "affine":
-                    scale, bias = self.tiles[op["index"]]
+                    scale, bias = self.tile(op, x.shape[1:])
                     flat = x.reshape(x.shape[0], -1)
                     np.multiply(flat, scale, out=flat)
                     np.add(flat, bias, out=flat)

@@ -12,7 +12,12 @@ does (and so bitwise):
   the plan's seed and the op id, one block of four words per four values;
 - trig_rounds: y = sin y + cos y, rounds times, in float64, by sluice's
   libm-free sl_det_sincos_turns (include/sluice/detmath.h): libm's sin and
-  cos differ between C libraries, numpy's and torch's among them.
+  cos differ between C libraries, numpy's and torch's among them;
+- bilinear resize (resize, random_resized_crop): the plan of one axis,
+  half-pixel centres in exact integers and a weight by one float32 division
+  (sl__body_resize_axis in kernels/bodies.h), and the lerps of four source
+  values in sluice's order (sl__body_bilinear); a framework's own resize
+  (torchvision, tf.image, jax.image) weighs and rounds differently.
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
@@ -174,3 +179,32 @@ def dropout_threshold(p):
     scaled = float(p) * 4294967296.0
     whole = int(scaled)
     return whole + (whole < scaled)
+
+
+def resize_axis(d, size_in, out, A):
+    """sl__body_resize_axis for output indices d (an int64 array) of an axis
+    resized from size_in (a Python int, or an int64 array broadcasting with
+    d: one side per element) to out: the source position ((2d + 1) size_in -
+    out) / (2 out), clamped to [0, size_in - 1], as integer part i0 and
+    fraction. Returns (i0, i1, w): the two source indices and i1's weight,
+    the fraction rounded to float32 by one division of two integers exact in
+    float32 (A.to_f32 of the numerator, A.f32 of the denominator)."""
+    den = 2 * out
+    num = (2 * d + 1) * size_in - out
+    below = num < 0
+    whole = A.where(below, 0, num // den)
+    frac = A.where(below, 0, num % den)
+    last = whole >= size_in - 1
+    whole = A.where(last, size_in - 1, whole)
+    frac = A.where(last, 0, frac)
+    return whole, A.where(whole + 1 < size_in, whole + 1, whole), A.to_f32(frac) / A.f32(den)
+
+
+def bilinear(p00, p01, p10, p11, wx, wy):
+    """sl__body_bilinear: the lerp along the width of the top and bottom
+    source values, then along the height, each step one float32 operation
+    (a peer that computes it in place must keep this order: b - a, times
+    the weight, plus a)."""
+    top = p00 + wx * (p01 - p00)
+    bot = p10 + wx * (p11 - p10)
+    return top + wy * (bot - top)

@@ -47,6 +47,12 @@ SUPPORTED = SUPPORTED | {"trig_rounds", "cache", "affine", "dropout"}
 # the chain the element's exported pick names. Their noise is torch's own,
 # so those scenarios are checked statistically.
 SUPPORTED = SUPPORTED | set(GRAPHS)
+# CV-4's resize and MM-1's random_resized_crop: sluice's bilinear plan and
+# lerps (sluice_ops) in torch's float32, one element at a time, the crop's
+# box from its exported decisions. torchvision's resize weighs and rounds
+# otherwise (and rounds u8 output), so it cannot be bitwise.
+SUPPORTED = SUPPORTED | {"resize", "random_resized_crop"}
+RANDOM = RANDOM + ("random_resized_crop",)
 
 
 class TorchArrays:
@@ -73,6 +79,19 @@ class TorchArrays:
     @staticmethod
     def from_bits(i):
         return i.to(torch.int32).contiguous().view(torch.float32)
+
+
+def resize(x, out_h, out_w):
+    """One image [h, w(, c)] (u8 or float32) resized bilinearly to out_h x
+    out_w in float32: its four source values per output by indexing, then
+    sluice's lerps (sluice_ops.bilinear)."""
+    y0, y1, wy = sluice_ops.resize_axis(torch.arange(out_h), x.shape[0], out_h, TorchArrays)
+    x0, x1, wx = sluice_ops.resize_axis(torch.arange(out_w), x.shape[1], out_w, TorchArrays)
+    x = x.to(torch.float32)
+    rows0, rows1 = x[y0], x[y1]
+    channel = (1,) * (x.dim() - 2)
+    wx, wy = wx.view((1, out_w) + channel), wy.view((out_h, 1) + channel)
+    return sluice_ops.bilinear(rows0[:, x0], rows0[:, x1], rows1[:, x0], rows1[:, x1], wx, wy)
 
 
 def zscore(x):
@@ -216,6 +235,11 @@ class ExportedDataset(Dataset):
                 x = torch.flip(x, dims=[1])
         elif kind == "zscore":
             x = zscore(x)
+        elif kind == "resize":
+            x = resize(x, p["out_h"], p["out_w"])
+        elif kind == "random_resized_crop":
+            y, left, h, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
+            x = resize(x[y:y + h, left:left + w], p["out_h"], p["out_w"])
         elif kind == "random_crop3d":
             z, y, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
             x = x[z:z + p["d"], y:y + p["h"], w:w + p["w"]].clone()

@@ -5,7 +5,15 @@ batch_size=None over a batch sampler, so no per-element __getitem__ and no
 collate), gathers it with torch.index_select into a tensor made once, and
 applies the ops in place (copy_, sub_, mul_, masked_fill_), with constants
 tiled over an element so each op is one contiguous pass; crops are one slice
-copy per image into a zeroed tensor made once. It runs with one intra-op
+copy per image into a zeroed tensor made once. resize (CV-4) gathers, with
+index_select into tensors made once, only the source rows the plan reads
+and their left and right neighbours of every output value, then lerps in
+place along the width and along the height in sluice's order
+(sluice_ops.bilinear: b - a, times the weight, plus a);
+random_resized_crop (MM-1) does the same for the whole batch at once, each
+image's plan from its exported box (sluice_ops.resize_axis over tensors of
+box sides), its rows by one index_select and its neighbours by
+torch.gather; pad_tokens is a few whole-batch ops. It runs with one intra-op
 thread, as DataLoader's own workers do: on this shared 2-vCPU machine (load
 about 7) torch's default 2 threads made CV-1's median batch 68.8 ms against
 0.10 ms on one (a thread pool waiting on a busy CPU), and gained at most
@@ -24,9 +32,12 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
+from torch_idiomatic_peer import TorchArrays  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
+             "resize", "random_resized_crop", "pad_tokens"}
 
 
 def sequences(stream, p):
@@ -41,6 +52,89 @@ def sequences(stream, p):
 def tiled(values, channels, element_shape):
     count = int(np.prod(element_shape)) if element_shape else 1
     return torch.from_numpy(np.tile(np.asarray(values[:channels], dtype=np.float32), count // channels))
+
+
+def lerp(a, b, w):
+    """b = a + w * (b - a) in place, in float32: sluice_ops.bilinear's steps."""
+    return b.sub_(a).mul_(w).add_(a)
+
+
+def value_plan(x0, x1, wx, channels):
+    """An axis plan over columns widened to the values of a row (channels
+    last): source value indices and weights, one per output value."""
+    c = torch.arange(channels)
+    return ((x0.unsqueeze(-1) * channels + c).flatten(-2), (x1.unsqueeze(-1) * channels + c).flatten(-2),
+            wx.repeat_interleave(channels, dim=-1))
+
+
+class Resize:
+    """A resize op's plan, made once: the source rows it reads, the flat
+    indices of their left and right neighbours, the weights tiled over the
+    rows' values."""
+
+    def __init__(self, in_shape, out_h, out_w):
+        h, w = in_shape[0], in_shape[1]
+        channels = in_shape[2] if len(in_shape) == 3 else 1
+        self.out_shape = (out_h, out_w) + tuple(in_shape[2:])
+        y0, y1, wy = sluice_ops.resize_axis(torch.arange(out_h), h, out_h, TorchArrays)
+        x0, x1, wx = sluice_ops.resize_axis(torch.arange(out_w), w, out_w, TorchArrays)
+        v0, v1, wv = value_plan(x0, x1, wx, channels)
+        rows = torch.unique(torch.cat([y0, y1]))  # sorted, so a row's place is its searchsorted
+        self.left = (rows[:, None] * (w * channels) + v0[None, :]).flatten()
+        self.right = (rows[:, None] * (w * channels) + v1[None, :]).flatten()
+        self.wv = wv.repeat(len(rows))
+        self.top, self.bottom = torch.searchsorted(rows, y0), torch.searchsorted(rows, y1)
+        self.wy = wy.repeat_interleave(out_w * channels).view(out_h, -1)
+        self.rows = len(rows)
+
+    def __call__(self, x, buffer, key):
+        n = x.shape[0]
+        flat = x.reshape(n, -1)
+        a = torch.index_select(flat, 1, self.left, out=buffer((key, "a"), (n, self.left.shape[0]), torch.float32))
+        b = torch.index_select(flat, 1, self.right, out=buffer((key, "b"), (n, self.left.shape[0]), torch.float32))
+        across = lerp(a, b, self.wv).view(n, self.rows, -1)
+        top = buffer((key, "top"), (n, self.top.shape[0], across.shape[2]), torch.float32)
+        out = buffer((key, "out"), (n,) + self.out_shape, torch.float32)
+        torch.index_select(across, 1, self.top, out=top)
+        torch.index_select(across, 1, self.bottom, out=out.view(top.shape))
+        lerp(top, out.view(top.shape), self.wy)
+        return out
+
+
+def resized_crop(x, ids, p, boxes):
+    """random_resized_crop of rows ids of x (u8 or float32 images) for the
+    whole batch: each image's plan from its box, its source rows in one
+    index_select (then as float32), the neighbours with torch.gather, the
+    two lerps in place."""
+    n, channels = len(ids), x.shape[3] if x.dim() == 4 else 1
+    out_h, out_w = p["out_h"], p["out_w"]
+    y, left, h, w = (boxes[:, j:j + 1].to(torch.int64) for j in range(4))
+    y0, y1, wy = sluice_ops.resize_axis(torch.arange(out_h)[None, :], h, out_h, TorchArrays)
+    x0, x1, wx = sluice_ops.resize_axis(torch.arange(out_w)[None, :], w, out_w, TorchArrays)
+    v0, v1, wv = value_plan(x0 + left, x1 + left, wx, channels)
+    # The rows each image reads, top rows then bottom rows, as rows of x.
+    rows = torch.cat([y0, y1], dim=1) + y + (ids * x.shape[1])[:, None]
+    src = torch.index_select(x.reshape(x.shape[0] * x.shape[1], -1), 0, rows.flatten())
+    src = src.to(torch.float32).view(n, 2 * out_h, -1)
+    shape = (n, 2 * out_h, v0.shape[1])
+    across = lerp(torch.gather(src, 2, v0[:, None, :].expand(shape)), torch.gather(src, 2, v1[:, None, :].expand(shape)),
+                  wv[:, None, :])
+    out = lerp(across[:, :out_h], across[:, out_h:], wy[:, :, None])
+    return out.reshape((n, out_h, out_w) + tuple(x.shape[3:]))
+
+
+def pad_tokens(x, p):
+    """Each row's tokens before its first end id (at most length - 1), the
+    end id, then pads, for the whole batch."""
+    length, end, pad = p["length"], p["end_id"], p["pad_id"]
+    is_end = x == end
+    first = torch.where(is_end.any(dim=1), is_end.to(torch.int8).argmax(dim=1), x.shape[1])
+    keep = first.clamp(max=length - 1)[:, None]
+    out = torch.full((x.shape[0], length), pad, dtype=torch.int32)
+    width = min(length, x.shape[1])
+    out[:, :width] = x[:, :width]
+    out.masked_fill_(torch.arange(length)[None, :] >= keep, pad)
+    return out.scatter_(1, keep, end)
 
 
 class BatchedExport(Dataset):
@@ -58,11 +152,8 @@ class BatchedExport(Dataset):
                 data = sequences(data, self.pack["params"])
             self.sources[f["name"]] = data
         self.buffers = {}
-        self.tiles = {op["index"]: (tiled(op["params"]["mean"], op["params"]["channels"],
-                                          self.sources[op["field"]].shape[1:]),
-                                    tiled(op["params"]["inv_std"], op["params"]["channels"],
-                                          self.sources[op["field"]].shape[1:]))
-                      for op in ops if op["kind"] == "normalize"}
+        self.tiles = {}
+        self.resizes = {}
         self.decisions = {}
 
     def __len__(self):
@@ -73,6 +164,17 @@ class BatchedExport(Dataset):
         if k not in self.buffers:
             self.buffers[k] = torch.zeros(shape, dtype=dtype) if zero else torch.empty(shape, dtype=dtype)
         return self.buffers[k]
+
+    def tile(self, op, element_shape):
+        """normalize's mean and 1/std tiled over an element of element_shape
+        (made once per op and shape: a resize before it changes the shape
+        its source had)."""
+        key = (op["index"], element_shape)
+        if key not in self.tiles:
+            p = op["params"]
+            self.tiles[key] = (tiled(p["mean"], p["channels"], element_shape),
+                               tiled(p["inv_std"], p["channels"], element_shape))
+        return self.tiles[key]
 
     def decision(self, op, epoch):
         key = (op["index"], epoch)
@@ -121,11 +223,24 @@ class BatchedExport(Dataset):
                 flip = follow if follow and follow["kind"] == "random_hflip" and follow["field"] == name else None
                 x = self.crop(name, x, op, flip, ids, epoch, name in fresh)
                 i += 1 if flip is not None else 0
+            elif kind == "random_resized_crop":
+                rows = ids if name in fresh else torch.arange(len(ids))  # x's rows: the source's or the batch's
+                boxes = torch.from_numpy(self.decision(op, epoch)[ids.numpy()])
+                x = resized_crop(x, rows, p, boxes)
             else:
                 if name in fresh:
                     x = self.gather(name, ids)
-                if kind == "normalize":
-                    mean, inv = self.tiles[op["index"]]
+                if kind == "resize":
+                    if x.dtype != torch.float32:
+                        # One casting copy into a tensor made once: index_select keeps its input's dtype.
+                        x = self.buffer(("resize", op["index"]), tuple(x.shape), torch.float32).copy_(x)
+                    if op["index"] not in self.resizes:
+                        self.resizes[op["index"]] = Resize(tuple(x.shape[1:]), p["out_h"], p["out_w"])
+                    x = self.resizes[op["index"]](x, self.buffer, op["index"])
+                elif kind == "pad_tokens":
+                    x = pad_tokens(x, p)
+                elif kind == "normalize":
+                    mean, inv = self.tile(op, tuple(x.shape[1:]))
                     if x.dtype != torch.float32:
                         out = self.buffer(("normalize", op["index"]), tuple(x.shape), torch.float32)
                         out.copy_(x)

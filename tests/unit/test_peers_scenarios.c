@@ -2,7 +2,9 @@
  * IO-4 (sluice's libm-free trig_rounds and a cache of the peer's own) and
  * PC-5 (affine, and dropout's mask recomputed from the keying the plan
  * documents); PC-2 and PC-4 (sub-op graphs from their exported picks, with
- * noise of numpy's own, so statistical). Apart from test_peers because each computes the reference
+ * noise of numpy's own, so statistical); CV-4 and MM-1 (sluice's bilinear
+ * resize plan and lerps, random_resized_crop's boxes from its exported
+ * decisions). Apart from test_peers because each computes the reference
  * of a scenario (IO-4's is seconds of sine and cosine), which would take
  * test_peers past its time limit; they skip where the system's Python has
  * no numpy, which no default test requires. */
@@ -80,6 +82,63 @@ Test(peers_scenarios, the_numpy_peers_are_bitwise_on_pc5_in_train_and_eval)
         }
         sl_scenario_instance_free(pc5);
     }
+}
+
+/* The peers of `adapters` on every variant of CV-4 (chains of bilinear
+ * resizes, u8 and f32) and on MM-1 (random_resized_crop, a box per element
+ * from its exported decisions), held to the reference bitwise: a resize
+ * that weighs or rounds otherwise than sluice's plan (a framework's own)
+ * differs in the last bits of most values. MM-1's batches cross into epoch
+ * 1, whose boxes are drawn anew. */
+static void check_resampling_bitwise(const sl_adapter *const *adapters, int nadapters)
+{
+    const char *cv4[] = {"half", "scales", "odd"};
+    for (int v = 0; v < 4; v++) {
+        bool mm1 = v == 3;
+        sl_scenario_instance *instance = NULL;
+        sl_bench_options options;
+        test_bench_instance(mm1 ? "MM-1" : "CV-4", mm1 ? "64x64" : cv4[v], mm1 ? 16 : 4, &instance, &options);
+        if (mm1)
+            cr_assert_gt(options.warmup_batches + options.measured_batches,
+                         sl_pipeline_batches_per_epoch(instance->pipeline), "the batches reach epoch 1");
+        for (int i = 0; i < nadapters; i++) {
+            sl_record record;
+            sl_err err = {0};
+            sl_bench_run(instance, adapters[i], &options, &record, &err);
+            const char *variant = mm1 ? "MM-1" : cv4[v];
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s on %s: %s", adapters[i]->name, variant, record.reason);
+            cr_assert_str_eq(record.equivalence, "bitwise", "%s on %s", adapters[i]->name, variant);
+            sl_record_release(&record);
+        }
+        sl_scenario_instance_free(instance);
+    }
+}
+
+Test(peers_scenarios, the_numpy_peers_are_bitwise_on_cv4_and_mm1)
+{
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    check_resampling_bitwise(both, 2);
+}
+
+/* A registered peer by name (PyTorch's are not exported one by one). */
+static const sl_adapter *peer_named(const char *name)
+{
+    for (int i = 0; i < sl__peer_count; i++)
+        if (strcmp(sl__peers[i]->adapter.name, name) == 0)
+            return &sl__peers[i]->adapter;
+    cr_assert_fail("no peer %s", name);
+    return NULL;
+}
+
+/* Both PyTorch forms (per element and batched) on the same plans; skipped
+ * where PyTorch 2's environment is missing, which no default test requires. */
+Test(peers_scenarios, the_torch_peers_are_bitwise_on_cv4_and_mm1)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
+        cr_skip_test("needs PyTorch at %s (SLUICE_TORCH_PYTHON): %s", sl__peer_torch_python(), reason);
+    const sl_adapter *both[] = {peer_named("peer:torch"), peer_named("peer:torch-idiomatic")};
+    check_resampling_bitwise(both, 2);
 }
 
 /* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
