@@ -2,7 +2,9 @@
  * IO-4 (sluice's libm-free trig_rounds and a cache of the peer's own) and
  * PC-5 (affine, and dropout's mask recomputed from the keying the plan
  * documents); PC-2 and PC-4 (sub-op graphs from their exported picks, with
- * noise of numpy's own, so statistical). Apart from test_peers because each computes the reference
+ * noise of numpy's own, so statistical); MM-2 (log_mel with numpy's FFT
+ * and matrix product, held to the scenario's stated tolerance, and a peer
+ * just beyond it refused). Apart from test_peers because each computes the reference
  * of a scenario (IO-4's is seconds of sine and cosine), which would take
  * test_peers past its time limit; they skip where the system's Python has
  * no numpy, which no default test requires. */
@@ -10,10 +12,12 @@
 
 #include "support.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "peer.h"
 #include "sluice/bench.h"
+#include "sluice/kernels.h"
 #include "sluice/record.h"
 #include "sluice/scenario.h"
 #include "sluice/session.h"
@@ -150,4 +154,62 @@ Test(peers_scenarios, interleaved_rounds_keep_each_peers_statistical_check)
     }
     sl_session_free(session);
     test_tmpdir_remove(dir);
+}
+
+/* MM-2 on both numpy forms: numpy's rfft and matmul on sluice's window and
+ * filter bank cannot be the reference's bits (another summation order), so
+ * each is held value by value to the scenario's stated tolerance, and the
+ * record says so, not "bitwise". */
+Test(peers_scenarios, the_numpy_peers_are_within_mm2s_tolerance)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, both[i], &mm2_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
+}
+
+/* The tolerance is a bound on every value, where it is stated: peer:numpy's
+ * spectrograms shifted by 3.26e-4 (what a 0.1 % gain error in both products
+ * does, docs/determinism.md) are refused with the first value beyond it;
+ * shifted by 1e-4 (peer:numpy's own largest difference is 6.2e-5, so the
+ * sum stays under 2.5e-4) they still pass. */
+Test(peers_scenarios, a_peer_beyond_mm2s_tolerance_is_a_mismatch)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
+    char path[1024];
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/peers/testing/gain.py", root ? root : ".");
+    const char *shifts[] = {"--shift=3.26e-4", "--shift=1e-4"};
+    for (int s = 0; s < 2; s++) {
+        sl__peer peer = sl__peer_numpy;
+        peer.adapter.name = "peer:test-gain";
+        peer.script = path;
+        peer.args = shifts[s];
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, &peer.adapter, &mm2_options, &record, &err);
+        if (s == 0) {
+            cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
+            cr_assert(strstr(record.reason, "beyond the scenario's tolerance") != NULL, "%s", record.reason);
+            cr_assert(strstr(record.reason, "field 'wave'") != NULL, "%s", record.reason);
+        } else {
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+            cr_assert(strncmp(record.equivalence, "within ", 7) == 0, "%s", record.equivalence);
+        }
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
 }
