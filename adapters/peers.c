@@ -66,16 +66,16 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
-#define PEER_TORCH_TRANSFORMS PEER_NUMPY_OWN_TRANSFORMS
-/* Both numpy forms run MM-2's log_mel with numpy's FFT and matrix product on
- * sluice's window and filter bank: within MM-2's stated tolerance, not
- * bitwise (docs/peers.md). */
-#define PEER_NUMPY_LOG_MEL    SL_TRANSFORM(SL_OP_LOG_MEL)
+/* Both numpy forms and the idiomatic PyTorch one run MM-2's log_mel with
+ * their framework's FFT and matrix product on sluice's window and filter
+ * bank: within MM-2's stated tolerance, not bitwise (docs/peers.md). */
+#define PEER_LOG_MEL          SL_TRANSFORM(SL_OP_LOG_MEL)
+#define PEER_TORCH_TRANSFORMS (PEER_NUMPY_OWN_TRANSFORMS | PEER_LOG_MEL)
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
  * exported picks; their noise makes those plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
-     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_NUMPY_LOG_MEL)
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_LOG_MEL)
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 

@@ -179,6 +179,29 @@ Test(peers_scenarios, the_numpy_peers_are_within_mm2s_tolerance)
     sl_scenario_instance_free(mm2);
 }
 
+/* MM-2 on PyTorch's idiomatic form (torch.fft.rfft and matmul per element,
+ * float32), with PyTorch 2's own Python; skipped where its venv is absent. */
+Test(peers_scenarios, the_idiomatic_torch_peer_is_within_mm2s_tolerance)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
+        cr_skip_test("needs PyTorch 2's venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *torch = sl_adapter_find("peer:torch-idiomatic");
+    cr_assert_not_null(torch);
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    sl_record record;
+    sl_err err = {0};
+    sl_bench_run(mm2, torch, &mm2_options, &record, &err);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, within);
+    sl_record_release(&record);
+    sl_scenario_instance_free(mm2);
+}
+
 /* The tolerance is a bound on every value, where it is stated: peer:numpy's
  * spectrograms shifted by 3.26e-4 (what a 0.1 % gain error in both products
  * does, docs/determinism.md) are refused with the first value beyond it;
