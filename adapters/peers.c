@@ -40,6 +40,10 @@
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                     \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                       \
      SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+/* PC-5 on both JAX forms: affine (capped at AVX: it multiplies then adds)
+ * and dropout, its mask recomputed from the keying the plan documents
+ * (peers/jax_ops.py, Philox in uint64). */
+#define PEER_JAX_PC5 (SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
 /* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
  * draws gaussian noise of its own (checked statistically), and pads to a
  * multiple with a width it computes on the host (a function compiled per
@@ -47,7 +51,7 @@
 #define PEER_JAX_OWN_TRANSFORMS                                                                                        \
     (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
-     SL_TRANSFORM(SL_OP_ATTENTION_MASK))
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5)
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p

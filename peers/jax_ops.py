@@ -23,6 +23,10 @@ import sluice_ops
 MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
             "rot90"}
 ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
+# PC-5's affine (a fenced product, then the bias: XLA capped at AVX, since
+# affine multiplies then adds) and dropout, whose mask needs the batch's ids
+# and epoch (dropout_keep, applied by the batch function).
+ARITHMETIC |= {"affine"}
 # Ops with per-element exported decisions: the decision row rides along.
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
           "random_scale")
@@ -60,6 +64,33 @@ def hash_ids(x, sizes):
     return jnp.where(x < 0, jnp.int64(-1), (high % sizes).astype(jnp.int64))
 
 
+def dropout_keep(ids, epoch, seed, op, values):
+    """Whether each of the values of elements ids is kept, [len(ids), values]:
+    sluice's keyed mask, Philox4x32-10 (sluice_ops) keyed by the plan's seed
+    and the op id, counter (element, epoch, value / 4), in uint64 (x64 on),
+    as peers/numpy_idiomatic_peer.py's dropout_keep computes it."""
+    ids = ids.astype(jnp.uint64)
+    blocks = -(-values // 4)
+    shape = (ids.shape[0], blocks)
+    counter = (jnp.broadcast_to((ids & jnp.uint64(sluice_ops.M32))[:, None], shape),
+               jnp.broadcast_to((ids >> jnp.uint64(32))[:, None], shape),
+               jnp.full(shape, epoch, dtype=jnp.uint64),
+               jnp.broadcast_to(jnp.arange(blocks, dtype=jnp.uint64)[None, :], shape))
+    k0, k1 = sluice_ops.philox_key(seed, op["op_id"])
+    words = jnp.stack(sluice_ops.philox4x32_10(counter, (k0, k1)), axis=-1).reshape(ids.shape[0], blocks * 4)
+    threshold = sluice_ops.dropout_threshold(np.float32(op["params"]["p"]))
+    return words[:, :values] >= jnp.uint64(threshold)
+
+
+def dropout(x, ids, epoch, seed, op):
+    """Train-mode dropout on a batch: kept values times float32(1 / (1 - p)),
+    each step in float32 as sluice computes it, dropped ones 0."""
+    p = np.float32(op["params"]["p"])
+    scale = jnp.float32(np.float32(1.0) / (np.float32(1.0) - p))
+    keep = dropout_keep(ids, epoch, seed, op, int(np.prod(x.shape[1:]))).reshape(x.shape)
+    return jnp.where(keep, B(x * scale), jnp.float32(0.0))
+
+
 def element_op(op):
     """The op on one element: f(x, d) -> x, d its exported decisions row (or
     None for an op without)."""
@@ -73,6 +104,15 @@ def element_op(op):
         return lambda x, d: B(x.astype(jnp.float32) - mean) * inv_std
     if kind in ("scale", "multiply"):
         return lambda x, d: x * jnp.float32(p["value"])
+    if kind == "affine":
+        # x * scale[c] + bias[c] over the last axis (or one channel): the
+        # product fenced, then the sum, two roundings as sluice.
+        c = p["channels"]
+        scale = jnp.asarray(np.asarray(p["scale"][:c], dtype=np.float32))
+        bias = jnp.asarray(np.asarray(p["bias"][:c], dtype=np.float32))
+        if c == 1:
+            scale, bias = scale[0], bias[0]
+        return lambda x, d: B(x * scale) + bias
     if kind == "add":
         return lambda x, d: x + jnp.float32(p["value"])
     if kind == "clip":

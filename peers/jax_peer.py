@@ -44,6 +44,9 @@ import jax_ops  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup", "cutmix", "bucket_by_length",
              "pad_to_multiple", "attention_mask"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
+# PC-5's dropout: its mask recomputed from the keying the plan documents
+# (jax_ops.dropout_keep), the identity in eval mode.
+SUPPORTED |= {"dropout"}
 MIXING = ("mixup", "cutmix")
 
 
@@ -124,6 +127,11 @@ def build(plan):
                 continue
             if op["kind"] == "gaussian_noise":
                 out[name] = lax.optimization_barrier(noise(plan, op, out[name], ids, epoch))
+                continue
+            if op["kind"] == "dropout":
+                if plan.raw.get("mode", "train") != "eval":
+                    out[name] = lax.optimization_barrier(jax_ops.dropout(out[name], ids, epoch,
+                                                                         int(plan.raw["seed"]), op))
                 continue
             if op["kind"] in ("pad_to_multiple", "attention_mask"):
                 p = op["params"]

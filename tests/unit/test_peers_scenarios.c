@@ -86,6 +86,33 @@ Test(peers_scenarios, the_numpy_peers_are_bitwise_on_pc5_in_train_and_eval)
     }
 }
 
+/* PC-5 on both JAX forms, in both modes: the mask from Philox in uint64
+ * (x64 on) under jit (XLA capped at AVX, affine multiplying then adding) and
+ * eagerly; skipped where the peers' venv has no JAX. */
+Test(peers_scenarios, the_jax_peers_are_bitwise_on_pc5_in_train_and_eval)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    const char *modes[] = {"train", "eval"};
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    for (int m = 0; m < 2; m++) {
+        sl_scenario_instance *pc5 = NULL;
+        sl_bench_options pc5_options;
+        test_bench_instance("PC-5", modes[m], 4, &pc5, &pc5_options);
+        for (int i = 0; i < 2; i++) {
+            sl_record record;
+            sl_err err = {0};
+            sl_bench_run(pc5, both[i], &pc5_options, &record, &err);
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s on %s: %s", both[i]->name, modes[m], record.reason);
+            cr_assert_str_eq(record.equivalence, "bitwise", "%s on %s", both[i]->name, modes[m]);
+            sl_record_release(&record);
+        }
+        sl_scenario_instance_free(pc5);
+    }
+}
+
 /* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
  * forms: the picks are exported, the noise is numpy's own, so the plans are
  * checked statistically (a branch or pick taken wrongly moves the
