@@ -23,10 +23,13 @@ import sluice_ops
 MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
             "rot90"}
 ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
-# PC-5's affine (a fenced product, then the bias: XLA capped at AVX, since
-# affine multiplies then adds) and dropout, whose mask needs the batch's ids
-# and epoch (dropout_keep, applied by the batch function).
-ARITHMETIC |= {"affine"}
+# Element ops peer:jax applies beyond those (peer:datarax, in a venv of its
+# own where they are not yet checked, does not claim them): PC-5's affine (a
+# fenced product, then the bias: XLA capped at AVX, since affine multiplies
+# then adds) and IO-4's trig_rounds (sluice's float64 sine and cosine, x64
+# on). PC-5's dropout needs the batch's ids and epoch, so peer:jax's batch
+# function applies it (dropout, below).
+JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds"}
 # Ops with per-element exported decisions: the decision row rides along.
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
           "random_scale")
@@ -39,6 +42,8 @@ class JaxArrays:
 
     f32 = staticmethod(jnp.float32)
     where = staticmethod(jnp.where)
+    rint = staticmethod(jnp.rint)  # half to even, as C's rint
+    floor = staticmethod(jnp.floor)
     to_f32 = staticmethod(lambda i: i.astype(jnp.float32))
     fence = staticmethod(B)
     shr = staticmethod(lambda i, n: i >> n)
@@ -62,6 +67,13 @@ def hash_ids(x, sizes):
     high = sluice_ops.id_hash_high32(x.astype(jnp.uint64), lambda v, n: v >> jnp.uint64(n), jnp.uint64)
     sizes = jnp.asarray(np.asarray(sizes, dtype=np.uint64))
     return jnp.where(x < 0, jnp.int64(-1), (high % sizes).astype(jnp.int64))
+
+
+def trig_rounds(x, rounds):
+    """rounds of y = sin y + cos y on each value in float64, back to float32
+    (sluice_ops; every step one float64 operation, so XLA must not contract
+    its products and sums: the caller caps it at AVX)."""
+    return sluice_ops.trig_rounds(x.astype(jnp.float64), rounds, JaxArrays).astype(jnp.float32)
 
 
 def dropout_keep(ids, epoch, seed, op, values):
@@ -120,6 +132,8 @@ def element_op(op):
         return lambda x, d: jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
     if kind == "log1p":
         return lambda x, d: log1p(x)
+    if kind == "trig_rounds":
+        return lambda x, d: trig_rounds(x, p["rounds"])
     if kind == "hash_ids":
         return lambda x, d: hash_ids(x, p["sizes"])
     if kind == "one_hot":

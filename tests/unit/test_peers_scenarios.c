@@ -113,6 +113,32 @@ Test(peers_scenarios, the_jax_peers_are_bitwise_on_pc5_in_train_and_eval)
     }
 }
 
+/* IO-4 on both JAX forms: sluice's float64 sine and cosine (x64 on; jitted,
+ * XLA capped at AVX) and the peer's own cache on the device, replayed into
+ * epoch 1 and through the epoch metrics; skipped where the peers' venv has
+ * no JAX. */
+Test(peers_scenarios, the_jax_peers_are_bitwise_on_io4_and_replay_their_cache)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *io4 = NULL;
+    sl_bench_options io4_options;
+    test_bench_instance("IO-4", "64x64x3", 9, &io4, &io4_options);
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(io4, both[i], &io4_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise", "%s", both[i]->name);
+        cr_assert(has_metric(&record, "epoch1_speedup"), "%s: the epoch metrics ran", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(io4);
+}
+
 /* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
  * forms: the picks are exported, the noise is numpy's own, so the plans are
  * checked statistically (a branch or pick taken wrongly moves the
