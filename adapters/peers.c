@@ -40,13 +40,14 @@
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                     \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                       \
      SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
-/* PC-5 and IO-4 on both JAX forms: affine and dropout, its mask recomputed
- * from the keying the plan documents (Philox in uint64), and sluice's
- * float64 trig_rounds with a cache of the peer's own (peers/jax_ops.py,
- * peers/jax_peer.py; jitted, XLA is capped at AVX for both). */
-#define PEER_JAX_PC5_IO4                                                                                               \
+/* PC-5, IO-4 and MM-2 on both JAX forms: affine and dropout, its mask
+ * recomputed from the keying the plan documents (Philox in uint64);
+ * sluice's float64 trig_rounds with a cache of the peer's own; log_mel
+ * (PEER_LOG_MEL, below) within MM-2's stated tolerance (peers/jax_ops.py,
+ * peers/jax_peer.py; jitted, XLA is capped at AVX for all three). */
+#define PEER_JAX_PC5_IO4_MM2                                                                                           \
     (SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) |                      \
-     SL_TRANSFORM(SL_OP_CACHE))
+     SL_TRANSFORM(SL_OP_CACHE) | PEER_LOG_MEL)
 /* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
  * draws gaussian noise of its own (checked statistically), and pads to a
  * multiple with a width it computes on the host (a function compiled per
@@ -54,7 +55,7 @@
 #define PEER_JAX_OWN_TRANSFORMS                                                                                        \
     (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
-     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4)
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4_MM2)
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p
@@ -73,9 +74,10 @@
      SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                       \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE) |                \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
-/* Both numpy forms and the idiomatic PyTorch one run MM-2's log_mel with
- * their framework's FFT and matrix product on sluice's window and filter
- * bank: within MM-2's stated tolerance, not bitwise (docs/peers.md). */
+/* Both numpy forms, the idiomatic PyTorch one and both JAX forms run MM-2's
+ * log_mel with their framework's FFT and matrix product on sluice's window
+ * and filter bank: within MM-2's stated tolerance, not bitwise
+ * (docs/peers.md). */
 #define PEER_LOG_MEL          SL_TRANSFORM(SL_OP_LOG_MEL)
 #define PEER_TORCH_TRANSFORMS (PEER_NUMPY_OWN_TRANSFORMS | PEER_LOG_MEL)
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their

@@ -26,10 +26,11 @@ ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_
 # Element ops peer:jax applies beyond those (peer:datarax, in a venv of its
 # own where they are not yet checked, does not claim them): PC-5's affine (a
 # fenced product, then the bias: XLA capped at AVX, since affine multiplies
-# then adds) and IO-4's trig_rounds (sluice's float64 sine and cosine, x64
-# on). PC-5's dropout needs the batch's ids and epoch, so peer:jax's batch
-# function applies it (dropout, below).
-JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds"}
+# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
+# on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
+# tolerance). PC-5's dropout needs the batch's ids and epoch, so peer:jax's
+# batch function applies it (dropout, below).
+JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel"}
 # Ops with per-element exported decisions: the decision row rides along.
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
           "random_scale")
@@ -74,6 +75,29 @@ def trig_rounds(x, rounds):
     (sluice_ops; every step one float64 operation, so XLA must not contract
     its products and sums: the caller caps it at AVX)."""
     return sluice_ops.trig_rounds(x.astype(jnp.float64), rounds, JaxArrays).astype(jnp.float32)
+
+
+def log_mel(p):
+    """One waveform's log-mel spectrogram on sluice's definition
+    (sluice_ops: framing, periodic Hann window, filter bank, Whisper's log)
+    with XLA's FFT and product in float32: within MM-2's tolerance, not
+    bitwise. The frames are a gather by a static index (a view has no
+    counterpart in XLA), the window and filter bank constants of the
+    compiled function."""
+    window = jnp.asarray(np.array(sluice_ops.hann_window(p["frame"]), dtype=np.float32))
+    filters = jnp.asarray(np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]),
+                                   dtype=np.float32))
+
+    def f(x, d):
+        frames = sluice_ops.log_mel_frames(x.shape[0], p)
+        index = np.arange(p["frame"])[None, :] + p["hop"] * np.arange(frames)[:, None]
+        spectrum = jnp.fft.rfft(x[index] * window, n=p["n_fft"])
+        mel = (spectrum.real * spectrum.real + spectrum.imag * spectrum.imag) @ filters
+        # fmax: a NaN goes to the floor, as sluice's comparison sends it.
+        log_spec = jnp.log10(jnp.fmax(mel, jnp.float32(sluice_ops.LOG_MEL_FLOOR)))
+        log_spec = jnp.maximum(log_spec, log_spec.max() - jnp.float32(sluice_ops.LOG_MEL_DECADES))
+        return (log_spec + jnp.float32(sluice_ops.LOG_MEL_SHIFT)) * jnp.float32(sluice_ops.LOG_MEL_SCALE)
+    return f
 
 
 def dropout_keep(ids, epoch, seed, op, values):
@@ -134,6 +158,8 @@ def element_op(op):
         return lambda x, d: log1p(x)
     if kind == "trig_rounds":
         return lambda x, d: trig_rounds(x, p["rounds"])
+    if kind == "log_mel":
+        return log_mel(p)
     if kind == "hash_ids":
         return lambda x, d: hash_ids(x, p["sizes"])
     if kind == "one_hot":

@@ -255,6 +255,32 @@ Test(peers_scenarios, the_idiomatic_torch_peer_is_within_mm2s_tolerance)
     sl_scenario_instance_free(mm2);
 }
 
+/* MM-2 on both JAX forms (jnp.fft.rfft and a matmul in float32, vmapped;
+ * jitted and capped at AVX, or eager); skipped where the peers' venv has no
+ * JAX. */
+Test(peers_scenarios, the_jax_peers_are_within_mm2s_tolerance)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, both[i], &mm2_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
+}
+
 /* The tolerance is a bound on every value, where it is stated: peer:numpy's
  * spectrograms shifted by 3.26e-4 (what a 0.1 % gain error in both products
  * does, docs/determinism.md) are refused with the first value beyond it;
