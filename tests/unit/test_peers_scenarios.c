@@ -18,6 +18,7 @@
 #include "peer.h"
 #include "sluice/bench.h"
 #include "sluice/kernels.h"
+#include "sluice/peer_check.h"
 #include "sluice/record.h"
 #include "sluice/scenario.h"
 #include "sluice/session.h"
@@ -229,6 +230,27 @@ Test(peers_scenarios, the_numpy_peers_are_within_mm2s_tolerance)
         cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
         sl_record_release(&record);
     }
+    sl_scenario_instance_free(mm2);
+}
+
+/* sluice peer-check on MM-2: peer:numpy's script is within the tolerance,
+ * and the result says how much of it the loader uses (a loader author's
+ * margin), more than nothing and less than the bound. */
+Test(peers_scenarios, peer_check_gives_the_largest_difference_within_mm2s_tolerance)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
+    char path[1024];
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/peers/numpy_peer.py", root ? root : ".");
+    sl_peer_check_result result;
+    sl_err err = {0};
+    cr_assert_eq(sl_peer_check(mm2->pipeline, path, 3, SL_LOG_MEL_TOLERANCE, &result, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(result.first_batch, -1, "%s", result.detail);
+    cr_assert(strncmp(result.equivalence, "within ", 7) == 0, "%s", result.equivalence);
+    cr_assert_gt(result.largest_difference, 0.0);
+    cr_assert_lt(result.largest_difference, SL_LOG_MEL_TOLERANCE);
     sl_scenario_instance_free(mm2);
 }
 
