@@ -80,6 +80,8 @@
  * (docs/peers.md). */
 #define PEER_LOG_MEL          SL_TRANSFORM(SL_OP_LOG_MEL)
 #define PEER_TORCH_TRANSFORMS (PEER_NUMPY_OWN_TRANSFORMS | PEER_LOG_MEL)
+/* The tuned PyTorch form: the gate's ops and MM-2's (pad_tokens, log_mel). */
+#define PEER_TORCH_TUNED_TRANSFORMS (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS) | PEER_LOG_MEL)
 /* peer:numpy alone also runs the sub-op graphs (PC-2, PC-4) from their
  * exported picks; their noise makes those plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
@@ -156,11 +158,12 @@ const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
                                                "advanced-index crops, masked flips (peers/numpy_idiomatic_peer.py)",
                                                numpy_available, "numpy_idiomatic_peer.py", "--workers=0",
                                                PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
-static const sl__peer peer_torch = PEER(
-    "peer:torch",
-    "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
-    "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
-    torch_available, "torch_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, sl__peer_torch_python, SL__PEER_PER_BATCH);
+static const sl__peer peer_torch =
+    PEER("peer:torch",
+         "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
+         "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+         torch_available, "torch_peer.py", "--workers=0", PEER_TORCH_TUNED_TRANSFORMS, sl__peer_torch_python,
+         SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
     PEER("peer:torch-idiomatic",
          "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
