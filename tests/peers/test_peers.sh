@@ -48,4 +48,4 @@ if [ -n "$handover" ]; then
     echo "hand-over (latencies that leave its work out): $handover" >&2
     exit 1
 fi
-echo "$(echo "$ran" | wc -l) peer records ok and bitwise (or statistical on noise)"
+echo "$(echo "$ran" | wc -l) peer records ok and equivalent (bitwise; statistical on noise; within a stated tolerance)"
