@@ -97,9 +97,10 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     } else if (!st) {
         if (out->first_batch >= 0)
             snprintf(out->equivalence, sizeof out->equivalence, "mismatch");
-        else if (c.worst > 0.0)
+        else if (c.worst > 0.0) {
             snprintf(out->equivalence, sizeof out->equivalence, "within %.3g", tolerance);
-        else
+            out->largest_difference = c.worst;
+        } else
             snprintf(out->equivalence, sizeof out->equivalence, "bitwise");
     }
     if (!st && nbatches > 1) {

@@ -40,6 +40,14 @@
      SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) |                     \
      SL_TRANSFORM(SL_OP_BAG_OFFSETS) | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_LOG1P) |                       \
      SL_TRANSFORM(SL_OP_ROT90) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE))
+/* PC-5, IO-4 and MM-2 on both JAX forms: affine and dropout, its mask
+ * recomputed from the keying the plan documents (Philox in uint64);
+ * sluice's float64 trig_rounds with a cache of the peer's own; log_mel
+ * (PEER_LOG_MEL, below) within MM-2's stated tolerance (peers/jax_ops.py,
+ * peers/jax_peer.py; jitted, XLA is capped at AVX for all three). */
+#define PEER_JAX_PC5_IO4_MM2                                                                                           \
+    (SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) |                      \
+     SL_TRANSFORM(SL_OP_CACHE) | PEER_LOG_MEL)
 /* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
  * draws gaussian noise of its own (checked statistically), and pads to a
  * multiple with a width it computes on the host (a function compiled per
@@ -47,7 +55,7 @@
 #define PEER_JAX_OWN_TRANSFORMS                                                                                        \
     (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
-     SL_TRANSFORM(SL_OP_ATTENTION_MASK))
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4_MM2)
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p
@@ -70,16 +78,22 @@
  * sluice's plan and lerps (peers/sluice_ops.py; CV-4, MM-1), with
  * random_resized_crop's boxes from its exported decisions. */
 #define PEER_RESAMPLE_TRANSFORMS (SL_TRANSFORM(SL_OP_RESIZE) | SL_TRANSFORM(SL_OP_RANDOM_RESIZED_CROP))
+/* Both numpy forms, both PyTorch forms and both JAX forms run MM-2's
+ * log_mel with their framework's FFT and matrix product on sluice's window
+ * and filter bank: within MM-2's stated tolerance, not bitwise
+ * (docs/peers.md). */
+#define PEER_LOG_MEL             SL_TRANSFORM(SL_OP_LOG_MEL)
 /* Both numpy forms and the idiomatic PyTorch form also run the sub-op
  * graphs (PC-2, PC-4) from their exported picks; their noise makes those
  * plans statistical. */
 #define PEER_NUMPY_GRAPH_TRANSFORMS                                                                                    \
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
-     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_RESAMPLE_TRANSFORMS)
-#define PEER_TORCH_TRANSFORMS       PEER_NUMPY_GRAPH_TRANSFORMS
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_RESAMPLE_TRANSFORMS | PEER_LOG_MEL)
+#define PEER_TORCH_TRANSFORMS PEER_NUMPY_GRAPH_TRANSFORMS
 /* PyTorch's tuned form: the gate ops, the resampling ops batched, and
- * pad_tokens (MM-1's captions). */
-#define PEER_TORCH_TUNED_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS))
+ * MM-1's and MM-2's pad_tokens and log_mel. */
+#define PEER_TORCH_TUNED_TRANSFORMS                                                                                    \
+    (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS) | PEER_LOG_MEL)
 /* tf.data: all but zscore (its reductions sum in their own order). */
 #define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
 

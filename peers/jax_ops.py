@@ -23,6 +23,14 @@ import sluice_ops
 MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
             "rot90"}
 ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
+# Element ops peer:jax applies beyond those (peer:datarax, in a venv of its
+# own where they are not yet checked, does not claim them): PC-5's affine (a
+# fenced product, then the bias: XLA capped at AVX, since affine multiplies
+# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
+# on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
+# tolerance). PC-5's dropout needs the batch's ids and epoch, so peer:jax's
+# batch function applies it (dropout, below).
+JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel"}
 # Ops with per-element exported decisions: the decision row rides along.
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
           "random_scale")
@@ -35,6 +43,8 @@ class JaxArrays:
 
     f32 = staticmethod(jnp.float32)
     where = staticmethod(jnp.where)
+    rint = staticmethod(jnp.rint)  # half to even, as C's rint
+    floor = staticmethod(jnp.floor)
     to_f32 = staticmethod(lambda i: i.astype(jnp.float32))
     fence = staticmethod(B)
     shr = staticmethod(lambda i, n: i >> n)
@@ -60,6 +70,63 @@ def hash_ids(x, sizes):
     return jnp.where(x < 0, jnp.int64(-1), (high % sizes).astype(jnp.int64))
 
 
+def trig_rounds(x, rounds):
+    """rounds of y = sin y + cos y on each value in float64, back to float32
+    (sluice_ops; every step one float64 operation, so XLA must not contract
+    its products and sums: the caller caps it at AVX)."""
+    return sluice_ops.trig_rounds(x.astype(jnp.float64), rounds, JaxArrays).astype(jnp.float32)
+
+
+def log_mel(p):
+    """One waveform's log-mel spectrogram on sluice's definition
+    (sluice_ops: framing, periodic Hann window, filter bank, Whisper's log)
+    with XLA's FFT and product in float32: within MM-2's tolerance, not
+    bitwise. The frames are a gather by a static index (a view has no
+    counterpart in XLA), the window and filter bank constants of the
+    compiled function."""
+    window = jnp.asarray(np.array(sluice_ops.hann_window(p["frame"]), dtype=np.float32))
+    filters = jnp.asarray(np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]),
+                                   dtype=np.float32))
+
+    def f(x, d):
+        frames = sluice_ops.log_mel_frames(x.shape[0], p)
+        index = np.arange(p["frame"])[None, :] + p["hop"] * np.arange(frames)[:, None]
+        spectrum = jnp.fft.rfft(x[index] * window, n=p["n_fft"])
+        mel = (spectrum.real * spectrum.real + spectrum.imag * spectrum.imag) @ filters
+        # fmax: a NaN goes to the floor, as sluice's comparison sends it.
+        log_spec = jnp.log10(jnp.fmax(mel, jnp.float32(sluice_ops.LOG_MEL_FLOOR)))
+        log_spec = jnp.maximum(log_spec, log_spec.max() - jnp.float32(sluice_ops.LOG_MEL_DECADES))
+        return (log_spec + jnp.float32(sluice_ops.LOG_MEL_SHIFT)) * jnp.float32(sluice_ops.LOG_MEL_SCALE)
+    return f
+
+
+def dropout_keep(ids, epoch, seed, op, values):
+    """Whether each of the values of elements ids is kept, [len(ids), values]:
+    sluice's keyed mask, Philox4x32-10 (sluice_ops) keyed by the plan's seed
+    and the op id, counter (element, epoch, value / 4), in uint64 (x64 on),
+    as peers/numpy_idiomatic_peer.py's dropout_keep computes it."""
+    ids = ids.astype(jnp.uint64)
+    blocks = -(-values // 4)
+    shape = (ids.shape[0], blocks)
+    counter = (jnp.broadcast_to((ids & jnp.uint64(sluice_ops.M32))[:, None], shape),
+               jnp.broadcast_to((ids >> jnp.uint64(32))[:, None], shape),
+               jnp.full(shape, epoch, dtype=jnp.uint64),
+               jnp.broadcast_to(jnp.arange(blocks, dtype=jnp.uint64)[None, :], shape))
+    k0, k1 = sluice_ops.philox_key(seed, op["op_id"])
+    words = jnp.stack(sluice_ops.philox4x32_10(counter, (k0, k1)), axis=-1).reshape(ids.shape[0], blocks * 4)
+    threshold = sluice_ops.dropout_threshold(np.float32(op["params"]["p"]))
+    return words[:, :values] >= jnp.uint64(threshold)
+
+
+def dropout(x, ids, epoch, seed, op):
+    """Train-mode dropout on a batch: kept values times float32(1 / (1 - p)),
+    each step in float32 as sluice computes it, dropped ones 0."""
+    p = np.float32(op["params"]["p"])
+    scale = jnp.float32(np.float32(1.0) / (np.float32(1.0) - p))
+    keep = dropout_keep(ids, epoch, seed, op, int(np.prod(x.shape[1:]))).reshape(x.shape)
+    return jnp.where(keep, B(x * scale), jnp.float32(0.0))
+
+
 def element_op(op):
     """The op on one element: f(x, d) -> x, d its exported decisions row (or
     None for an op without)."""
@@ -73,6 +140,15 @@ def element_op(op):
         return lambda x, d: B(x.astype(jnp.float32) - mean) * inv_std
     if kind in ("scale", "multiply"):
         return lambda x, d: x * jnp.float32(p["value"])
+    if kind == "affine":
+        # x * scale[c] + bias[c] over the last axis (or one channel): the
+        # product fenced, then the sum, two roundings as sluice.
+        c = p["channels"]
+        scale = jnp.asarray(np.asarray(p["scale"][:c], dtype=np.float32))
+        bias = jnp.asarray(np.asarray(p["bias"][:c], dtype=np.float32))
+        if c == 1:
+            scale, bias = scale[0], bias[0]
+        return lambda x, d: B(x * scale) + bias
     if kind == "add":
         return lambda x, d: x + jnp.float32(p["value"])
     if kind == "clip":
@@ -80,6 +156,10 @@ def element_op(op):
         return lambda x, d: jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
     if kind == "log1p":
         return lambda x, d: log1p(x)
+    if kind == "trig_rounds":
+        return lambda x, d: trig_rounds(x, p["rounds"])
+    if kind == "log_mel":
+        return log_mel(p)
     if kind == "hash_ids":
         return lambda x, d: hash_ids(x, p["sizes"])
     if kind == "one_hot":

@@ -44,6 +44,10 @@ import jax_ops  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup", "cutmix", "bucket_by_length",
              "pad_to_multiple", "attention_mask"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
+# PC-5's affine and dropout (its mask recomputed from the keying the plan
+# documents, jax_ops.dropout_keep; the identity in eval mode), IO-4's
+# trig_rounds and a cache of the peer's own (Cache, below).
+SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
 MIXING = ("mixup", "cutmix")
 
 
@@ -94,10 +98,11 @@ def width_of(plan, lengths, ids):
     return min((longest + m - 1) // m * m, capacity)
 
 
-def build(plan):
-    """The batch function: (sources, decisions, ids) -> dict of arrays,
-    jitted by the tuned form and called as it is by the idiomatic one."""
-    ops = list(plan.ops)
+def build(plan, ops=None):
+    """The batch function of ops (default: the plan's): (sources, decisions,
+    ids, ...) -> dict of arrays, jitted by the tuned form and called as it is
+    by the idiomatic one."""
+    ops = list(plan.ops if ops is None else ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
     # rebatch splits a batch into micro-batches and joins them back, and
     # bucket_by_length is in the exported order already: the same bytes.
@@ -125,6 +130,11 @@ def build(plan):
             if op["kind"] == "gaussian_noise":
                 out[name] = lax.optimization_barrier(noise(plan, op, out[name], ids, epoch))
                 continue
+            if op["kind"] == "dropout":
+                if plan.raw.get("mode", "train") != "eval":
+                    out[name] = lax.optimization_barrier(jax_ops.dropout(out[name], ids, epoch,
+                                                                         int(plan.raw["seed"]), op))
+                continue
             if op["kind"] in ("pad_to_multiple", "attention_mask"):
                 p = op["params"]
                 x = out[name][:, :width] if op["kind"] == "pad_to_multiple" else out[name]
@@ -147,6 +157,64 @@ def build(plan):
     return batch_fn
 
 
+def cache_index(plan):
+    """The plan's cache op's index, or None (a pipeline has at most one)."""
+    return next((op["index"] for op in plan.ops if op["kind"] == "cache"), None)
+
+
+class Cache:
+    """The cache op: each element's fields after the ops before it (which
+    draw nothing, so they are the same in every epoch), held on the device
+    in one array per field indexed by element id. A batch first computes the
+    elements no earlier batch met (their ids padded to the batch's rows with
+    the first of them, so every call has the batch's shape, and scattered
+    into the store, which the call donates), then runs the ops after the
+    cache on the store's rows, gathered like source rows. Both functions are
+    jitted and compiled for each batch shape before the hello (tuned), or
+    called eagerly (idiomatic)."""
+
+    def __init__(self, plan, sources, at, eager):
+        self.plan = plan
+        before = build(plan, [op for op in plan.ops if op["index"] < at])
+        self.after = build(plan, [op for op in plan.ops if op["index"] > at])
+
+        def fill(store, sources, ids):
+            out = before(sources, {}, ids, jnp.int64(0), {}, None)
+            return {name: store[name].at[ids].set(out[name]) for name in store}
+
+        rows = sorted({b["rows"] for b in plan.batches})
+        probe = jax.ShapeDtypeStruct((rows[0],), jnp.int64)
+        shapes = jax.eval_shape(lambda s, i: before(s, {}, i, jnp.int64(0), {}, None), sources, probe)
+        n = plan.raw["dataset_size"]
+        self.store = {name: jnp.zeros((n,) + v.shape[1:], v.dtype) for name, v in shapes.items()}
+        self.filled = np.zeros(n, dtype=bool)
+        self.sources = sources
+        if eager:
+            self.fill, self.read = fill, lambda store, decisions, ids, epoch, mixing: self.after(
+                store, decisions, ids, epoch, mixing, None)
+            return
+        first = epoch_decisions(plan, plan.batches[0]["epoch"])
+        self.fills, self.reads = {}, {}
+        for r in rows:
+            ids = jax.ShapeDtypeStruct((r,), jnp.int64)
+            k = next(k for k, b in enumerate(plan.batches) if b["rows"] == r)
+            self.fills[r] = jax.jit(fill, donate_argnums=0).lower(self.store, sources, ids).compile()
+            self.reads[r] = jax.jit(self.after, static_argnums=5).lower(self.store, first, ids, jnp.int64(0),
+                                                                        mixing_of(plan, k), None).compile()
+        self.fill = lambda store, sources, ids: self.fills[int(ids.shape[0])](store, sources, ids)
+        self.read = lambda store, decisions, ids, epoch, mixing: self.reads[int(ids.shape[0])](
+            store, decisions, ids, epoch, mixing)
+
+    def batch(self, host_ids, decisions, epoch, mixing):
+        missing = host_ids[~self.filled[host_ids]]
+        if len(missing):
+            padded = np.full(len(host_ids), missing[0], dtype=np.int64)
+            padded[:len(missing)] = missing
+            self.store = self.fill(self.store, self.sources, jnp.asarray(padded))
+            self.filled[missing] = True
+        return self.read(self.store, decisions, jnp.asarray(host_ids), jnp.int64(epoch), mixing)
+
+
 def epoch_decisions(plan, epoch):
     return {op["index"]: jnp.asarray(plan.decisions(op, epoch)) for op in plan.ops if op["kind"] in jax_ops.RANDOM}
 
@@ -164,7 +232,7 @@ def host_lengths(plan):
     return plan.load_source(op["params"]["lengths"]) if op else None
 
 
-def make_batches(plan, sources, compiled, eager=None):
+def make_batches(plan, sources, compiled, eager=None, cache=None):
     decisions = {}
     lengths = host_lengths(plan)
     for i, b in enumerate(plan.batches):
@@ -174,7 +242,9 @@ def make_batches(plan, sources, compiled, eager=None):
         host_ids = plan.batch_ids(i)
         width = width_of(plan, lengths, host_ids)
         ids = jnp.asarray(host_ids)
-        if eager is not None:
+        if cache is not None:
+            out = cache.batch(host_ids, decisions[epoch], epoch, mixing_of(plan, i))
+        elif eager is not None:
             out = eager(sources, decisions[epoch], ids, jnp.int64(epoch), mixing_of(plan, i), width)
         else:
             out = compiled[(int(ids.shape[0]), width)](sources, decisions[epoch], ids, jnp.int64(epoch),
@@ -191,7 +261,12 @@ def main():
     sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
     fn = build(plan)
     framework = "jax %s (%s)" % (jax.__version__, CAP)
-    if options.idiomatic:
+    at = cache_index(plan)
+    if at is not None:
+        # pad_to_multiple's widths and a cache do not meet in any scenario:
+        # the cache's functions are compiled for the batches' rows alone.
+        batches = make_batches(plan, sources, None, cache=Cache(plan, sources, at, options.idiomatic))
+    elif options.idiomatic:
         batches = make_batches(plan, sources, None, eager=fn)
     else:
         # Every batch shape of the plan, compiled before the hello (start-up).

@@ -16,6 +16,7 @@ then finalizer), from
 peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
 differently, and the protocol compares bits).
 """
+import functools
 import os
 import sys
 
@@ -50,6 +51,9 @@ NUMPY_ONLY |= {"branch_mean", "random_apply", "random_choice"}
 # exported decisions (y, x, h, w per element).
 NUMPY_ONLY |= {"resize", "random_resized_crop"}
 GRAPHS = ("branch_mean", "random_apply", "random_choice")
+# And MM-2's log_mel: numpy's own FFT and matrix product on sluice's window
+# and filter bank (sluice_ops), held to MM-2's stated tolerance.
+NUMPY_ONLY |= {"log_mel"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -239,6 +243,31 @@ def dropout(plan, op, x, ids, epoch):
         return x
     keep = dropout_keep(plan, op, ids, epoch, x[0].size).reshape(x.shape)
     return np.where(keep, x * dropout_scale(op["params"]["p"]), np.float32(0.0))
+
+
+@functools.lru_cache(maxsize=None)
+def mel_constants(frame, sample_rate, n_fft, mels):
+    """The Hann window (float64) and the mel filter bank (float32, as sluice
+    rounds it), made once per geometry as Whisper's lru_cached mel_filters."""
+    return (np.array(sluice_ops.hann_window(frame)),
+            np.array(sluice_ops.mel_filter_bank(sample_rate, n_fft, mels), dtype=np.float32))
+
+
+def log_mel(x, p):
+    """Each waveform's log-mel spectrogram as numpy's tutorials compute one:
+    frames by fancy indexing, the window, np.fft.rfft (float64), |X|^2, a
+    product with the filter bank, then Whisper's log. Not bitwise: the FFT
+    and the product sum in their own order (docs/peers.md)."""
+    frame, hop = p["frame"], p["hop"]
+    window, filters = mel_constants(frame, p["sample_rate"], p["n_fft"], p["mels"])
+    frames = sluice_ops.log_mel_frames(x.shape[1], p)
+    index = np.arange(frame)[None, :] + hop * np.arange(frames)[:, None]
+    spectrum = np.fft.rfft(x[:, index] * window, n=p["n_fft"])
+    mel = (np.abs(spectrum) ** 2) @ filters
+    # fmax, not maximum: a NaN goes to the floor, as sluice's comparison sends it.
+    log_spec = np.log10(np.fmax(mel, sluice_ops.LOG_MEL_FLOOR))
+    log_spec = np.maximum(log_spec, log_spec.max(axis=(1, 2), keepdims=True) - sluice_ops.LOG_MEL_DECADES)
+    return ((log_spec + sluice_ops.LOG_MEL_SHIFT) * sluice_ops.LOG_MEL_SCALE).astype(np.float32)
 
 
 def affine(x, p):
@@ -439,6 +468,8 @@ def apply_ops(plan, fields, ops, epoch, ids, batch=None):
             x = hash_ids(x, p)
         elif kind == "trig_rounds":
             x = trig_rounds(x, p)
+        elif kind == "log_mel":
+            x = log_mel(x, p)
         elif kind == "affine":
             x = affine(x, p)
         elif kind == "dropout":

@@ -18,6 +18,10 @@ does (and so bitwise):
   (sl__body_resize_axis in kernels/bodies.h), and the lerps of four source
   values in sluice's order (sl__body_bilinear); a framework's own resize
   (torchvision, tf.image, jax.image) weighs and rounds differently.
+- log_mel's definition (engine/ops/melspec_consts.c, kernels/ref/ref.h):
+  its frame count, periodic Hann window, HTK mel filter bank and Whisper's
+  log constants, in plain Python; each framework then does the FFT and the
+  products its own way, held to MM-2's stated tolerance, not to the bit.
 
 An array interface `A` provides: f32(python float) -> a float32 scalar;
 where(cond, a, b); bits(x) -> x's float32 bits as int32; from_bits(i) -> the
@@ -29,6 +33,7 @@ operators do the arithmetic, each in float32 (float64 in trig_rounds) and
 rounded once per operation, as sluice's kernels are compiled
 (-ffp-contract=off: no fused multiply-add).
 """
+import math
 
 LOG1P_NEAR_HI = float.fromhex("0x1.a827a0p-2")
 LOG1P_NEAR_LO = -float.fromhex("0x1.2bec32p-2")
@@ -208,3 +213,54 @@ def bilinear(p00, p01, p10, p11, wx, wy):
     top = p00 + wx * (p01 - p00)
     bot = p10 + wx * (p11 - p10)
     return top + wy * (bot - top)
+
+
+LN10 = 2.302585092994045684017991454684  # melspec_consts.c's LN10, the same double
+# Whisper's log, as sl__log_mel_with applies it: log10 of the mel energy
+# floored at LOG_MEL_FLOOR, then at most LOG_MEL_DECADES below the element's
+# loudest value, then (y + LOG_MEL_SHIFT) * LOG_MEL_SCALE, all in float32.
+LOG_MEL_FLOOR = 1e-10
+LOG_MEL_DECADES = 8.0
+LOG_MEL_SHIFT = 4.0
+LOG_MEL_SCALE = 0.25
+
+
+def log_mel_frames(samples, p):
+    """The number of whole frames of p["frame"] samples, p["hop"] apart, in a
+    waveform of samples (sluice drops a partial last frame)."""
+    return 1 + (samples - p["frame"]) // p["hop"]
+
+
+def hann_window(frame):
+    """The periodic Hann window of frame samples, as Python floats:
+    w[n] = 1/2 - cos(2 pi n / frame) / 2 (torch.hann_window's default; numpy's
+    np.hanning is the symmetric one, which differs)."""
+    return [0.5 - 0.5 * math.cos(TWO_PI * n / frame) for n in range(frame)]
+
+
+def mel_filter_bank(sample_rate, n_fft, mels):
+    """sluice's HTK mel filter bank, n_fft / 2 + 1 rows (frequency bins) of
+    mels Python floats: filter m rises from edge m to 1 at edge m + 1 and
+    falls to edge m + 2, the mels + 2 edges evenly spaced in mel from 0 Hz to
+    Nyquist. Each step is the C source's double operation in its order, with
+    libm's log and exp for sluice's libm-free ones (they differ by an ulp of
+    a double, which rounding to float32 almost always hides)."""
+    def hz_to_mel(hz):
+        return 2595.0 * math.log(1.0 + hz / 700.0) / LN10
+
+    def mel_to_hz(mel):
+        return 700.0 * (math.exp(mel * LN10 / 2595.0) - 1.0)
+
+    top = hz_to_mel(sample_rate / 2.0)
+    edges = [mel_to_hz(top * i / (mels + 1)) for i in range(mels + 2)]
+    rows = []
+    for j in range(n_fft // 2 + 1):
+        f = j * sample_rate / n_fft
+        row = []
+        for m in range(mels):
+            rise = (f - edges[m]) / (edges[m + 1] - edges[m])
+            fall = (edges[m + 2] - f) / (edges[m + 2] - edges[m + 1])
+            w = rise if rise < fall else fall
+            row.append(w if w > 0.0 else 0.0)
+        rows.append(row)
+    return rows

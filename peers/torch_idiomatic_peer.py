@@ -53,6 +53,9 @@ SUPPORTED = SUPPORTED | set(GRAPHS)
 # otherwise (and rounds u8 output), so it cannot be bitwise.
 SUPPORTED = SUPPORTED | {"resize", "random_resized_crop"}
 RANDOM = RANDOM + ("random_resized_crop",)
+# MM-2's log_mel with torch's FFT and matmul on sluice's window and filter
+# bank (sluice_ops), held to MM-2's stated tolerance, not bitwise.
+SUPPORTED = SUPPORTED | {"log_mel"}
 
 
 class TorchArrays:
@@ -147,6 +150,13 @@ class ExportedDataset(Dataset):
         # keeps its own).
         self.cache_at = next((op["index"] for op in self.ops if op["kind"] == "cache"), None)
         self.cached = {}
+        # log_mel's window and mel filter bank, made once, as a torchaudio
+        # transform holds its own.
+        self.mel = {op["index"]: (torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
+                                  torch.tensor(sluice_ops.mel_filter_bank(op["params"]["sample_rate"],
+                                                                          op["params"]["n_fft"], op["params"]["mels"]),
+                                               dtype=torch.float32))
+                    for op in self.ops if op["kind"] == "log_mel"}
 
     def __len__(self):
         return self.plan.raw["dataset_size"]
@@ -281,6 +291,8 @@ class ExportedDataset(Dataset):
             x = hash_ids(x, self.sizes[op["index"]])
         elif kind == "trig_rounds":
             x = sluice_ops.trig_rounds(x.to(torch.float64), p["rounds"], TorchArrays).to(torch.float32)
+        elif kind == "log_mel":
+            x = log_mel(x, p, *self.mel[op["index"]])
         elif kind == "affine":
             c = p["channels"]
             x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c],
@@ -288,6 +300,22 @@ class ExportedDataset(Dataset):
         elif kind == "dropout" and self.plan.raw.get("mode", "train") != "eval":
             x = dropout(self.plan, op, x, i, epoch)
         return x
+
+
+def log_mel(x, p, window, filters):
+    """One waveform's log-mel spectrogram as Whisper's log_mel_spectrogram
+    computes one, on sluice's framing: frames of p["frame"] samples p["hop"]
+    apart with no centring or padding (x.unfold; torch.stft would centre a
+    window shorter than n_fft inside it), torch.fft.rfft to n_fft, |X|^2, the
+    filter bank's product, then Whisper's log. Float32 throughout; its FFT
+    and product sum in their own order, so it is held to MM-2's tolerance."""
+    frames = x.unfold(0, p["frame"], p["hop"]) * window
+    power = torch.fft.rfft(frames, n=p["n_fft"]).abs() ** 2
+    mel = power @ filters
+    # fmax, not clamp: a NaN goes to the floor, as sluice's comparison sends it.
+    log_spec = torch.fmax(mel, torch.tensor(sluice_ops.LOG_MEL_FLOOR, dtype=torch.float32)).log10()
+    log_spec = torch.maximum(log_spec, log_spec.max() - sluice_ops.LOG_MEL_DECADES)
+    return (log_spec + sluice_ops.LOG_MEL_SHIFT) * sluice_ops.LOG_MEL_SCALE
 
 
 def dropout(plan, op, x, element, epoch):

@@ -23,6 +23,15 @@ The arithmetic is sluice's, in float32 and in the same order ((x - mean) *
 inv_std with inv_std = float32(1 / std); clip is two comparisons, so NaN
 passes through), so the output is bitwise the reference's.
 peers/torch_idiomatic_peer.py is the same work as tutorials write it.
+
+Beyond the gate it runs MM-2: pad_tokens as masked fills of a tensor made
+once, and log_mel on sluice's definition (peers/sluice_ops.py) over the
+whole batch: the frames an unfold view, the window multiplied into a
+tensor made once, one torch.fft.rfft(out=), the power squared in place on
+the spectrum's real view and summed into a tensor made once, one
+torch.matmul(out=) with the filter bank and Whisper's log in place. Its FFT
+and product sum in their own order, so MM-2 holds it to its stated
+tolerance, not to the bit.
 """
 import os
 import sys
@@ -38,6 +47,8 @@ from torch_idiomatic_peer import TorchArrays  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
              "resize", "random_resized_crop", "pad_tokens"}
+# MM-2's log_mel, within its stated tolerance.
+SUPPORTED |= {"log_mel"}
 
 
 def sequences(stream, p):
@@ -155,6 +166,11 @@ class BatchedExport(Dataset):
         self.tiles = {}
         self.resizes = {}
         self.decisions = {}
+        self.mel = {op["index"]: (torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
+                                  torch.tensor(sluice_ops.mel_filter_bank(op["params"]["sample_rate"],
+                                                                          op["params"]["n_fft"], op["params"]["mels"]),
+                                               dtype=torch.float32))
+                    for op in ops if op["kind"] == "log_mel"}
 
     def __len__(self):
         return len(self.plan.batches)
@@ -208,6 +224,48 @@ class BatchedExport(Dataset):
                 out[k, top:top + ch, left:left + cw].copy_(src)
         return out
 
+    def pad_tokens(self, x, op):
+        """Each row's tokens before its first end id (at most length - 1),
+        the end id, then pads, into a tensor made once."""
+        p = op["params"]
+        length, end, pad = p["length"], p["end_id"], p["pad_id"]
+        n, width = x.shape[0], min(p["length"], x.shape[1])
+        is_end = x == end
+        # argmax returns the first maximum: the first end id.
+        content = torch.where(is_end.any(1), is_end.to(torch.uint8).argmax(1), x.shape[1])
+        keep = content.clamp(max=length - 1)[:, None]
+        out = self.buffer(("pad_tokens", op["index"]), (n, length), torch.int32)
+        out.fill_(pad)
+        out[:, :width].copy_(x[:, :width])
+        pos = torch.arange(length)[None, :]
+        out.masked_fill_(pos >= keep, pad)
+        out.masked_fill_(pos == keep, end)
+        return out
+
+    def log_mel(self, x, op):
+        """log_mel over the batch in tensors made once (module docstring)."""
+        p = op["params"]
+        window, filters = self.mel[op["index"]]
+        n, key = x.shape[0], op["index"]
+        frames = x.unfold(1, p["frame"], p["hop"])
+        windowed = self.buffer(("window", key), tuple(frames.shape), torch.float32)
+        torch.mul(frames, window, out=windowed)
+        bins = p["n_fft"] // 2 + 1
+        spectrum = self.buffer(("spectrum", key), (n, frames.shape[1], bins), torch.complex64)
+        torch.fft.rfft(windowed, n=p["n_fft"], out=spectrum)
+        pairs = torch.view_as_real(spectrum)
+        pairs.mul_(pairs)
+        power = self.buffer(("power", key), (n, frames.shape[1], bins), torch.float32)
+        torch.sum(pairs, dim=-1, out=power)
+        out = self.buffer(("mel", key), (n, frames.shape[1], p["mels"]), torch.float32)
+        torch.matmul(power, filters, out=out)
+        # fmax: a NaN goes to the floor, as sluice's comparison sends it.
+        torch.fmax(out, torch.tensor(sluice_ops.LOG_MEL_FLOOR, dtype=torch.float32), out=out)
+        out.log10_()
+        loudest = out.amax(dim=(1, 2), keepdim=True).sub_(sluice_ops.LOG_MEL_DECADES)
+        torch.maximum(out, loudest, out=out)
+        return out.add_(sluice_ops.LOG_MEL_SHIFT).mul_(sluice_ops.LOG_MEL_SCALE)
+
     def __getitem__(self, k):
         plan = self.plan
         epoch = plan.batches[k]["epoch"]
@@ -256,6 +314,10 @@ class BatchedExport(Dataset):
                     hi = torch.tensor(p["hi"], dtype=torch.float32)
                     x.masked_fill_(x < lo, lo)
                     x.masked_fill_(x > hi, hi)
+                elif kind == "pad_tokens":
+                    x = self.pad_tokens(x, op)
+                elif kind == "log_mel":
+                    x = self.log_mel(x, op)
                 elif kind == "random_hflip":
                     for r in np.flatnonzero(self.decision(op, epoch)[ids.numpy(), 0]).tolist():
                         x[r] = x[r].flip(1)

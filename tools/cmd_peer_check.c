@@ -69,5 +69,7 @@ int sl__cmd_peer_check(int argc, char **argv)
         printf("  first difference: %s\n", result.detail);
     else
         printf("  median latency %.1f µs per batch (timing: %s)\n", result.median_latency_ns / 1e3, result.timing);
+    if (equivalent && result.largest_difference > 0.0)
+        printf("  largest difference from the reference %.3g\n", result.largest_difference);
     return equivalent ? SL__EXIT_OK : SL__EXIT_FAILED;
 }

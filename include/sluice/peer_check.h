@@ -22,6 +22,9 @@ typedef struct sl_peer_check_result {
     /* Where and how it differs: the field, row, index within the row and
      * both values (or the statistic that failed). */
     char detail[512];
+    /* Within a tolerance: the largest difference from the reference over
+     * every value checked, so a user sees how much of the bound is used. */
+    double largest_difference;
     char framework[96];
     /* How its times read (sluice/record.h's timing) and its median latency
      * over the batches after the first. */

@@ -4,7 +4,9 @@
  * documents); PC-2 and PC-4 (sub-op graphs from their exported picks, with
  * noise of numpy's own, so statistical); CV-4 and MM-1 (sluice's bilinear
  * resize plan and lerps, random_resized_crop's boxes from its exported
- * decisions). Apart from test_peers because each computes the reference
+ * decisions); MM-2 (log_mel with numpy's FFT and matrix product, held to
+ * the scenario's stated tolerance, and a peer just beyond it refused).
+ * Apart from test_peers because each computes the reference
  * of a scenario (IO-4's is seconds of sine and cosine), which would take
  * test_peers past its time limit; they skip where the system's Python has
  * no numpy, which no default test requires. */
@@ -12,10 +14,13 @@
 
 #include "support.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "peer.h"
 #include "sluice/bench.h"
+#include "sluice/kernels.h"
+#include "sluice/peer_check.h"
 #include "sluice/record.h"
 #include "sluice/scenario.h"
 #include "sluice/session.h"
@@ -141,6 +146,59 @@ Test(peers_scenarios, the_torch_peers_are_bitwise_on_cv4_and_mm1)
     check_resampling_bitwise(both, 2);
 }
 
+/* PC-5 on both JAX forms, in both modes: the mask from Philox in uint64
+ * (x64 on) under jit (XLA capped at AVX, affine multiplying then adding) and
+ * eagerly; skipped where the peers' venv has no JAX. */
+Test(peers_scenarios, the_jax_peers_are_bitwise_on_pc5_in_train_and_eval)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    const char *modes[] = {"train", "eval"};
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    for (int m = 0; m < 2; m++) {
+        sl_scenario_instance *pc5 = NULL;
+        sl_bench_options pc5_options;
+        test_bench_instance("PC-5", modes[m], 4, &pc5, &pc5_options);
+        for (int i = 0; i < 2; i++) {
+            sl_record record;
+            sl_err err = {0};
+            sl_bench_run(pc5, both[i], &pc5_options, &record, &err);
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s on %s: %s", both[i]->name, modes[m], record.reason);
+            cr_assert_str_eq(record.equivalence, "bitwise", "%s on %s", both[i]->name, modes[m]);
+            sl_record_release(&record);
+        }
+        sl_scenario_instance_free(pc5);
+    }
+}
+
+/* IO-4 on both JAX forms: sluice's float64 sine and cosine (x64 on; jitted,
+ * XLA capped at AVX) and the peer's own cache on the device, replayed into
+ * epoch 1 and through the epoch metrics; skipped where the peers' venv has
+ * no JAX. */
+Test(peers_scenarios, the_jax_peers_are_bitwise_on_io4_and_replay_their_cache)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *io4 = NULL;
+    sl_bench_options io4_options;
+    test_bench_instance("IO-4", "64x64x3", 9, &io4, &io4_options);
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(io4, both[i], &io4_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise", "%s", both[i]->name);
+        cr_assert(has_metric(&record, "epoch1_speedup"), "%s: the epoch metrics ran", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(io4);
+}
+
 /* PC-2's branch_mean and PC-4's random_apply and random_choice on both numpy
  * forms: the picks are exported, the noise is numpy's own, so the plans are
  * checked statistically (a branch or pick taken wrongly moves the
@@ -209,4 +267,135 @@ Test(peers_scenarios, interleaved_rounds_keep_each_peers_statistical_check)
     }
     sl_session_free(session);
     test_tmpdir_remove(dir);
+}
+
+/* MM-2 on both numpy forms: numpy's rfft and matmul on sluice's window and
+ * filter bank cannot be the reference's bits (another summation order), so
+ * each is held value by value to the scenario's stated tolerance, and the
+ * record says so, not "bitwise". */
+Test(peers_scenarios, the_numpy_peers_are_within_mm2s_tolerance)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, both[i], &mm2_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
+}
+
+/* sluice peer-check on MM-2: peer:numpy's script is within the tolerance,
+ * and the result says how much of it the loader uses (a loader author's
+ * margin), more than nothing and less than the bound. */
+Test(peers_scenarios, peer_check_gives_the_largest_difference_within_mm2s_tolerance)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
+    char path[1024];
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/peers/numpy_peer.py", root ? root : ".");
+    sl_peer_check_result result;
+    sl_err err = {0};
+    cr_assert_eq(sl_peer_check(mm2->pipeline, path, 3, SL_LOG_MEL_TOLERANCE, &result, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(result.first_batch, -1, "%s", result.detail);
+    cr_assert(strncmp(result.equivalence, "within ", 7) == 0, "%s", result.equivalence);
+    cr_assert_gt(result.largest_difference, 0.0);
+    cr_assert_lt(result.largest_difference, SL_LOG_MEL_TOLERANCE);
+    sl_scenario_instance_free(mm2);
+}
+
+/* MM-2 on both PyTorch forms (torch.fft.rfft and matmul in float32: over
+ * the batch into tensors made once, or per element), with PyTorch 2's own
+ * Python; skipped where its venv is absent. */
+Test(peers_scenarios, the_torch_peers_are_within_mm2s_tolerance)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
+        cr_skip_test("needs PyTorch 2's venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *both[] = {sl_adapter_find("peer:torch"), sl_adapter_find("peer:torch-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, both[i], &mm2_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
+}
+
+/* MM-2 on both JAX forms (jnp.fft.rfft and a matmul in float32, vmapped;
+ * jitted and capped at AVX, or eager); skipped where the peers' venv has no
+ * JAX. */
+Test(peers_scenarios, the_jax_peers_are_within_mm2s_tolerance)
+{
+    char reason[256] = "";
+    if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 4, &mm2, &mm2_options);
+    const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
+    cr_assert(both[0] && both[1]);
+    char within[32];
+    snprintf(within, sizeof within, "within %.3g", SL_LOG_MEL_TOLERANCE);
+    for (int i = 0; i < 2; i++) {
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, both[i], &mm2_options, &record, &err);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
+        cr_assert_str_eq(record.equivalence, within, "%s", both[i]->name);
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
+}
+
+/* The tolerance is a bound on every value, where it is stated: peer:numpy's
+ * spectrograms shifted by 3.26e-4 (what a 0.1 % gain error in both products
+ * does, docs/determinism.md) are refused with the first value beyond it;
+ * shifted by 1e-4 (peer:numpy's own largest difference is 6.2e-5, so the
+ * sum stays under 2.5e-4) they still pass. */
+Test(peers_scenarios, a_peer_beyond_mm2s_tolerance_is_a_mismatch)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
+    char path[1024];
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/peers/testing/gain.py", root ? root : ".");
+    const char *shifts[] = {"--shift=3.26e-4", "--shift=1e-4"};
+    for (int s = 0; s < 2; s++) {
+        sl__peer peer = sl__peer_numpy;
+        peer.adapter.name = "peer:test-gain";
+        peer.script = path;
+        peer.args = shifts[s];
+        sl_record record;
+        sl_err err = {0};
+        sl_bench_run(mm2, &peer.adapter, &mm2_options, &record, &err);
+        if (s == 0) {
+            cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
+            cr_assert(strstr(record.reason, "beyond the scenario's tolerance") != NULL, "%s", record.reason);
+            cr_assert(strstr(record.reason, "field 'wave'") != NULL, "%s", record.reason);
+        } else {
+            cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+            cr_assert(strncmp(record.equivalence, "within ", 7) == 0, "%s", record.equivalence);
+        }
+        sl_record_release(&record);
+    }
+    sl_scenario_instance_free(mm2);
 }
