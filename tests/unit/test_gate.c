@@ -121,17 +121,25 @@ Test(gate, a_base_whose_repetitions_disagree_is_inconclusive)
     cr_expect_not_null(strstr(r.rule, "disagree"), "%s", r.rule);
 }
 
-Test(gate, a_slowdown_under_too_much_load_is_inconclusive)
+/* A row 10% slower in every repetition (p = 1 / 184756), decided alone
+ * on a machine as busy as `busy` says. */
+static sl_gate_result ten_percent_slower_on(sl_gate_busy busy, const sl_gate_options *options)
 {
     int64_t a[200], b[200];
     run_of(a, 10, 1.0, NULL, 1);
     run_of(b, 10, 1.10, NULL, 2);
+    sl_gate_result r;
+    cr_assert(sl_gate_compare(a, 200, b, 200, 20, busy, options, &r));
+    sl_gate_decide(&r, 1, options);
+    return r;
+}
+
+Test(gate, a_slowdown_under_too_much_load_is_inconclusive)
+{
     sl_gate_options options;
     sl_gate_options_init(&options);
     options.max_load = 4.0;
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 6.5, .cpu_wait = -1.0}, &options, &r));
-    sl_gate_decide(&r, 1, &options);
+    sl_gate_result r = ten_percent_slower_on((sl_gate_busy){.load = 6.5, .cpu_wait = -1.0}, &options);
     cr_expect_eq(r.verdict, SL_GATE_INCONCLUSIVE, "%s", r.rule);
     cr_expect_not_null(strstr(r.rule, "load"), "%s", r.rule);
 }
@@ -141,15 +149,10 @@ Test(gate, a_slowdown_whose_runs_waited_for_a_cpu_is_inconclusive)
     /* A load generator with one busy process per CPU makes a benchmark
      * wait about a third of its runnable time (measured with stress-ng,
      * docs/gate.md) while the load average stays near the CPU count. */
-    int64_t a[200], b[200];
-    run_of(a, 10, 1.0, NULL, 1);
-    run_of(b, 10, 1.10, NULL, 2);
     sl_gate_options options;
     sl_gate_options_init(&options);
     options.max_load = 4.0;
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 2.3, .cpu_wait = 0.35}, &options, &r));
-    sl_gate_decide(&r, 1, &options);
+    sl_gate_result r = ten_percent_slower_on((sl_gate_busy){.load = 2.3, .cpu_wait = 0.35}, &options);
     cr_expect_eq(r.verdict, SL_GATE_INCONCLUSIVE, "%s", r.rule);
     cr_expect_not_null(strstr(r.rule, "waited for a CPU 35.0%"), "%s", r.rule);
 }
@@ -163,30 +166,20 @@ Test(gate, the_default_wait_limit_is_the_wait_that_alone_makes_the_minimum_effec
     sl_gate_options_init(&options);
     cr_expect_float_eq(sl_gate_max_cpu_wait(&options), 0.05 / 1.05, 1e-15);
     cr_expect_float_eq(1.0 / (1.0 - sl_gate_max_cpu_wait(&options)), 1.05, 1e-12);
-    int64_t a[200], b[200];
-    run_of(a, 10, 1.0, NULL, 1);
-    run_of(b, 10, 1.10, NULL, 2);
     static const double waits[3] = {0.047, 0.048, 0.9};
     static const sl_gate_verdict expected[3] = {SL_GATE_SLOWER, SL_GATE_INCONCLUSIVE, SL_GATE_SLOWER};
     for (int i = 0; i < 3; i++) {
         options.max_cpu_wait = i == 2 ? -1.0 : 0.0;
-        sl_gate_result r;
-        cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 1.0, .cpu_wait = waits[i]}, &options, &r));
-        sl_gate_decide(&r, 1, &options);
+        sl_gate_result r = ten_percent_slower_on((sl_gate_busy){.load = 1.0, .cpu_wait = waits[i]}, &options);
         cr_expect_eq(r.verdict, expected[i], "wait %g: %s", waits[i], r.rule);
     }
 }
 
 Test(gate, an_unknown_wait_leaves_the_decision_to_the_test)
 {
-    int64_t a[200], b[200];
-    run_of(a, 10, 1.0, NULL, 1);
-    run_of(b, 10, 1.10, NULL, 2);
     sl_gate_options options;
     sl_gate_options_init(&options);
-    sl_gate_result r;
-    cr_assert(sl_gate_compare(a, 200, b, 200, 20, (sl_gate_busy){.load = 1.0, .cpu_wait = -1.0}, &options, &r));
-    sl_gate_decide(&r, 1, &options);
+    sl_gate_result r = ten_percent_slower_on((sl_gate_busy){.load = 1.0, .cpu_wait = -1.0}, &options);
     cr_expect_eq(r.verdict, SL_GATE_SLOWER, "%s", r.rule);
 }
 
