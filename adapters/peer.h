@@ -66,7 +66,6 @@ const char *sl__peer_python_of(const sl__peer *peer);
 /* Says a peer of Datarax's set is not run here and why (its available hook
  * for peers that are listed but not implemented). */
 bool sl__peer_needs_gpu(char *reason, size_t size);
-bool sl__peer_energon_not_written(char *reason, size_t size);
 
 /* --- the shared-memory ring the peer writes its batches into --------------- */
 

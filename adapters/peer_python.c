@@ -7,16 +7,6 @@
 #include "peer.h"
 #include "sluice/timing.h"
 
-bool sl__peer_energon_not_written(char *reason, size_t size)
-{
-    snprintf(reason, size,
-             "not run yet: megatron-energon 7.4.1 installs and imports with PyTorch 2 "
-             "(ci/install-peers.sh, .venv-torch), but its peer (the export as WebDataset shards with "
-             "Energon's .nv-meta from `energon prepare`, read through get_loader) is not written "
-             "(docs/peers.md)");
-    return false;
-}
-
 bool sl__peer_needs_gpu(char *reason, size_t size)
 {
     snprintf(reason, size, "needs a GPU: its pipelines run on a CUDA device, and sluice's peers run on the CPU");

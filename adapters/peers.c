@@ -1,11 +1,12 @@
 /* The peer loaders sluice knows (peers/ holds their scripts; docs/peers.md).
- * Each is available when its Python has the modules it imports: numpy and
- * torch in the system's Python (Debian's packages), grain, tf.data and JAX
- * in the peers' virtual environment (PyPI, ci/install-peers.sh); Datarax,
- * MosaicML Streaming, Hugging Face Datasets, WebDataset, SPDL, Ray Data and
- * Deep Lake in virtual environments of their own. The rest
- * of Datarax's peer set is listed, unavailable with the reason, so that no
- * loader a reader expects is silently missing. */
+ * Each is available when its Python has the modules it imports: numpy in
+ * the system's Python (Debian's packages), PyTorch 2, LitData and Megatron
+ * Energon in .venv-torch, grain, tf.data and JAX in the peers' virtual
+ * environment (PyPI, ci/install-peers.sh); Datarax, MosaicML Streaming,
+ * Hugging Face Datasets, WebDataset, SPDL, Ray Data, Deep Lake and FFCV in
+ * virtual environments of their own. DALI, the rest of Datarax's peer set,
+ * is listed, unavailable with the reason, so that no loader a reader
+ * expects is silently missing. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -333,6 +334,13 @@ static bool litdata_available(char *reason, size_t size)
     return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch,litdata", reason, size);
 }
 
+/* Energon reads WebDataset shards, and its peer writes them with
+ * WebDataset's ShardWriter (peers/webdataset_peer.py). */
+static bool energon_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch,webdataset,megatron.energon", reason, size);
+}
+
 static const sl__peer peer_spdl =
     PEER("peer:spdl",
          "SPDL PipelineBuilder over the exported order: aggregate, load and transform stages on 2 "
@@ -366,8 +374,8 @@ static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
                                             "index in the exported order, batches stacked (peers/streaming_peer.py)",
                                             streaming_available, "streaming_peer.py", "--workers=0",
                                             PEER_NUMPY_TRANSFORMS, streaming_python, SL__PEER_PER_BATCH);
-/* Energon and DALI are listed, unavailable with the reason, so that no loader
- * of Datarax's peer set is silently missing. */
+/* DALI is listed, unavailable with the reason, so that no loader of
+ * Datarax's peer set is silently missing. */
 #define LISTED_PEER(NAME, SUMMARY, WHY)                                                                                \
     {                                                                                                                  \
         .adapter = {.name = NAME,                                                                                      \
@@ -395,7 +403,24 @@ static const sl__peer peer_ffcv =
          "FFCV: the export written as a .beton with DatasetWriter before the hello, each epoch read by "
          "Loader(order=SEQUENTIAL, indices=the exported order) (peers/ffcv_peer.py)",
          ffcv_available, "ffcv_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, ffcv_python, SL__PEER_PREFETCHING);
-static const sl__peer peer_energon = LISTED_PEER("peer:energon", "Megatron Energon", sl__peer_energon_not_written);
+/* Megatron Energon (megatron-energon 7.4.1 on PyTorch 2): each epoch's
+ * elements written in its exported order as WebDataset shards and prepared
+ * as an Energon data set before the hello, then read front to back by its
+ * validation loader, which keeps the order on disk (its training loader
+ * shuffles with generators of its own). The writing and indexing take
+ * about 6k elements a second on a quiet machine, so the start-up limit is
+ * long enough for the full profile's largest export on a busy one. */
+static const sl__peer peer_energon = {
+    PEER_ADAPTER("peer:energon",
+                 "Megatron Energon: each epoch as WebDataset shards in the exported order, prepared as energon "
+                 "prepare does before the hello, read by get_val_dataset/get_loader (peers/energon_peer.py)",
+                 energon_available, PEER_NUMPY_TRANSFORMS),
+    .script = "energon_peer.py",
+    .args = "--workers=0",
+    .python = sl__peer_torch_python,
+    .startup_s = 600,
+    .kind = SL__PEER_PER_BATCH,
+};
 static const sl__peer peer_deeplake = PEER(
     "peer:deeplake",
     "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "

@@ -96,9 +96,9 @@ for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here
 done
 
 # 7. PyTorch 2 (7.) is in <repo>/.venv-torch (ci/peers-torch.txt, above): it
-#    runs peer:torch, peer:torch-idiomatic(-w2) and peer:litdata (LitData
-#    needs torch >= 2.4), and holds megatron-energon, unless
-#    SLUICE_TORCH_PYTHON names another Python. Its wheel brings NVIDIA's CUDA
+#    runs peer:torch, peer:torch-idiomatic(-w2), peer:litdata (LitData
+#    needs torch >= 2.4) and peer:energon (Megatron Energon needs torch 2),
+#    unless SLUICE_TORCH_PYTHON names another Python. Its wheel brings NVIDIA's CUDA
 #    libraries as dependencies, unused on a CPU machine: a large download
 #    (about 3 GB), not an obstacle. FFCV (peer:ffcv) has a venv of its own,
 #    <repo>/.venv-ffcv (FFCV_VENV=<dir>, or SLUICE_FFCV_PYTHON), on the same

@@ -55,10 +55,13 @@ def sample_fields(plan, pack):
     return fields
 
 
-def write_shards(plan, pack, epochs):
-    """Each epoch's elements, in its exported order, as tar shards (once per
-    export: later runs reuse them); returns their directory."""
-    path = os.path.join(plan.dir, "webdataset")
+def write_shards(plan, pack, epochs, name="webdataset", finish=None):
+    """Each epoch's elements, in its exported order, as tar shards in
+    EXPORT_DIR/<name> (once per export: later runs reuse them); returns their
+    directory. finish(directory), if given, runs on the written shards before
+    they are renamed into place (peers/energon_peer.py indexes them there),
+    so that a run cut short leaves nothing a later run would take as whole."""
+    path = os.path.join(plan.dir, name)
     if os.path.isdir(path):
         return path
     fields = sample_fields(plan, pack)
@@ -67,21 +70,40 @@ def write_shards(plan, pack, epochs):
             with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT,
                                  verbose=0) as sink:
                 for pos, i in enumerate(order):
-                    sample = {"__key__": "%09d" % pos, "id.cls": int(i)}
-                    for name, data in fields.items():
-                        sample[name + ".npy"] = np.asarray(data[i])
+                    # The key holds the epoch as well as the position: a
+                    # data set whose keys repeat is refused by Energon's
+                    # index, which covers every epoch's shards at once.
+                    sample = {"__key__": "e%d-%09d" % (epoch, pos), "id.cls": int(i)}
+                    for field, data in fields.items():
+                        sample[field + ".npy"] = np.asarray(data[i])
                     sink.write(sample)
+        if finish is not None:
+            finish(tmp)
     return path
 
 
-def make_batches(plan, options):
-    ops = list(plan.ops)
-    pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+def exported_epochs(plan):
+    """Each epoch of the plan with the part of its exported order that its
+    batches cover, [(epoch, ids), ...]: what the shards hold, in order."""
     epochs = []
     for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
         start = batches[0]["offset"]
         end = batches[-1]["offset"] + batches[-1]["rows"]
         epochs.append((epoch, plan.order(epoch)[start:end]))
+    return epochs
+
+
+def leading_pack(ops):
+    """A leading pack_tokens, which the shard writing does, and the ops left
+    for each batch."""
+    ops = list(ops)
+    pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+    return pack, ops
+
+
+def make_batches(plan, options):
+    pack, ops = leading_pack(plan.ops)
+    epochs = exported_epochs(plan)
     path = write_shards(plan, pack, epochs)
     pipelines = []
     for epoch, _ in epochs:

@@ -486,7 +486,7 @@ Test(peers_listed, a_missing_module_makes_a_peer_unavailable_with_the_reason)
 }
 
 /* A peer with a Python of its own (Datarax, PyTorch 2, Hugging Face
- * Datasets, WebDataset, FFCV) is unavailable without it and names the
+ * Datasets, WebDataset, Energon, FFCV) is unavailable without it and names the
  * Python it looked for. */
 Test(peers_listed, peers_name_their_own_python_when_it_is_missing)
 {
@@ -494,7 +494,8 @@ Test(peers_listed, peers_name_their_own_python_when_it_is_missing)
         const char *var, *peer;
     } own[] = {{"SLUICE_DATARAX_PYTHON", "peer:datarax"}, {"SLUICE_DATARAX_PYTHON", "peer:datarax-scan"},
                {"SLUICE_TORCH_PYTHON", "peer:torch"},     {"SLUICE_TORCH_PYTHON", "peer:litdata"},
-               {"SLUICE_HF_PYTHON", "peer:hf-datasets"},  {"SLUICE_WDS_PYTHON", "peer:webdataset"}};
+               {"SLUICE_TORCH_PYTHON", "peer:energon"},   {"SLUICE_HF_PYTHON", "peer:hf-datasets"},
+               {"SLUICE_WDS_PYTHON", "peer:webdataset"}};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         char missing[128];
         snprintf(missing, sizeof missing, "/nonexistent/sluice-test/%zu/bin/python", i);
