@@ -63,9 +63,6 @@ const char *sl__peer_python(void);
 const char *sl__peer_venv_python(void);
 /* The Python that runs this peer (its own, its venv's or the system's). */
 const char *sl__peer_python_of(const sl__peer *peer);
-/* Says a peer of Datarax's set is not run here and why (its available hook
- * for peers that are listed but not implemented). */
-bool sl__peer_needs_gpu(char *reason, size_t size);
 
 /* --- the shared-memory ring the peer writes its batches into --------------- */
 

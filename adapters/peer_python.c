@@ -7,12 +7,6 @@
 #include "peer.h"
 #include "sluice/timing.h"
 
-bool sl__peer_needs_gpu(char *reason, size_t size)
-{
-    snprintf(reason, size, "needs a GPU: its pipelines run on a CUDA device, and sluice's peers run on the CPU");
-    return false;
-}
-
 bool sl__peer_python_has(const char *modules, char *reason, size_t size)
 {
     return sl__peer_python_has_in(sl__peer_python(), modules, reason, size);

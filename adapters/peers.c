@@ -3,10 +3,8 @@
  * the system's Python (Debian's packages), PyTorch 2, LitData and Megatron
  * Energon in .venv-torch, grain, tf.data and JAX in the peers' virtual
  * environment (PyPI, ci/install-peers.sh); Datarax, MosaicML Streaming,
- * Hugging Face Datasets, WebDataset, SPDL, Ray Data, Deep Lake and FFCV in
- * virtual environments of their own. DALI, the rest of Datarax's peer set,
- * is listed, unavailable with the reason, so that no loader a reader
- * expects is silently missing. */
+ * Hugging Face Datasets, WebDataset, SPDL, Ray Data, Deep Lake, FFCV and
+ * NVIDIA DALI (its CPU backend) in virtual environments of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -374,20 +372,6 @@ static const sl__peer peer_streaming = PEER("peer:mosaicml-streaming",
                                             "index in the exported order, batches stacked (peers/streaming_peer.py)",
                                             streaming_available, "streaming_peer.py", "--workers=0",
                                             PEER_NUMPY_TRANSFORMS, streaming_python, SL__PEER_PER_BATCH);
-/* DALI is listed, unavailable with the reason, so that no loader of
- * Datarax's peer set is silently missing. */
-#define LISTED_PEER(NAME, SUMMARY, WHY)                                                                                \
-    {                                                                                                                  \
-        .adapter = {.name = NAME,                                                                                      \
-                    .summary = SUMMARY,                                                                                \
-                    .backend = "cpu",                                                                                  \
-                    .kernels = SL_KERNELS_REFERENCE,                                                                   \
-                    .transforms = 0,                                                                                   \
-                    .available = WHY,                                                                                  \
-                    .run = sl__peer_run,                                                                               \
-                    .framework = sl__peer_framework},                                                                  \
-        .script = "",                                                                                                  \
-    }
 /* FFCV (ffcv 1.0.2 on PyTorch 2, ci/peers-ffcv.txt): its C extension builds
  * against Debian's OpenCV and libjpeg-turbo; its Loader reads ahead on
  * threads of its own. */
@@ -426,7 +410,23 @@ static const sl__peer peer_deeplake = PEER(
     "Deep Lake: the data as a local Deep Lake dataset, each batch read by its ids "
     "(dataset[field][ids]) (peers/deeplake_peer.py)",
     deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python, SL__PEER_PER_BATCH);
-static const sl__peer peer_dali = LISTED_PEER("peer:dali", "NVIDIA DALI", sl__peer_needs_gpu);
+/* NVIDIA DALI (nvidia-dali-cuda120 2.4.0, ci/peers-dali.txt) on its CPU
+ * backend (device_id=None): the gate ops as DALI operators and arithmetic
+ * expressions, fed by fn.external_source in the exported order; its
+ * executor runs ahead of the consumer. Its GPU backend needs a CUDA
+ * device, which sluice's peers do not use. */
+OWN_VENV_PYTHON(static, dali_python, "SLUICE_DALI_PYTHON", ".venv-dali")
+
+static bool dali_available(char *reason, size_t size)
+{
+    return sl__peer_python_has_in(dali_python(), "numpy,nvidia.dali", reason, size);
+}
+
+static const sl__peer peer_dali =
+    PEER("peer:dali",
+         "NVIDIA DALI on its CPU backend: a pipeline fed whole batches in the exported order by "
+         "fn.external_source, the ops as DALI operators and arithmetic on DataNodes (peers/dali_peer.py)",
+         dali_available, "dali_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, dali_python, SL__PEER_PREFETCHING);
 
 const sl__peer *const sl__peers[] = {
     &sl__peer_numpy,

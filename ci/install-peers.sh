@@ -25,7 +25,11 @@
 #    whose pins are its own: <repo>/.venv-spdl (ci/peers-spdl.txt, peer:spdl,
 #    or SLUICE_SPDL_PYTHON) and <repo>/.venv-ray (ci/peers-ray.txt,
 #    peer:ray-data, or SLUICE_RAY_PYTHON) and <repo>/.venv-deeplake
-#    (ci/peers-deeplake.txt, peer:deeplake, or SLUICE_DEEPLAKE_PYTHON).
+#    (ci/peers-deeplake.txt, peer:deeplake, or SLUICE_DEEPLAKE_PYTHON),
+#    and <repo>/.venv-dali (ci/peers-dali.txt, peer:dali on DALI's CPU
+#    backend, or SLUICE_DALI_PYTHON; DALI_VENV=<dir> puts it elsewhere):
+#    NVIDIA's nvidia-dali-cuda120 wheel, about 424 MB, which runs its CPU
+#    operators without a GPU.
 #
 # The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
 # there already). VENV=<dir> puts the environment elsewhere (then export
@@ -88,7 +92,7 @@ print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torc
 #    (WDS_VENV=<dir>). Then (6.) SPDL, Ray Data and Deep Lake the same way.
 for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset" \
     "$here/.venv-spdl:spdl:spdl" "$here/.venv-ray:ray:ray" "$here/.venv-deeplake:deeplake:deeplake" \
-    "${TORCH_VENV:-$here/.venv-torch}:torch:torch"; do
+    "${TORCH_VENV:-$here/.venv-torch}:torch:torch" "${DALI_VENV:-$here/.venv-dali}:dali:nvidia-dali-cuda120"; do
     dir=${pair%%:*}; rest=${pair#*:}; req=${rest%%:*}; name=${rest#*:}
     [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir"
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$req.txt"

@@ -1,0 +1,151 @@
+"""peer:dali: the scenario's pipeline as NVIDIA DALI's users write one over
+data of their own, on DALI's CPU backend (device_id=None, no GPU needed):
+
+- a DALI pipeline (@pipeline_def) whose input is fn.external_source fed by
+  an iterable that yields whole batches (batch=True, one output per source
+  field, plus the per-element decisions of the random ops), DALI's
+  documented way to read data it has no reader for; each batch is the
+  plan's exported order cut batch by batch, gathered from the source
+  fields in memory with np.take (pack_tokens' stream held as rows of
+  seq_len, its tail padded once, as peer:numpy holds it);
+- the ops as DALI graph nodes, in the plan's order: normalize, scale, add
+  and multiply as DALI's arithmetic expressions on DataNodes with float32
+  constants ((x - mean) * inv_std with inv_std = float32(1 / std), sluice's
+  two roundings; the mean and 1/std broadcast over the channels, the last
+  axis); clip as nvidia.dali.math.clamp; random_crop as fn.slice at each element's
+  exported offset, then a second fn.slice with a negative anchor and
+  out_of_bounds_policy="pad" that pads the crop back, centred, with zeros;
+  random_hflip as fn.flip with each element's exported flag as its
+  per-sample `horizontal` argument;
+- DALI's defaults for everything else: its executor runs
+  prefetch_queue_depth = 2 iterations ahead of the consumer on its own
+  thread (num_threads=1, sluice's --threads 1), so the peer is prefetching.
+
+DALI's API is batch-first (a pipeline processes whole batches of samples,
+each operator per sample inside its C++ kernels), so there is no
+per-element form that differs the way a torch Dataset's __getitem__ or a
+Grain Map per element does: one form.
+
+fn.crop_mirror_normalize and fn.normalize (with mean and stddev) also gave
+sluice's bytes on CV-1's constants over every u8 value, but they apply only
+to images with a layout (crop_mirror_normalize) or compute the statistics
+themselves unless given both; the arithmetic expression is the one that
+applies to every gate scenario's normalize (images, TAB-1's 100 features,
+PC-1's tensors) with the same two roundings.
+"""
+import os
+import sys
+
+import numpy as np
+from nvidia.dali import fn, pipeline_def, types
+from nvidia.dali import math as dmath
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_peer  # noqa: E402
+import sluice_peer  # noqa: E402
+
+SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+# Ops whose per-element decisions are fed beside the data.
+DECIDED = ("random_crop", "random_hflip")
+
+
+def f32(value):
+    return types.Constant(np.float32(value), dtype=types.FLOAT)
+
+
+def normalize(x, p):
+    """(x - mean) * inv_std in float32, the constants broadcast over the
+    last axis (channels last), or scalars for one channel."""
+    channels = p["channels"]
+    if channels == 1:
+        return (x - f32(p["mean"][0])) * f32(p["inv_std"][0])
+    mean = types.Constant(np.asarray(p["mean"][:channels], dtype=np.float32))
+    inv_std = types.Constant(np.asarray(p["inv_std"][:channels], dtype=np.float32))
+    return (x - mean) * inv_std
+
+
+def random_crop(x, p, offsets, shape):
+    """Each image cropped at its exported (row, column) offset and padded
+    back to its shape, centred, with zeros."""
+    h, w = shape[0], shape[1]
+    ch, cw = p["crop_h"], p["crop_w"]
+    top, left = (h - ch) // 2, (w - cw) // 2
+    crop = fn.slice(x, offsets, types.Constant(np.array([ch, cw], dtype=np.int32)), axes=[0, 1],
+                    normalized_anchor=False, normalized_shape=False)
+    return fn.slice(crop, types.Constant(np.array([-top, -left], dtype=np.int32)),
+                    types.Constant(np.array([h, w], dtype=np.int32)), axes=[0, 1], normalized_anchor=False,
+                    normalized_shape=False, out_of_bounds_policy="pad", fill_values=0)
+
+
+def apply_op(op, x, decision, shape):
+    kind, p = op["kind"], op["params"]
+    if kind == "normalize":
+        return normalize(x, p)
+    if kind in ("scale", "multiply"):
+        return x * f32(p["value"])
+    if kind == "add":
+        return x + f32(p["value"])
+    if kind == "clip":
+        return dmath.clamp(x, f32(p["lo"]), f32(p["hi"]))
+    if kind == "random_crop":
+        return random_crop(x, p, decision, shape)
+    if kind == "random_hflip":
+        return fn.flip(x, horizontal=decision, vertical=0)
+    raise SystemExit("peer:dali lacks %s" % kind)
+
+
+class Feed:
+    """The pipeline's external source: the plan's batches in order, each
+    the source fields' rows of its ids (np.take into fresh arrays: DALI
+    copies what it is given, but holds a batch while later ones are made)
+    and the decisions of the random ops for those ids."""
+
+    def __init__(self, plan, sources, decided):
+        self.plan, self.sources, self.decided = plan, sources, decided
+
+    def __iter__(self):
+        plan = self.plan
+        for i, b in enumerate(plan.batches):
+            ids = plan.batch_ids(i)
+            out = [np.take(data, ids, axis=0) for data in self.sources.values()]
+            for op in self.decided:
+                dec = plan.decisions(op, b["epoch"])
+                if op["kind"] == "random_crop":
+                    out.append(np.ascontiguousarray(dec[ids, 0:2], dtype=np.int32))
+                else:
+                    out.append(np.ascontiguousarray(dec[ids, 0] != 0, dtype=np.int32))
+            yield out
+
+
+def make_batches(plan, options):
+    sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
+    ops = list(plan.ops)
+    if ops and ops[0]["kind"] == "pack_tokens":
+        pack = ops.pop(0)
+        sources[pack["field"]] = numpy_peer.Tuned.sequences(sources[pack["field"]], pack["params"])
+    decided = [op for op in ops if op["kind"] in DECIDED]
+    names = list(sources)
+    feed = Feed(plan, sources, decided)
+
+    @pipeline_def(batch_size=plan.batch_size, num_threads=1, device_id=None)
+    def pipeline():
+        inputs = fn.external_source(source=feed, num_outputs=len(names) + len(decided), batch=True)
+        fields = dict(zip(names, inputs[:len(names)]))
+        decisions = dict(zip((op["index"] for op in decided), inputs[len(names):]))
+        for op in ops:
+            name = op["field"]
+            fields[name] = apply_op(op, fields[name], decisions.get(op["index"]), sources[name].shape[1:])
+        return tuple(fields[spec["name"]] for spec in plan.output)
+
+    pipe = pipeline()
+    pipe.build()
+    for _ in plan.batches:
+        outputs = pipe.run()
+        yield {spec["name"]: np.asarray(out.as_tensor()) for spec, out in zip(plan.output, outputs)}
+
+
+if __name__ == "__main__":
+    from importlib.metadata import version
+
+    sluice_peer.main("dali", "nvidia-dali %s (CPU backend)" % version("nvidia-dali-cuda120"), make_batches,
+                     SUPPORTED, kind="prefetching")
