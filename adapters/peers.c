@@ -412,9 +412,13 @@ static const sl__peer peer_deeplake = PEER(
     deeplake_available, "deeplake_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, deeplake_python, SL__PEER_PER_BATCH);
 /* NVIDIA DALI (nvidia-dali-cuda120 2.4.0, ci/peers-dali.txt) on its CPU
  * backend (device_id=None): the gate ops as DALI operators and arithmetic
- * expressions, fed by fn.external_source in the exported order; its
- * executor runs ahead of the consumer. Its GPU backend needs a CUDA
- * device, which sluice's peers do not use. */
+ * expressions, fed by fn.external_source in the exported order, and
+ * rebatch (which leaves a batch's bytes as they are). Not gaussian noise:
+ * DALI's own cannot equal sluice's draws, and a prefetching peer's second
+ * session (a digest between batches) is held bitwise. Its executor runs
+ * ahead of the consumer. Its GPU backend needs a CUDA device, which
+ * sluice's peers do not use. */
+#define PEER_DALI_TRANSFORMS (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH))
 OWN_VENV_PYTHON(static, dali_python, "SLUICE_DALI_PYTHON", ".venv-dali")
 
 static bool dali_available(char *reason, size_t size)
@@ -426,7 +430,7 @@ static const sl__peer peer_dali =
     PEER("peer:dali",
          "NVIDIA DALI on its CPU backend: a pipeline fed whole batches in the exported order by "
          "fn.external_source, the ops as DALI operators and arithmetic on DataNodes (peers/dali_peer.py)",
-         dali_available, "dali_peer.py", "--workers=0", PEER_GATE_TRANSFORMS, dali_python, SL__PEER_PREFETCHING);
+         dali_available, "dali_peer.py", "--workers=0", PEER_DALI_TRANSFORMS, dali_python, SL__PEER_PREFETCHING);
 
 const sl__peer *const sl__peers[] = {
     &sl__peer_numpy,

@@ -16,7 +16,8 @@ data of their own, on DALI's CPU backend (device_id=None, no GPU needed):
   exported offset, then a second fn.slice with a negative anchor and
   out_of_bounds_policy="pad" that pads the crop back, centred, with zeros;
   random_hflip as fn.flip with each element's exported flag as its
-  per-sample `horizontal` argument;
+  per-sample `horizontal` argument; rebatch, which leaves a batch's bytes as
+  they are, as nothing;
 - DALI's defaults for everything else: its executor runs
   prefetch_queue_depth = 2 iterations ahead of the consumer on its own
   thread (num_threads=1, sluice's --threads 1), so the peer is prefetching.
@@ -45,6 +46,14 @@ import numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
+# rebatch splits a batch into micro-batches and joins them back, which
+# leaves its bytes as they were: nothing to run.
+SUPPORTED |= {"rebatch"}
+# Not gaussian noise: DALI's own (fn.noise.gaussian, seeded) cannot equal
+# sluice's draws, and sluice holds a prefetching peer's second session (a
+# digest between batches) bitwise, without the statistical check; so not
+# the AUG scenarios' brightness and scale either, which only come with it.
+
 # Ops whose per-element decisions are fed beside the data.
 DECIDED = ("random_crop", "random_hflip")
 
@@ -91,6 +100,8 @@ def apply_op(op, x, decision, shape):
         return random_crop(x, p, decision, shape)
     if kind == "random_hflip":
         return fn.flip(x, horizontal=decision, vertical=0)
+    if kind == "rebatch":
+        return x
     raise SystemExit("peer:dali lacks %s" % kind)
 
 
