@@ -12,8 +12,8 @@ data of their own, on DALI's CPU backend (device_id=None, no GPU needed):
   and multiply as DALI's arithmetic expressions on DataNodes with float32
   constants ((x - mean) * inv_std with inv_std = float32(1 / std), sluice's
   two roundings; the mean and 1/std broadcast over the channels, the last
-  axis); clip as nvidia.dali.math.clamp; random_crop as fn.slice at each element's
-  exported offset, then a second fn.slice with a negative anchor and
+  axis); clip as nvidia.dali.math.clamp; random_crop as fn.slice at each
+  element's exported offset, then a second fn.slice with a negative anchor and
   out_of_bounds_policy="pad" that pads the crop back, centred, with zeros;
   random_hflip as fn.flip with each element's exported flag as its
   per-sample `horizontal` argument; rebatch, which leaves a batch's bytes as
@@ -28,9 +28,9 @@ per-element form that differs the way a torch Dataset's __getitem__ or a
 Grain Map per element does: one form.
 
 fn.crop_mirror_normalize and fn.normalize (with mean and stddev) also gave
-sluice's bytes on CV-1's constants over every u8 value, but they apply only
-to images with a layout (crop_mirror_normalize) or compute the statistics
-themselves unless given both; the arithmetic expression is the one that
+sluice's bytes on every u8 value with ImageNet's statistics (x 255), but
+the first needs an image layout and the second computes the statistics
+itself unless given both; the arithmetic expression is the one that
 applies to every gate scenario's normalize (images, TAB-1's 100 features,
 PC-1's tensors) with the same two roundings.
 """
