@@ -89,6 +89,11 @@
     (PEER_NUMPY_OWN_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                  \
      SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_RESAMPLE_TRANSFORMS | PEER_LOG_MEL)
 #define PEER_TORCH_TRANSFORMS PEER_NUMPY_GRAPH_TRANSFORMS
+/* Grain's three forms compute what peer:numpy computes: the tuned form with
+ * its batch code in one Map, the idiomatic forms with numpy_idiomatic_peer's
+ * functions in one Map per op (per element, or per batch for the ops that
+ * need the batch), and a cache dict of their own (peers/grain_peer.py). */
+#define PEER_GRAIN_TRANSFORMS PEER_NUMPY_GRAPH_TRANSFORMS
 /* PyTorch's tuned form: the gate ops, the resampling ops batched, and
  * MM-1's and MM-2's pad_tokens and log_mel. */
 #define PEER_TORCH_TUNED_TRANSFORMS                                                                                    \
@@ -184,17 +189,17 @@ static const sl__peer peer_grain = PEER(
     "peer:grain",
     "Grain MapDataset over batch indices, one vectorized numpy Map per batch, iterated in the main "
     "thread (peers/grain_peer.py)",
-    grain_available, "grain_peer.py", "--workers=0", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+    grain_available, "grain_peer.py", "--workers=0", PEER_GRAIN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_grain_idiomatic = PEER(
     "peer:grain-idiomatic",
     "Grain MapDataset over the exported order, one Map per op on each element, batch, "
     "iterated in the main thread (peers/grain_peer.py --idiomatic)",
-    grain_available, "grain_peer.py", "--idiomatic", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
+    grain_available, "grain_peer.py", "--idiomatic", PEER_GRAIN_TRANSFORMS, sl__peer_venv_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_grain_idiomatic_t2 =
     PEER("peer:grain-idiomatic-t2",
          "the same, iterated with 2 prefetch threads (ReadOptions num_threads=2) "
          "(peers/grain_peer.py --idiomatic --workers=2)",
-         grain_available, "grain_peer.py", "--idiomatic-t2", PEER_NUMPY_TRANSFORMS, sl__peer_venv_python,
+         grain_available, "grain_peer.py", "--idiomatic-t2", PEER_GRAIN_TRANSFORMS, sl__peer_venv_python,
          SL__PEER_PREFETCHING);
 static const sl__peer peer_tfdata =
     PEER("peer:tfdata",

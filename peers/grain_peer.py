@@ -14,9 +14,17 @@ processes.
 It computes what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
 clip is two comparisons, so NaN passes through as in sluice; float32 throughout.
-Beyond the gate ops, each Map calls peers/numpy_peer.py's function for the op
-on its one element (zscore, volume crops and flips, token padding, sluice's
-log1p and id hash), and the batch ops are a Map after .batch().
+Beyond the gate ops, each Map calls peers/numpy_idiomatic_peer.py's function
+for the op on its one element (zscore, volume crops and flips, token padding,
+sluice's log1p and id hash; rot90, brightness, scale, resize,
+random_resized_crop, log_mel, affine, dropout, trig_rounds and the sub-op
+graphs through its apply_ops on a batch of one), and the ops that need the
+whole batch (bag offsets, padding to a multiple, the attention mask, MixUp,
+CutMix, and gaussian noise drawn per batch by numpy's generator as
+peer:numpy draws it) are one Map each after .batch(), from the first such op
+on. IO-4's cache is a dict from element id to its fields after the ops
+before the cache op, kept across the plan's epochs, as a Grain user keeps
+one in a Map.
 """
 import os
 import sys
@@ -29,11 +37,14 @@ import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import numpy_peer as numpy_tuned  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
-             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
-             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
-# Ops on a whole batch: a Map after .batch().
-BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
+# Both forms compute every op peer:numpy computes: the tuned form with its
+# code, the idiomatic one with numpy_idiomatic_peer's functions.
+SUPPORTED = numpy_tuned.SUPPORTED
+# Ops on a whole batch: these and every op after the first of them run as
+# Maps after .batch(). Gaussian noise is one because numpy's generator is
+# keyed per batch (seed, op id, epoch, batch), as peer:numpy keys it; drawn
+# per element from that key, every element of a batch would get one draw.
+BATCH = {"bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix", "gaussian_noise"}
 
 KEY = "_sluice_key"
 
@@ -42,10 +53,12 @@ class ExportedEpoch:
     """Grain's data source protocol (__len__, __getitem__): element k of an
     epoch's exported order, read from the in-memory source fields."""
 
-    def __init__(self, plan, sources, epoch, pack):
+    def __init__(self, plan, sources, epoch, shift, pack):
         self.order = plan.order(epoch)
         self.sources = sources
         self.epoch = epoch
+        self.shift = shift
+        self.batch_size = plan.batch_size
         self.pack = pack
 
     def __len__(self):
@@ -53,7 +66,10 @@ class ExportedEpoch:
 
     def __getitem__(self, k):
         i = int(self.order[k])
-        out = {KEY: (self.epoch, i)}
+        # The key the ops' decisions are read by: epoch, element id, and the
+        # index in plan.batches of the element's batch (the epoch's batch
+        # k // batch_size, shifted), which the per-batch ops need.
+        out = {KEY: np.array([self.epoch, i, k // self.batch_size + self.shift], dtype=np.int64)}
         for name, data in self.sources.items():
             if self.pack is not None and name == self.pack["field"]:
                 p = self.pack["params"]
@@ -73,7 +89,8 @@ class OpTransform(grain.transforms.Map):
         self.plan, self.op, self.p, self.field = plan, op, op["params"], op["field"]
 
     def map(self, element):
-        element[self.field] = self.apply(element[self.field], element[KEY])
+        key = element[KEY]
+        element[self.field] = self.apply(element[self.field], (int(key[0]), int(key[1])))
         return element
 
 
@@ -161,29 +178,79 @@ class HashIds(OpTransform):
         return numpy_peer.hash_ids(x, self.p)
 
 
-class BatchOps(grain.transforms.Map):
-    """The plan's batch ops on a batch of numpy arrays: bag offsets, dynamic
-    padding to a multiple and the attention mask (numpy_peer's)."""
+class ElementOps(grain.transforms.Map):
+    """Ops without a Map of their own above (one op, or a sub-op graph with
+    the ops it owns) on one element, by numpy_idiomatic_peer's apply_ops on
+    a batch of one."""
 
-    def __init__(self, ops):
-        self.ops = ops
+    def __init__(self, plan, ops):
+        self.plan, self.ops = plan, ops
+
+    def map(self, element):
+        key = element.pop(KEY)
+        one = {name: values[None] for name, values in element.items()}
+        done = numpy_peer.apply_ops(self.plan, one, self.ops, int(key[0]), key[1:2], batch=int(key[2]))
+        element = {name: values[0] for name, values in done.items()}
+        element[KEY] = key
+        return element
+
+
+class CachedOps(grain.transforms.Map):
+    """IO-4's cache: the ops before the cache op on an element the first
+    time it is met, their fields read back from a dict (element id to
+    fields) every later time. The ops before a cache draw nothing, so an
+    element's fields are the same in every epoch; the dict outlives each
+    epoch's MapDataset."""
+
+    def __init__(self, plan, ops):
+        self.compute = ElementOps(plan, ops)
+        self.rows = {}
+
+    def map(self, element):
+        key = element[KEY]
+        i = int(key[1])
+        if i not in self.rows:
+            done = self.compute.map(element)
+            self.rows[i] = {name: values for name, values in done.items() if name != KEY}
+        out = dict(self.rows[i])
+        out[KEY] = key
+        return out
+
+
+class BatchOps(grain.transforms.Map):
+    """Ops on a whole batch of numpy arrays (one op, or a sub-op graph with
+    the ops it owns), by numpy_idiomatic_peer's apply_ops with the batch's
+    element ids and plan batch index."""
+
+    def __init__(self, plan, ops):
+        self.plan, self.ops = plan, ops
 
     def map(self, batch):
-        for op in self.ops:
-            kind, p, name = op["kind"], op["params"], op["field"]
-            if kind == "bag_offsets":
-                batch[p["out"]] = np.cumsum(batch[name] >= 0, axis=0, dtype=np.int64)
-            elif kind == "pad_to_multiple":
-                batch[name] = numpy_peer.pad_to_multiple(batch[name], batch[p["lengths"]], p)
-            else:
-                batch[p["out"]] = numpy_peer.attention_mask(batch[name], batch[p["lengths"]])
-        return batch
+        key = batch[KEY]
+        return numpy_peer.apply_ops(self.plan, batch, self.ops, int(key[0, 0]), key[:, 1], batch=int(key[0, 2]))
+
+
+def units(ops):
+    """The ops as Grain Maps take them: each op alone, but a graph op with
+    the sub-ops it owns."""
+    k = 0
+    while k < len(ops):
+        if ops[k]["kind"] in numpy_peer.GRAPHS:
+            _, _, end = numpy_peer.sub_ops(ops, k)
+        else:
+            end = k + 1
+        yield ops[k:end]
+        k = end
+
+
+def per_batch(unit):
+    return any(op["kind"] in BATCH for op in unit)
 
 
 class DropKey(grain.transforms.Map):
-    def map(self, element):
-        del element[KEY]
-        return element
+    def map(self, batch):
+        del batch[KEY]
+        return batch
 
 
 TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "add": Add, "clip": Clip,
@@ -196,19 +263,33 @@ def idiomatic_batches(plan, options, threads):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
     ops = list(plan.ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+    # bucket_by_length is in the exported order already; rebatch splits a
+    # batch into micro-batches and joins them back, the same bytes; cache's
+    # bytes are those of the ops before it.
+    ops = [op for op in ops if op["kind"] not in ("bucket_by_length", "rebatch")]
+    at = numpy_peer.cache_index(plan)
+    cached = None
+    if at is not None:
+        cached = CachedOps(plan, [op for op in ops if op["index"] < at])
+        ops = [op for op in ops if op["index"] > at]
+    groups = list(units(ops))
+    split = next((k for k, unit in enumerate(groups) if per_batch(unit)), len(groups))
+    index = {id(b): n for n, b in enumerate(plan.batches)}
     for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
         first = batches[0]["offset"] // plan.batch_size
-        ds = grain.MapDataset.source(ExportedEpoch(plan, sources, epoch, pack))
-        for op in ops:
-            if op["kind"] in TRANSFORMS:
-                ds = ds.map(TRANSFORMS[op["kind"]](plan, op))
-        ds = ds.map(DropKey()).batch(plan.batch_size, drop_remainder=False)
-        # bucket_by_length is in the exported order already; rebatch splits a
-        # batch into micro-batches and joins them back, the same bytes.
-        batch_ops = [op for op in ops if op["kind"] in BATCH]
-        if batch_ops:
-            ds = ds.map(BatchOps(batch_ops))
-        ds = ds[first:first + len(batches)]
+        shift = index[id(batches[0])] - first
+        ds = grain.MapDataset.source(ExportedEpoch(plan, sources, epoch, shift, pack))
+        if cached is not None:
+            ds = ds.map(cached)
+        for unit in groups[:split]:
+            if len(unit) == 1 and unit[0]["kind"] in TRANSFORMS:
+                ds = ds.map(TRANSFORMS[unit[0]["kind"]](plan, unit[0]))
+            else:
+                ds = ds.map(ElementOps(plan, unit))
+        ds = ds.batch(plan.batch_size, drop_remainder=False)
+        for unit in groups[split:]:
+            ds = ds.map(BatchOps(plan, unit))
+        ds = ds.map(DropKey())[first:first + len(batches)]
         # iter(ds) alone would prefetch with Grain's default 16 threads; the
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.
         read = grain.ReadOptions(num_threads=threads, prefetch_buffer_size=2 if threads else 0)
