@@ -368,7 +368,8 @@ static void session_spec(const sl__peer *peer, const sl_pipeline *pipeline, cons
  * batch before asking for the next, as the bench's own sink does: its
  * median beside the steady-state one shows how much work the peer hides
  * behind a consumer (docs/peers.md, "Like with like"). */
-static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbatches, sl_err *err)
+static sl_status run_with_digest(const sl__peer_session_spec *base, const uint64_t *reference, int64_t nbatches,
+                                 sl_err *err)
 {
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
     int64_t *observed = calloc((size_t)nbatches, sizeof *observed);
@@ -377,7 +378,7 @@ static sl_status run_with_digest(const sl__peer_session_spec *base, int64_t nbat
         free(observed);
         return sl_fail(err, SL_ENOMEM, "no memory for the peer's second session");
     }
-    verify v = {.reference = export_cache.digests};
+    verify v = {.reference = reference};
     sl__peer_session_spec spec = *base;
     spec.digest_between = true;
     spec.on_batch = verify_batch;
@@ -481,7 +482,20 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
      * batch, and that is the figure its record keeps. */
     if (!st && peer->kind == SL__PEER_PREFETCHING) {
         memcpy(latency_ns, observed, (size_t)request->nbatches * sizeof *latency_ns);
-        st = run_with_digest(&spec, request->nbatches, err);
+        /* A statistical plan's batches (the peer's own draws) cannot match
+         * the reference's digests: the second session must replay the
+         * first's, which passed the statistical check. */
+        uint64_t *own = NULL;
+        if (v.statistical) {
+            own = calloc((size_t)request->nbatches, sizeof *own);
+            if (!own)
+                st = sl_fail(err, SL_ENOMEM, "no memory for the peer's own digests");
+            for (int64_t k = 0; own && k < request->nbatches && k < v.kept.count; k++)
+                own[k] = view_digest(v.kept.batches[k]);
+        }
+        if (!st)
+            st = run_with_digest(&spec, own ? own : export_cache.digests, request->nbatches, err);
+        free(own);
     }
     if (!st)
         st = feed_sink(pipeline, request->nbatches, sink, user, err);

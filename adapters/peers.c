@@ -98,8 +98,16 @@
  * MM-1's and MM-2's pad_tokens and log_mel. */
 #define PEER_TORCH_TUNED_TRANSFORMS                                                                                    \
     (PEER_GATE_TRANSFORMS | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_PAD_TOKENS) | PEER_LOG_MEL)
-/* tf.data: all but zscore (its reductions sum in their own order). */
-#define PEER_TFDATA_TRANSFORMS (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P))
+/* tf.data: all but zscore (its reductions sum in their own order); rot90,
+ * brightness and scale from their exported decisions; affine; dropout, its
+ * mask by Philox on tf.uint64 tensors; MixUp and CutMix from their exported
+ * per-batch decisions and partners; gaussian noise of its own
+ * (tf.random.stateless_normal, checked statistically). */
+#define PEER_TFDATA_TRANSFORMS                                                                                         \
+    (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P) | SL_TRANSFORM(SL_OP_ROT90) |         \
+     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_AFFINE) |           \
+     SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                            \
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE))
 
 static bool numpy_available(char *reason, size_t size)
 {

@@ -18,6 +18,16 @@ clip is two comparisons (tf.where), so NaN passes through as in sluice;
 float32 throughout. tf.data keeps the order (deterministic=True, its default).
 log1p and the id hash are sluice's own definitions (peers/sluice_ops.py) in
 TensorFlow ops; the batch ops are a map after .batch().
+
+Beyond the gate: rot90 (tf.image.rot90), brightness and scale from their
+exported per-element decisions, affine, and PC-5's dropout with its mask
+recomputed from the keying the plan documents (sluice_ops' Philox4x32-10 on
+tf.uint64 tensors) are element ops; MixUp and CutMix are batch ops from the
+exported per-batch decisions and partners (the batch's index in the plan
+from Dataset.enumerate); gaussian noise is TensorFlow's own,
+tf.random.stateless_normal keyed per element by (seed, op id) and (epoch,
+element id), as tf.data's guide keys random ops in a map, so sluice checks
+those plans statistically.
 """
 import os
 import sys
@@ -41,9 +51,75 @@ import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
              "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
-             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d")
-BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask")
+             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch", "rot90", "random_brightness",
+             "random_scale", "affine", "dropout", "gaussian_noise", "mixup", "cutmix"}
+# Ops with per-element decisions (their rows are gathered by element id).
+DECIDED = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
+           "random_scale")
+# Ops that tf.vectorized_map turns into a while loop (a slice at a
+# data-dependent offset, a tf.cond, a switch over turns, a per-element seed):
+# the tuned form maps them per element (make_batches).
+RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "gaussian_noise", "dropout")
+BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
+
+
+class U64:
+    """A tf.uint64 tensor with the operators sluice_ops.philox4x32_10 uses
+    (TensorFlow's tensors have no >> and a logical &)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    @staticmethod
+    def _v(o):
+        return o.t if isinstance(o, U64) else tf.constant(o, tf.uint64)
+
+    def __mul__(self, o):
+        return U64(tf.math.multiply(self.t, self._v(o)))
+
+    def __rshift__(self, n):
+        return U64(tf.bitwise.right_shift(self.t, self._v(n)))
+
+    def __and__(self, o):
+        return U64(tf.bitwise.bitwise_and(self.t, self._v(o)))
+
+    def __xor__(self, o):
+        return U64(tf.bitwise.bitwise_xor(self.t, self._v(o)))
+
+    __rxor__ = __xor__
+
+
+def dropout(plan, op, x, i, epoch):
+    """Train-mode dropout on element i: Philox4x32-10 keyed by the plan's
+    seed and the op id, counter (element, epoch, value / 4), as
+    numpy_idiomatic_peer's dropout_keep computes it; kept values times
+    float32(1 / (1 - p)), dropped ones 0."""
+    if plan.raw.get("mode", "train") == "eval":
+        return x
+    values = int(np.prod(x.shape))
+    blocks = -(-values // 4)
+    i = tf.cast(i, tf.uint64)
+    ones = tf.ones([blocks], tf.uint64)
+    counter = (U64(ones * tf.bitwise.bitwise_and(i, tf.constant(sluice_ops.M32, tf.uint64))),
+               U64(ones * tf.bitwise.right_shift(i, tf.constant(32, tf.uint64))),
+               U64(ones * tf.constant(epoch, tf.uint64)), U64(tf.cast(tf.range(blocks, dtype=tf.int64), tf.uint64)))
+    key = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
+    words = tf.reshape(tf.stack([w.t for w in sluice_ops.philox4x32_10(counter, key)], axis=-1), [-1])[:values]
+    keep = tf.reshape(words >= tf.constant(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])), tf.uint64),
+                      tf.shape(x))
+    p = np.float32(op["params"]["p"])
+    scale = tf.constant(np.float32(1.0) / (np.float32(1.0) - p), tf.float32)
+    return tf.where(keep, x * scale, tf.constant(0.0, tf.float32))
+
+
+def per_row(values, x):
+    """values[i] broadcast over row i of x."""
+    return tf.reshape(values, [-1] + [1] * (len(x.shape) - 1))
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
+    return x * w_own + tf.gather(x, partner) * w_partner
 
 
 class TfArrays:
@@ -76,15 +152,34 @@ def hash_ids(x, sizes):
     return tf.where(x < 0, tf.constant(-1, tf.int64), hashed)
 
 
-def batch_fn(ops):
-    """The plan's batch ops on a batch: each column's running count of present
-    ids, the batch cut to the smallest multiple that holds its longest
-    sequence with pads after each row's length, and the mask of its tokens."""
+def batch_fn(plan, ops):
+    """The plan's batch ops on batch j of the plan: each column's running
+    count of present ids, the batch cut to the smallest multiple that holds
+    its longest sequence with pads after each row's length, the mask of its
+    tokens, and MixUp and CutMix from their exported decisions."""
 
-    def fn(batch):
+    def fn(j, batch):
         batch = dict(batch)
         for op in ops:
             kind, p, x = op["kind"], op["params"], batch[op["field"]]
+            if kind in ("mixup", "cutmix"):
+                row = tf.gather(tf.constant(plan.batch_decisions(op)), j)
+                partner = tf.gather(tf.constant(plan.batch_partners(op)), j)[:tf.shape(x)[0]]
+                if kind == "mixup":
+                    w_own, w_partner = row[1], row[2]
+                    batch[op["field"]] = blend(x, partner, w_own, w_partner)
+                else:
+                    # CutMix's box (rows y0..y1, columns x0..x1) taken from
+                    # the partner: a selection, no arithmetic.
+                    y0, y1, x0, x1 = (tf.cast(row[k], tf.int32) for k in range(1, 5))
+                    w_own, w_partner = row[5], row[6]
+                    ys, xs = tf.range(tf.shape(x)[1]), tf.range(tf.shape(x)[2])
+                    box = ((ys >= y0) & (ys < y1))[:, None] & ((xs >= x0) & (xs < x1))[None, :]
+                    box = tf.reshape(box, [1, tf.shape(x)[1], tf.shape(x)[2]] + [1] * (len(x.shape) - 3))
+                    batch[op["field"]] = tf.where(box, tf.gather(x, partner), x)
+                label = p["label"]
+                batch[label] = blend(batch[label], partner, w_own, w_partner)
+                continue
             if kind == "bag_offsets":
                 batch[p["out"]] = tf.cumsum(tf.cast(x >= 0, tf.int64), axis=0)
                 continue
@@ -104,7 +199,7 @@ def batch_fn(ops):
     return fn
 
 
-def element_fn(plan, sources, ops, pack, decisions):
+def element_fn(plan, sources, ops, pack, decisions, epoch):
     """The map function: element id -> dict of transformed tensors."""
 
     def fn(i):
@@ -172,6 +267,31 @@ def element_fn(plan, sources, ops, pack, decisions):
                 x = sluice_ops.log1p(x, TfArrays)
             elif kind == "hash_ids":
                 x = hash_ids(x, p["sizes"])
+            elif kind == "rot90":
+                turns = tf.gather(decisions[op["index"]], i)[0]
+                x = tf.image.rot90(x, turns) if len(x.shape) == 3 else tf.image.rot90(x[..., None], turns)[..., 0]
+            elif kind == "random_brightness":
+                # d = f32(delta) * f32((u24 - 2^23) / 2^23): the second factor is exact.
+                u24 = tf.cast(tf.gather(decisions[op["index"]], i)[0], tf.float64)
+                x = x + tf.constant(p["delta"], tf.float32) * tf.cast((u24 - 2.0**23) / 2.0**23, tf.float32)
+            elif kind == "random_scale":
+                u24 = tf.cast(tf.gather(decisions[op["index"]], i)[0], tf.float64)
+                lo, hi = tf.constant(p["lo"], tf.float32), tf.constant(p["hi"], tf.float32)
+                x = x * tf.minimum(lo + (hi - lo) * tf.cast(u24 / 2.0**24, tf.float32), hi)
+            elif kind == "affine":
+                c = p["channels"]
+                x = (x * tf.constant(np.asarray(p["scale"][:c], dtype=np.float32))
+                     + tf.constant(np.asarray(p["bias"][:c], dtype=np.float32)))
+            elif kind == "dropout":
+                x = dropout(plan, op, x, i, epoch)
+            elif kind == "gaussian_noise":
+                # A stateless draw keyed by (seed, op id) in one word and
+                # (epoch, element id) in the other: the same noise whichever
+                # of tf.data's threads maps the element, and in both forms.
+                key = (int(plan.raw["seed"]) * 1000003 + op["op_id"]) % 2**63
+                seed = tf.stack([tf.constant(key, tf.int64), tf.cast(epoch, tf.int64) * 2**32 + tf.cast(i, tf.int64)])
+                noise = tf.random.stateless_normal(tf.shape(x), seed, dtype=tf.float32)
+                x = x + tf.constant(p["sigma"], tf.float32) * noise
             out[name] = x
         return out
 
@@ -185,10 +305,10 @@ def make_batches(plan, options):
     dataset = None
     for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
         decisions = {op["index"]: tf.constant(plan.decisions(op, epoch))
-                     for op in ops if op["kind"] in RANDOM}
+                     for op in ops if op["kind"] in DECIDED}
         start = batches[0]["offset"]
         ids = plan.order(epoch)[start:start + sum(b["rows"] for b in batches)]
-        fn = element_fn(plan, sources, ops, pack, decisions)
+        fn = element_fn(plan, sources, ops, pack, decisions, epoch)
         # tf.vectorized_map turns a per-element crop or flip (a slice at a
         # data-dependent offset, a tf.cond) into a while loop: PR-2's batch
         # took 26 ms that way against 3.4 ms mapped per element, so a tf.data
@@ -209,7 +329,10 @@ def make_batches(plan, options):
         # batch into micro-batches and joins them back, the same bytes.
         batch_ops = [op for op in ops if op["kind"] in BATCH]
         if batch_ops:
-            ds = ds.map(batch_fn(batch_ops))
+            # The index in plan.batches of the epoch's first batch: the
+            # per-batch decisions are rows of the whole plan.
+            first = next(n for n, b in enumerate(plan.batches) if b is batches[0])
+            ds = ds.enumerate(start=first).map(batch_fn(plan, batch_ops))
         dataset = ds if dataset is None else dataset.concatenate(ds)
     for batch in dataset.prefetch(tf.data.AUTOTUNE):
         yield {k: v.numpy() for k, v in batch.items()}
