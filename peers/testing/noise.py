@@ -3,7 +3,10 @@ random_brightness (AUG-1's chain) in numpy, with numpy's generator for the
 noise and sluice's exported brightness decisions. Its batches cannot equal
 sluice's bit for bit, so sluice checks them statistically (docs/peers.md,
 Equivalence). --sigma-factor=F scales the noise: 1 is honest work, 0 leaves
-it out and 2 doubles it, both of which sluice must record as a mismatch."""
+it out and 2 doubles it, both of which sluice must record as a mismatch.
+--fresh-draws seeds the generator from the process id, so that a second
+session (a prefetching peer's, with a digest between batches) draws other
+noise than the first: sluice must refuse that replay as a mismatch."""
 import os
 import sys
 
@@ -15,9 +18,9 @@ import sluice_peer  # noqa: E402
 SUPPORTED = {"normalize", "gaussian_noise", "random_brightness"}
 
 
-def make_batches(plan, factor):
+def make_batches(plan, factor, seed):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
-    rng = np.random.default_rng(2024)
+    rng = np.random.default_rng(seed)
     for i, b in enumerate(plan.batches):
         ids = plan.batch_ids(i)
         fields = {name: data[ids] for name, data in sources.items()}
@@ -44,10 +47,12 @@ def make_batches(plan, factor):
 def main():
     parser = sluice_peer.parser("noise")
     parser.add_argument("--sigma-factor", type=float, default=1.0)
+    parser.add_argument("--fresh-draws", action="store_true")
     options = parser.parse_args()
+    seed = os.getpid() if options.fresh_draws else 2024
     plan = sluice_peer.Plan(options.export_dir)
     plan.require(SUPPORTED)
-    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor), options)
+    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor, seed), options)
 
 
 if __name__ == "__main__":

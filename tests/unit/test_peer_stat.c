@@ -100,9 +100,10 @@ static void teardown(void)
 
 TestSuite(peer_stat_e2e, .init = setup, .fini = teardown, .timeout = 300);
 
-static void run_noise_peer(const char *name, const char *args, sl_record *record)
+static void run_noise_peer_as(sl__peer_kind kind, const char *name, const char *args, sl_record *record)
 {
     sl__peer peer = sl__peer_numpy;
+    peer.kind = kind;
     peer.adapter.name = name;
     peer.adapter.transforms = SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |
                               SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS);
@@ -113,6 +114,11 @@ static void run_noise_peer(const char *name, const char *args, sl_record *record
     peer.total_s = 200.0;
     sl_err err = {0};
     sl_bench_run(instance, &peer.adapter, &options, record, &err);
+}
+
+static void run_noise_peer(const char *name, const char *args, sl_record *record)
+{
+    run_noise_peer_as(SL__PEER_PER_BATCH, name, args, record);
 }
 
 Test(peer_stat_e2e, a_peer_with_its_own_honest_noise_is_statistically_equivalent_and_ranked)
@@ -149,5 +155,23 @@ Test(peer_stat_e2e, a_peer_with_twice_the_noise_is_a_mismatch)
     run_noise_peer("peer:test-loud-noise", "--sigma-factor=2", &record);
     cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
     cr_assert(strstr(record.reason, "spread") != NULL, "%s", record.reason);
+    sl_record_release(&record);
+}
+
+/* A prefetching peer runs a second session with a digest between batches.
+ * On a statistical plan its batches are its own draws, which no reference
+ * digest can match: the second session must replay the first's, which
+ * passed the statistical check. The same noise from a fixed seed replays;
+ * noise drawn afresh in each session does not, and is a mismatch. */
+Test(peer_stat_e2e, a_prefetching_peer_replays_its_own_draws_with_a_digest_between_batches)
+{
+    sl_record record;
+    run_noise_peer_as(SL__PEER_PREFETCHING, "peer:test-noise-prefetching", "--sigma-factor=1", &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "statistical");
+    sl_record_release(&record);
+    run_noise_peer_as(SL__PEER_PREFETCHING, "peer:test-noise-fresh", "--fresh-draws", &record);
+    cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
+    cr_assert(strstr(record.reason, "with a digest between batches") != NULL, "%s", record.reason);
     sl_record_release(&record);
 }
