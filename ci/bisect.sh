@@ -42,12 +42,14 @@ git worktree add --detach "$dir/src" "$bad_id" >&2
 trap 'git -C "$dir/src" bisect reset >/dev/null 2>&1 || true; git worktree remove --force "$dir/src" >/dev/null 2>&1 || true' EXIT
 
 # One step: the gate on the candidate checked out in $dir/src against GOOD.
-# Its exit status and its verdict line say pass or slower.
+# Its exit status and its verdict line say pass or slower. GATE_STRICT=1:
+# a row the bisection follows may be slower by wall time alone, so a step
+# whose wall time cannot tell is skipped, not passed by the counts.
 cat >"$dir/step.sh" <<STEP
 #!/usr/bin/env bash
 commit=\$(git -C "$dir/src" rev-parse --short=12 HEAD)
 echo "== bisect step: \$commit against $good_id" >>"$dir/bisect-steps.log"
-GATE_HEAD_SRC="$dir/src" GATE_ROW="$row" GATE_DIR="$dir/gate" "$repo/ci/gate.sh" "$good_id" >"$dir/step.log" 2>&1
+GATE_STRICT=1 GATE_HEAD_SRC="$dir/src" GATE_ROW="$row" GATE_DIR="$dir/gate" "$repo/ci/gate.sh" "$good_id" >"$dir/step.log" 2>&1
 status=\$?
 cat "$dir/step.log" >>"$dir/bisect-steps.log"
 verdict=\$(grep '^gate: ' "$dir/step.log" | tail -n 1)
