@@ -26,6 +26,13 @@ void test_tmpdir_remove(const char *dir)
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+const char *test_peer_script(char *out, size_t size, const char *relative)
+{
+    const char *root = getenv("SLUICE_SOURCE_ROOT");
+    snprintf(out, size, "%s/peers/%s", root ? root : ".", relative);
+    return out;
+}
+
 void test_write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");

@@ -19,6 +19,10 @@ void test_write_text(const char *path, const char *text);
  * the test naming the file. */
 char *test_read_text(const char *path);
 
+/* The path of a file under peers/ in the source tree (SLUICE_SOURCE_ROOT,
+ * which meson sets, or the current directory), written to out. */
+const char *test_peer_script(char *out, size_t size, const char *relative);
+
 /* Builds the ci-profile instance of scenario/variant (seed 42) and bench
  * options for one repetition of 1 warmup and `measured` batches, without
  * probes, checked against the reference, whose digest it computes; or fails

@@ -87,8 +87,7 @@ static void setup(void)
     char reason[256] = "";
     if (!sl__peer_python_has("numpy,xxhash", reason, sizeof reason))
         cr_skip_test("the statistical peer tests need the peers' Python with numpy and xxhash: %s", reason);
-    const char *root = getenv("SLUICE_SOURCE_ROOT");
-    snprintf(script_path, sizeof script_path, "%s/peers/testing/noise.py", root ? root : ".");
+    test_peer_script(script_path, sizeof script_path, "testing/noise.py");
     test_bench_instance("AUG-1", "32x32", 3, &instance, &options);
 }
 

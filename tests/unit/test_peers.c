@@ -28,9 +28,7 @@ static char script_path[8][1024];
 
 static const char *script(int slot, const char *name)
 {
-    const char *root = getenv("SLUICE_SOURCE_ROOT");
-    snprintf(script_path[slot], sizeof script_path[slot], "%s/peers/%s", root ? root : ".", name);
-    return script_path[slot];
+    return test_peer_script(script_path[slot], sizeof script_path[slot], name);
 }
 
 /* A peer of the test's own on the system's Python, with short limits. */

@@ -309,8 +309,7 @@ Test(peers_scenarios, peer_check_gives_the_largest_difference_within_mm2s_tolera
     sl_bench_options mm2_options;
     test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
     char path[1024];
-    const char *root = getenv("SLUICE_SOURCE_ROOT");
-    snprintf(path, sizeof path, "%s/peers/numpy_peer.py", root ? root : ".");
+    test_peer_script(path, sizeof path, "numpy_peer.py");
     sl_peer_check_result result;
     sl_err err = {0};
     cr_assert_eq(sl_peer_check(mm2->pipeline, path, 3, SL_LOG_MEL_TOLERANCE, &result, &err), SL_OK, "%s", err.msg);
@@ -354,8 +353,7 @@ Test(peers_scenarios, a_peer_beyond_mm2s_tolerance_is_a_mismatch)
     sl_bench_options mm2_options;
     test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
     char path[1024];
-    const char *root = getenv("SLUICE_SOURCE_ROOT");
-    snprintf(path, sizeof path, "%s/peers/testing/gain.py", root ? root : ".");
+    test_peer_script(path, sizeof path, "testing/gain.py");
     const char *shifts[] = {"--shift=3.26e-4", "--shift=1e-4"};
     for (int s = 0; s < 2; s++) {
         sl__peer peer = sl__peer_numpy;
