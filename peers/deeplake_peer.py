@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -72,13 +73,15 @@ def make_batches(plan, options):
     ds = deeplake.open_read_only("file://" + path)
     names = [f["name"] for f in plan.source_fields]
 
+    run_ops = BatchOps(plan, ops)
+
     def batches():
         for i in range(len(plan.batches)):
             epoch = plan.batches[i]["epoch"]
             ids = plan.batch_ids(i)
             rows = ids.tolist()
             fields = {name: np.asarray(ds[name][rows]) for name in names}
-            yield numpy_peer.apply_ops(plan, fields, ops, epoch, ids)
+            yield run_ops(fields, epoch, ids)
 
     return batches()
 

@@ -57,6 +57,7 @@ from megatron.energon.flavors import BaseWebdatasetFactory  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 import webdataset_peer  # noqa: E402
 
@@ -129,10 +130,11 @@ def make_batches(plan, options):
 
 
 def batches_of(plan, ops, loaders):
+    run_ops = BatchOps(plan, ops)
     for epoch, loader in loaders:
         for batch in loader:
             fields = {name: t.numpy() for name, t in batch.fields.items()}
-            yield numpy_peer.apply_ops(plan, fields, ops, epoch, np.asarray(batch.id, dtype=np.int64))
+            yield run_ops(fields, epoch, np.asarray(batch.id, dtype=np.int64))
 
 
 if __name__ == "__main__":

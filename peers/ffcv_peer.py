@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -60,6 +61,8 @@ def make_batches(plan, options):
     DatasetWriter(path, fields, num_workers=1).from_indexed_dataset(Elements(elements, names))
     pipelines = {n: [NDArrayDecoder()] for n in names}
 
+    run_ops = BatchOps(plan, ops)
+
     def batches():
         for epoch, epoch_batches in sorted(sluice_peer.epoch_batches(plan).items()):
             start = epoch_batches[0]["offset"]
@@ -70,7 +73,7 @@ def make_batches(plan, options):
                 i = plan.batches.index(epoch_batches[k])
                 ids = plan.batch_ids(i)
                 fields = {n: np.asarray(a).reshape((len(ids),) + elements[n].shape[1:]) for n, a in zip(names, batch)}
-                yield numpy_peer.apply_ops(plan, fields, ops, epoch, ids, batch=i)
+                yield run_ops(fields, epoch, ids, batch=i)
 
     return batches()
 

@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -96,10 +97,11 @@ def make_batches(plan, options):
 
 
 def batches_of(plan, ops, epochs):
+    run_ops = BatchOps(plan, ops)
     for epoch, start, order, selected in epochs:
         for k, batch in enumerate(selected.iter(batch_size=plan.batch_size)):
             ids = order[k * plan.batch_size:(k + 1) * plan.batch_size]
-            yield numpy_peer.apply_ops(plan, dict(batch), ops, epoch, ids)
+            yield run_ops(dict(batch), epoch, ids)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -76,13 +77,15 @@ def make_batches(plan, options):
         if not all(np.array_equal(np.asarray(dataset[i][n]), elements[n][i]) for n in names):
             raise SystemExit("LitData's sample %d is not element %d" % (i, i))
 
+    run_ops = BatchOps(plan, ops)
+
     def batches():
         for i in range(len(plan.batches)):
             epoch = plan.batches[i]["epoch"]
             ids = plan.batch_ids(i)
             samples = [dataset[int(k)] for k in ids]
             fields = {name: np.stack([np.asarray(s[name]) for s in samples]) for name in names}
-            yield numpy_peer.apply_ops(plan, fields, ops, epoch, ids)
+            yield run_ops(fields, epoch, ids, batch=i)
 
     return batches()
 

@@ -86,21 +86,27 @@ def tiled(values, channels, element_shape):
     return np.ascontiguousarray(np.tile(values, count // channels))
 
 
-class Field:
-    """A source field's data and the batch buffers made for it."""
+class Buffers:
+    """Buffers made once per key, shape and dtype (a short batch has its own)."""
 
-    def __init__(self, data, batch_size):
+    def __init__(self):
+        self.made = {}
+
+    def __call__(self, key, shape, dtype, zero=False):
+        k = (key, shape, np.dtype(dtype).str)
+        if k not in self.made:
+            self.made[k] = np.zeros(shape, dtype=dtype) if zero else np.empty(shape, dtype=dtype)
+        return self.made[k]
+
+
+class Field:
+    """A field's data (a source, whose rows a batch names, or a batch a
+    storage framework delivered) and the batch buffers made for it."""
+
+    def __init__(self, data, buffers=None):
         self.data = data
         self.flat = data.reshape(data.shape[0], -1)
-        self.buffers = {}
-        self.batch_size = batch_size
-
-    def buffer(self, key, shape, dtype, zero=False):
-        """A buffer made once per key and shape (a short batch has its own)."""
-        k = (key, shape, np.dtype(dtype).str)
-        if k not in self.buffers:
-            self.buffers[k] = np.zeros(shape, dtype=dtype) if zero else np.empty(shape, dtype=dtype)
-        return self.buffers[k]
+        self.buffer = buffers if buffers is not None else Buffers()
 
 
 class TrigRounds:
@@ -290,7 +296,7 @@ class Cache:
                 fields = idiomatic.apply_ops(tuned.plan, fields, [op], epoch, missing, batch=batch)
         for name, x in fields.items():
             if name not in self.store:
-                self.store[name] = Field(np.empty((len(self.filled),) + x.shape[1:], dtype=x.dtype), len(ids))
+                self.store[name] = Field(np.empty((len(self.filled),) + x.shape[1:], dtype=x.dtype))
             self.store[name].data[missing] = x
         self.filled[missing] = True
 
@@ -386,29 +392,25 @@ def resized_crop(x, ids, p, boxes, field, key):
     return out.reshape((n, out_h, out_w) + x.shape[3:])
 
 
-class Tuned:
-    def __init__(self, plan):
+class Ops:
+    """A plan's ops on batches, the tuned ones in place (IN_PLACE) and the
+    rest by numpy_idiomatic_peer, with the buffers, tiles and resize and
+    log_mel plans they make once. A batch's fields come either from sources
+    whose rows the batch names (the loaded fixture: peer:numpy) or as a
+    storage framework delivered them (BatchOps)."""
+
+    def __init__(self, plan, ops):
         self.plan = plan
-        self.fields = {}
-        ops = list(plan.ops)
-        self.pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
-        for f in plan.source_fields:
-            data = plan.load_source(f["name"])
-            if self.pack is not None and f["name"] == self.pack["field"]:
-                data = self.sequences(data, self.pack["params"])
-            self.fields[f["name"]] = Field(data, plan.batch_size)
         self.ops = ops
+        self.buffers = {}
         self.drop_mask = DropMask()
         self.resizes = {}
         self.log_mels = {}
-        at = idiomatic.cache_index(plan)
-        self.cache = Cache(self, at) if at is not None else None
-        if self.cache is not None:
-            ops = self.ops = [op for op in ops if op["index"] > at]
-        # Ops applied by the tuned code run while a field is ours and
-        # float32 (or u8 for crops and flips); the first op that is not
-        # makes numpy_idiomatic_peer do the rest.
         self.tiles = {}
+
+    def field(self, name, data):
+        """data as field name, with the buffers made for that name."""
+        return Field(data, self.buffers.setdefault(name, Buffers()))
 
     def tile(self, op, element_shape):
         """normalize's (subtrahend, factor) or affine's (factor, addend),
@@ -422,42 +424,30 @@ class Tuned:
         return self.tiles[key]
 
     @staticmethod
-    def sequences(stream, p):
-        """The token stream as rows of seq_len, its last row padded with pad_id."""
-        seq = p["seq_len"]
-        rows = -(-stream.shape[0] // seq)
-        table = np.full(rows * seq, p["pad_id"], dtype=stream.dtype)
-        table[:stream.shape[0]] = stream
-        return table.reshape(rows, seq)
-
-    def gather(self, name, ids):
-        """The batch's rows, one np.take over (rows, values) views into a
-        buffer made once. mode="clip" (the ids are always in range) spares
-        the temporary copy that mode="raise" makes when out= is given: 3x
-        faster on PC-1's rows."""
-        f = self.fields[name]
-        out = f.buffer("gather", (len(ids),) + f.data.shape[1:], f.data.dtype)
-        np.take(f.flat, ids, axis=0, out=out.reshape(len(ids), -1), mode="clip")
+    def gather(f, rows):
+        """Rows of f, one np.take over (rows, values) views into a buffer
+        made once. mode="clip" (the rows are always in range) spares the
+        temporary copy that mode="raise" makes when out= is given: 3x faster
+        on PC-1's rows."""
+        out = f.buffer("gather", (len(rows),) + f.data.shape[1:], f.data.dtype)
+        np.take(f.flat, rows, axis=0, out=out.reshape(len(rows), -1), mode="clip")
         return out
 
-    def crop(self, name, x, op, flip_op, ids, epoch, from_source):
+    def crop(self, f, x, op, flip_op, ids, rows, epoch):
         """random_crop (and a random_hflip right after it): one slice copy per
-        image into a zeroed buffer made once; x is the source field itself
-        when from_source (ids index it), else the batch."""
+        image (rows of x) into a zeroed buffer made once."""
         p = op["params"]
         n = len(ids)
         h, w = x.shape[1], x.shape[2]
         ch, cw = p["crop_h"], p["crop_w"]
         top, left = (h - ch) // 2, (w - cw) // 2
         mirrored = w - left - cw  # the content's first column once mirrored
-        f = self.fields[name]
         out = f.buffer(("crop", op["index"]), (n,) + x.shape[1:], x.dtype, zero=True)
         dec = self.plan.decisions(op, epoch)
         offsets = dec[ids]
         flips = self.plan.decisions(flip_op, epoch)[ids, 0].tolist() if flip_op is not None else [0] * n
-        rows = ids.tolist() if from_source else range(n)
         # Python ints: numpy scalars would make each slice slower to build.
-        for k, (i, oy, ox, flip) in enumerate(zip(rows, offsets[:, 0].tolist(), offsets[:, 1].tolist(), flips)):
+        for k, (i, oy, ox, flip) in enumerate(zip(rows.tolist(), offsets[:, 0].tolist(), offsets[:, 1].tolist(), flips)):
             src = x[i, oy:oy + ch, ox:ox + cw]
             if mirrored != left and flip_op is not None:
                 out[k, top:top + ch] = 0  # the padding's columns differ for the two directions
@@ -474,75 +464,71 @@ class Tuned:
             x[k] = x[k, :, ::-1].copy()
         return x
 
-    def normalize(self, name, x, op, ids, from_source):
+    def normalize(self, f, x, op):
         """(x - mean) * inv_std in place over each element's values, the
         constants tiled over the element; from u8, one casting copy into a
         float32 buffer first (numpy's fastest way to the two roundings)."""
-        if from_source:
-            x = self.gather(name, ids)
         n = x.shape[0]
         mean, inv = self.tile(op, x.shape[1:])
         if x.dtype == np.float32:
             out = x
             flat = out.reshape(n, -1)
         else:
-            out = self.fields[name].buffer(("normalize", op["index"]), x.shape, np.float32)
+            out = f.buffer(("normalize", op["index"]), x.shape, np.float32)
             flat = out.reshape(n, -1)
             flat[...] = x.reshape(n, -1)
         np.subtract(flat, mean, out=flat)
         np.multiply(flat, inv, out=flat)
         return out
 
-    def batch(self, i):
+    def run(self, sources, rows, fields, ids, epoch, i):
+        """The ops on batch i (elements ids of epoch). fields holds the
+        fields already read (a cache's rows); sources the others, whose rows
+        `rows` are the batch's elements (None: sources hold the batch
+        itself, in order, and are never written). The tuned ops run in
+        order on each field they reach first; a field not yet read is read
+        by its first op: crops and resizes straight from its source, an op
+        that works in place on a copy (a gather of its rows); the first op
+        the tuned code lacks hands the rest to numpy_idiomatic_peer."""
         plan = self.plan
-        b = plan.batches[i]
-        epoch = b["epoch"]
-        ids = plan.batch_ids(i)
-        fields = {}
-        # The tuned ops, in order, on each field they reach first; a field
-        # not yet touched is read straight from the source by its first op
-        # (from the cache's rows, after a cache).
-        pending = {name: True for name in self.fields}
-        if self.cache is not None:
-            self.cache.fill(ids, epoch, i)
-            fields = self.cache.read(ids)
-            pending = {name: False for name in fields}
         ops = self.ops
+        sources = {name: self.field(name, data) for name, data in sources.items() if name not in fields}
         k = 0
         while k < len(ops) and ops[k]["kind"] in IN_PLACE:
             op = ops[k]
             name, kind = op["field"], op["kind"]
-            from_source = pending.get(name, False)
-            x = self.fields[name].data if from_source else fields[name]
-            if kind == "normalize":
-                x = self.normalize(name, x, op, ids, from_source)
-            elif kind == "resize":
-                if from_source:
-                    x = self.gather(name, ids)
-                if op["index"] not in self.resizes:
-                    self.resizes[op["index"]] = Resize(x.shape[1:], op["params"]["out_h"], op["params"]["out_w"])
-                x = self.resizes[op["index"]](x, self.fields[name], op["index"])
-            elif kind == "random_resized_crop":
-                rows = ids if from_source else np.arange(len(ids))  # x's rows: the source's or the batch's
-                x = resized_crop(x, rows, op["params"], plan.decisions(op, epoch)[ids], self.fields[name],
-                                 op["index"])
-            elif kind == "log_mel":
-                if from_source:
-                    x = self.gather(name, ids)
-                if op["index"] not in self.log_mels:
-                    self.log_mels[op["index"]] = LogMel(op["params"], x.shape[1])
-                x = self.log_mels[op["index"]](x)
-            elif kind == "random_crop":
+            unread = name in sources
+            f = sources.pop(name) if unread else self.field(name, fields[name])
+            x = f.data
+            # The batch's rows of x: a source's rows, or all of a batch in order.
+            here = rows if unread and rows is not None else np.arange(len(ids))
+            if kind == "random_crop":
                 follow = ops[k + 1] if k + 1 < len(ops) else None
                 flip = follow if follow and follow["kind"] == "random_hflip" and follow["field"] == name else None
-                x = self.crop(name, x, op, flip, ids, epoch, from_source)
+                x = self.crop(f, x, op, flip, ids, here, epoch)
                 k += 1 if flip is not None else 0
+            elif kind == "random_resized_crop":
+                x = resized_crop(x, here, op["params"], plan.decisions(op, epoch)[ids], f, op["index"])
             else:
-                if from_source:
-                    x = self.gather(name, ids)
-                if kind == "random_hflip":
+                # The rest read the batch's rows (resize and log_mel into
+                # buffers of their own) or work in place on a copy of them.
+                reads_only = kind in ("resize", "log_mel") or (kind == "normalize" and x.dtype != np.float32)
+                if unread and (rows is not None or not reads_only):
+                    x = self.gather(f, here)
+                if kind == "normalize":
+                    x = self.normalize(f, x, op)
+                elif kind == "resize":
+                    if op["index"] not in self.resizes:
+                        self.resizes[op["index"]] = Resize(x.shape[1:], op["params"]["out_h"], op["params"]["out_w"])
+                    x = self.resizes[op["index"]](x, f, op["index"])
+                elif kind == "log_mel":
+                    if op["index"] not in self.log_mels:
+                        self.log_mels[op["index"]] = LogMel(op["params"], x.shape[1])
+                    x = self.log_mels[op["index"]](x)
+                elif kind == "random_hflip":
                     x = self.hflip(x, plan.decisions(op, epoch)[ids])
                 elif x.dtype != np.float32:
+                    fields[name] = x
                     break  # integer arithmetic: numpy_idiomatic_peer's
                 elif kind in ("scale", "multiply"):
                     np.multiply(x, np.float32(op["params"]["value"]), out=x)
@@ -564,14 +550,78 @@ class Tuned:
                     np.copyto(x, lo, where=x < lo)
                     np.copyto(x, hi, where=x > hi)
             fields[name] = x
-            pending[name] = False
             k += 1
-        for name, todo in pending.items():
-            if todo:
-                fields[name] = self.gather(name, ids)
+        for name, f in sources.items():
+            fields[name] = self.gather(f, rows) if rows is not None else f.data
         if k < len(ops):
             fields = idiomatic.apply_ops(plan, fields, ops[k:], epoch, ids, batch=i)
         return fields
+
+
+class Tuned:
+    """peer:numpy's loader: the fixture's fields loaded once, each batch
+    their rows gathered by the ops (after the cache's, when there is one)."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.fields = {}
+        ops = list(plan.ops)
+        self.pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
+        for f in plan.source_fields:
+            data = plan.load_source(f["name"])
+            if self.pack is not None and f["name"] == self.pack["field"]:
+                data = self.sequences(data, self.pack["params"])
+            self.fields[f["name"]] = Field(data)
+        self.ops = ops
+        at = idiomatic.cache_index(plan)
+        self.cache = Cache(self, at) if at is not None else None
+        if self.cache is not None:
+            ops = [op for op in ops if op["index"] > at]
+        self.runner = Ops(plan, ops)
+
+    @staticmethod
+    def sequences(stream, p):
+        """The token stream as rows of seq_len, its last row padded with pad_id."""
+        seq = p["seq_len"]
+        rows = -(-stream.shape[0] // seq)
+        table = np.full(rows * seq, p["pad_id"], dtype=stream.dtype)
+        table[:stream.shape[0]] = stream
+        return table.reshape(rows, seq)
+
+    def gather(self, name, ids):
+        """Rows ids of source field name, into a buffer made once."""
+        return Ops.gather(self.fields[name], ids)
+
+    def batch(self, i):
+        b = self.plan.batches[i]
+        ids = self.plan.batch_ids(i)
+        if self.cache is not None:
+            self.cache.fill(ids, b["epoch"], i)
+            return self.runner.run({}, ids, self.cache.read(ids), ids, b["epoch"], i)
+        return self.runner.run({name: f.data for name, f in self.fields.items()}, ids, {}, ids, b["epoch"], i)
+
+
+class BatchOps:
+    """The plan's ops (those after what a storage peer stored) on batches a
+    storage framework delivers, as peer:numpy runs them: what a numpy expert
+    writes for that framework's batches, so that a storage peer's time is
+    its framework's and numpy's best, not numpy's slow idioms. A batch's
+    arrays are only read (a framework may keep them) unless writable says
+    the caller made them for this call; the ops write into buffers made
+    once, so a batch must be consumed before the next is made (a
+    generator's, as sluice_peer consumes it): a pipeline stage that runs
+    ahead of its consumer makes a BatchOps per call."""
+
+    def __init__(self, plan, ops, writable=False):
+        self.writable = writable
+        self.runner = Ops(plan, ops)
+
+    def __call__(self, fields, epoch, ids, batch=None):
+        ids = np.asarray(ids, dtype=np.int64)
+        fields = {name: np.asarray(x) for name, x in fields.items()}
+        if self.writable:
+            return self.runner.run({}, None, fields, ids, epoch, batch)
+        return self.runner.run(fields, None, {}, ids, epoch, batch)
 
 
 def make_batches(plan, options):

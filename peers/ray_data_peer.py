@@ -34,6 +34,7 @@ import ray  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED - {"pad_to_multiple", "attention_mask"}
@@ -65,7 +66,8 @@ def make_batches(plan, options):
         ids = batch["data"].astype(np.int64)
         sources = {name: ray.get(ref) for name, ref in refs.items()}
         fields, ops = numpy_peer.gather(plan, sources, ids)
-        return numpy_peer.apply_ops(plan, fields, ops, epoch, ids)
+        # A Ray task's batch leaves with its result: buffers of its own.
+        return BatchOps(plan, ops, writable=True)(fields, epoch, ids)
 
     def batches():
         for epoch, batches in epochs:

@@ -23,6 +23,7 @@ from spdl.pipeline import PipelineBuilder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -42,7 +43,8 @@ def build_epoch(plan, sources, epoch, batches, workers):
 
     def transform(loaded):
         ids, fields, ops = loaded
-        return numpy_peer.apply_ops(plan, fields, ops, epoch, ids)
+        # Two threads run this stage ahead of the sink: buffers of its own.
+        return BatchOps(plan, ops, writable=True)(fields, epoch, ids)
 
     return (PipelineBuilder()
             .add_source(order.tolist())

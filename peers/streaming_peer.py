@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -69,13 +70,15 @@ def make_batches(plan, options):
     if len(dataset) != plan.raw["dataset_size"]:
         raise SystemExit("the MDS data set has %d samples, the plan %d" % (len(dataset), plan.raw["dataset_size"]))
 
+    run_ops = BatchOps(plan, ops)
+
     def batches():
         for i in range(len(plan.batches)):
             epoch = plan.batches[i]["epoch"]
             ids = plan.batch_ids(i)
             samples = [dataset[int(k)] for k in ids]
             fields = {name: np.stack([s[name] for s in samples]) for name in names}
-            yield numpy_peer.apply_ops(plan, fields, ops, epoch, ids)
+            yield run_ops(fields, epoch, ids)
 
     return batches()
 

@@ -33,6 +33,7 @@ import webdataset as wds
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
@@ -115,10 +116,11 @@ def make_batches(plan, options):
 
 
 def batches_of(plan, ops, names, pipelines):
+    run_ops = BatchOps(plan, ops)
     for epoch, pipeline in pipelines:
         for batch in pipeline:
             fields = {name: batch[name + ".npy"] for name in names}
-            yield numpy_peer.apply_ops(plan, fields, ops, epoch, batch["id.cls"])
+            yield run_ops(fields, epoch, batch["id.cls"])
 
 
 if __name__ == "__main__":
