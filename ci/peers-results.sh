@@ -6,7 +6,9 @@
 # computed from the records (ci/peers_results.py): each adapter's median
 # batch time pooled over the rounds, its per-round ratio to fused, and the
 # ratio to the fastest equivalent per-batch peer with its spread over the
-# rounds. Long: about an hour on a 2-vCPU machine. A person runs it; the
+# rounds. The default PEERS are every framework peer in both forms and
+# every storage peer; those not installed are left out, named. Long: about
+# an hour for each eight peers on a 2-vCPU machine. A person runs it; the
 # default tests never do.
 #
 #   ci/peers-results.sh BUILD_DIR OUT_DIR [ROUNDS]
@@ -18,7 +20,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 sluice="$build/tools/sluice"
 scenarios=${SCENARIOS:-gate}
 profile=${PROFILE:-full}
-peers=${PEERS:-peer:numpy,peer:numpy-idiomatic,peer:torch,peer:torch-idiomatic,peer:torch-idiomatic-w2,peer:grain,peer:grain-idiomatic,peer:grain-idiomatic-t2,peer:tfdata,peer:tfdata-idiomatic,peer:jax,peer:jax-idiomatic,peer:datarax,peer:datarax-scan}
+peers=${PEERS:-peer:numpy,peer:numpy-idiomatic,peer:torch,peer:torch-idiomatic,peer:torch-idiomatic-w2,peer:grain,peer:grain-idiomatic,peer:grain-idiomatic-t2,peer:tfdata,peer:tfdata-idiomatic,peer:jax,peer:jax-idiomatic,peer:datarax,peer:datarax-scan,peer:dali,peer:energon,peer:litdata,peer:hf-datasets,peer:webdataset,peer:spdl,peer:ray-data,peer:deeplake,peer:mosaicml-streaming,peer:ffcv}
 # Only the peers that can run here; the others are named once.
 available=""
 for p in $(echo "$peers" | tr ',' ' '); do
