@@ -47,6 +47,14 @@
 #define PEER_JAX_PC5_IO4_MM2                                                                                           \
     (SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_TRIG_ROUNDS) |                      \
      SL_TRANSFORM(SL_OP_CACHE) | PEER_LOG_MEL)
+/* CV-4, MM-1, PC-2 and PC-4 on both JAX forms: resize and
+ * random_resized_crop by sluice's plan (made in numpy on the host, from the
+ * exported boxes for the latter) and lerps, and the sub-op graphs from their
+ * exported picks (statistical: their noise is JAX's); jitted, XLA is capped
+ * at AVX for all four (peers/jax_ops.py, peers/xla_cap.py). */
+#define PEER_JAX_CV4_MM1_GRAPHS                                                                                        \
+    (PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) | SL_TRANSFORM(SL_OP_RANDOM_APPLY) |                   \
+     SL_TRANSFORM(SL_OP_RANDOM_CHOICE))
 /* peer:jax also mixes batches from the exported MixUp and CutMix decisions,
  * draws gaussian noise of its own (checked statistically), and pads to a
  * multiple with a width it computes on the host (a function compiled per
@@ -54,7 +62,7 @@
 #define PEER_JAX_OWN_TRANSFORMS                                                                                        \
     (PEER_JAX_TRANSFORMS | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                                    \
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
-     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4_MM2)
+     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4_MM2 | PEER_JAX_CV4_MM1_GRAPHS)
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p

@@ -11,12 +11,23 @@ contracting a multiply and an add into one fused multiply-add (which rounds
 once where sluice rounds twice), so the peers also cap its code at AVX
 (XLA_FLAGS=--xla_cpu_max_isa=AVX, set before jax is imported). The caller's
 process must enable x64 so i64 fields stay i64.
+
+Bilinear resampling (resize, random_resized_crop) takes its plan, source
+indices and float32 weights, from numpy on the host (sluice_ops.resize_axis):
+XLA divides an array by a scalar as a product with its reciprocal, which
+rounds differently from sluice's one float32 division for most output sizes
+(for 125 of the 224 fractions k / 224 of a resize to 112, jax 0.10.2),
+eagerly as in a jitted function. The plan is static per shape for resize and a function of
+the exported boxes for random_resized_crop; the lerps themselves are XLA's.
 """
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 import sluice_ops
+from numpy_idiomatic_peer import GRAPHS, NumpyArrays, sub_ops  # noqa: F401 (GRAPHS and sub_ops: for the peers)
 
 # Ops that only move, select or count values, or compute in integers:
 # bitwise in any framework that keeps the dtypes.
@@ -29,11 +40,16 @@ ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_
 # then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
 # on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
 # tolerance). PC-5's dropout needs the batch's ids and epoch, so peer:jax's
-# batch function applies it (dropout, below).
-JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel"}
-# Ops with per-element exported decisions: the decision row rides along.
+# batch function applies it (dropout, below). CV-4's resize and MM-1's
+# random_resized_crop by sluice's plan and lerps (XLA capped at AVX: the
+# lerps multiply then add), the latter's row its plan (resized_crop_plan).
+JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel", "resize", "random_resized_crop"}
+# Ops with per-element exported decisions: the decision row rides along
+# (random_resized_crop's: its plan, made from its box by resized_crop_plan).
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
-          "random_scale")
+          "random_scale", "random_resized_crop")
+# Graph ops whose exported decision is a pick per element (column 0).
+PICKS = ("random_apply", "random_choice")
 
 B = lax.optimization_barrier
 
@@ -127,6 +143,59 @@ def dropout(x, ids, epoch, seed, op):
     return jnp.where(keep, B(x * scale), jnp.float32(0.0))
 
 
+@functools.lru_cache(maxsize=None)
+def resize_plan(size_in, out):
+    """One axis of sluice's bilinear plan for a static shape, in numpy on
+    the host (the module's docstring says why): source indices i0, i1 and
+    i1's float32 weight for each of out outputs."""
+    return sluice_ops.resize_axis(np.arange(out, dtype=np.int64), size_in, out, NumpyArrays)
+
+
+def resized_crop_plan(boxes, p):
+    """random_resized_crop's plan for each element of boxes (its exported
+    decisions, [n, 4]: y, x, h, w), in numpy on the host: (indices, weights),
+    int64 [n, 2 out_h + 2 out_w] (the top and bottom source rows, the left
+    and right source columns, the box's offset added) and float32
+    [n, out_h + out_w] (the rows' weights, then the columns')."""
+    out_h, out_w = p["out_h"], p["out_w"]
+    y, left, h, w = (boxes[:, j:j + 1].astype(np.int64) for j in range(4))
+    y0, y1, wy = sluice_ops.resize_axis(np.arange(out_h, dtype=np.int64)[None, :], h, out_h, NumpyArrays)
+    x0, x1, wx = sluice_ops.resize_axis(np.arange(out_w, dtype=np.int64)[None, :], w, out_w, NumpyArrays)
+    return np.concatenate([y0 + y, y1 + y, x0 + left, x1 + left], axis=1), np.concatenate([wy, wx], axis=1)
+
+
+def bilinear_at(x, y0, y1, x0, x1, wy, wx):
+    """One image [h, w(, c)] (u8 or float32) resampled at rows y0, y1 and
+    columns x0, x1 with weights wy, wx, in float32: its four source values
+    for every output gathered, then sluice's lerps (sluice_ops.bilinear),
+    each one float32 operation (the jitted caller caps XLA at AVX, so no
+    product and sum fuse)."""
+    rows0, rows1 = x[y0], x[y1]
+    trailing = (1,) * (x.ndim - 2)
+    wx, wy = wx.reshape((1, -1) + trailing), wy.reshape((-1, 1) + trailing)
+
+    def at(rows, cols):
+        return rows[:, cols].astype(jnp.float32)
+    return sluice_ops.bilinear(at(rows0, x0), at(rows0, x1), at(rows1, x0), at(rows1, x1), wx, wy)
+
+
+def graph_merge(kind, x, a, b, pick):
+    """A sub-op graph's result from the field's values x and its chains'
+    results a and b (b is x for random_apply, which owns one chain):
+    branch_mean's a * 0.5 + b * 0.5 as sluice's blend computes it (two
+    fenced float32 products, then their sum; capped, as a blend multiplies
+    then adds), random_apply's a where the pick is 1, random_choice's a where
+    the branch is 0 and b elsewhere. pick: the exported picks (column 0) of
+    the rows, or of the one element, of x (None for branch_mean)."""
+    if kind == "branch_mean":
+        half = jnp.float32(0.5)
+        return B(a * half) + B(b * half)
+    pick = pick.reshape(pick.shape + (1,) * (x.ndim - pick.ndim))
+    if kind == "random_apply":
+        return jnp.where(pick != 0, a, x)
+    return jnp.where(pick == 0, a, b)
+
+
 def element_op(op):
     """The op on one element: f(x, d) -> x, d its exported decisions row (or
     None for an op without)."""
@@ -194,6 +263,18 @@ def element_op(op):
             f = B(lo + B(B(hi - lo) * u))
             return x * jnp.minimum(f, hi)
         return scale
+    if kind == "resize":
+        def resize(x, d):
+            y0, y1, wy = resize_plan(x.shape[0], p["out_h"])
+            x0, x1, wx = resize_plan(x.shape[1], p["out_w"])
+            return bilinear_at(x, y0, y1, x0, x1, jnp.asarray(wy), jnp.asarray(wx))
+        return resize
+    if kind == "random_resized_crop":
+        def crop(x, d):
+            (index, weight), h, w = d, p["out_h"], p["out_w"]
+            return bilinear_at(x, index[:h], index[h:2 * h], index[2 * h:2 * h + w], index[2 * h + w:], weight[:h],
+                               weight[h:])
+        return crop
     if kind == "random_crop3d":
         return lambda x, d: lax.dynamic_slice(x, (d[0], d[1], d[2]), (p["d"], p["h"], p["w"]))
     if kind == "random_flip3d":

@@ -48,6 +48,8 @@ SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup",
 # documents, jax_ops.dropout_keep; the identity in eval mode), IO-4's
 # trig_rounds and a cache of the peer's own (Cache, below).
 SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
+# PC-2's and PC-4's sub-op graphs, from the exported picks.
+SUPPORTED |= set(jax_ops.GRAPHS)
 MIXING = ("mixup", "cutmix")
 
 
@@ -119,8 +121,24 @@ def build(plan, ops=None):
                                                                                                     data.dtype))
             else:
                 out[name] = jnp.take(data, ids, axis=0)
-        for op in ops:
+        return run(ops, out, decisions, ids, epoch, mixing, width)
+
+    def run(ops, out, decisions, ids, epoch, mixing, width):
+        k = 0
+        while k < len(ops):
+            op = ops[k]
             name = op["field"]
+            k += 1
+            if op["kind"] in jax_ops.GRAPHS:
+                # Each chain on the whole batch (static shapes), then the
+                # rows each pick names (jax_ops.graph_merge).
+                a, b, k = jax_ops.sub_ops(ops, k - 1)
+                x = out[name]
+                ra = run(a, dict(out), decisions, ids, epoch, mixing, width)[name]
+                rb = run(b, dict(out), decisions, ids, epoch, mixing, width)[name]
+                pick = jnp.take(decisions[op["index"]], ids, axis=0)[:, 0] if op["kind"] in jax_ops.PICKS else None
+                out[name] = lax.optimization_barrier(jax_ops.graph_merge(op["kind"], x, ra, rb, pick))
+                continue
             if op["kind"] == "bag_offsets":
                 out[op["params"]["out"]] = jax_ops.bag_offsets(out[name])
                 continue
@@ -146,8 +164,18 @@ def build(plan, ops=None):
                     out[p["out"]] = keep.astype(jnp.uint8)
                 continue
             f = jax_ops.element_op(op)
-            if op["kind"] in jax_ops.RANDOM:
-                d = jnp.take(decisions[op["index"]], ids, axis=0)
+            if op["kind"] == "resize" and not options.idiomatic:
+                # XLA's CPU back end drops optimization barriers before it
+                # fuses, and fuses a resize's lerps into the next resize's
+                # gathers, which then recompute each source value for each of
+                # the four outputs that read it (CV-4's chains ran 5 to 10
+                # times slower). A loop's body is a fusion boundary: lax.map
+                # over chunks of 8 elements (vmapped within a chunk; 8 the
+                # fastest of 1, 8 and the whole batch on CV-4) materializes
+                # each resize's output.
+                x = lax.map(lambda v, f=f: f(v, None), out[name], batch_size=8)
+            elif op["kind"] in jax_ops.RANDOM:
+                d = jax.tree.map(lambda a: jnp.take(a, ids, axis=0), decisions[op["index"]])
                 x = jax.vmap(f)(out[name], d)
             else:
                 x = jax.vmap(lambda x, f=f: f(x, None))(out[name])
@@ -216,7 +244,17 @@ class Cache:
 
 
 def epoch_decisions(plan, epoch):
-    return {op["index"]: jnp.asarray(plan.decisions(op, epoch)) for op in plan.ops if op["kind"] in jax_ops.RANDOM}
+    """The epoch's per-element decisions of each op that has them, on the
+    device: random_resized_crop's as its plan (jax_ops.resized_crop_plan,
+    made on the host once per epoch from the exported boxes)."""
+    out = {}
+    for op in plan.ops:
+        if op["kind"] == "random_resized_crop":
+            out[op["index"]] = tuple(jnp.asarray(a) for a in jax_ops.resized_crop_plan(plan.decisions(op, epoch),
+                                                                                        op["params"]))
+        elif op["kind"] in jax_ops.RANDOM + jax_ops.PICKS:
+            out[op["index"]] = jnp.asarray(plan.decisions(op, epoch))
+    return out
 
 
 def mixing_of(plan, i):
