@@ -49,13 +49,18 @@ SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "ra
 # rebatch splits a batch into micro-batches and joins them back, which
 # leaves its bytes as they were: nothing to run.
 SUPPORTED |= {"rebatch"}
-# Not gaussian noise: DALI's own (fn.noise.gaussian, seeded) cannot equal
-# sluice's draws, and sluice holds a prefetching peer's second session (a
-# digest between batches) bitwise, without the statistical check; so not
-# the AUG scenarios' brightness and scale either, which only come with it.
+# Beyond the gate: rot90, brightness and scale from their exported
+# decisions, and gaussian noise drawn by DALI's own generator (compared
+# statistically; the pipeline's fixed seed makes a second session draw the
+# first's noise again, which sluice requires of a prefetching peer).
+SUPPORTED |= {"rot90", "random_brightness", "random_scale", "gaussian_noise"}
 
 # Ops whose per-element decisions are fed beside the data.
-DECIDED = ("random_crop", "random_hflip")
+DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale")
+
+# DALI's random operators draw from the pipeline's seed: a fixed one, so
+# that each session of the peer draws the same noise.
+SEED = 2024
 
 
 def f32(value):
@@ -100,6 +105,34 @@ def apply_op(op, x, decision, shape):
         return random_crop(x, p, decision, shape)
     if kind == "random_hflip":
         return fn.flip(x, horizontal=decision, vertical=0)
+    if kind == "rot90":
+        # fn.rotate turns counter-clockwise, as sluice's k quarter turns do;
+        # with nearest-neighbour sampling a square image's quarter turns
+        # land every source pixel's centre on an output pixel's centre, so
+        # the values move unchanged (checked bitwise on 31 to 512 pixels a
+        # side, -0.0 and NaN included). sluice's rot90 refuses a non-square
+        # image, so keep_size never cuts anything. The layout names the
+        # height and width for fn.rotate (a relabelling, no copy).
+        image = fn.reshape(x, layout="HWC" if len(shape) == 3 else "HW")
+        return fn.rotate(image, angle=fn.cast(decision, dtype=types.FLOAT) * f32(90.0),
+                         interp_type=types.INTERP_NN, keep_size=True)
+    if kind == "random_brightness":
+        # d = f32(delta) * ((u24 - 2^23) * 2^-23): the u24 draw is exact in
+        # float32 and so are the subtraction and the power of two, leaving
+        # sluice's one rounding, in the product; d, one scalar per sample,
+        # broadcasts over the sample's values.
+        v = (fn.cast(decision, dtype=types.FLOAT) - f32(2.0**23)) * f32(2.0**-23)
+        return x + f32(p["delta"]) * v
+    if kind == "random_scale":
+        # f = min(lo + (hi - lo) * (u24 * 2^-24), hi), hi - lo rounded to
+        # float32 as sluice rounds it, then the sum's and product's roundings.
+        lo, hi = np.float32(p["lo"]), np.float32(p["hi"])
+        u = fn.cast(decision, dtype=types.FLOAT) * f32(2.0**-24)
+        return x * dmath.min(f32(lo) + f32(hi - lo) * u, f32(hi))
+    if kind == "gaussian_noise":
+        # DALI's own standard normal variates, one per value (the shape of
+        # x), drawn from the pipeline's seed.
+        return x + f32(p["sigma"]) * fn.random.normal(x, dtype=types.FLOAT)
     if kind == "rebatch":
         return x
     raise SystemExit("peer:dali lacks %s" % kind)
@@ -123,8 +156,12 @@ class Feed:
                 dec = plan.decisions(op, b["epoch"])
                 if op["kind"] == "random_crop":
                     out.append(np.ascontiguousarray(dec[ids, 0:2], dtype=np.int32))
-                else:
+                elif op["kind"] == "random_hflip":
                     out.append(np.ascontiguousarray(dec[ids, 0] != 0, dtype=np.int32))
+                else:
+                    # rot90's quarter turns, or the 24-bit uniform draw of
+                    # brightness and scale: one scalar per sample.
+                    out.append(np.ascontiguousarray(dec[ids, 0], dtype=np.int32))
             yield out
 
 
@@ -138,7 +175,7 @@ def make_batches(plan, options):
     names = list(sources)
     feed = Feed(plan, sources, decided)
 
-    @pipeline_def(batch_size=plan.batch_size, num_threads=1, device_id=None)
+    @pipeline_def(batch_size=plan.batch_size, num_threads=1, device_id=None, seed=SEED)
     def pipeline():
         inputs = fn.external_source(source=feed, num_outputs=len(names) + len(decided), batch=True)
         fields = dict(zip(names, inputs[:len(names)]))
