@@ -54,9 +54,16 @@ SUPPORTED |= {"rebatch"}
 # statistically; the pipeline's fixed seed makes a second session draw the
 # first's noise again, which sluice requires of a prefetching peer).
 SUPPORTED |= {"rot90", "random_brightness", "random_scale", "gaussian_noise"}
+# CV-3's one-hot labels (fn.one_hot) and MixUp and CutMix from the exported
+# per-batch decisions and partners: the partner's sample by fn.permute_batch,
+# CutMix's box by fn.multi_paste.
+SUPPORTED |= {"one_hot", "mixup", "cutmix"}
 
 # Ops whose per-element decisions are fed beside the data.
-DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale")
+DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix")
+# How many inputs each decided op's decisions take (one otherwise): a
+# mixing op's partners and weights, and CutMix's paste lists.
+DECISION_INPUTS = {"mixup": 3, "cutmix": 6}
 
 # DALI's random operators draw from the pipeline's seed: a fixed one, so
 # that each session of the peer draws the same noise.
@@ -133,9 +140,37 @@ def apply_op(op, x, decision, shape):
         # DALI's own standard normal variates, one per value (the shape of
         # x), drawn from the pipeline's seed.
         return x + f32(p["sigma"]) * fn.random.normal(x, dtype=types.FLOAT)
+    if kind == "one_hot":
+        # A label, one integer per sample, to `classes` float32 values: 1 at
+        # the label, 0 elsewhere (and everywhere for a label out of range).
+        return fn.one_hot(x, num_classes=p["classes"], dtype=types.FLOAT)
     if kind == "rebatch":
         return x
     raise SystemExit("peer:dali lacks %s" % kind)
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner, sluice's two float32
+    products then their sum: the partners' samples gathered by
+    fn.permute_batch, the batch's weights one scalar per sample."""
+    return x * w_own + fn.permute_batch(x, indices=partner) * w_partner
+
+
+def mix(op, fields, decision):
+    """MixUp or CutMix of op's field and its label from the batch's exported
+    decisions: MixUp blends both; CutMix pastes the partner's box into each
+    image (fn.multi_paste: the image itself over the whole canvas, then the
+    partner's box over it, the later paste on top) and blends the labels
+    by the box's area."""
+    name, label = op["field"], op["params"]["label"]
+    if op["kind"] == "mixup":
+        partner, w_own, w_partner = decision
+        fields[name] = blend(fields[name], partner, w_own, w_partner)
+    else:
+        partner, ids, anchors, shapes, w_own, w_partner = decision
+        fields[name] = fn.multi_paste(fn.reshape(fields[name], layout="HWC"), in_ids=ids, in_anchors=anchors,
+                                      shapes=shapes, out_anchors=anchors)
+    fields[label] = blend(fields[label], partner, w_own, w_partner)
 
 
 class Feed:
@@ -153,6 +188,9 @@ class Feed:
             ids = plan.batch_ids(i)
             out = [np.take(data, ids, axis=0) for data in self.sources.values()]
             for op in self.decided:
+                if op["kind"] in ("mixup", "cutmix"):
+                    out.extend(self.batch_decisions(op, i, len(ids)))
+                    continue
                 dec = plan.decisions(op, b["epoch"])
                 if op["kind"] == "random_crop":
                     out.append(np.ascontiguousarray(dec[ids, 0:2], dtype=np.int32))
@@ -163,6 +201,27 @@ class Feed:
                     # brightness and scale: one scalar per sample.
                     out.append(np.ascontiguousarray(dec[ids, 0], dtype=np.int32))
             yield out
+
+    def batch_decisions(self, op, i, rows):
+        """A mixing op's inputs for batch i of `rows` elements: its partners
+        (a short batch's first rows), then for CutMix each sample's paste
+        list (its own index and its partner's) with the two regions'
+        anchors and shapes (the whole image, then the box), then the two
+        weights, repeated per sample."""
+        row = self.plan.batch_decisions(op)[i]
+        partner = np.ascontiguousarray(self.plan.batch_partners(op)[i][:rows], dtype=np.int32)
+        if op["kind"] == "mixup":
+            w_own, w_partner = row[1], row[2]
+            out = [partner]
+        else:
+            y0, y1, x0, x1 = (int(v) for v in row[1:5])
+            w_own, w_partner = row[5], row[6]
+            h, w = self.sources[op["field"]].shape[1:3]
+            ids = np.stack([np.arange(rows, dtype=np.int32), partner], axis=1)
+            anchors = np.broadcast_to(np.array([[0, 0], [y0, x0]], dtype=np.int32), (rows, 2, 2))
+            shapes = np.broadcast_to(np.array([[h, w], [y1 - y0, x1 - x0]], dtype=np.int32), (rows, 2, 2))
+            out = [partner, ids, np.ascontiguousarray(anchors), np.ascontiguousarray(shapes)]
+        return out + [np.full(rows, w_own, dtype=np.float32), np.full(rows, w_partner, dtype=np.float32)]
 
 
 def make_batches(plan, options):
@@ -177,11 +236,19 @@ def make_batches(plan, options):
 
     @pipeline_def(batch_size=plan.batch_size, num_threads=1, device_id=None, seed=SEED)
     def pipeline():
-        inputs = fn.external_source(source=feed, num_outputs=len(names) + len(decided), batch=True)
+        counts = [DECISION_INPUTS.get(op["kind"], 1) for op in decided]
+        inputs = fn.external_source(source=feed, num_outputs=len(names) + sum(counts), batch=True)
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         fields = dict(zip(names, inputs[:len(names)]))
-        decisions = dict(zip((op["index"] for op in decided), inputs[len(names):]))
+        decisions, at = {}, len(names)
+        for op, count in zip(decided, counts):
+            decisions[op["index"]] = inputs[at] if count == 1 else inputs[at:at + count]
+            at += count
         for op in ops:
             name = op["field"]
+            if op["kind"] in ("mixup", "cutmix"):
+                mix(op, fields, decisions[op["index"]])
+                continue
             fields[name] = apply_op(op, fields[name], decisions.get(op["index"]), sources[name].shape[1:])
         return tuple(fields[spec["name"]] for spec in plan.output)
 
