@@ -432,13 +432,16 @@ static const sl__peer peer_deeplake = PEER(
  * (fn.random.normal, the pipeline's fixed seed, so that a second session
  * replays the first's draws; compared statistically); one_hot (fn.one_hot)
  * and MixUp and CutMix from the exported per-batch decisions and partners
- * (fn.permute_batch, fn.multi_paste). Its executor runs ahead of the
+ * (fn.permute_batch, fn.multi_paste); NLP-2's dynamic padding and mask
+ * (fn.slice to each row's length, fn.pad aligned to the multiple) and its
+ * buckets (in the exported order already). Its executor runs ahead of the
  * consumer. Its GPU backend needs a CUDA device, which
  * sluice's peers do not use. */
 #define PEER_DALI_TRANSFORMS                                                                                          \
     (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90) |                                 \
      SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |  \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX))
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                           \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK))
 OWN_VENV_PYTHON(static, dali_python, "SLUICE_DALI_PYTHON", ".venv-dali")
 
 static bool dali_available(char *reason, size_t size)

@@ -58,6 +58,11 @@ SUPPORTED |= {"rot90", "random_brightness", "random_scale", "gaussian_noise"}
 # per-batch decisions and partners: the partner's sample by fn.permute_batch,
 # CutMix's box by fn.multi_paste.
 SUPPORTED |= {"one_hot", "mixup", "cutmix"}
+# NLP-2's dynamic padding as DALI pads a batch of variable-length samples:
+# each row cut to its length (fn.slice), then fn.pad to the batch's longest
+# row aligned to the multiple; its attention mask the same way from ones.
+# bucket_by_length is in the exported order already: nothing to run.
+SUPPORTED |= {"pad_to_multiple", "attention_mask", "bucket_by_length"}
 
 # Ops whose per-element decisions are fed beside the data.
 DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix")
@@ -144,7 +149,7 @@ def apply_op(op, x, decision, shape):
         # A label, one integer per sample, to `classes` float32 values: 1 at
         # the label, 0 elsewhere (and everywhere for a label out of range).
         return fn.one_hot(x, num_classes=p["classes"], dtype=types.FLOAT)
-    if kind == "rebatch":
+    if kind in ("rebatch", "bucket_by_length"):
         return x
     raise SystemExit("peer:dali lacks %s" % kind)
 
@@ -171,6 +176,33 @@ def mix(op, fields, decision):
         fields[name] = fn.multi_paste(fn.reshape(fields[name], layout="HWC"), in_ids=ids, in_anchors=anchors,
                                       shapes=shapes, out_anchors=anchors)
     fields[label] = blend(fields[label], partner, w_own, w_partner)
+
+
+def row_prefix(x, lengths, capacity):
+    """Each row's first `length` values (the length clamped to [0,
+    capacity], as sluice clamps it): samples of varying length."""
+    length = fn.reshape(dmath.clamp(lengths, 0, capacity), shape=[1])
+    return fn.slice(x, types.Constant(np.array([0], dtype=np.int32)), length, axes=[0], normalized_anchor=False,
+                    normalized_shape=False)
+
+
+def pad_to_multiple(x, lengths, p, capacity):
+    """The batch's rows cut to their lengths and padded with pad_id to the
+    longest, rounded up to the multiple (fn.pad's align), never past the
+    capacity."""
+    out = fn.pad(row_prefix(x, lengths, capacity), axes=[0], fill_value=p["pad_id"], align=p["multiple"])
+    if capacity % p["multiple"]:
+        out = fn.slice(out, types.Constant(np.array([0], dtype=np.int32)),
+                       types.Constant(np.array([capacity], dtype=np.int32)), axes=[0], normalized_anchor=False,
+                       normalized_shape=False, out_of_bounds_policy="trim_to_shape")
+    return out
+
+
+def attention_mask(x, lengths, capacity):
+    """u8 1 for each row's first `length` positions, 0 after, as wide as x:
+    ones cut to the lengths, padded with zeros to x's width."""
+    ones = types.Constant(np.ones(capacity, dtype=np.uint8))
+    return fn.pad(row_prefix(ones, lengths, capacity), axes=[0], fill_value=0, shape=x.shape(dtype=types.INT32))
 
 
 class Feed:
@@ -248,6 +280,14 @@ def make_batches(plan, options):
             name = op["field"]
             if op["kind"] in ("mixup", "cutmix"):
                 mix(op, fields, decisions[op["index"]])
+                continue
+            if op["kind"] == "pad_to_multiple":
+                fields[name] = pad_to_multiple(fields[name], fields[op["params"]["lengths"]], op["params"],
+                                               sources[name].shape[1])
+                continue
+            if op["kind"] == "attention_mask":
+                fields[op["params"]["out"]] = attention_mask(fields[name], fields[op["params"]["lengths"]],
+                                                             sources[name].shape[1])
                 continue
             fields[name] = apply_op(op, fields[name], decisions.get(op["index"]), sources[name].shape[1:])
         return tuple(fields[spec["name"]] for spec in plan.output)
