@@ -18,6 +18,16 @@ data of their own, on DALI's CPU backend (device_id=None, no GPU needed):
   random_hflip as fn.flip with each element's exported flag as its
   per-sample `horizontal` argument; rebatch, which leaves a batch's bytes as
   they are, as nothing;
+- beyond the gate: rot90 as fn.rotate by each element's exported quarter
+  turns (nearest neighbour: exact on a square image); random_brightness and
+  random_scale as arithmetic on their exported 24-bit draws, sluice's
+  float32 roundings in sluice's order; gaussian_noise from DALI's own
+  generator (fn.random.normal, the pipeline's fixed seed), which sluice
+  compares statistically; one_hot as fn.one_hot; MixUp and CutMix from the
+  exported per-batch decisions and partners (fn.permute_batch for the
+  partners, fn.multi_paste for CutMix's box); NLP-2's pad_to_multiple and
+  attention_mask as fn.slice to each row's length and fn.pad aligned to
+  the multiple (bucket_by_length is in the exported order already);
 - DALI's defaults for everything else: its executor runs
   prefetch_queue_depth = 2 iterations ahead of the consumer on its own
   thread (num_threads=1, sluice's --threads 1), so the peer is prefetching.
