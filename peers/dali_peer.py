@@ -28,6 +28,9 @@ data of their own, on DALI's CPU backend (device_id=None, no GPU needed):
   partners, fn.multi_paste for CutMix's box); NLP-2's pad_to_multiple and
   attention_mask as fn.slice to each row's length and fn.pad aligned to
   the multiple (bucket_by_length is in the exported order already);
+  PC-5's affine as arithmetic, and dropout's mask recomputed from its keying
+  by Philox4x32-10 (sluice_ops.philox4x32_10) as arithmetic on uint64
+  DataNodes, from each element's id and the epoch fed beside the data;
 - DALI's defaults for everything else: its executor runs
   prefetch_queue_depth = 2 iterations ahead of the consumer on its own
   thread (num_threads=1, sluice's --threads 1), so the peer is prefetching.
@@ -52,7 +55,9 @@ from nvidia.dali import fn, pipeline_def, types
 from nvidia.dali import math as dmath
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_idiomatic_peer  # noqa: E402
 import numpy_peer  # noqa: E402
+import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
@@ -73,12 +78,17 @@ SUPPORTED |= {"one_hot", "mixup", "cutmix"}
 # row aligned to the multiple; its attention mask the same way from ones.
 # bucket_by_length is in the exported order already: nothing to run.
 SUPPORTED |= {"pad_to_multiple", "attention_mask", "bucket_by_length"}
+# PC-5's affine as arithmetic, and dropout with its mask recomputed from its
+# keying by Philox4x32-10 as arithmetic on uint64 DataNodes (the element ids
+# and the epoch fed beside the data).
+SUPPORTED |= {"affine", "dropout"}
 
 # Ops whose per-element decisions are fed beside the data.
-DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix")
+DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix",
+           "dropout")
 # How many inputs each decided op's decisions take (one otherwise): a
 # mixing op's partners and weights, and CutMix's paste lists.
-DECISION_INPUTS = {"mixup": 3, "cutmix": 6}
+DECISION_INPUTS = {"mixup": 3, "cutmix": 6, "dropout": 2}
 
 # DALI's random operators draw from the pipeline's seed: a fixed one, so
 # that each session of the peer draws the same noise.
@@ -155,6 +165,14 @@ def apply_op(op, x, decision, shape):
         # DALI's own standard normal variates, one per value (the shape of
         # x), drawn from the pipeline's seed.
         return x + f32(p["sigma"]) * fn.random.normal(x, dtype=types.FLOAT)
+    if kind == "affine":
+        # x * scale + bias, the constants broadcast over the channels (the
+        # last axis): the product rounded, then the sum (DALI's CPU
+        # arithmetic does not contract them into a fused multiply-add).
+        c = p["channels"]
+        scale = types.Constant(np.asarray(p["scale"][:c], dtype=np.float32))
+        bias = types.Constant(np.asarray(p["bias"][:c], dtype=np.float32))
+        return x * scale + bias
     if kind == "one_hot":
         # A label, one integer per sample, to `classes` float32 values: 1 at
         # the label, 0 elsewhere (and everywhere for a label out of range).
@@ -162,6 +180,66 @@ def apply_op(op, x, decision, shape):
     if kind in ("rebatch", "bucket_by_length"):
         return x
     raise SystemExit("peer:dali lacks %s" % kind)
+
+
+def u64(value):
+    return types.Constant(np.uint64(value), dtype=types.UINT64)
+
+
+class Words:
+    """uint64 DataNodes holding 32-bit words, with the operators
+    sluice_ops.philox4x32_10 applies to them: the product, xor and mask as
+    DALI's arithmetic, and the shift as the floor division by 2^n that it
+    is for unsigned integers (DALI's arithmetic has no shift)."""
+
+    def __init__(self, node):
+        self.node = node
+
+    @staticmethod
+    def _operand(other):
+        return other.node if isinstance(other, Words) else u64(other)
+
+    def __mul__(self, other):
+        return Words(self.node * self._operand(other))
+
+    def __xor__(self, other):
+        return Words(self.node ^ self._operand(other))
+
+    def __and__(self, other):
+        return Words(self.node & self._operand(other))
+
+    def __rshift__(self, n):
+        return Words(self.node // u64(1 << n))
+
+
+def dropout(op, x, decision, shape, seed):
+    """Dropout as sluice keys it: Philox4x32-10 with the key of (seed, op
+    id) on the counter (element id mod 2^32, element id >> 32, epoch, value
+    index / 4), as DALI arithmetic on uint64 words, each sample's counter
+    one row of blocks of four values; value i kept when word i mod 4 is not
+    below ceil(p 2^32). The kept values are x * float32(1 / (1 - p)); the
+    dropped ones +0.0, by clearing the product's bits (DALI has no select,
+    and a product with 0 would keep a -0.0 or NaN)."""
+    ids, epoch = decision
+    values = int(np.prod(shape))
+    blocks = -(-values // 4)
+    block = types.Constant(np.arange(blocks, dtype=np.uint64))
+    zeros = types.Constant(np.zeros(blocks, dtype=np.uint64))
+    counter = (Words(ids % u64(1 << 32) + zeros), Words(ids // u64(1 << 32) + zeros), Words(epoch + zeros),
+               Words(block))
+    words = sluice_ops.philox4x32_10(counter, sluice_ops.philox_key(seed, op["op_id"]))
+    threshold = u64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
+    # Each word's keep as an all-ones (-1) or all-zeros int32 mask, the
+    # four words of a block interleaved as value indices run.
+    masks = [fn.cast(w.node >= threshold, dtype=types.INT32) * types.Constant(np.int32(-1)) for w in words]
+    mask = fn.reshape(fn.stack(*masks, axis=1), shape=[blocks * 4])
+    if blocks * 4 != values:
+        mask = fn.slice(mask, types.Constant(np.array([0], dtype=np.int32)),
+                        types.Constant(np.array([values], dtype=np.int32)), axes=[0], normalized_anchor=False,
+                        normalized_shape=False)
+    mask = fn.reshape(mask, shape=list(shape))
+    scaled = x * f32(numpy_idiomatic_peer.dropout_scale(op["params"]["p"]))
+    return fn.reinterpret(fn.reinterpret(scaled, dtype=types.INT32) & mask, dtype=types.FLOAT)
 
 
 def blend(x, partner, w_own, w_partner):
@@ -233,6 +311,11 @@ class Feed:
                 if op["kind"] in ("mixup", "cutmix"):
                     out.extend(self.batch_decisions(op, i, len(ids)))
                     continue
+                if op["kind"] == "dropout":
+                    # Its keying: each element's id and the batch's epoch.
+                    out.append(np.asarray(ids, dtype=np.uint64))
+                    out.append(np.full(len(ids), b["epoch"], dtype=np.uint64))
+                    continue
                 dec = plan.decisions(op, b["epoch"])
                 if op["kind"] == "random_crop":
                     out.append(np.ascontiguousarray(dec[ids, 0:2], dtype=np.int32))
@@ -290,6 +373,11 @@ def make_batches(plan, options):
             name = op["field"]
             if op["kind"] in ("mixup", "cutmix"):
                 mix(op, fields, decisions[op["index"]])
+                continue
+            if op["kind"] == "dropout":
+                if plan.raw.get("mode", "train") != "eval":
+                    fields[name] = dropout(op, fields[name], decisions[op["index"]], sources[name].shape[1:],
+                                           int(plan.raw["seed"]))
                 continue
             if op["kind"] == "pad_to_multiple":
                 fields[name] = pad_to_multiple(fields[name], fields[op["params"]["lengths"]], op["params"],
