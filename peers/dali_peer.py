@@ -83,11 +83,13 @@ SUPPORTED |= {"pad_to_multiple", "attention_mask", "bucket_by_length"}
 # and the epoch fed beside the data).
 SUPPORTED |= {"affine", "dropout"}
 
-# Ops whose per-element decisions are fed beside the data.
+# Ops whose decisions (per element, or per batch for the mixing ops) or
+# keying (dropout's) are fed beside the data.
 DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix",
            "dropout")
 # How many inputs each decided op's decisions take (one otherwise): a
-# mixing op's partners and weights, and CutMix's paste lists.
+# mixing op's partners and weights, CutMix's paste lists, and dropout's
+# element ids and epoch.
 DECISION_INPUTS = {"mixup": 3, "cutmix": 6, "dropout": 2}
 
 # DALI's random operators draw from the pipeline's seed: a fixed one, so
