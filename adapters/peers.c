@@ -434,12 +434,24 @@ static const sl__peer peer_deeplake = PEER(
 /* NVIDIA DALI (nvidia-dali-cuda120 2.4.0, ci/peers-dali.txt) on its CPU
  * backend (device_id=None): the gate ops as DALI operators and arithmetic
  * expressions, fed by fn.external_source in the exported order, and
- * rebatch (which leaves a batch's bytes as they are). Not gaussian noise:
- * DALI's own cannot equal sluice's draws, and a prefetching peer's second
- * session (a digest between batches) is held bitwise. Its executor runs
- * ahead of the consumer. Its GPU backend needs a CUDA device, which
+ * rebatch (which leaves a batch's bytes as they are); rot90 (fn.rotate by
+ * quarter turns, nearest neighbour), brightness and scale as arithmetic on
+ * their exported draws, and gaussian noise from DALI's own generator
+ * (fn.random.normal, the pipeline's fixed seed, so that a second session
+ * replays the first's draws; compared statistically); one_hot (fn.one_hot)
+ * and MixUp and CutMix from the exported per-batch decisions and partners
+ * (fn.permute_batch, fn.multi_paste); NLP-2's dynamic padding and mask
+ * (fn.slice to each row's length, fn.pad aligned to the multiple) and its
+ * buckets (in the exported order already); PC-5's affine, and dropout's
+ * mask recomputed from its keying by Philox4x32-10 as arithmetic on uint64
+ * DataNodes. Its executor runs ahead of the consumer. Its GPU backend needs a CUDA device, which
  * sluice's peers do not use. */
-#define PEER_DALI_TRANSFORMS (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH))
+#define PEER_DALI_TRANSFORMS                                                                                          \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90) |                                 \
+     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |  \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                           \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) |\
+     SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
 OWN_VENV_PYTHON(static, dali_python, "SLUICE_DALI_PYTHON", ".venv-dali")
 
 static bool dali_available(char *reason, size_t size)
