@@ -64,6 +64,16 @@
      SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | \
      SL_TRANSFORM(SL_OP_ATTENTION_MASK) | PEER_JAX_PC5_IO4_MM2 | PEER_JAX_CV4_MM1_GRAPHS)
 
+/* Both Datarax forms run what peer:jax runs, with jax_ops' functions in
+ * Datarax operators and stages (peers/datarax_peer.py): MixUp and CutMix
+ * from the exported per-batch decisions and partners, which the source hands
+ * each step by its position (so Pipeline.scan's one call has them too);
+ * gaussian noise from Datarax's per-record keys (statistical); NLP-2's
+ * padding at the field's capacity, the host slicing to the batch's width
+ * computed in the step; PC-5's affine and dropout; IO-4's trig_rounds with a
+ * cache stage whose store is pipeline state; MM-2's log_mel. */
+#define PEER_DATARAX_TRANSFORMS PEER_JAX_OWN_TRANSFORMS
+
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p
  * operation for operation (docs/peers.md). */
@@ -257,13 +267,14 @@ static const sl__peer peer_datarax =
     PEER("peer:datarax",
          "Datarax Pipeline over a random-access source of the exported order, one ElementOperator "
          "per op, iterated (peers/datarax_peer.py)",
-         datarax_available, "datarax_peer.py", "--workers=0", PEER_JAX_TRANSFORMS, sl__peer_datarax_python,
+         datarax_available, "datarax_peer.py", "--workers=0", PEER_DATARAX_TRANSFORMS, sl__peer_datarax_python,
          SL__PEER_PER_BATCH);
-static const sl__peer peer_datarax_scan = PEER(
-    "peer:datarax-scan",
-    "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
-    "throughput (peers/datarax_peer.py --scan)",
-    datarax_available, "datarax_peer.py", "--scan", PEER_JAX_TRANSFORMS, sl__peer_datarax_python, SL__PEER_ALL_AT_ONCE);
+static const sl__peer peer_datarax_scan =
+    PEER("peer:datarax-scan",
+         "Datarax Pipeline.scan: every batch of the plan in one XLA call, compared by "
+         "throughput (peers/datarax_peer.py --scan)",
+         datarax_available, "datarax_peer.py", "--scan", PEER_DATARAX_TRANSFORMS, sl__peer_datarax_python,
+         SL__PEER_ALL_AT_ONCE);
 
 /* Peers with a virtual environment of their own, <source>/.venv-<name>
  * (ci/install-peers.sh), or the Python that ENV names. */

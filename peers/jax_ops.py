@@ -1,5 +1,7 @@
 """sluice's ops as JAX functions on one element, shared by peer:jax (which
-vmaps them over a batch) and peer:datarax (whose ElementOperator vmaps them).
+vmaps them over a batch) and peer:datarax (whose ElementOperator vmaps them),
+and the batch ops both apply to a whole batch (mix, length_mask,
+bag_offsets).
 
 They compute what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
@@ -34,13 +36,13 @@ from numpy_idiomatic_peer import GRAPHS, NumpyArrays, sub_ops  # noqa: F401 (GRA
 MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
             "rot90"}
 ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
-# Element ops peer:jax applies beyond those (peer:datarax, in a venv of its
-# own where they are not yet checked, does not claim them): PC-5's affine (a
+# Element ops the JAX and Datarax peers apply beyond those: PC-5's affine (a
 # fenced product, then the bias: XLA capped at AVX, since affine multiplies
 # then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
 # on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
-# tolerance). PC-5's dropout needs the batch's ids and epoch, so peer:jax's
-# batch function applies it (dropout, below). CV-4's resize and MM-1's
+# tolerance). PC-5's dropout needs the elements' ids and epoch, so peer:jax's
+# batch function applies it to the batch, and peer:datarax to each element,
+# its id and epoch riding along (dropout, below). CV-4's resize and MM-1's
 # random_resized_crop by sluice's plan and lerps (XLA capped at AVX: the
 # lerps multiply then add), the latter's row its plan (resized_crop_plan).
 JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel", "resize", "random_resized_crop"}
@@ -194,6 +196,42 @@ def graph_merge(kind, x, a, b, pick):
     if kind == "random_apply":
         return jnp.where(pick != 0, a, x)
     return jnp.where(pick == 0, a, b)
+
+
+# Batch ops that mix each row with a partner row of the batch, from their
+# exported per-batch decisions and partners (peer:jax's batch function and
+# peer:datarax's batch stage both apply them with mix, below).
+MIXING = ("mixup", "cutmix")
+
+
+def blend(x, partner, w_own, w_partner):
+    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
+    return B(x * w_own) + B(jnp.take(x, partner, axis=0) * w_partner)
+
+
+def mix(op, out, row, partner):
+    """MixUp and CutMix from the exported per-batch decisions (row) and
+    partners of the batch; CutMix's box is a mask, so shapes stay static."""
+    name, label = op["field"], op["params"]["label"]
+    x = out[name]
+    if op["kind"] == "mixup":
+        w_own, w_partner = row[1], row[2]
+        out[name] = blend(x, partner, w_own, w_partner)
+    else:
+        yy = jnp.arange(x.shape[1], dtype=jnp.float32)[:, None]
+        xx = jnp.arange(x.shape[2], dtype=jnp.float32)[None, :]
+        box = (yy >= row[1]) & (yy < row[2]) & (xx >= row[3]) & (xx < row[4])
+        box = box.reshape((1,) + box.shape + (1,) * (x.ndim - 3))
+        out[name] = jnp.where(box, jnp.take(x, partner, axis=0), x)
+        w_own, w_partner = row[5], row[6]
+    out[label] = blend(out[label], partner, w_own, w_partner)
+
+
+def length_mask(lengths, width):
+    """[rows, width]: whether position j of row i is within its length (the
+    length clamped to [0, width]): pad_to_multiple keeps those values and
+    attention_mask marks them."""
+    return jnp.arange(width)[None, :] < jnp.clip(lengths, 0, width)[:, None]
 
 
 def element_op(op):

@@ -50,30 +50,7 @@ SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup",
 SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
 # PC-2's and PC-4's sub-op graphs, from the exported picks.
 SUPPORTED |= set(jax_ops.GRAPHS)
-MIXING = ("mixup", "cutmix")
-
-
-def blend(x, partner, w_own, w_partner):
-    """x[i] * w_own + x[partner[i]] * w_partner: two f32 products, then their sum."""
-    return lax.optimization_barrier(x * w_own) + lax.optimization_barrier(jnp.take(x, partner, axis=0) * w_partner)
-
-
-def mix(op, out, row, partner):
-    """MixUp and CutMix from the exported per-batch decisions (row) and
-    partners of the batch; CutMix's box is a mask, so shapes stay static."""
-    name, label = op["field"], op["params"]["label"]
-    x = out[name]
-    if op["kind"] == "mixup":
-        w_own, w_partner = row[1], row[2]
-        out[name] = blend(x, partner, w_own, w_partner)
-    else:
-        yy = jnp.arange(x.shape[1], dtype=jnp.float32)[:, None]
-        xx = jnp.arange(x.shape[2], dtype=jnp.float32)[None, :]
-        box = (yy >= row[1]) & (yy < row[2]) & (xx >= row[3]) & (xx < row[4])
-        box = box.reshape((1,) + box.shape + (1,) * (x.ndim - 3))
-        out[name] = jnp.where(box, jnp.take(x, partner, axis=0), x)
-        w_own, w_partner = row[5], row[6]
-    out[label] = blend(out[label], partner, w_own, w_partner)
+MIXING = jax_ops.MIXING
 
 
 def noise(plan, op, x, ids, epoch):
@@ -143,7 +120,7 @@ def build(plan, ops=None):
                 out[op["params"]["out"]] = jax_ops.bag_offsets(out[name])
                 continue
             if op["kind"] in MIXING:
-                mix(op, out, *mixing[op["index"]])
+                jax_ops.mix(op, out, *mixing[op["index"]])
                 continue
             if op["kind"] == "gaussian_noise":
                 out[name] = lax.optimization_barrier(noise(plan, op, out[name], ids, epoch))
@@ -157,7 +134,7 @@ def build(plan, ops=None):
                 p = op["params"]
                 x = out[name][:, :width] if op["kind"] == "pad_to_multiple" else out[name]
                 w = x.shape[1]
-                keep = jnp.arange(w)[None, :] < jnp.clip(out[p["lengths"]], 0, w)[:, None]
+                keep = jax_ops.length_mask(out[p["lengths"]], w)
                 if op["kind"] == "pad_to_multiple":
                     out[name] = jnp.where(keep, x, jnp.asarray(p["pad_id"], x.dtype))
                 else:
