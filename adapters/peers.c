@@ -458,11 +458,11 @@ static const sl__peer peer_deeplake = PEER(
  * mask recomputed from its keying by Philox4x32-10 as arithmetic on uint64
  * DataNodes. Its executor runs ahead of the consumer. Its GPU backend needs a CUDA device, which
  * sluice's peers do not use. */
-#define PEER_DALI_TRANSFORMS                                                                                          \
-    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90) |                                 \
-     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |  \
-     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                           \
-     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) |\
+#define PEER_DALI_TRANSFORMS                                                                                           \
+    (PEER_GATE_TRANSFORMS | SL_TRANSFORM(SL_OP_REBATCH) | SL_TRANSFORM(SL_OP_ROT90) |                                  \
+     SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |   \
+     SL_TRANSFORM(SL_OP_ONE_HOT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                            \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) | \
      SL_TRANSFORM(SL_OP_AFFINE) | SL_TRANSFORM(SL_OP_DROPOUT))
 OWN_VENV_PYTHON(static, dali_python, "SLUICE_DALI_PYTHON", ".venv-dali")
 
