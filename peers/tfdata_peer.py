@@ -219,7 +219,7 @@ def log_mel(x, p):
     re, im = tf.math.real(spectrum), tf.math.imag(spectrum)
     mel = tf.matmul(re * re + im * im, filters)
     # A comparison, not tf.maximum: a NaN goes to the floor, as sluice's
-    # comparison sends it; log10 as TensorFlow's own tutorials take it.
+    # comparison sends it. TensorFlow has no log10: log(x) / log(10).
     floor = tf.constant(sluice_ops.LOG_MEL_FLOOR, tf.float32)
     log_spec = tf.math.log(tf.where(mel > floor, mel, floor)) / tf.math.log(tf.constant(10.0, tf.float32))
     log_spec = tf.maximum(log_spec, tf.reduce_max(log_spec) - sluice_ops.LOG_MEL_DECADES)
@@ -371,6 +371,7 @@ def element_fn(plan, sources, ops, pack, decisions, epoch):
         return x
 
     def chain(chain_ops, x, i):
+        """A graph op's chain of ops, in order, on field values x of element i."""
         for op in chain_ops:
             x = apply(op, x, i)
         return x
