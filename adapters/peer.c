@@ -483,10 +483,12 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     if (!st && peer->kind == SL__PEER_PREFETCHING) {
         memcpy(latency_ns, observed, (size_t)request->nbatches * sizeof *latency_ns);
         /* A statistical plan's batches (the peer's own draws) cannot match
-         * the reference's digests: the second session must replay the
-         * first's, which passed the statistical check. */
+         * the reference's digests, nor can those held to a tolerance that
+         * differ (MM-2's log_mel through the framework's FFT): the second
+         * session must replay the first's, which passed the statistical or
+         * tolerance check. */
         uint64_t *own = NULL;
-        if (v.statistical) {
+        if (v.statistical || (v.keep_all && v.mismatches)) {
             own = calloc((size_t)request->nbatches, sizeof *own);
             if (!own)
                 st = sl_fail(err, SL_ENOMEM, "no memory for the peer's own digests");

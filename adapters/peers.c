@@ -121,12 +121,18 @@
  * brightness and scale from their exported decisions; affine; dropout, its
  * mask by Philox on tf.uint64 tensors; MixUp and CutMix from their exported
  * per-batch decisions and partners; gaussian noise of its own
- * (tf.random.stateless_normal, checked statistically). */
+ * (tf.random.stateless_normal, checked statistically); resize and
+ * random_resized_crop by sluice's plan and lerps in tf ops; the sub-op
+ * graphs from their exported picks; log_mel with tf.signal.rfft and
+ * tf.matmul (within MM-2's tolerance); IO-4's trig_rounds in float64 tf ops
+ * and a cache of its own (tf.Variables by element id). */
 #define PEER_TFDATA_TRANSFORMS                                                                                         \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_LOG1P) | SL_TRANSFORM(SL_OP_ROT90) |         \
      SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS) | SL_TRANSFORM(SL_OP_RANDOM_SCALE) | SL_TRANSFORM(SL_OP_AFFINE) |           \
      SL_TRANSFORM(SL_OP_DROPOUT) | SL_TRANSFORM(SL_OP_MIXUP) | SL_TRANSFORM(SL_OP_CUTMIX) |                            \
-     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE))
+     SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | PEER_RESAMPLE_TRANSFORMS | SL_TRANSFORM(SL_OP_BRANCH_MEAN) |                 \
+     SL_TRANSFORM(SL_OP_RANDOM_APPLY) | SL_TRANSFORM(SL_OP_RANDOM_CHOICE) | PEER_LOG_MEL |                             \
+     SL_TRANSFORM(SL_OP_TRIG_ROUNDS) | SL_TRANSFORM(SL_OP_CACHE))
 
 static bool numpy_available(char *reason, size_t size)
 {
