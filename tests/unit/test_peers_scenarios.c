@@ -375,3 +375,32 @@ Test(peers_scenarios, a_peer_beyond_mm2s_tolerance_is_a_mismatch)
     }
     sl_scenario_instance_free(mm2);
 }
+
+/* A prefetching peer runs a second session with a digest between batches;
+ * on a plan held to a tolerance its batches differ from the reference's
+ * bits, so that session must replay the first's (which passed the
+ * tolerance check), as on a statistical plan. peer:numpy's spectrograms
+ * shifted by 1e-4 (within MM-2's 2.5e-4), run as a prefetching peer, must
+ * be ok and within: held to the reference's digests, the second session
+ * was a mismatch (tf.data's MM-2 was, before the replay). */
+Test(peers_scenarios, a_prefetching_peer_within_mm2s_tolerance_is_ok)
+{
+    sl_scenario_instance *mm2 = NULL;
+    sl_bench_options mm2_options;
+    test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
+    char path[1024];
+    test_peer_script(path, sizeof path, "testing/gain.py");
+    sl__peer peer = sl__peer_numpy;
+    peer.adapter.name = "peer:test-gain-prefetching";
+    peer.script = path;
+    peer.args = "--shift=1e-4";
+    peer.kind = SL__PEER_PREFETCHING;
+    sl_record record;
+    sl_err err = {0};
+    sl_bench_run(mm2, &peer.adapter, &mm2_options, &record, &err);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert(strncmp(record.equivalence, "within ", 7) == 0, "%s", record.equivalence);
+    cr_assert_str_eq(record.timing, "prefetching");
+    sl_record_release(&record);
+    sl_scenario_instance_free(mm2);
+}
