@@ -105,6 +105,18 @@ def slots(plan):
     return np.concatenate(ids).astype(np.int64), np.concatenate(epochs)
 
 
+def element_decisions(plan, op, epochs):
+    """An op's per-element decisions for the plan's epochs, as a table (or,
+    for random_resized_crop, a tuple of tables) indexed [epoch row, element
+    id]: the exported rows, except random_resized_crop's, which are each
+    element's plan (indices and weights, jax_ops.resized_crop_plan), made in
+    numpy on the host from the exported boxes as peer:jax makes them."""
+    if op["kind"] == "random_resized_crop":
+        plans = [jax_ops.resized_crop_plan(plan.decisions(op, e), op["params"]) for e in epochs]
+        return tuple(jnp.asarray(np.stack([p[j] for p in plans])) for j in range(2))
+    return jnp.asarray(np.stack([plan.decisions(op, e) for e in epochs]))
+
+
 class ExportedOrderSource(DataSourceModule):
     """A random-access Datarax source: slot k of the plan is element ids[k] of
     epoch epochs[k], read from the in-memory source fields, with its exported
@@ -125,7 +137,7 @@ class ExportedOrderSource(DataSourceModule):
         self.fields = nnx.data({f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields})
         self.slot_ids = nnx.data(jnp.asarray(ids))
         self.slot_rows = nnx.data(jnp.asarray(np.array([row[e] for e in epochs.tolist()], dtype=np.int32)))
-        self.decisions = nnx.data({decision_field(op): jnp.asarray(np.stack([plan.decisions(op, e) for e in present]))
+        self.decisions = nnx.data({decision_field(op): element_decisions(plan, op, present)
                                    for op in plan.ops if op["kind"] in RANDOM})
         # The epoch rides along only for dropout, and whether a slot is a row
         # of its plan batch only for pad_to_multiple: no other plan pays to
@@ -162,7 +174,7 @@ class ExportedOrderSource(DataSourceModule):
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         for name, table in self.decisions.items():
-            out[name] = table[rows, ids]
+            out[name] = jax.tree.map(lambda t: t[rows, ids], table)
         if self.slot_epochs is not None:
             out[EPOCH] = jnp.take(self.slot_epochs, pos, mode="wrap")
         if self.valid is not None:
