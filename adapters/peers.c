@@ -71,9 +71,11 @@
  * gaussian noise from Datarax's per-record keys (statistical); NLP-2's
  * padding at the field's capacity, the host slicing to the batch's width
  * computed in the step; PC-5's affine and dropout; IO-4's trig_rounds with a
- * cache stage whose store is pipeline state; MM-2's log_mel. Not yet
- * peer:jax's resize, random_resized_crop and sub-op graphs. */
-#define PEER_DATARAX_TRANSFORMS (PEER_JAX_OWN_TRANSFORMS & ~PEER_JAX_CV4_MM1_GRAPHS)
+ * cache stage whose store is pipeline state; MM-2's log_mel; CV-4's resize
+ * in an ElementOperator and MM-1's random_resized_crop, each element's plan
+ * riding along from the source; PC-2's and PC-4's sub-op graphs as a DAG
+ * (Pipeline.from_dag), the picks riding along (statistical). */
+#define PEER_DATARAX_TRANSFORMS PEER_JAX_OWN_TRANSFORMS
 
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p

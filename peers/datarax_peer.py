@@ -7,7 +7,9 @@ per-element function that Datarax vmaps over the batch; a stochastic one,
 keyed per record by Datarax, for gaussian noise), a plain nnx.Module stage
 for each op that needs the whole batch (MixUp, CutMix, pad_to_multiple,
 attention_mask, bag_offsets, the cache), and a datarax.Pipeline(source,
-stages, batch_size) that runs them.
+stages, batch_size) that runs them; for a plan with sub-op graphs (PC-2,
+PC-4), Pipeline.from_dag, each graph's chains two branches of the DAG that
+a node merges (on the whole batch, by the exported picks riding along).
 
 peer:datarax iterates the pipeline (`for batch in pipeline`, Datarax's
 compiled iteration session: one jitted step per batch). peer:datarax-scan runs
@@ -75,6 +77,9 @@ SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_o
 # and MM-2's log_mel.
 SUPPORTED |= set(jax_ops.MIXING) | {"gaussian_noise", "bucket_by_length", "pad_to_multiple", "attention_mask",
                                     "dropout", "cache"} | jax_ops.JAX_PEER_ELEMENT_OPS
+# And PC-2's and PC-4's sub-op graphs (Pipeline.from_dag: each chain a
+# branch of the DAG, a node merging them by the picks riding along).
+SUPPORTED |= set(jax_ops.GRAPHS)
 RANDOM = jax_ops.RANDOM
 ID = "_id"
 EPOCH = "_epoch"
@@ -105,6 +110,18 @@ def slots(plan):
     return np.concatenate(ids).astype(np.int64), np.concatenate(epochs)
 
 
+def element_decisions(plan, op, epochs):
+    """An op's per-element decisions for the plan's epochs, as a table (or,
+    for random_resized_crop, a tuple of tables) indexed [epoch row, element
+    id]: the exported rows, except random_resized_crop's, which are each
+    element's plan (indices and weights, jax_ops.resized_crop_plan), made in
+    numpy on the host from the exported boxes as peer:jax makes them."""
+    if op["kind"] == "random_resized_crop":
+        plans = [jax_ops.resized_crop_plan(plan.decisions(op, e), op["params"]) for e in epochs]
+        return tuple(jnp.asarray(np.stack([p[j] for p in plans])) for j in range(2))
+    return jnp.asarray(np.stack([plan.decisions(op, e) for e in epochs]))
+
+
 class ExportedOrderSource(DataSourceModule):
     """A random-access Datarax source: slot k of the plan is element ids[k] of
     epoch epochs[k], read from the in-memory source fields, with its exported
@@ -125,8 +142,8 @@ class ExportedOrderSource(DataSourceModule):
         self.fields = nnx.data({f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields})
         self.slot_ids = nnx.data(jnp.asarray(ids))
         self.slot_rows = nnx.data(jnp.asarray(np.array([row[e] for e in epochs.tolist()], dtype=np.int32)))
-        self.decisions = nnx.data({decision_field(op): jnp.asarray(np.stack([plan.decisions(op, e) for e in present]))
-                                   for op in plan.ops if op["kind"] in RANDOM})
+        self.decisions = nnx.data({decision_field(op): element_decisions(plan, op, present)
+                                   for op in plan.ops if op["kind"] in RANDOM + jax_ops.PICKS})
         # The epoch rides along only for dropout, and whether a slot is a row
         # of its plan batch only for pad_to_multiple: no other plan pays to
         # gather them.
@@ -162,7 +179,7 @@ class ExportedOrderSource(DataSourceModule):
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         for name, table in self.decisions.items():
-            out[name] = table[rows, ids]
+            out[name] = jax.tree.map(lambda t: t[rows, ids], table)
         if self.slot_epochs is not None:
             out[EPOCH] = jnp.take(self.slot_epochs, pos, mode="wrap")
         if self.valid is not None:
@@ -363,6 +380,59 @@ def narrowed(plan):
     return {pad} | {op["params"]["out"] for op in plan.ops if op["kind"] == "attention_mask" and op["field"] == pad}
 
 
+class Identity(nnx.Module):
+    """The DAG's entry node (the source's batch) and an empty sub-chain."""
+
+    def __call__(self, batch):
+        return batch
+
+
+class Graph(nnx.Module):
+    """A sub-op graph's merge, a DAG node after its two sub-chains: its
+    predecessors' outputs are the batch before the graph, chain a's and
+    (but for random_apply, which owns one chain) chain b's; the field
+    becomes jax_ops.graph_merge of them, by the picks riding along from the
+    source for random_apply and random_choice."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def __call__(self, batch, a, b=None):
+        kind, name = self.op["kind"], self.op["field"]
+        x = batch[name]
+        pick = batch[decision_field(self.op)][:, 0] if kind in jax_ops.PICKS else None
+        batch = dict(batch)
+        batch[name] = lax.optimization_barrier(jax_ops.graph_merge(kind, x, a[name], x if b is None else b[name],
+                                                                   pick))
+        return batch
+
+
+def chain(ops, stage_of, nodes, edges, prev, tag):
+    """ops' stages as a chain of DAG nodes after node prev (a graph op's
+    sub-chains branch from the node before it and meet in its Graph node);
+    returns the chain's last node."""
+    k = 0
+    while k < len(ops):
+        op = ops[k]
+        name = "%sop%d" % (tag, op["index"])
+        if op["kind"] in jax_ops.GRAPHS:
+            a, b, k = jax_ops.sub_ops(ops, k)
+            preds = [prev]
+            for branch, sub in (("a", a), ("b", b)) if op["kind"] != "random_apply" else (("a", a),):
+                start = name + branch
+                nodes[start], edges[start] = Identity(), [prev]
+                preds.append(chain(sub, stage_of, nodes, edges, start, start + "_"))
+            nodes[name], edges[name] = Graph(op), preds
+            prev = name
+            continue
+        k += 1
+        stage = stage_of(op)
+        if stage is not None:
+            nodes[name], edges[name] = stage, [prev]
+            prev = name
+    return prev
+
+
 def build(plan):
     ops = list(plan.ops)
     pack = ops.pop(0) if ops and ops[0]["kind"] == "pack_tokens" else None
@@ -372,34 +442,60 @@ def build(plan):
     rngs = nnx.Rngs(seed, augment=seed)
     source = ExportedOrderSource(plan, pack, rngs=rngs)
     train = plan.raw.get("mode", "train") != "eval"
-    stages = []
-    for op in ops:
+
+    def stage_of(op):
+        """The op's stage (None for an op that leaves the bytes as they are)."""
         kind = op["kind"]
         if kind in ("rebatch", "bucket_by_length"):
             # rebatch splits a batch into micro-batches and joins them back,
             # and bucket_by_length is in the exported order already: the
             # same bytes.
-            continue
+            return None
         if kind == "dropout" and not train:
-            continue  # the identity in eval mode
+            return None  # the identity in eval mode
         if kind == "bag_offsets":
-            stages.append(BagOffsets(op))
-        elif kind in jax_ops.MIXING:
-            stages.append(Mix(op))
-        elif kind == "pad_to_multiple":
-            stages.append(PadToMultiple(op))
-        elif kind == "attention_mask":
-            stages.append(AttentionMask(op))
-        elif kind == "cache":
+            return BagOffsets(op)
+        if kind in jax_ops.MIXING:
+            return Mix(op)
+        if kind == "pad_to_multiple":
+            return PadToMultiple(op)
+        if kind == "attention_mask":
+            return AttentionMask(op)
+        if kind == "gaussian_noise":
+            return ElementOperator(ElementOperatorConfig(stochastic=True, stream_name="augment"), fn=noise_fn(op),
+                                   rngs=rngs)
+        if kind == "dropout":
+            return ElementOperator(ElementOperatorConfig(stochastic=False), fn=dropout_fn(plan, op), rngs=rngs)
+        if kind == "resize":
+            # XLA's CPU back end drops optimization barriers before it fuses,
+            # and fuses a resize's lerps into the next resize's gathers,
+            # which then recompute each source value for each of the four
+            # outputs that read it. Datarax's batch_strategy="scan" applies
+            # the operator in a loop over the elements, a fusion boundary
+            # that materializes each resize's output (CV-4/scales at ci
+            # size: 108 ms per batch, against 588 ms vmapped; peer:jax's
+            # lax.map over chunks, for the same reason).
+            return ElementOperator(ElementOperatorConfig(stochastic=False, batch_strategy="scan"),
+                                   fn=element_fn(op), rngs=rngs)
+        return ElementOperator(ElementOperatorConfig(stochastic=False), fn=element_fn(op), rngs=rngs)
+
+    if any(op["kind"] in jax_ops.GRAPHS for op in ops):
+        # A sub-op graph is a DAG (Pipeline.from_dag): each chain on the
+        # whole batch, then a node that merges them.
+        nodes, edges = {"input": Identity()}, {"input": []}
+        last = chain(ops, stage_of, nodes, edges, "input", "")
+        nodes["out"], edges["out"] = DropBookkeeping(), [last]
+        return Pipeline.from_dag(source=source, nodes=nodes, edges=edges, sink="out", batch_size=plan.batch_size,
+                                 rngs=rngs)
+    stages = []
+    for op in ops:
+        if op["kind"] == "cache":
             written = {o["field"] for o in ops if o["index"] < op["index"]}
             stages = [Cache(stages, sorted(written), source, plan.batch_size)]
-        elif kind == "gaussian_noise":
-            stages.append(ElementOperator(ElementOperatorConfig(stochastic=True, stream_name="augment"),
-                                          fn=noise_fn(op), rngs=rngs))
-        elif kind == "dropout":
-            stages.append(ElementOperator(ElementOperatorConfig(stochastic=False), fn=dropout_fn(plan, op), rngs=rngs))
-        else:
-            stages.append(ElementOperator(ElementOperatorConfig(stochastic=False), fn=element_fn(op), rngs=rngs))
+            continue
+        stage = stage_of(op)
+        if stage is not None:
+            stages.append(stage)
     stages.append(DropBookkeeping())
     return Pipeline(source=source, stages=stages, batch_size=plan.batch_size, rngs=rngs)
 
