@@ -9,8 +9,9 @@ first, then one .map over the batch with the element function vectorized
 prefetch, so sluice times them with a consumer that does nothing between
 batches and reports a second figure with a digest between batches. For
 plans with per-element crops and flips the tuned form maps per element too
-(tf.vectorized_map makes them a while loop, 8x slower on PR-2), and is then
-the idiomatic form.
+(tf.vectorized_map makes them a while loop, 8x slower on PR-2), and so it
+does for log_mel (vectorized, MM-2 ran 2.46x slower than mapped per
+element): on those plans it is the idiomatic form.
 
 It computes what sluice computes, not the shortest idiom where the two round
 differently: normalize is (x - mean) * inv_std with inv_std = float32(1 / std);
@@ -80,6 +81,12 @@ DECIDED = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "gaussian_noise", "dropout",
           "random_resized_crop", "random_apply", "random_choice")
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
+# Ops that tf.vectorized_map vectorizes but runs slower than a per-element
+# map in parallel, measured: MM-2's log_mel, 2.46x (2.62k against 1.06k
+# elements/s, `sluice bench --scenarios MM-2 --rounds 3`, 27 November 2026,
+# load 3 to 4 on 2 CPUs). resize was even (CV-4 scales 1.03x, odd 1.19x the
+# other way, neither beyond the noise), so it stays vectorized.
+FASTER_PER_ELEMENT = ("log_mel",)
 
 
 class U64:
@@ -497,7 +504,7 @@ def make_batches(plan, options):
         # data-dependent offset, a tf.cond) into a while loop: PR-2's batch
         # took 26 ms that way against 3.4 ms mapped per element, so a tf.data
         # expert maps those per element in parallel, as below.
-        per_element = options.idiomatic or any(op["kind"] in RANDOM for op in ops)
+        per_element = options.idiomatic or any(op["kind"] in RANDOM + FASTER_PER_ELEMENT for op in ops)
         if cache is not None:
             fresh = cache.fresh(ids)
             if per_element:
