@@ -50,7 +50,6 @@ SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup",
 SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
 # PC-2's and PC-4's sub-op graphs, from the exported picks.
 SUPPORTED |= set(jax_ops.GRAPHS)
-MIXING = jax_ops.MIXING
 
 
 def noise(plan, op, x, ids, epoch):
@@ -119,7 +118,7 @@ def build(plan, ops=None):
             if op["kind"] == "bag_offsets":
                 out[op["params"]["out"]] = jax_ops.bag_offsets(out[name])
                 continue
-            if op["kind"] in MIXING:
+            if op["kind"] in jax_ops.MIXING:
                 jax_ops.mix(op, out, *mixing[op["index"]])
                 continue
             if op["kind"] == "gaussian_noise":
@@ -238,7 +237,7 @@ def mixing_of(plan, i):
     """Batch i's per-batch decisions and partners for each mixing op."""
     rows = plan.batches[i]["rows"]
     return {op["index"]: (jnp.asarray(plan.batch_decisions(op)[i]), jnp.asarray(plan.batch_partners(op)[i][:rows]))
-            for op in plan.ops if op["kind"] in MIXING}
+            for op in plan.ops if op["kind"] in jax_ops.MIXING}
 
 
 def host_lengths(plan):

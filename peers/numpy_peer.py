@@ -105,8 +105,13 @@ class Field:
 
     def __init__(self, data, buffers=None):
         self.data = data
-        self.flat = data.reshape(data.shape[0], -1)
         self.buffer = buffers if buffers is not None else Buffers()
+
+    @property
+    def flat(self):
+        """The data as (rows, values), a view made when a gather needs it
+        (a Field is made for each op of a batch, most of which never do)."""
+        return self.data.reshape(self.data.shape[0], -1)
 
 
 class TrigRounds:

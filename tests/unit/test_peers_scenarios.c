@@ -342,6 +342,24 @@ Test(peers_scenarios, the_jax_peers_are_within_mm2s_tolerance)
     check_mm2_within("peer:jax", "peer:jax-idiomatic");
 }
 
+/* peer:numpy's MM-2 spectrograms shifted by `shift` (peers/testing/gain.py),
+ * run as a peer of the given kind; the caller releases the record. */
+static sl_record run_gain_peer(sl_scenario_instance *mm2, const sl_bench_options *options, const char *shift,
+                               sl__peer_kind kind)
+{
+    char path[1024];
+    test_peer_script(path, sizeof path, "testing/gain.py");
+    sl__peer peer = sl__peer_numpy;
+    peer.adapter.name = kind == SL__PEER_PREFETCHING ? "peer:test-gain-prefetching" : "peer:test-gain";
+    peer.script = path;
+    peer.args = shift;
+    peer.kind = kind;
+    sl_record record;
+    sl_err err = {0};
+    sl_bench_run(mm2, &peer.adapter, options, &record, &err);
+    return record;
+}
+
 /* The tolerance is a bound on every value, where it is stated: peer:numpy's
  * spectrograms shifted by 3.26e-4 (what a 0.1 % gain error in both products
  * does, docs/determinism.md) are refused with the first value beyond it;
@@ -352,17 +370,9 @@ Test(peers_scenarios, a_peer_beyond_mm2s_tolerance_is_a_mismatch)
     sl_scenario_instance *mm2 = NULL;
     sl_bench_options mm2_options;
     test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
-    char path[1024];
-    test_peer_script(path, sizeof path, "testing/gain.py");
     const char *shifts[] = {"--shift=3.26e-4", "--shift=1e-4"};
     for (int s = 0; s < 2; s++) {
-        sl__peer peer = sl__peer_numpy;
-        peer.adapter.name = "peer:test-gain";
-        peer.script = path;
-        peer.args = shifts[s];
-        sl_record record;
-        sl_err err = {0};
-        sl_bench_run(mm2, &peer.adapter, &mm2_options, &record, &err);
+        sl_record record = run_gain_peer(mm2, &mm2_options, shifts[s], SL__PEER_PER_BATCH);
         if (s == 0) {
             cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
             cr_assert(strstr(record.reason, "beyond the scenario's tolerance") != NULL, "%s", record.reason);
@@ -388,16 +398,7 @@ Test(peers_scenarios, a_prefetching_peer_within_mm2s_tolerance_is_ok)
     sl_scenario_instance *mm2 = NULL;
     sl_bench_options mm2_options;
     test_bench_instance("MM-2", "16k", 2, &mm2, &mm2_options);
-    char path[1024];
-    test_peer_script(path, sizeof path, "testing/gain.py");
-    sl__peer peer = sl__peer_numpy;
-    peer.adapter.name = "peer:test-gain-prefetching";
-    peer.script = path;
-    peer.args = "--shift=1e-4";
-    peer.kind = SL__PEER_PREFETCHING;
-    sl_record record;
-    sl_err err = {0};
-    sl_bench_run(mm2, &peer.adapter, &mm2_options, &record, &err);
+    sl_record record = run_gain_peer(mm2, &mm2_options, "--shift=1e-4", SL__PEER_PREFETCHING);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert(strncmp(record.equivalence, "within ", 7) == 0, "%s", record.equivalence);
     cr_assert_str_eq(record.timing, "prefetching");
