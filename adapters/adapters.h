@@ -30,8 +30,8 @@ sl_status sl__device_adapter_run(const struct sl_device *dev, bool graphs, const
  * kernels and the request's workers (workers forced to 0 when
  * single_thread). */
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
-                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user,
-                            int64_t *latency_ns, sl_err *err);
+                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns,
+                            sl_err *err);
 
 /* The gate's test-only slowdown (adapters/slowdown.c): with -Dgate_knob=true
  * and SLUICE_TEST_SLOWDOWN_PCT set, stretches a batch that started at

@@ -5,10 +5,10 @@
 
 typedef struct fused_timing {
     const sl_fused *fused;
-    bool *split;                /* the request's, or NULL */
+    bool *split; /* the request's, or NULL */
     int64_t *latency_ns;
     int64_t delivered;
-    int64_t requested;          /* when the batch now being computed was requested */
+    int64_t requested; /* when the batch now being computed was requested */
     sl_batch_sink sink;
     void *user;
 } fused_timing;
@@ -33,9 +33,8 @@ static sl_status run_fused(const sl_adapter *adapter, const sl_pipeline *pipelin
      * counts in the first batch's time. */
     int64_t called = sl_now_ns();
     sl_fused *fused;
-    sl_status st =
-        sl_fused_create_threads(pipeline, sl_adapter_kernels(adapter, request->kernels),
-                                request->threads > 0 ? request->threads : 1, &fused, err);
+    sl_status st = sl_fused_create_threads(pipeline, sl_adapter_kernels(adapter, request->kernels),
+                                           request->threads > 0 ? request->threads : 1, &fused, err);
     if (st)
         return st;
     fused_timing timing = {fused, request->split, latency_ns, 0, called, sink, user};

@@ -3,8 +3,8 @@
 #include "sluice/timing.h"
 
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
-                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user,
-                            int64_t *latency_ns, sl_err *err)
+                            sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns,
+                            sl_err *err)
 {
     sl_iter_options options = {.kernels = sl_adapter_kernels(adapter, request->kernels),
                                .workers = single_thread ? 0 : request->workers,

@@ -260,8 +260,8 @@ static sl_status feed_sink(const sl_pipeline *pipeline, int64_t nbatches, sl_bat
     if (!sink)
         return SL_OK;
     sl_batch *batch = NULL;
-    sl_status st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
-                                   &batch, err);
+    sl_status st =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, &batch, err);
     sl_position pos = {0, 0};
     for (int64_t i = 0; i < nbatches && !st; i++) {
         st = sl_pipeline_produce(pipeline, sl_kernels_reference(), pos, batch, err);

@@ -23,9 +23,9 @@ typedef enum sl__peer_kind {
 /* A peer. adapter comes first: the run function finds the peer from the
  * adapter it is given, so tests can declare peers of their own. */
 typedef struct sl__peer {
-    sl_adapter adapter;        /* name "peer:<name>", run = sl__peer_run */
-    const char *script;        /* relative to the peers folder, or absolute */
-    const char *args;          /* one extra argument ("--workers=2"), or NULL */
+    sl_adapter adapter; /* name "peer:<name>", run = sl__peer_run */
+    const char *script; /* relative to the peers folder, or absolute */
+    const char *args;   /* one extra argument ("--workers=2"), or NULL */
     /* Runs with the peers' virtual environment's Python (sl__peer_venv_python)
      * rather than the system's (sl__peer_python): frameworks that PyPI has
      * and Debian does not. */

@@ -81,8 +81,9 @@ static bool compare_field(stat_state *s, int f, const sl_tensor *peer, int64_t k
     for (int d = 0; shape_ok && d < r->shape.rank; d++)
         shape_ok = peer->shape.dims[d] == r->shape.dims[d];
     if (!shape_ok) {
-        snprintf(why, size, "batch %" PRId64 " field '%s' is %s rank %d, the reference's %s rank %d (or its dims differ)",
-                 k, name, sl_dtype_name(peer->dtype), peer->shape.rank, sl_dtype_name(r->dtype), r->shape.rank);
+        snprintf(why, size,
+                 "batch %" PRId64 " field '%s' is %s rank %d, the reference's %s rank %d (or its dims differ)", k, name,
+                 sl_dtype_name(peer->dtype), peer->shape.rank, sl_dtype_name(r->dtype), r->shape.rank);
         return false;
     }
     size_t count = (size_t)sl_shape_numel(&r->shape);
@@ -102,8 +103,8 @@ static bool compare_field(stat_state *s, int f, const sl_tensor *peer, int64_t k
             /* A NaN or infinity the pipeline passes through is no draw:
              * the peer must have the reference's bits there. */
             if (!same_bits(p[i], r1[i])) {
-                snprintf(why, size, "batch %" PRId64 " field '%s' value %zu is %g where the reference has %g", k,
-                         name, i, (double)p[i], (double)r1[i]);
+                snprintf(why, size, "batch %" PRId64 " field '%s' value %zu is %g where the reference has %g", k, name,
+                         i, (double)p[i], (double)r1[i]);
                 return false;
             }
             continue;
@@ -148,8 +149,9 @@ sl_status sl__peer_statistical_check(const sl_pipeline *pipeline, const sl__peer
         if (s.e0[f].sum2 == 0.0) {
             /* No draw reaches this field: it is deterministic work. */
             if (s.differing[f]) {
-                snprintf(why, size, "field '%s', which no draw reaches, differs from the reference's in %" PRId64
-                         " values", schema->fields[f].name, s.differing[f]);
+                snprintf(why, size,
+                         "field '%s', which no draw reaches, differs from the reference's in %" PRId64 " values",
+                         schema->fields[f].name, s.differing[f]);
                 ok = false;
             }
         } else if (!sl__residuals_agree(&s.e[f], &s.e0[f], SL__PEER_STAT_K, detail, sizeof detail)) {

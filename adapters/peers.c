@@ -13,9 +13,9 @@
 #include "sluice_config.h"
 
 /* What every Python peer implements: the ops of the gate scenarios. */
-#define PEER_GATE_TRANSFORMS                                                                                          \
-    (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                    \
-     SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                              \
+#define PEER_GATE_TRANSFORMS                                                                                           \
+    (SL_TRANSFORM(SL_OP_PACK_TOKENS) | SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_SCALE) |                     \
+     SL_TRANSFORM(SL_OP_CLIP) | SL_TRANSFORM(SL_OP_ADD) | SL_TRANSFORM(SL_OP_MULTIPLY) |                               \
      SL_TRANSFORM(SL_OP_RANDOM_CROP) | SL_TRANSFORM(SL_OP_RANDOM_HFLIP))
 
 /* Ops that move data or count, with their decisions exported and no float
@@ -23,11 +23,11 @@
  * padding and masks, id hashing and bag offsets, one-hot labels; plus the
  * ops that leave a batch's bytes as they are for a peer (bucket_by_length
  * is in the exported order already; rebatch splits and rejoins a batch). */
-#define PEER_MOVEMENT_TRANSFORMS                                                                                      \
-    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |            \
-     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |                \
-     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) |                                     \
-     SL_TRANSFORM(SL_OP_ATTENTION_MASK) | SL_TRANSFORM(SL_OP_REBATCH))
+#define PEER_MOVEMENT_TRANSFORMS                                                                                       \
+    (SL_TRANSFORM(SL_OP_RANDOM_CROP3D) | SL_TRANSFORM(SL_OP_RANDOM_FLIP3D) | SL_TRANSFORM(SL_OP_ONE_HOT) |             \
+     SL_TRANSFORM(SL_OP_PAD_TOKENS) | SL_TRANSFORM(SL_OP_HASH_IDS) | SL_TRANSFORM(SL_OP_BAG_OFFSETS) |                 \
+     SL_TRANSFORM(SL_OP_BUCKET_BY_LENGTH) | SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK) | \
+     SL_TRANSFORM(SL_OP_REBATCH))
 
 /* The JAX peers (jax, datarax) compute the gate ops, the data movement with
  * static shapes, rot90, brightness and scale from the exported decisions,
@@ -80,7 +80,7 @@
 /* numpy, torch and Grain (whose element Maps call numpy) also compute
  * zscore's float64 moments in sluice's order and sluice's libm-free log1p
  * operation for operation (docs/peers.md). */
-#define PEER_NUMPY_TRANSFORMS                                                                                         \
+#define PEER_NUMPY_TRANSFORMS                                                                                          \
     (PEER_GATE_TRANSFORMS | PEER_MOVEMENT_TRANSFORMS | SL_TRANSFORM(SL_OP_ZSCORE) | SL_TRANSFORM(SL_OP_LOG1P))
 /* The numpy and idiomatic PyTorch peers also apply the ops whose decisions
  * the export writes beyond the gate's: rot90's turns, brightness offsets
@@ -349,7 +349,7 @@ static bool spdl_available(char *reason, size_t size)
  * attention_mask): Ray's blocks join batches into tensor columns of one
  * width. Its local cluster starts before the hello, in up to 300 s; its
  * streaming executor runs ahead of the consumer. */
-#define PEER_RAY_TRANSFORMS                                                                                           \
+#define PEER_RAY_TRANSFORMS                                                                                            \
     (PEER_NUMPY_TRANSFORMS & ~(SL_TRANSFORM(SL_OP_PAD_TO_MULTIPLE) | SL_TRANSFORM(SL_OP_ATTENTION_MASK)))
 OWN_VENV_PYTHON(static, ray_python, "SLUICE_RAY_PYTHON", ".venv-ray")
 

@@ -4,9 +4,8 @@
  * fusion (`fused`) buy; optional prefetch workers, as a DataLoader's. */
 #include "adapters.h"
 
-static sl_status run_per_element(const sl_adapter *adapter, const sl_pipeline *pipeline,
-                                 const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
-                                 sl_err *err)
+static sl_status run_per_element(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                                 sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
 {
     return sl__run_iter_loop(adapter, pipeline, request, SL_ITER_PER_ELEMENT, false, sink, user, latency_ns, err);
 }

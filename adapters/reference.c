@@ -2,9 +2,8 @@
  * adapter's output is checked against, and the baseline of every ratio. */
 #include "adapters.h"
 
-static sl_status run_reference(const sl_adapter *adapter, const sl_pipeline *pipeline,
-                               const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
-                               sl_err *err)
+static sl_status run_reference(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
+                               sl_batch_sink sink, void *user, int64_t *latency_ns, sl_err *err)
 {
     return sl__run_iter_loop(adapter, pipeline, request, SL_ITER_BATCHED, true, sink, user, latency_ns, err);
 }

@@ -12,7 +12,7 @@
 
 typedef struct audit_field {
     char name[SL_NAME_MAX];
-    uint64_t digest;       /* the field's shape and bytes */
+    uint64_t digest; /* the field's shape and bytes */
     int64_t rows;
     uint64_t *row_digests; /* each row's bytes */
 } audit_field;
@@ -182,8 +182,8 @@ sl_status sl_audit_add_run(sl_audit *audit, const sl_scenario_instance *instance
                                   .kernels = kernels};
         status = adapter->run(adapter, pipeline, &request, audit_batch_sink, &sink, latency, err);
         if (status == SL_OK && sink.status != SL_OK)
-            status = sl_fail(err, sink.status, "auditing %s/%s on %s: %s", run->scenario, run->variant,
-                             adapter->name, sink.status == SL_ENOMEM ? "out of memory" : "more batches than asked");
+            status = sl_fail(err, sink.status, "auditing %s/%s on %s: %s", run->scenario, run->variant, adapter->name,
+                             sink.status == SL_ENOMEM ? "out of memory" : "more batches than asked");
     }
 done:
     free(latency);
@@ -311,7 +311,8 @@ static sl_status parse_batch(const cJSON *jb, audit_batch *ab, const char *path,
         status = sl_fail(err, SL_EFORMAT, "%s: field '%s' has more than %d fields", path, name, SL_MAX_FIELDS);
     const cJSON *jf;
     if (status == SL_OK) {
-        cJSON_ArrayForEach(jf, fields) {
+        cJSON_ArrayForEach(jf, fields)
+        {
             audit_field *af = &ab->fields[ab->nfields];
             snprintf(name, sizeof name, "%s.fields[%d].name", prefix, ab->nfields);
             ab->nfields++;
@@ -333,8 +334,8 @@ static sl_status parse_run(const cJSON *jr, audit_run *run, const char *path, in
 {
     char name[96];
     snprintf(name, sizeof name, "runs[%d].scenario", index);
-    sl_status status = sl__json_text(sl__json_member(jr, "scenario"), path, name, run->scenario,
-                                     sizeof run->scenario, err);
+    sl_status status =
+        sl__json_text(sl__json_member(jr, "scenario"), path, name, run->scenario, sizeof run->scenario, err);
     snprintf(name, sizeof name, "runs[%d].variant", index);
     if (status == SL_OK)
         status = sl__json_text(sl__json_member(jr, "variant"), path, name, run->variant, sizeof run->variant, err);
@@ -367,7 +368,8 @@ static sl_status parse_run(const cJSON *jr, audit_run *run, const char *path, in
     if (!run->batches)
         return sl_fail(err, SL_ENOMEM, "%s: out of memory for '%s'", path, name);
     const cJSON *jb;
-    cJSON_ArrayForEach(jb, batches) {
+    cJSON_ArrayForEach(jb, batches)
+    {
         char prefix[96];
         snprintf(prefix, sizeof prefix, "runs[%d].batches[%lld]", index, (long long)run->nbatches);
         status = parse_batch(jb, &run->batches[run->nbatches++], path, prefix, err);
@@ -413,7 +415,8 @@ sl_status sl_audit_load(const char *path, sl_audit **out, sl_err *err)
     const cJSON *jr;
     if (status == SL_OK) {
         int index = 0;
-        cJSON_ArrayForEach(jr, runs) {
+        cJSON_ArrayForEach(jr, runs)
+        {
             audit_run *run = append_run(audit);
             if (!run) {
                 status = sl_fail(err, SL_ENOMEM, "%s: out of memory", path);
@@ -469,8 +472,8 @@ static int64_t first_differing_row(const audit_field *fa, const audit_field *fb)
 static sl_status compare_batches(const audit_run *run, const audit_batch *x, const audit_batch *y, sl_err *err)
 {
     char where[192];
-    snprintf(where, sizeof where, "%s/%s on %s, seed %" PRIu64 ", epoch %lld, batch %lld", run->scenario,
-             run->variant, run->adapter, run->seed, (long long)x->epoch, (long long)x->index);
+    snprintf(where, sizeof where, "%s/%s on %s, seed %" PRIu64 ", epoch %lld, batch %lld", run->scenario, run->variant,
+             run->adapter, run->seed, (long long)x->epoch, (long long)x->index);
     if (x->nfields != y->nfields)
         return sl_fail(err, SL_EMISMATCH, "%s: %d fields against %d", where, x->nfields, y->nfields);
     for (int f = 0; f < x->nfields; f++) {

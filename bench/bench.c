@@ -89,8 +89,7 @@ static void fill_identity(const sl_scenario_instance *instance, const sl_adapter
      * output, so it is the one a record must carry to be reproducible. */
     record->seed = spec->seed;
     record->batch_size = spec->batch_size;
-    sl_transform_set_format(sl_pipeline_transforms(instance->pipeline), record->transforms,
-                            sizeof record->transforms);
+    sl_transform_set_format(sl_pipeline_transforms(instance->pipeline), record->transforms, sizeof record->transforms);
 }
 
 /* Marks the record failed and returns status with the same message in err,
@@ -104,8 +103,8 @@ static sl_status fail_record(sl_record *record, sl_status status, const char *me
 
 /* Elements per second of a span of batches, computed through the record's own
  * definition so that a repetition's figure and the kept record's agree. */
-static double span_elements_per_s(const sl_record *identity, int64_t *latency_ns, int64_t nbatches,
-                                  int64_t elements, int64_t bytes)
+static double span_elements_per_s(const sl_record *identity, int64_t *latency_ns, int64_t nbatches, int64_t elements,
+                                  int64_t bytes)
 {
     sl_record span = *identity;
     span.latency_ns = latency_ns;
@@ -180,7 +179,8 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
                              : sl_probe_roofline_best(instance->pipeline, run_kernels(options), 21, &roofline_kernels);
     if (roofline_ns > 0.0) {
         /* Elements/s of the probe: a full batch per roofline_ns. */
-        double roofline_elements_per_s = (double)sl_pipeline_get_spec(instance->pipeline)->batch_size / roofline_ns * 1e9;
+        double roofline_elements_per_s =
+            (double)sl_pipeline_get_spec(instance->pipeline)->batch_size / roofline_ns * 1e9;
         sl_record_add_metric(record, "roofline_ns_per_batch", roofline_ns, "ns");
         sl_record_add_metric(record, "fraction_of_roofline", sl_record_elements_per_s(record) / roofline_elements_per_s,
                              "ratio");
@@ -303,8 +303,8 @@ sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const 
     measured_window(options, profile, &warmup, &measured);
     const sl_pipeline *pipeline = instance->pipeline;
     sl_batch *batch = NULL;
-    sl_status status = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
-                                       &batch, err);
+    sl_status status =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, &batch, err);
     if (status != SL_OK)
         return status;
     measure_sink sink = {.warmup = warmup, .digest = sl_digest_new()};
@@ -344,8 +344,8 @@ static int compare_to_reference(const sl_batch *batch, void *user)
 {
     tolerance_sink *sink = user;
     if (sink->seen++ >= sink->warmup) {
-        sink->status = sl_pipeline_produce(sink->pipeline, sl_kernels_reference(), sink->position, sink->reference,
-                                           &sink->err);
+        sink->status =
+            sl_pipeline_produce(sink->pipeline, sl_kernels_reference(), sink->position, sink->reference, &sink->err);
         double worst = 0.0;
         if (sink->status != SL_OK || !sl_batches_match(sink->reference, batch, sink->tolerance, &worst, NULL, NULL))
             sink->match = false;
@@ -366,8 +366,8 @@ static sl_status check_within_tolerance(const sl_scenario_instance *instance, co
                                         sl_err *err)
 {
     const sl_pipeline *pipeline = instance->pipeline;
-    tolerance_sink sink = {.pipeline = pipeline, .tolerance = instance->scenario->tolerance, .warmup = warmup,
-                           .match = true};
+    tolerance_sink sink = {
+        .pipeline = pipeline, .tolerance = instance->scenario->tolerance, .warmup = warmup, .match = true};
     sl_status status = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
                                        &sink.reference, err);
     if (status != SL_OK)
@@ -829,8 +829,8 @@ static void use_buffer(void *dst)
 #endif
 }
 
-#define PROBE_SOURCE_BYTES ((size_t)64 << 20)
-#define PROBE_MIN_NS ((int64_t)20 * 1000 * 1000)
+#define PROBE_SOURCE_BYTES    ((size_t)64 << 20)
+#define PROBE_MIN_NS          ((int64_t)20 * 1000 * 1000)
 /* The write probe stores into the cache: a few milliseconds, and enough
  * calls for a median, settle it. */
 #define WRITE_PROBE_MIN_NS    ((int64_t)2 * 1000 * 1000)

@@ -11,8 +11,8 @@ static sl_status local_gather(const sl_comm *comm, const void *data, size_t byte
 {
     if (comm->world != 1)
         return sl_fail(err, SL_EUNSUPPORTED,
-                       "a local communicator (rank %d of %d) has no peers to gather from; run under mpirun",
-                       comm->rank, comm->world);
+                       "a local communicator (rank %d of %d) has no peers to gather from; run under mpirun", comm->rank,
+                       comm->world);
     /* One byte more than asked, so that an empty contribution still
      * yields a pointer the caller can free. */
     void *copy = malloc(bytes + 1);
@@ -74,8 +74,7 @@ sl_status sl_comm_local(int rank, int world, sl_comm **out, sl_err *err)
     return SL_OK;
 }
 
-sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
-                         sl_err *err)
+sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts, sl_err *err)
 {
     *out = NULL;
     return comm->ops->gather(comm, data, bytes, out, counts, err);

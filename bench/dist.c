@@ -91,8 +91,8 @@ static sl_status load_epoch(const sl_pipeline *pipeline, sl_rank_report *out, sl
     if (!out->epoch_ids || !out->epoch_row_digests)
         return sl_fail(err, SL_ENOMEM, "cannot hold the ids of an epoch of %" PRId64 " rows", capacity);
     sl_batch *batch = NULL;
-    sl_status st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
-                                   &batch, err);
+    sl_status st =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, &batch, err);
     for (int64_t b = 0; st == SL_OK && b < batches; b++) {
         st = sl_pipeline_produce(pipeline, sl_kernels_reference(), (sl_position){0, b}, batch, err);
         if (st != SL_OK)
@@ -216,8 +216,8 @@ static sl_status take_array(const unsigned char *p, size_t size, size_t *at, int
 {
     *dst = NULL;
     if (count < 0 || (uint64_t)count > (size - *at) / item)
-        return sl_fail(err, SL_EFORMAT, "rank %d's report claims %" PRId64 " %s; %zu bytes are left", rank, count,
-                       what, size - *at);
+        return sl_fail(err, SL_EFORMAT, "rank %d's report claims %" PRId64 " %s; %zu bytes are left", rank, count, what,
+                       size - *at);
     if (count == 0)
         return SL_OK;
     *dst = malloc((size_t)count * item);
@@ -254,11 +254,13 @@ static sl_status decode(const unsigned char *p, size_t size, int rank, int world
         st = sl_fail(err, SL_EFORMAT, "rank %d's report has a mesh of %d axes", rank, out->ndims);
     else if ((h.latencies != 0 && h.latencies != out->record.measured_batches) ||
              (h.samples != 0 && h.samples != (int64_t)out->record.repetitions * out->record.measured_batches))
-        st = sl_fail(err, SL_EFORMAT, "rank %d's report has %" PRId64 " latencies and %" PRId64
-                                      " samples for %" PRId64 " measured batches",
+        st = sl_fail(err, SL_EFORMAT,
+                     "rank %d's report has %" PRId64 " latencies and %" PRId64 " samples for %" PRId64
+                     " measured batches",
                      rank, h.latencies, h.samples, out->record.measured_batches);
     void *a;
-    if (st == SL_OK && (st = take_array(p, size, &at, h.latencies, sizeof(int64_t), &a, rank, "latencies", err)) == SL_OK)
+    if (st == SL_OK &&
+        (st = take_array(p, size, &at, h.latencies, sizeof(int64_t), &a, rank, "latencies", err)) == SL_OK)
         out->record.latency_ns = a;
     if (st == SL_OK && (st = take_array(p, size, &at, h.samples, sizeof(int64_t), &a, rank, "samples", err)) == SL_OK)
         out->record.samples_ns = a;
@@ -472,8 +474,7 @@ static sl_status check_mesh(const sl_dist_view *view, sl_err *err)
         else {
             int64_t index = mesh_index(report, first);
             if (index < 0 || index >= view->world || taken[index])
-                st = sl_fail(err, SL_EMISMATCH, "rank %d's mesh coordinates are outside the mesh or another rank's",
-                             r);
+                st = sl_fail(err, SL_EMISMATCH, "rank %d's mesh coordinates are outside the mesh or another rank's", r);
             else
                 taken[index] = true;
         }
@@ -502,8 +503,9 @@ static sl_status check_cover(const sl_dist_view *view, const int *representative
                 st = sl_fail(err, SL_EMISMATCH, "rank %d loaded element %" PRId64 ", outside the data set of %" PRId64,
                              report->rank, id, n);
             else if (owner[id] >= 0)
-                st = sl_fail(err, SL_EMISMATCH, "element %" PRId64 " is in the shards of ranks %d and %d: shards overlap",
-                             id, owner[id], report->rank);
+                st = sl_fail(err, SL_EMISMATCH,
+                             "element %" PRId64 " is in the shards of ranks %d and %d: shards overlap", id, owner[id],
+                             report->rank);
             else {
                 owner[id] = report->rank;
                 covered++;
@@ -515,8 +517,7 @@ static sl_status check_cover(const sl_dist_view *view, const int *representative
         while (missing < n && owner[missing] >= 0)
             missing++;
         st = sl_fail(err, SL_EMISMATCH,
-                     "the shards hold %" PRId64 " of the epoch's %" PRId64 " elements; element %" PRId64
-                     " is in none",
+                     "the shards hold %" PRId64 " of the epoch's %" PRId64 " elements; element %" PRId64 " is in none",
                      covered, n, missing);
     }
     free(owner);
@@ -531,7 +532,8 @@ static sl_status check_replica(const sl_rank_report *replica, const sl_rank_repo
     for (int64_t i = 0; i < first->epoch_rows; i++) {
         if (replica->epoch_ids[i] != first->epoch_ids[i])
             return sl_fail(err, SL_EMISMATCH,
-                           "replica rank %d holds element %" PRId64 " at position %" PRId64 " where rank %d holds %" PRId64,
+                           "replica rank %d holds element %" PRId64 " at position %" PRId64
+                           " where rank %d holds %" PRId64,
                            replica->rank, replica->epoch_ids[i], i, first->rank, first->epoch_ids[i]);
         if (replica->epoch_row_digests[i] != first->epoch_row_digests[i])
             return sl_fail(err, SL_EMISMATCH,
@@ -540,9 +542,8 @@ static sl_status check_replica(const sl_rank_report *replica, const sl_rank_repo
                            replica->rank, first->epoch_ids[i], i, first->rank);
     }
     if (replica->record.output_digest != first->record.output_digest)
-        return sl_fail(err, SL_EMISMATCH,
-                       "replica rank %d measured output digest %016" PRIx64 ", rank %d %016" PRIx64, replica->rank,
-                       replica->record.output_digest, first->rank, first->record.output_digest);
+        return sl_fail(err, SL_EMISMATCH, "replica rank %d measured output digest %016" PRIx64 ", rank %d %016" PRIx64,
+                       replica->rank, replica->record.output_digest, first->rank, first->record.output_digest);
     return SL_OK;
 }
 
@@ -578,9 +579,10 @@ sl_status sl_dist_check_shards(const sl_dist_view *view, const sl_pipeline *pipe
         if (spec->drop_last)
             expected -= expected % spec->batch_size;
         if (report->epoch_rows != expected) {
-            st = sl_fail(err, SL_EMISMATCH,
-                         "rank %d (data coordinate %d of %d) loaded %" PRId64 " rows of epoch 0; its shard has %" PRId64,
-                         report->rank, d, data_ranks, report->epoch_rows, expected);
+            st =
+                sl_fail(err, SL_EMISMATCH,
+                        "rank %d (data coordinate %d of %d) loaded %" PRId64 " rows of epoch 0; its shard has %" PRId64,
+                        report->rank, d, data_ranks, report->epoch_rows, expected);
             break;
         }
         for (int64_t i = 0; i < report->epoch_rows; i++) {

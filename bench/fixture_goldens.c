@@ -22,16 +22,24 @@ static sl_fixture_spec pinned_spec(sl_fixture_kind kind)
     /* Odd sides: a row ends mid Philox block, and the sphere is clipped. */
     case SL_FIXTURE_VOLUMES: return (sl_fixture_spec){.kind = kind, .n = 24, .d = 5, .h = 7, .w = 9};
     case SL_FIXTURE_IMAGE_TEXT:
-        return (sl_fixture_spec){.kind = kind, .n = 96, .h = 8, .w = 8, .c = 3, .vocab = 1000, .mean_doc_len = 10,
-                                 .seq_capacity = 24};
+        return (sl_fixture_spec){
+            .kind = kind, .n = 96, .h = 8, .w = 8, .c = 3, .vocab = 1000, .mean_doc_len = 10, .seq_capacity = 24};
     case SL_FIXTURE_AUDIO_TEXT:
-        return (sl_fixture_spec){.kind = kind, .n = 16, .samples = 200, .vocab = 1000, .mean_doc_len = 10,
-                                 .seq_capacity = 24};
+        return (sl_fixture_spec){
+            .kind = kind, .n = 16, .samples = 200, .vocab = 1000, .mean_doc_len = 10, .seq_capacity = 24};
     case SL_FIXTURE_SPARSE: return (sl_fixture_spec){.kind = kind, .n = 96, .features = 13, .categorical = 26};
     case SL_FIXTURE_SEQUENCES:
         return (sl_fixture_spec){.kind = kind, .n = 96, .vocab = 1000, .min_len = 1, .max_len = 40};
-    default: return (sl_fixture_spec){.kind = kind, .n = 96, .h = 8, .w = 8, .c = 1, .classes = 4, .vocab = 100,
-                                      .mean_doc_len = 10, .features = 4};
+    default:
+        return (sl_fixture_spec){.kind = kind,
+                                 .n = 96,
+                                 .h = 8,
+                                 .w = 8,
+                                 .c = 1,
+                                 .classes = 4,
+                                 .vocab = 100,
+                                 .mean_doc_len = 10,
+                                 .features = 4};
     }
 }
 

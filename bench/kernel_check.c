@@ -128,7 +128,7 @@ static void fill(void *data, const kc_buffer *b, kc_rng *r)
 /* A call's buffers and whatever else its entry takes, drawn under one seed. */
 typedef struct kc_inputs {
     void *buf[KC_MAX_BUFFERS];
-    kc_rng rng;                     /* the draws after the buffers' */
+    kc_rng rng; /* the draws after the buffers' */
     sl_normalize_consts norm;
     sl_affine_consts affine;
     sl_melspec_consts mel;
@@ -140,8 +140,8 @@ typedef struct kc_inputs {
     sl_permutation perm;
     sl_ew_step steps[5];
     int nsteps;
-    float w[SL_MAX_CHANNELS];       /* per-channel factors; blend's two weights */
-    int64_t a[4];                   /* integer draws: offsets, a box corner, k, axes */
+    float w[SL_MAX_CHANNELS]; /* per-channel factors; blend's two weights */
+    int64_t a[4];             /* integer draws: offsets, a box corner, k, axes */
 } kc_inputs;
 
 static void draw_reals(kc_inputs *in, float *out, int n, double lo, double hi)
@@ -225,8 +225,10 @@ static sl_status prepare_ew_chain(kc_inputs *in, const int64_t *p, sl_err *err)
     if (!p[1]) {
         /* PC-1's cycle of five stages (corpus/scenarios/pc1.c). */
         const sl_ew_step cycle[] = {
-            {.kind = SL_EW_NORMALIZE, .a = 0.09f, .b = 1.0f / 1.8f}, {.kind = SL_EW_MULTIPLY, .a = 1.9f},
-            {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},             {.kind = SL_EW_ADD, .a = 0.1f},
+            {.kind = SL_EW_NORMALIZE, .a = 0.09f, .b = 1.0f / 1.8f},
+            {.kind = SL_EW_MULTIPLY, .a = 1.9f},
+            {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},
+            {.kind = SL_EW_ADD, .a = 0.1f},
             {.kind = SL_EW_MULTIPLY, .a = 0.9f},
         };
         memcpy(in->steps, cycle, sizeof cycle);
@@ -240,7 +242,9 @@ static sl_status prepare_ew_chain(kc_inputs *in, const int64_t *p, sl_err *err)
     uint64_t key = rng_u64(&in->rng), element = rng_u32(&in->rng);
     uint32_t epoch = rng_u32(&in->rng);
     in->steps[0] = (sl_ew_step){.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 0.5f};
-    in->steps[1] = (sl_ew_step){.kind = SL_EW_GAUSSIAN_NOISE, .a = 0.1f, .key = sl_philox_key_for(key, 1),
+    in->steps[1] = (sl_ew_step){.kind = SL_EW_GAUSSIAN_NOISE,
+                                .a = 0.1f,
+                                .key = sl_philox_key_for(key, 1),
                                 .ctr = sl_philox_ctr_for(element, epoch, 0)};
     in->steps[2] = (sl_ew_step){.kind = SL_EW_MULTIPLY, .a = (float)rng_real(&in->rng, 0.8, 1.2)};
     in->nsteps = 3;
@@ -482,8 +486,8 @@ static void layout_log_mel(const int64_t *p, kc_layout *l)
 
 static sl_status prepare_log_mel(kc_inputs *in, const int64_t *p, sl_err *err)
 {
-    sl_status st = sl_melspec_consts_init(&in->mel, (int)p[0], (int)p[1], (int)p[2], (int)p[3], (int)p[4], (int)p[5],
-                                          err);
+    sl_status st =
+        sl_melspec_consts_init(&in->mel, (int)p[0], (int)p[1], (int)p[2], (int)p[3], (int)p[4], (int)p[5], err);
     return st ? st : alloc_scratch(in, sl_melspec_scratch_values(&in->mel), err);
 }
 
@@ -912,7 +916,7 @@ static int64_t first_difference(const sl_kernel_case *c, const kc_buffer *b, con
     if (b->type == KC_F32 && c->tolerance > 0.0) {
         size_t first;
         return sl_values_match(SL_F32, want, got, (size_t)b->count, c->tolerance, NULL, &first) ? b->count
-                                                                                               : (int64_t)first;
+                                                                                                : (int64_t)first;
     }
     size_t size = type_size[b->type];
     if (memcmp(want, got, (size_t)b->count * size) == 0)
@@ -969,9 +973,9 @@ sl_status sl_kernel_case_check(const sl_kernel_case *c, const sl_kernel_table *t
 /* A case whose call moves less than this rotates over KC_SETS sets of
  * inputs, so consecutive calls do not read the very same bytes. */
 #define KC_SMALL_BYTES (16 * 1024)
-#define KC_SETS 8
+#define KC_SETS        8
 /* Calls per sample are capped, so a call the clock cannot see ends too. */
-#define KC_MAX_CALLS (1 << 22)
+#define KC_MAX_CALLS   (1 << 22)
 
 static int64_t time_calls(const kc_harness *h, const sl_kernel_table *table, kc_inputs *sets, int nsets,
                           const int64_t *p, int64_t calls, int64_t (*now)(void))
@@ -1046,8 +1050,8 @@ void sl_kernel_timer_close(sl_kernel_timer *t)
     free(t);
 }
 
-sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions,
-                              double *median_ns, sl_err *err)
+sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions, double *median_ns,
+                              sl_err *err)
 {
     if (!median_ns || repetitions < 1)
         return sl_fail(err, SL_EINVAL, "kernel timing: %d repetitions; at least 1 is needed", repetitions);

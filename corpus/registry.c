@@ -12,13 +12,12 @@
 #include "sluice/timing.h"
 
 static const sl_scenario *const scenarios[] = {
-    &sl__scenario_cv1, &sl__scenario_nlp1, &sl__scenario_tab1,
-    &sl__scenario_pc1, &sl__scenario_io1, &sl__scenario_io4, &sl__scenario_pr1,  &sl__scenario_pr2,
-    &sl__scenario_cv2, &sl__scenario_cv3, &sl__scenario_cv4,
-    &sl__scenario_mm1, &sl__scenario_mm2, &sl__scenario_nlp2, &sl__scenario_tab2,
-    &sl__scenario_dist1, &sl__scenario_dist2, &sl__scenario_pc3, &sl__scenario_pc5,
-    &sl__scenario_xfmr1, &sl__scenario_nnx1, &sl__scenario_aug1, &sl__scenario_aug2, &sl__scenario_aug3,
-    &sl__scenario_pc2, &sl__scenario_pc4, &sl__scenario_io2, &sl__scenario_io3,
+    &sl__scenario_cv1,   &sl__scenario_nlp1,  &sl__scenario_tab1, &sl__scenario_pc1,  &sl__scenario_io1,
+    &sl__scenario_io4,   &sl__scenario_pr1,   &sl__scenario_pr2,  &sl__scenario_cv2,  &sl__scenario_cv3,
+    &sl__scenario_cv4,   &sl__scenario_mm1,   &sl__scenario_mm2,  &sl__scenario_nlp2, &sl__scenario_tab2,
+    &sl__scenario_dist1, &sl__scenario_dist2, &sl__scenario_pc3,  &sl__scenario_pc5,  &sl__scenario_xfmr1,
+    &sl__scenario_nnx1,  &sl__scenario_aug1,  &sl__scenario_aug2, &sl__scenario_aug3, &sl__scenario_pc2,
+    &sl__scenario_pc4,   &sl__scenario_io2,   &sl__scenario_io3,
 };
 
 int sl_scenario_count(void)
@@ -102,8 +101,12 @@ sl_status sl__scenario_begin_floats(sl_scenario_instance *instance, const sl_var
 sl_status sl__scenario_begin_images(sl_scenario_instance *instance, const sl_variant *variant,
                                     const sl_build_options *options, int32_t side, sl_err *err)
 {
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = side,
-                               .w = side, .c = 3, .classes = SL__IMAGE_CLASSES};
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES,
+                               .n = sl_variant_n(variant, options),
+                               .h = side,
+                               .w = side,
+                               .c = 3,
+                               .classes = SL__IMAGE_CLASSES};
     sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st == SL_OK)
         sl__scenario_begin_spec(instance, options);

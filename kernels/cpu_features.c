@@ -15,8 +15,8 @@ static unsigned detect(void)
     unsigned flags = 0;
     if (__builtin_cpu_supports("avx2"))
         flags |= SL_CPU_AVX2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
         flags |= SL_CPU_AVX512;
     return flags;
 #else

@@ -81,11 +81,11 @@ static void fill_reference(sl_kernel_table *table)
 }
 
 /* The arithmetic kernels of one instruction set: each file's fill for it. */
-#define ISA_FILLS(isa)                                                                                                \
-    {                                                                                                                 \
-        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,               \
-            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa, sl__cpu_log1p_##isa, sl__cpu_affine_##isa,              \
-            sl__cpu_dropout_##isa                                                                                     \
+#define ISA_FILLS(isa)                                                                                                 \
+    {                                                                                                                  \
+        sl__cpu_normalize_##isa, sl__cpu_elementwise_##isa, sl__cpu_moments_##isa, sl__cpu_blend_##isa,                \
+            sl__cpu_resize_##isa, sl__cpu_trig_rounds_##isa, sl__cpu_log1p_##isa, sl__cpu_affine_##isa,                \
+            sl__cpu_dropout_##isa                                                                                      \
     }
 #define NFILLS 9
 
@@ -143,8 +143,7 @@ static void fill_avx2(sl_kernel_table *table)
 static void fill_avx512(sl_kernel_table *table)
 {
     static const sl_cpu_variant_fill fills[NFILLS] = ISA_FILLS(avx512);
-    fill_cpu(table, "cpu-avx512", SL_TABLE_AVX512, SL_CPU_AVX2 | SL_CPU_AVX512, fills,
-             sl__cpu_permute_strided_avx512);
+    fill_cpu(table, "cpu-avx512", SL_TABLE_AVX512, SL_CPU_AVX2 | SL_CPU_AVX512, fills, sl__cpu_permute_strided_avx512);
 }
 
 /* The AVX-512 instances compiled for 256-bit vectors (kernels/cpu/cpu.h),

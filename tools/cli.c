@@ -192,8 +192,8 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
                             min < 0 ? "an integer" : "a non-negative integer (decimal digits only)");
     }
     if (errno == ERANGE || value < min || value > max) {
-        sl__cli_usage_error(cli, "option %s: %s is out of range; expected %lld to %lld", option, text,
-                            (long long)min, (long long)max);
+        sl__cli_usage_error(cli, "option %s: %s is out of range; expected %lld to %lld", option, text, (long long)min,
+                            (long long)max);
     }
     return (int64_t)value;
 }
@@ -452,8 +452,9 @@ void sl__cli_select(const sl__cli *cli, const char *scenarios, const char *varia
         any |= selection->variants[s] != 0;
     }
     if (!any) {
-        sl__cli_usage_error(cli, "no scenario variant matches --scenarios %s%s%s", scenarios != NULL ? scenarios : "all",
-                            variants != NULL ? " --variants " : "", variants != NULL ? variants : "");
+        sl__cli_usage_error(cli, "no scenario variant matches --scenarios %s%s%s",
+                            scenarios != NULL ? scenarios : "all", variants != NULL ? " --variants " : "",
+                            variants != NULL ? variants : "");
     }
 }
 
@@ -475,7 +476,7 @@ struct sl__table {
     int ncols;
     int nrows;
     int capacity;
-    char **cells;          /* (nrows + 1) x ncols, the header first */
+    char **cells; /* (nrows + 1) x ncols, the header first */
     sl__align *align;
 };
 

@@ -11,9 +11,9 @@
 #include "sluice/sluice.h"
 
 /* Exit statuses of every command. */
-#define SL__EXIT_OK 0
-#define SL__EXIT_FAILED 1  /* a run, a file or a comparison failed */
-#define SL__EXIT_USAGE 2   /* the command line was wrong */
+#define SL__EXIT_OK     0
+#define SL__EXIT_FAILED 1 /* a run, a file or a comparison failed */
+#define SL__EXIT_USAGE  2 /* the command line was wrong */
 
 /* The longest output folder a command accepts: a record's path adds the
  * profile and a file name of up to 255 bytes, and all must fit PATH_MAX. */
@@ -37,11 +37,11 @@ int sl__cmd_tune(int argc, char **argv);
 /* --- scanning arguments ------------------------------------------------------ */
 
 typedef struct sl__cli {
-    const char *command;   /* "bench"; NULL for the top level */
-    const char *usage;     /* the command's --help text, whose options a typo is matched against; may be NULL */
+    const char *command; /* "bench"; NULL for the top level */
+    const char *usage;   /* the command's --help text, whose options a typo is matched against; may be NULL */
     int argc;
     char **argv;
-    int index;             /* the argument being looked at */
+    int index; /* the argument being looked at */
 } sl__cli;
 
 sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv);
@@ -117,9 +117,9 @@ void sl__cli_list_free(sl__cli_list *list);
 /* Which scenario variants and adapters a command acts on. */
 typedef struct sl__selection {
     int nscenarios;
-    uint64_t *variants;    /* per scenario: bit v set when variant v is selected */
+    uint64_t *variants; /* per scenario: bit v set when variant v is selected */
     int nadapters;
-    bool *adapters;        /* per adapter index */
+    bool *adapters; /* per adapter index */
 } sl__selection;
 
 /* scenarios: "ID[,ID...]", where an item may also be "gate" (the gate

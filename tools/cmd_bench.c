@@ -129,8 +129,9 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             /* Records go to DIR/<profile>/<name of up to 255 bytes>, which
              * must fit a path; a longer DIR was once cut short silently. */
             if (strlen(value) > SL__MAX_OUTPUT_DIR)
-                sl__cli_usage_error(&cli, "option --output-dir: the path is %zu characters; at most %d fit a record's "
-                                          "path",
+                sl__cli_usage_error(&cli,
+                                    "option --output-dir: the path is %zu characters; at most %d fit a record's "
+                                    "path",
                                     strlen(value), SL__MAX_OUTPUT_DIR);
             args->output_dir = value;
         } else if (sl__cli_option(&cli, "--seed", &value)) {
@@ -274,9 +275,9 @@ static void note_ranks(bench_report *report, const sl_record *record)
     if (record->outcome != SL_RECORD_OK || !ranks || !processes || !slowest || !wall)
         return;
     char line[512];
-    int used = snprintf(line, sizeof line, "%s/%s %s: %.0f rank%s in %.0f process%s; p50 per rank (µs):",
-                        record->scenario, record->variant, record->adapter, *ranks, *ranks == 1 ? "" : "s",
-                        *processes, *processes == 1 ? "" : "es");
+    int used = snprintf(
+        line, sizeof line, "%s/%s %s: %.0f rank%s in %.0f process%s; p50 per rank (µs):", record->scenario,
+        record->variant, record->adapter, *ranks, *ranks == 1 ? "" : "s", *processes, *processes == 1 ? "" : "es");
     for (int r = 0; r < SL_DIST_RANK_METRICS && used > 0 && (size_t)used < sizeof line; r++) {
         char name[48];
         snprintf(name, sizeof name, "rank_%d_p50_ns", r);

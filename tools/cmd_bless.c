@@ -7,24 +7,23 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: sluice bless [options]\n"
-    "\n"
-    "Captures the reference adapter's first batches of each selected scenario\n"
-    "variant at ci size and saves them as its golden, saying for each whether it\n"
-    "is new, unchanged or changed. Review the changes and commit them.\n"
-    "\n"
-    "options:\n"
-    "  --scenarios LIST     scenario ids, 'gate' or 'all', comma-separated (default all)\n"
-    "  --variants LIST      keep only these variants of the selected scenarios\n"
-    "  --golden-dir DIR     where goldens go (default: the source tree's golden/)\n"
-    "  --seed N             fixture and pipeline seed (default 42, the one the tests use)\n"
-    "  --fixtures           bless the fixture generators' goldens (fixture__<kind>.json)\n"
-    "                       instead of the scenarios'\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\n"
-    "command line.\n";
+static const char usage[] = "usage: sluice bless [options]\n"
+                            "\n"
+                            "Captures the reference adapter's first batches of each selected scenario\n"
+                            "variant at ci size and saves them as its golden, saying for each whether it\n"
+                            "is new, unchanged or changed. Review the changes and commit them.\n"
+                            "\n"
+                            "options:\n"
+                            "  --scenarios LIST     scenario ids, 'gate' or 'all', comma-separated (default all)\n"
+                            "  --variants LIST      keep only these variants of the selected scenarios\n"
+                            "  --golden-dir DIR     where goldens go (default: the source tree's golden/)\n"
+                            "  --seed N             fixture and pipeline seed (default 42, the one the tests use)\n"
+                            "  --fixtures           bless the fixture generators' goldens (fixture__<kind>.json)\n"
+                            "                       instead of the scenarios'\n"
+                            "  -h, --help           show this help\n"
+                            "\n"
+                            "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\n"
+                            "command line.\n";
 
 typedef struct bless_args {
     const char *scenarios;
@@ -232,8 +231,8 @@ int sl__cmd_bless(int argc, char **argv)
         return SL__EXIT_FAILED;
     }
 
-    printf("\n%d new, %d changed, %d unchanged, %d skipped, %d failed; goldens in %s/\n", counts.fresh,
-           counts.changed, counts.unchanged, counts.skipped, counts.failed, args.golden_dir);
+    printf("\n%d new, %d changed, %d unchanged, %d skipped, %d failed; goldens in %s/\n", counts.fresh, counts.changed,
+           counts.unchanged, counts.skipped, counts.failed, args.golden_dir);
     if (counts.fresh + counts.changed > 0) {
         printf("Review them (git status and git diff -- %s) and commit them with the change that caused them.\n",
                args.golden_dir);

@@ -76,8 +76,8 @@ static void select_entries(const sl__cli *cli, const char *text, bool *selected)
             char names[1024] = "";
             size_t used = 0;
             for (int k = 0; k < n && used < sizeof names; k++)
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
-                                         sl_kernel_entry_name(k));
+                used +=
+                    (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", sl_kernel_entry_name(k));
             sl__cli_usage_error(cli, "option --entries: unknown kernel entry '%s'\nvalid: %s", list.items[i], names);
         }
         selected[e] = true;

@@ -87,8 +87,8 @@ static void print_scenarios(const sl_profile_settings *profile, const corpus_tra
            profile->name, size);
     char runs_header[32];
     snprintf(runs_header, sizeof runs_header, "at %s", profile->name);
-    const char *const headers[] = {"variant", "gate", runs_header, "ci n", "ci bs", "full n", "full bs",
-                                   "transforms", "summary"};
+    const char *const headers[] = {"variant", "gate",    runs_header,  "ci n",   "ci bs",
+                                   "full n",  "full bs", "transforms", "summary"};
     static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT, SL__RIGHT, SL__RIGHT,
                                       SL__RIGHT, SL__RIGHT, SL__LEFT, SL__LEFT};
     int i = 0;
@@ -112,8 +112,15 @@ static void print_scenarios(const sl_profile_settings *profile, const corpus_tra
             } else {
                 sl_transform_set_format(corpus->sets[i], transforms, sizeof transforms);
             }
-            const char *cells[] = {variant->name, variant->gate ? "yes" : "no", runs ? "yes" : "no", ci_n, ci_bs,
-                                   full_n, full_bs, transforms, variant->summary};
+            const char *cells[] = {variant->name,
+                                   variant->gate ? "yes" : "no",
+                                   runs ? "yes" : "no",
+                                   ci_n,
+                                   ci_bs,
+                                   full_n,
+                                   full_bs,
+                                   transforms,
+                                   variant->summary};
             sl__table_add_row(table, cells);
         }
         sl__table_print(table, stdout, 4);
@@ -137,7 +144,7 @@ static void print_adapters(const sl_kernel_table *kernels)
         }
         sl_transform_set_format(sl_adapter_transforms(adapter), transforms, sizeof transforms);
         const char *cells[] = {adapter->name, adapter->backend, sl_adapter_kernels(adapter, kernels)->name,
-                               available, transforms, adapter->summary};
+                               available,     transforms,       adapter->summary};
         sl__table_add_row(table, cells);
     }
     printf("\nADAPTERS\n\n");

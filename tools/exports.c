@@ -76,11 +76,13 @@ void sl__export_junit(const sl_record *records, const sl_environment *environmen
         time += wall_seconds(&records[i]);
     }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fprintf(out, "<testsuites name=\"sluice bench\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
-                 "time=\"%.6f\">\n",
+    fprintf(out,
+            "<testsuites name=\"sluice bench\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
+            "time=\"%.6f\">\n",
             count, failures, errors, skipped, time);
-    fprintf(out, "  <testsuite name=\"sluice bench\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
-                 "time=\"%.6f\">\n",
+    fprintf(out,
+            "  <testsuite name=\"sluice bench\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
+            "time=\"%.6f\">\n",
             count, failures, errors, skipped, time);
     for (int i = 0; i < count; i++) {
         const sl_record *r = &records[i];

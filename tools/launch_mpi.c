@@ -2,8 +2,8 @@
  * initializes MPI and runs as one rank of the job. */
 #include <stdio.h>
 
-#include "launch.h"
 #include "dist/sluice_mpi.h"
+#include "launch.h"
 
 sl_status sl__launch_start(sl_comm **world, char *note, size_t size, sl_err *err)
 {

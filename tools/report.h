@@ -64,7 +64,7 @@ typedef struct sl__report {
     sl__report_row *rows; /* grouped by variant, in record order of variants */
     int nvariants;
     sl__report_variant *variants;
-    int nenvironments;           /* distinct (CPU, commit) pairs among the records */
+    int nenvironments; /* distinct (CPU, commit) pairs among the records */
     const sl_environment *environments[8];
     int nbusy;           /* rows measured while the machine was busy (sl_environment_busy) */
     double busiest_load; /* the highest load average any ranked row saw */

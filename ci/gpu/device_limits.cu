@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        cudaError_t e_ = (call);                                                                             \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "device_limits: %s failed: %s\n", #call, cudaGetErrorString(e_));                \
-            exit(1);                                                                                         \
-        }                                                                                                    \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "device_limits: %s failed: %s\n", #call, cudaGetErrorString(e_));                          \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 static int by_value(const void *a, const void *b)
@@ -97,8 +97,7 @@ int main(void)
     printf("{\"device\": \"%s\", \"compute_capability\": \"%d.%d\", \"multiprocessors\": %d, "
            "\"l2_bytes\": %d, \"d2d_copy_gb_per_s\": %.1f, \"pinned_h2d_gb_per_s\": %.1f, "
            "\"empty_graph_launch_us\": %.2f}\n",
-           prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize, d2d_gbs, h2d_gbs,
-           graph_us);
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize, d2d_gbs, h2d_gbs, graph_us);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     cudaFreeHost(host);

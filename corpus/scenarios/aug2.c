@@ -16,10 +16,18 @@ static const float imagenet_mean[3] = {123.675f, 116.28f, 103.53f};
 static const float imagenet_std[3] = {58.395f, 57.12f, 57.375f};
 
 static const sl_variant variants[] = {
-    {"deterministic", "10k x 64x64x3 u8, bs 64: normalize, scale, clip", {1000, 10000}, {64, 64},
-     AUG2_DETERMINISTIC, false},
-    {"stochastic", "10k x 64x64x3 u8, bs 64: normalize, noise, random scale", {1000, 10000}, {64, 64},
-     AUG2_STOCHASTIC, false},
+    {"deterministic",
+     "10k x 64x64x3 u8, bs 64: normalize, scale, clip",
+     {1000, 10000},
+     {64, 64},
+     AUG2_DETERMINISTIC,
+     false},
+    {"stochastic",
+     "10k x 64x64x3 u8, bs 64: normalize, noise, random scale",
+     {1000, 10000},
+     {64, 64},
+     AUG2_STOCHASTIC,
+     false},
 };
 
 /* The chain of one variant; the metrics hook builds the other with it. */

@@ -10,8 +10,10 @@
 #include "sluice/adapter.h"
 #include "sluice/record.h"
 
-#define AUG3_VARIANT(depth, ci_n)                                                                                     \
-    {"depth" #depth, "50k x 64x64 f32, bs 64, depth " #depth, {ci_n, 50000}, {64, 64}, depth, false}
+#define AUG3_VARIANT(depth, ci_n)                                                                                      \
+    {                                                                                                                  \
+        "depth" #depth, "50k x 64x64 f32, bs 64, depth " #depth, {ci_n, 50000}, {64, 64}, depth, false                 \
+    }
 
 /* param 0 is the sweep. */
 static const sl_variant variants[] = {
@@ -19,7 +21,11 @@ static const sl_variant variants[] = {
     AUG3_VARIANT(3, 2000),
     AUG3_VARIANT(6, 2000),
     AUG3_VARIANT(12, 0),
-    {"sweep", "50k x 64x64 f32, bs 64, normalize only; times every depth of the profile", {2000, 50000}, {64, 64}, 0,
+    {"sweep",
+     "50k x 64x64 f32, bs 64, normalize only; times every depth of the profile",
+     {2000, 50000},
+     {64, 64},
+     0,
      false},
 };
 #define AUG3_NVARIANTS ((int)(sizeof variants / sizeof variants[0]))

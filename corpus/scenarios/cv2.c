@@ -18,8 +18,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 {
     (void)scenario;
     int32_t side = (int32_t)variant->param;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_VOLUMES, .n = sl_variant_n(variant, options), .d = side,
-                               .h = side, .w = side};
+    sl_fixture_spec fixture = {
+        .kind = SL_FIXTURE_VOLUMES, .n = sl_variant_n(variant, options), .d = side, .h = side, .w = side};
     sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st)
         return st;
@@ -27,8 +27,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
     int32_t patch = side * 3 / 4;
     st = sl_pipeline_spec_add(&instance->spec, sl_op_zscore("volume"), err);
     if (st == SL_OK)
-        st = sl_pipeline_spec_add(&instance->spec, sl_op_random_crop3d("volume", CV2_CROP_OP, patch, patch, patch),
-                                  err);
+        st =
+            sl_pipeline_spec_add(&instance->spec, sl_op_random_crop3d("volume", CV2_CROP_OP, patch, patch, patch), err);
     if (st == SL_OK)
         st = sl_pipeline_spec_add(&instance->spec, sl_op_random_flip3d("volume", CV2_FLIP_OP, 0.5f), err);
     return st;

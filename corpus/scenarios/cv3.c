@@ -15,8 +15,7 @@ static const float imagenet_std[3] = {58.395f, 57.12f, 57.375f};
 
 static const sl_variant variants[] = {
     {"mixup", "1k x 64x64x3 u8, 10 classes, MixUp alpha 0.4, bs 128", {1000, 5000}, {128, 128}, CV3_MIXUP, false},
-    {"cutmix", "1k x 64x64x3 u8, 10 classes, CutMix alpha 0.4, bs 128", {1000, 5000}, {128, 128}, CV3_CUTMIX,
-     false},
+    {"cutmix", "1k x 64x64x3 u8, 10 classes, CutMix alpha 0.4, bs 128", {1000, 5000}, {128, 128}, CV3_CUTMIX, false},
 };
 
 static sl_status build(const sl_scenario *scenario, const sl_variant *variant, const sl_build_options *options,

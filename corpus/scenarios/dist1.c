@@ -10,8 +10,7 @@ static const sl_variant variants[] = {
 };
 
 /* One axis: every rank is a data rank. */
-static int mesh(const sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason,
-                size_t size)
+static int mesh(const sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason, size_t size)
 {
     (void)scenario;
     (void)variant;

@@ -12,8 +12,7 @@ static const sl_variant variants[] = {
     {"2d", "the same on a data x model mesh of 2 model replicas", {2000, 10000}, {64, 64}, 2, false},
 };
 
-static int mesh(const sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason,
-                size_t size)
+static int mesh(const sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason, size_t size)
 {
     (void)scenario;
     int model = (int)variant->param;

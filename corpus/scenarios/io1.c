@@ -19,8 +19,8 @@ static const sl_variant variants[] = {
 
 /* Exports the fixture to .npy files in a fresh work directory and opens
  * them as the pipeline's source. */
-static sl_status open_file_source(sl_scenario_instance *instance, const sl_build_options *options,
-                                  sl_source_kind kind, sl_err *err)
+static sl_status open_file_source(sl_scenario_instance *instance, const sl_build_options *options, sl_source_kind kind,
+                                  sl_err *err)
 {
     const char *base = options->workdir ? options->workdir : sl_temp_base();
     sl_status st = sl_workdir_create(base, "io1", instance->workdir, sizeof instance->workdir, err);
@@ -45,8 +45,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 3, .classes = 1000};
+    sl_fixture_spec fixture = {
+        .kind = SL_FIXTURE_IMAGES, .n = sl_variant_n(variant, options), .h = 64, .w = 64, .c = 3, .classes = 1000};
     sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st)
         return st;

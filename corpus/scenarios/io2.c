@@ -19,9 +19,9 @@
 
 /* The stream reads chunks of one block; its cache holds two windows, so the
  * next window's chunks load while prefetch workers finish the last one. */
-#define BLOCK_ROWS 64
-#define WINDOW_BLOCKS 8
-#define CACHE_CHUNKS (2 * WINDOW_BLOCKS)
+#define BLOCK_ROWS          64
+#define WINDOW_BLOCKS       8
+#define CACHE_CHUNKS        (2 * WINDOW_BLOCKS)
 /* What the streaming run may add to the process: twice its cache (48 MiB
  * for 48 KiB rows), leaving room for batches, prefetch and scratch. */
 #define MEMORY_BUDGET_BYTES ((int64_t)96 << 20)
@@ -32,22 +32,31 @@ static const float unit_mean[3] = {0.5f, 0.5f, 0.5f};
 static const float unit_std[3] = {0.288675f, 0.288675f, 0.288675f};
 
 static const sl_variant variants[] = {
-    {"eager-10k", "10k x 64x64x3 f32 loaded whole from .npy, bs 64", {10000, 10000}, {64, 64}, SL_SOURCE_EAGER,
+    {"eager-10k", "10k x 64x64x3 f32 loaded whole from .npy, bs 64", {10000, 10000}, {64, 64}, SL_SOURCE_EAGER, false},
+    {"stream-10k",
+     "10k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64",
+     {10000, 10000},
+     {64, 64},
+     SL_SOURCE_STREAM,
      false},
-    {"stream-10k", "10k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64", {10000, 10000}, {64, 64},
-     SL_SOURCE_STREAM, false},
     {"eager-50k", "50k x 64x64x3 f32 loaded whole from .npy, bs 64", {0, 50000}, {64, 64}, SL_SOURCE_EAGER, false},
-    {"stream-50k", "50k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64", {0, 50000}, {64, 64},
-     SL_SOURCE_STREAM, false},
-    {"eager-200k", "200k x 64x64x3 f32 loaded whole from .npy, bs 64", {0, 200000}, {64, 64}, SL_SOURCE_EAGER,
+    {"stream-50k",
+     "50k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64",
+     {0, 50000},
+     {64, 64},
+     SL_SOURCE_STREAM,
      false},
-    {"stream-200k", "200k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64", {0, 200000}, {64, 64},
-     SL_SOURCE_STREAM, false},
+    {"eager-200k", "200k x 64x64x3 f32 loaded whole from .npy, bs 64", {0, 200000}, {64, 64}, SL_SOURCE_EAGER, false},
+    {"stream-200k",
+     "200k x 64x64x3 f32 streamed through 16 chunks of 64 rows, bs 64",
+     {0, 200000},
+     {64, 64},
+     SL_SOURCE_STREAM,
+     false},
 };
 
 /* Opens the exported fixture as a source of the given kind. */
-static sl_status open_export(const sl_scenario_instance *instance, sl_source_kind kind, sl_source **out,
-                             sl_err *err)
+static sl_status open_export(const sl_scenario_instance *instance, sl_source_kind kind, sl_source **out, sl_err *err)
 {
     char path[320];
     snprintf(path, sizeof path, "%s/x.npy", instance->workdir);
@@ -63,8 +72,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 3};
+    sl_fixture_spec fixture = {
+        .kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64, .c = 3};
     sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st)
         return st;
@@ -126,12 +135,11 @@ static sl_status measure_epoch(const sl_scenario_instance *instance, const sl_ad
         st = sl_pipeline_create(spec, &pipeline, err);
     }
     if (st == SL_OK) {
-        sl_run_request request = {
-            .start = {0, 0},
-            .nbatches = nbatches,
-            .workers = record->workers,
-            .threads = record->threads,
-            .kernels = kernels};
+        sl_run_request request = {.start = {0, 0},
+                                  .nbatches = nbatches,
+                                  .workers = record->workers,
+                                  .threads = record->threads,
+                                  .kernels = kernels};
         st = adapter->run(adapter, pipeline, &request, count_batch, &delivered, latency, err);
     }
     if (st == SL_OK && delivered != nbatches)

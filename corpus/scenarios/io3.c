@@ -26,8 +26,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
                        sl_scenario_instance *instance, sl_err *err)
 {
     (void)scenario;
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64,
-                               .c = 3, .classes = 1000};
+    sl_fixture_spec fixture = {
+        .kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = 64, .w = 64, .c = 3, .classes = 1000};
     /* Part s is the fixture of seed + s: two sources with different data. */
     sl_source *parts[NPARTS] = {NULL, NULL};
     sl_status st = SL_OK;
@@ -45,8 +45,8 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
     }
     instance->source = instance->fixture;
     sl__scenario_begin_spec(instance, options);
-    instance->spec.mix = (sl_mixture){.nparts = NPARTS, .weights = {(uint32_t)variant->param,
-                                                                      (uint32_t)(100 - variant->param)}};
+    instance->spec.mix =
+        (sl_mixture){.nparts = NPARTS, .weights = {(uint32_t)variant->param, (uint32_t)(100 - variant->param)}};
     return sl_pipeline_spec_add(&instance->spec, sl_op_normalize("x", 3, unit_mean, unit_std), err);
 }
 

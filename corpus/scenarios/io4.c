@@ -59,7 +59,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     sl_record_add_scenario_metric(record, "epoch0_ms", epoch_ns[0] / 1e6, "ms");
     sl_record_add_scenario_metric(record, "epoch1_speedup", epoch_ns[0] / epoch_ns[1], "x");
     sl_record_add_scenario_metric(record, "epoch2_speedup", epoch_ns[0] / epoch_ns[2], "x");
-    sl_record_add_scenario_metric(record, "cache_bytes", (double)sl_pipeline_cache_bytes(p, sl_adapter_kernels(adapter, kernels)), "B");
+    sl_record_add_scenario_metric(record, "cache_bytes",
+                                  (double)sl_pipeline_cache_bytes(p, sl_adapter_kernels(adapter, kernels)), "B");
     return SL_OK;
 }
 

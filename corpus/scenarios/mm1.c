@@ -12,10 +12,10 @@ static const float clip_std[3] = {68.50024f, 66.63224f, 70.32316f};
 
 enum {
     MM1_SIDE = 64,
-    MM1_CONTEXT = 77,        /* CLIP's context length */
-    MM1_VOCAB = 49408,       /* CLIP's vocabulary size */
-    MM1_CAPACITY = 96,       /* the caption field before truncation */
-    MM1_MEAN_CAPTION = 40,   /* content lengths uniform in [1, 80]: about 1 in 13 is cut */
+    MM1_CONTEXT = 77,      /* CLIP's context length */
+    MM1_VOCAB = 49408,     /* CLIP's vocabulary size */
+    MM1_CAPACITY = 96,     /* the caption field before truncation */
+    MM1_MEAN_CAPTION = 40, /* content lengths uniform in [1, 80]: about 1 in 13 is cut */
     MM1_CROP_OP = 1,
 };
 

@@ -13,14 +13,14 @@
 #include "sluice/record.h"
 
 enum {
-    MM2_SAMPLES = 16000,     /* one second at 16 kHz */
+    MM2_SAMPLES = 16000, /* one second at 16 kHz */
     MM2_RATE = 16000,
-    MM2_FRAME = 400,         /* 25 ms */
-    MM2_HOP = 160,           /* 10 ms */
+    MM2_FRAME = 400, /* 25 ms */
+    MM2_HOP = 160,   /* 10 ms */
     MM2_N_FFT = 400,
     MM2_MELS = 80,
     MM2_TOKENS = 128,
-    MM2_VOCAB = 51865,       /* Whisper's multilingual vocabulary */
+    MM2_VOCAB = 51865, /* Whisper's multilingual vocabulary */
     MM2_CAPACITY = 160,
     MM2_MEAN_TRANSCRIPT = 64, /* content lengths uniform in [1, 128]: a few are cut */
 };

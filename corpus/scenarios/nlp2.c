@@ -25,8 +25,12 @@ enum {
 
 /* param: 1 with length bucketing. */
 static const sl_variant variants[] = {
-    {"padded", "5k sequences of U[10, 512] tokens (100k at full), bs 32, padded per batch to a multiple of 128",
-     {5000, 100000}, {32, 32}, 0, false},
+    {"padded",
+     "5k sequences of U[10, 512] tokens (100k at full), bs 32, padded per batch to a multiple of 128",
+     {5000, 100000},
+     {32, 32},
+     0,
+     false},
     {"bucketed", "the same, with length bucketing in windows of 16 batches", {5000, 100000}, {32, 32}, 1, false},
 };
 
@@ -98,8 +102,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const struct sl_a
     sl_record_add_scenario_metric(record, "padding_waste_fraction", 1.0 - (double)w.real / (double)w.positions,
                                   "ratio");
     double capacity_positions = (double)sl_pipeline_epoch_size(p) * NLP2_CAPACITY;
-    sl_record_add_scenario_metric(record, "capacity_padding_waste_fraction",
-                                  1.0 - (double)w.real / capacity_positions, "ratio");
+    sl_record_add_scenario_metric(record, "capacity_padding_waste_fraction", 1.0 - (double)w.real / capacity_positions,
+                                  "ratio");
     return SL_OK;
 }
 

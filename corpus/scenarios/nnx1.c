@@ -47,7 +47,7 @@ typedef struct fold_pass {
     sl_module *module;
     int64_t warmup;
     int64_t seen;
-    int64_t *update_ns;        /* one per measured batch */
+    int64_t *update_ns; /* one per measured batch */
     sl_status status;
     sl_err err;
 } fold_pass;
@@ -79,7 +79,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     fold_pass f = {.warmup = warmup, .update_ns = calloc((size_t)measured, sizeof(int64_t))};
     if (!f.update_ns)
         return sl_fail(err, SL_ENOMEM, "cannot allocate %lld fold times", (long long)measured);
-    st = sl_module_create(instance->pipeline, sl_adapter_kernels(adapter, kernels), "x", (sl_position){0, 0}, &f.module, err);
+    st = sl_module_create(instance->pipeline, sl_adapter_kernels(adapter, kernels), "x", (sl_position){0, 0}, &f.module,
+                          err);
     if (!st)
         st = sl__scenario_measure(instance, adapter, kernels, warmup, measured, fold_batch, &f, &folded, err);
     if (!st && f.status) {
@@ -88,9 +89,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
             *err = f.err;
     }
     if (!st && folded.digest != plain.digest)
-        st = sl_fail(err, SL_EMISMATCH,
-                     "with the module the output digest is %016" PRIx64 ", without it %016" PRIx64, folded.digest,
-                     plain.digest);
+        st = sl_fail(err, SL_EMISMATCH, "with the module the output digest is %016" PRIx64 ", without it %016" PRIx64,
+                     folded.digest, plain.digest);
     if (!st && sl_module_state_of(f.module)->batches != warmup + measured)
         st = sl_fail(err, SL_EMISMATCH, "the module folded %lld of %lld batches",
                      (long long)sl_module_state_of(f.module)->batches, (long long)(warmup + measured));

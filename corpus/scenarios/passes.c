@@ -18,12 +18,11 @@ sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, const sl_kernel
     int64_t *latency = malloc((size_t)total * sizeof *latency);
     int64_t *samples = malloc((size_t)count * (size_t)passes * (size_t)measured * sizeof *samples);
     sl_status st = latency && samples ? SL_OK : sl_fail(err, SL_ENOMEM, "cannot allocate the timed passes");
-    sl_run_request request = {
-        .start = {0, 0},
-        .nbatches = total,
-        .workers = (int)record->workers,
-        .threads = (int)record->threads,
-        .kernels = kernels};
+    sl_run_request request = {.start = {0, 0},
+                              .nbatches = total,
+                              .workers = (int)record->workers,
+                              .threads = (int)record->threads,
+                              .kernels = kernels};
     /* Pass by pass, every pipeline in turn, so that a change in the
      * machine's state (another process, the clock) falls on all of them
      * alike rather than on whichever ran last. */
@@ -42,9 +41,9 @@ sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, const sl_kernel
     return st;
 }
 
-sl_status sl__scenario_twin(const sl_scenario_instance *instance, sl_status (*add_ops)(sl_pipeline_spec *spec,
-                                                                                       int64_t param, sl_err *err),
-                            int64_t param, sl_pipeline **out, sl_err *err)
+sl_status sl__scenario_twin(const sl_scenario_instance *instance,
+                            sl_status (*add_ops)(sl_pipeline_spec *spec, int64_t param, sl_err *err), int64_t param,
+                            sl_pipeline **out, sl_err *err)
 {
     sl_pipeline_spec spec = instance->spec;
     spec.nops = 0;

@@ -2,8 +2,10 @@
  * to the variant's depth: where fusing a chain per tile pays off most. */
 #include "common.h"
 
-#define PC1_VARIANT(depth, ci_n, gate)                                                                               \
-    {"depth" #depth, "64x64 f32, bs 64, chain depth " #depth, {ci_n, 50000}, {64, 64}, depth, gate}
+#define PC1_VARIANT(depth, ci_n, gate)                                                                                 \
+    {                                                                                                                  \
+        "depth" #depth, "64x64 f32, bs 64, chain depth " #depth, {ci_n, 50000}, {64, 64}, depth, gate                  \
+    }
 
 /* Depth 50 runs at ci size on 256 elements: enough for its golden and the
  * fused-against-unfused check, in a fraction of a second, so the deep end

@@ -48,8 +48,7 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 
 /* The median time of merging two batches (a * 0.5 + b * 0.5 with the
  * adapter's blend kernel, as branch_mean merges), over `repetitions`. */
-static sl_status time_merge(const sl_kernel_table *k, int64_t values, int64_t repetitions, double *p50_ns,
-                            sl_err *err)
+static sl_status time_merge(const sl_kernel_table *k, int64_t values, int64_t repetitions, double *p50_ns, sl_err *err)
 {
     float *a = malloc((size_t)values * sizeof(float));
     float *b = malloc((size_t)values * sizeof(float));
@@ -89,7 +88,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
     }
     if (st == SL_OK) {
         int64_t values = sl_pipeline_batch_bytes(instance->pipeline) / sizeof(float);
-        st = time_merge(sl_adapter_kernels(adapter, kernels), values, record->measured_batches * PC2_PASSES, &merge, err);
+        st = time_merge(sl_adapter_kernels(adapter, kernels), values, record->measured_batches * PC2_PASSES, &merge,
+                        err);
     }
     sl_pipeline_free(branch[0]);
     sl_pipeline_free(branch[1]);

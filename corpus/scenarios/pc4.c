@@ -7,12 +7,21 @@
 #include "common.h"
 
 /* Stable op ids: the two decisions and the three random ops they run. */
-enum { PC4_APPLY_OP = 1, PC4_APPLIED_BRIGHTNESS_OP = 2, PC4_CHOICE_OP = 3, PC4_CHOSEN_BRIGHTNESS_OP = 4,
-       PC4_CHOSEN_NOISE_OP = 5 };
+enum {
+    PC4_APPLY_OP = 1,
+    PC4_APPLIED_BRIGHTNESS_OP = 2,
+    PC4_CHOICE_OP = 3,
+    PC4_CHOSEN_BRIGHTNESS_OP = 4,
+    PC4_CHOSEN_NOISE_OP = 5
+};
 
 static const sl_variant variants[] = {
-    {"p0.5", "50k x 64x64x3 f32, bs 64: apply brightness with p 0.5; brightness or noise", {4000, 50000}, {64, 64},
-     0, false},
+    {"p0.5",
+     "50k x 64x64x3 f32, bs 64: apply brightness with p 0.5; brightness or noise",
+     {4000, 50000},
+     {64, 64},
+     0,
+     false},
 };
 
 static sl_status build(const sl_scenario *scenario, const sl_variant *variant, const sl_build_options *options,

@@ -17,8 +17,7 @@ static const float pc5_scale[3] = {1.5f, 0.75f, 1.25f};
 static const float pc5_bias[3] = {0.1f, -0.2f, 0.05f};
 
 static const sl_variant variants[] = {
-    {"train", "1k x 32x32x3 f32, bs 32, dropout 0.1 in training mode", {1000, 10000}, {32, 32}, SL_MODE_TRAIN,
-     false},
+    {"train", "1k x 32x32x3 f32, bs 32, dropout 0.1 in training mode", {1000, 10000}, {32, 32}, SL_MODE_TRAIN, false},
     {"eval", "1k x 32x32x3 f32, bs 32, eval mode (dropout off)", {1000, 10000}, {32, 32}, SL_MODE_EVAL, false},
 };
 

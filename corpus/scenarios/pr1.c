@@ -27,16 +27,14 @@ static sl_status build(const sl_scenario *scenario, const sl_variant *variant, c
 {
     (void)scenario;
     int32_t side = (int32_t)variant->param;
-    sl_fixture_spec fixture = side == 64 ? (sl_fixture_spec){.kind = SL_FIXTURE_VOLUMES,
-                                                             .n = sl_variant_n(variant, options),
-                                                             .d = side,
-                                                             .h = side,
-                                                             .w = side}
-                                         : (sl_fixture_spec){.kind = SL_FIXTURE_FLOATS,
-                                                             .n = sl_variant_n(variant, options),
-                                                             .h = side,
-                                                             .w = side,
-                                                             .c = 3};
+    sl_fixture_spec fixture =
+        side == 64 ? (sl_fixture_spec){.kind = SL_FIXTURE_VOLUMES,
+                                       .n = sl_variant_n(variant, options),
+                                       .d = side,
+                                       .h = side,
+                                       .w = side}
+                   : (sl_fixture_spec){
+                         .kind = SL_FIXTURE_FLOATS, .n = sl_variant_n(variant, options), .h = side, .w = side, .c = 3};
     sl_status st = sl__scenario_make_fixture(instance, &fixture, options->seed, err);
     if (st)
         return st;
@@ -87,8 +85,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
         st = sl_fail(err, SL_EIO, "cannot stat the checkpoint %s", path);
     if (st == SL_OK) {
         sl_record_add_scenario_metric(record, "checkpoint_bytes", (double)file.st_size, "B");
-        sl_record_add_scenario_metric(record, "checkpoint_save_ns",
-                                      sl_percentile_i64(save_ns, TIMED_REPETITIONS, 50.0), "ns");
+        sl_record_add_scenario_metric(record, "checkpoint_save_ns", sl_percentile_i64(save_ns, TIMED_REPETITIONS, 50.0),
+                                      "ns");
         sl_record_add_scenario_metric(record, "checkpoint_restore_ns",
                                       sl_percentile_i64(restore_ns, TIMED_REPETITIONS, 50.0), "ns");
         sl_record_add_scenario_metric(record, "restore_to_first_batch_ns",

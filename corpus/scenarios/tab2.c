@@ -10,13 +10,17 @@ enum { TAB2_DENSE = 13, TAB2_CATEGORICAL = 26 };
  * column order, so the hash lands in tables of real, very unequal sizes
  * (3 rows to 10 million). */
 static const int64_t table_sizes[TAB2_CATEGORICAL] = {
-    1460, 583,     10131227, 2202608, 305, 24,      12517, 633, 3,      93145, 5683, 8351593, 3194,
-    27,   14992,   5461306,  10,      5652, 2173,   4,     7046547, 18, 15,   286181, 105, 142572,
+    1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
+    27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572,
 };
 
 static const sl_variant variants[] = {
-    {"criteo", "13 dense f32 + 26 categorical i64 per row, 50k rows at ci and 1M at full, bs 1024", {50000, 1000000},
-     {1024, 1024}, 0, false},
+    {"criteo",
+     "13 dense f32 + 26 categorical i64 per row, 50k rows at ci and 1M at full, bs 1024",
+     {50000, 1000000},
+     {1024, 1024},
+     0,
+     false},
 };
 
 static sl_status build(const sl_scenario *scenario, const sl_variant *variant, const sl_build_options *options,

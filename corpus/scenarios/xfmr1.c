@@ -59,9 +59,8 @@ static sl_status metrics(const sl_scenario_instance *instance, const sl_adapter 
         const sl_adapter *mode = sl_adapter_find(mode_adapters[i]);
         if (!mode)
             return sl_fail(err, SL_ENOTFOUND, "XFMR-1 needs the %s adapter", mode_adapters[i]);
-        sl_status st =
-            sl__scenario_measure(instance, mode, kernels, record->warmup_batches, record->measured_batches, NULL, NULL, &m[i],
-                                 err);
+        sl_status st = sl__scenario_measure(instance, mode, kernels, record->warmup_batches, record->measured_batches,
+                                            NULL, NULL, &m[i], err);
         if (st) {
             sl_fail_context(err, "XFMR-1 metrics, %s pass", mode_adapters[i]);
             return st;

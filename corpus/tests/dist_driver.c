@@ -11,8 +11,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "sluice/sluice.h"
 #include "dist/sluice_mpi.h"
+#include "sluice/sluice.h"
 
 static int fail(const char *what, const sl_err *err)
 {

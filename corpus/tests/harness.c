@@ -62,8 +62,8 @@ static int collect(const sl_batch *b, void *user)
         out->dtype[f] = b->schema.fields[f].dtype;
         cr_assert_leq(row, out->row_bytes[f], "field %d: rows of %zu bytes exceed the schema's %zu", f, row,
                       out->row_bytes[f]);
-        out->row_offset[f] = reserve(out->row_offset[f], &c->offsets_capacity[f],
-                                     (size_t)(out->rows + b->count + 1) * sizeof(size_t));
+        out->row_offset[f] =
+            reserve(out->row_offset[f], &c->offsets_capacity[f], (size_t)(out->rows + b->count + 1) * sizeof(size_t));
         for (int64_t r = 0; r <= b->count; r++)
             out->row_offset[f][out->rows + r] = out->size[f] + (size_t)r * row;
         out->bytes[f] = reserve(out->bytes[f], &c->capacity[f], out->size[f] + n);
@@ -86,8 +86,8 @@ void harness_run(const sl_scenario_instance *instance, const char *adapter_name,
     harness_run_request(instance, adapter_name, &request, out);
 }
 
-void harness_run_request(const sl_scenario_instance *instance, const char *adapter_name,
-                         const sl_run_request *given, run_output *out)
+void harness_run_request(const sl_scenario_instance *instance, const char *adapter_name, const sl_run_request *given,
+                         run_output *out)
 {
     memset(out, 0, sizeof *out);
     sl_run_request request = *given;
@@ -102,8 +102,7 @@ void harness_run_request(const sl_scenario_instance *instance, const char *adapt
     collector c = {.out = out, .digest = sl_digest_new()};
     sl_err err = {0};
     sl_status st = adapter->run(adapter, instance->pipeline, &request, collect, &c, latency, &err);
-    cr_assert_eq(st, SL_OK, "%s on %s/%s: %s", adapter_name, instance->scenario->id, instance->variant->name,
-                 err.msg);
+    cr_assert_eq(st, SL_OK, "%s on %s/%s: %s", adapter_name, instance->scenario->id, instance->variant->name, err.msg);
     cr_assert_eq(out->batches, nbatches);
     out->digest = sl_digest_value(c.digest);
     sl_digest_free(c.digest);

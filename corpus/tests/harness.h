@@ -18,7 +18,7 @@ typedef struct run_output {
     size_t size[SL_MAX_FIELDS];
     size_t row_bytes[SL_MAX_FIELDS];
     sl_dtype dtype[SL_MAX_FIELDS];
-    size_t *row_offset[SL_MAX_FIELDS];   /* rows + 1 entries: where row r starts, and the end */
+    size_t *row_offset[SL_MAX_FIELDS]; /* rows + 1 entries: where row r starts, and the end */
     int64_t *ids;
     int64_t rows;
     int64_t batches;
@@ -58,10 +58,22 @@ void harness_check_equivalence(const char *scenario, const char *variant);
 void harness_check_records(const char *scenario, const char *variant);
 
 /* One Criterion test per standard check for a variant. */
-#define SL_CORPUS_STANDARD_TESTS(suite, id, variant)                                                                \
-    Test(suite, golden) { harness_check_golden(id, variant); }                                                     \
-    Test(suite, determinism) { harness_check_determinism(id, variant); }                                           \
-    Test(suite, equivalence) { harness_check_equivalence(id, variant); }                                           \
-    Test(suite, timing_records) { harness_check_records(id, variant); }
+#define SL_CORPUS_STANDARD_TESTS(suite, id, variant)                                                                   \
+    Test(suite, golden)                                                                                                \
+    {                                                                                                                  \
+        harness_check_golden(id, variant);                                                                             \
+    }                                                                                                                  \
+    Test(suite, determinism)                                                                                           \
+    {                                                                                                                  \
+        harness_check_determinism(id, variant);                                                                        \
+    }                                                                                                                  \
+    Test(suite, equivalence)                                                                                           \
+    {                                                                                                                  \
+        harness_check_equivalence(id, variant);                                                                        \
+    }                                                                                                                  \
+    Test(suite, timing_records)                                                                                        \
+    {                                                                                                                  \
+        harness_check_records(id, variant);                                                                            \
+    }
 
 #endif

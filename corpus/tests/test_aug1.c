@@ -79,8 +79,7 @@ Test(aug1, noise_and_brightness_have_their_stated_distributions)
     /* A sample standard deviation of N normal values has se sigma / sqrt(2N). */
     cr_expect_leq(fabs(sd - SIGMA), 6 * SIGMA / sqrt(2 * n) + rounding, "noise std %.6f", sd);
     double p3 = erfc(3 / sqrt(2.0)), observed = (double)beyond_3sd / n;
-    cr_expect_leq(fabs(observed - p3), 6 * sqrt(p3 * (1 - p3) / n), "P(|noise| > 3 sigma): %.5f vs %.5f", observed,
-                  p3);
+    cr_expect_leq(fabs(observed - p3), 6 * sqrt(p3 * (1 - p3) / n), "P(|noise| > 3 sigma): %.5f vs %.5f", observed, p3);
     /* 2000 uniform offsets reach within 1% of both ends (each end missed
      * with probability 0.995^2000 < 5e-5). */
     cr_expect_leq(lowest, -0.99 * DELTA);

@@ -98,7 +98,6 @@ Test(aug2, stochastic_output_changes_with_the_seed)
     sl_scenario_instance_free(instance);
 }
 
-
 static void bench_once(const char *variant, const char *adapter, sl_record *record)
 {
     sl_scenario_instance *instance = harness_build("AUG-2", variant);

@@ -88,7 +88,6 @@ Test(aug3, values_stay_finite_at_every_depth)
     }
 }
 
-
 Test(aug3, the_sweep_reports_the_least_squares_slope_over_the_ci_depths)
 {
     sl_scenario_instance *instance = harness_build("AUG-3", "sweep");

@@ -18,7 +18,7 @@ enum { N = 64, SIDE = 32, PATCH = 24, SPAN = SIDE - PATCH + 1, VOXELS = SIDE * S
 enum { PATCH_VOXELS = PATCH * PATCH * PATCH, CROP_OP = 1, FLIP_OP = 2 };
 #define SEED 42
 /* 2^-24: a float's unit roundoff. */
-#define U24 (1.0 / 16777216.0)
+#define U24  (1.0 / 16777216.0)
 
 /* The fixture's volumes z-scored by a pipeline of the zscore op alone, in
  * data set order, through the given kernels. */

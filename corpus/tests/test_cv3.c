@@ -363,8 +363,8 @@ Test(cv3_cutmix, label_weight_is_the_box_area_and_partners_form_a_permutation)
                     partner = j;
                 }
             if (area == 0) {
-                cr_assert_eq(mixed[own], 1.0f, "batch %lld row %lld: no box, yet the label is mixed",
-                             (long long)batch, (long long)i);
+                cr_assert_eq(mixed[own], 1.0f, "batch %lld row %lld: no box, yet the label is mixed", (long long)batch,
+                             (long long)i);
                 continue;
             }
             cr_assert_eq(matches, 1, "batch %lld row %lld: %d images fill the box", (long long)batch, (long long)i,

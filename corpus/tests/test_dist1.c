@@ -51,8 +51,9 @@ Test(dist1, simulated_shards_partition_the_epoch_for_any_rank_count)
                 cr_assert_eq(owner[id], -1, "element %lld is in the shards of ranks %d and %d of %d", (long long)id,
                              owner[id], r, world);
                 owner[id] = r;
-                cr_assert_eq(id, whole.ids[position], "rank %d of %d: position %lld holds %lld, the one-process order %lld",
-                             r, world, (long long)position, (long long)id, (long long)whole.ids[position]);
+                cr_assert_eq(id, whole.ids[position],
+                             "rank %d of %d: position %lld holds %lld, the one-process order %lld", r, world,
+                             (long long)position, (long long)id, (long long)whole.ids[position]);
                 cr_assert(memcmp(harness_row(&shard, 0, i), harness_row(&whole, 0, position), ROW_BYTES) == 0,
                           "rank %d of %d: element %lld's output differs from the one-process run's", r, world,
                           (long long)id);
@@ -329,9 +330,9 @@ Test(dist1_mpi, bench_under_mpirun_writes_one_record_with_every_rank, .timeout =
     dist_require_mpi();
     char dir[64], records[96], path[160];
     dist_tempdir(dir, sizeof dir);
-    const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-1,CV-1", "--adapters", "fused",
-                          "--repetitions", "1", "--warmup", "1", "--batches", "3", "--no-probes", "--quiet",
-                          "--output-dir", dir, NULL};
+    const char *args[] = {dist_sluice(),   "bench",   "--scenarios",  "DIST-1,CV-1", "--adapters", "fused",
+                          "--repetitions", "1",       "--warmup",     "1",           "--batches",  "3",
+                          "--no-probes",   "--quiet", "--output-dir", dir,           NULL};
     char *log = NULL;
     int status = dist_mpirun(4, args, 300, &log);
     cr_assert_eq(status, 0, "mpirun -np 4 sluice bench exited with %d:\n%s", status, log);

@@ -172,9 +172,10 @@ Test(dist2_mpi, bench_on_a_2d_mesh_and_a_world_that_does_not_fit_it, .timeout = 
     for (int w = 0; w < 2; w++) {
         char dir[64];
         dist_tempdir(dir, sizeof dir);
-        const char *args[] = {dist_sluice(), "bench", "--scenarios", "DIST-2", "--variants", "2d", "--adapters",
-                              "fused", "--repetitions", "1", "--warmup", "1", "--batches", "3", "--no-probes",
-                              "--quiet", "--output-dir", dir, NULL};
+        const char *args[] = {dist_sluice(), "bench", "--scenarios",   "DIST-2",  "--variants",   "2d",
+                              "--adapters",  "fused", "--repetitions", "1",       "--warmup",     "1",
+                              "--batches",   "3",     "--no-probes",   "--quiet", "--output-dir", dir,
+                              NULL};
         char *log = NULL;
         int status = dist_mpirun(worlds[w], args, 300, &log);
         cr_assert_eq(status, 0, "mpirun -np %d sluice bench exited with %d:\n%s", worlds[w], status, log);

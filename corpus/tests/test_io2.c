@@ -17,9 +17,9 @@ SL_CORPUS_STANDARD_TESTS(io2_stream, "IO-2", "stream-10k")
 /* The numbers docs/scenarios.md states for IO-2, written out here rather
  * than read from the scenario: 64x64x3 f32 rows, chunks of 64 rows, 16 of
  * them cached, a 96 MiB budget. */
-#define ROW_BYTES ((int64_t)64 * 64 * 3 * 4)
-#define CHUNK_ROWS 64
-#define CACHE_BYTES (16 * CHUNK_ROWS * ROW_BYTES)
+#define ROW_BYTES    ((int64_t)64 * 64 * 3 * 4)
+#define CHUNK_ROWS   64
+#define CACHE_BYTES  (16 * CHUNK_ROWS * ROW_BYTES)
 #define BUDGET_BYTES ((int64_t)96 << 20)
 
 /* A pipeline with the instance's spec over another source. */
@@ -80,15 +80,13 @@ Test(io2, every_source_yields_identical_batches)
     const char *name = "x", *paths[1] = {path};
     sl_err err = {0};
     sl_source *pread_source;
-    cr_assert_eq(sl_source_file_create(SL_SOURCE_PREAD, 1, &name, paths, &pread_source, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_source_file_create(SL_SOURCE_PREAD, 1, &name, paths, &pread_source, &err), SL_OK, "%s", err.msg);
     sl_tensor loaded;
     cr_assert_eq(sl_npy_load(path, &loaded, &err), SL_OK, "%s", err.msg);
     sl_schema schema = *sl_source_schema(eager->source);
     sl_source *memory_source;
     void *fields[1] = {loaded.data};
-    cr_assert_eq(sl_source_memory_create(&schema, 10000, fields, SL_TAKE, &memory_source, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_source_memory_create(&schema, 10000, fields, SL_TAKE, &memory_source, &err), SL_OK, "%s", err.msg);
     const sl_source *others[3] = {eager->fixture, pread_source, memory_source};
     const char *names[3] = {"mmap", "pread", "memory"};
     cr_assert_eq(sl_source_kind_of(eager->fixture), SL_SOURCE_MMAP);

@@ -19,8 +19,8 @@ SL_CORPUS_STANDARD_TESTS(io3_w70, "IO-3", "w70")
 
 /* What docs/scenarios.md states for IO-3 at ci size: two sources of 500
  * rows, part 1 generated with seed + 1, an epoch of 1000 positions. */
-#define PART_ROWS 500
-#define EPOCH 1000
+#define PART_ROWS   500
+#define EPOCH       1000
 #define ITEM_VALUES (64 * 64 * 3)
 
 static sl_scenario_instance *build_io3(const char *variant, uint64_t seed, bool shuffle, int64_t batch_size)
@@ -92,12 +92,13 @@ static void expect_own_orders(const char *variant, bool shuffle)
         int64_t e = k % PART_ROWS;
         if (shuffle) {
             sl_permutation pass;
-            sl_permutation_init_keyed(&pass, PART_ROWS, 42, SL_STREAM_MIX_PART + (uint64_t)s,
-                                      (uint64_t)(k / PART_ROWS), 0, true);
+            sl_permutation_init_keyed(&pass, PART_ROWS, 42, SL_STREAM_MIX_PART + (uint64_t)s, (uint64_t)(k / PART_ROWS),
+                                      0, true);
             e = (int64_t)sl_permutation_apply(&pass, (uint64_t)e);
         }
-        cr_assert_eq(out.ids[r], s * PART_ROWS + e, "%s: row %lld is source %d's element %lld: row %lld expected, got id %lld",
-                     variant, (long long)r, s, (long long)k, (long long)e, (long long)out.ids[r]);
+        cr_assert_eq(out.ids[r], s * PART_ROWS + e,
+                     "%s: row %lld is source %d's element %lld: row %lld expected, got id %lld", variant, (long long)r,
+                     s, (long long)k, (long long)e, (long long)out.ids[r]);
         const sl_source *part = sl_source_part(instance->fixture, s);
         expected_row(part, e, row);
         cr_assert_eq(memcmp(harness_row(&out, 0, r), row, ITEM_VALUES * sizeof *row), 0,

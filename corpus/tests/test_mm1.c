@@ -149,10 +149,9 @@ Test(mm1, images_are_in_bounds_boxes_resized_bilinearly)
     double worst = 0.0, scale_sum = 0.0, min_scale = 1.0, min_aspect = 2.0, max_aspect = 0.0;
     for (int64_t r = 0; r < out.rows; r++) {
         sl_crop_box box = sl_random_resized_crop_box(crop, 42, 0, out.ids[r], SIDE, SIDE);
-        cr_assert(box.h >= 1 && box.w >= 1 && box.y >= 0 && box.x >= 0 && box.y + box.h <= SIDE &&
-                      box.x + box.w <= SIDE,
-                  "element %lld: box (%d, %d) %dx%d is outside the image", (long long)out.ids[r], box.y, box.x, box.h,
-                  box.w);
+        cr_assert(
+            box.h >= 1 && box.w >= 1 && box.y >= 0 && box.x >= 0 && box.y + box.h <= SIDE && box.x + box.w <= SIDE,
+            "element %lld: box (%d, %d) %dx%d is outside the image", (long long)out.ids[r], box.y, box.x, box.h, box.w);
         double scale = (double)box.h * box.w / (SIDE * SIDE), aspect = (double)box.w / box.h;
         scale_sum += scale;
         min_scale = scale < min_scale ? scale : min_scale;
@@ -171,8 +170,8 @@ Test(mm1, images_are_in_bounds_boxes_resized_bilinearly)
                 int x0 = (int)floor(sx), x1 = x0 + 1 < box.w ? x0 + 1 : x0;
                 double fx = sx - x0;
 #define AT(row, col) (double)image[((box.y + (row)) * SIDE + box.x + (col)) * CHANNELS]
-                double v = (1 - fx) * (1 - fy) * AT(y0, x0) + fx * (1 - fy) * AT(y0, x1) +
-                           (1 - fx) * fy * AT(y1, x0) + fx * fy * AT(y1, x1);
+                double v = (1 - fx) * (1 - fy) * AT(y0, x0) + fx * (1 - fy) * AT(y0, x1) + (1 - fx) * fy * AT(y1, x0) +
+                           fx * fy * AT(y1, x1);
 #undef AT
                 double diff = fabs(got[(oy * SIDE + ox) * CHANNELS] - (v - mean[0]) / stddev[0]);
                 worst = diff > worst ? diff : worst;
@@ -181,8 +180,7 @@ Test(mm1, images_are_in_bounds_boxes_resized_bilinearly)
     }
     /* One resize stage: docs/determinism.md's bound. */
     double bound = ldexp(1.0, -13) / stddev[0] + ldexp(1.0, -20);
-    cr_expect_leq(worst, bound, "largest difference from the double-precision crop is %.3g, bound %.3g", worst,
-                  bound);
+    cr_expect_leq(worst, bound, "largest difference from the double-precision crop is %.3g, bound %.3g", worst, bound);
     /* The expected area fraction, from the box's definition: attempts draw
      * s uniform on [0.08, 1] and an aspect a(t) uniform in t, and keep the
      * first box whose rounded sides fit (s a and s / a below (64.5 / 64)^2),

@@ -14,8 +14,17 @@
 
 SL_CORPUS_STANDARD_TESTS(mm2, "MM-2", "16k")
 
-enum { SAMPLES = 16000, RATE = 16000, FRAME = 400, HOP = 160, MELS = 80, FRAMES = 98, BINS = 201, CAPACITY = 160,
-       TOKENS = 128 };
+enum {
+    SAMPLES = 16000,
+    RATE = 16000,
+    FRAME = 400,
+    HOP = 160,
+    MELS = 80,
+    FRAMES = 98,
+    BINS = 201,
+    CAPACITY = 160,
+    TOKENS = 128
+};
 
 static double hz_to_mel(double f)
 {
@@ -96,8 +105,8 @@ Test(mm2, a_pure_tone_peaks_in_the_right_mel_bin)
                 int peak = 0;
                 for (int m = 1; m < MELS; m++)
                     peak = row[m] > row[peak] ? m : peak;
-                cr_assert_eq(peak, targets[i], "%s: a %.1f Hz tone peaks in bin %d at frame %d, not %d",
-                             adapters[a], filter_centre(targets[i]), peak, t, targets[i]);
+                cr_assert_eq(peak, targets[i], "%s: a %.1f Hz tone peaks in bin %d at frame %d, not %d", adapters[a],
+                             filter_centre(targets[i]), peak, t, targets[i]);
             }
         free(mel);
     }
@@ -117,8 +126,8 @@ static void log_mel_double(const float *wave, double *out)
     for (int k = 0; k < BINS; k++) {
         double f = (double)k * RATE / FRAME;
         for (int m = 0; m < MELS; m++) {
-            double w = fmin((f - edges[m]) / (edges[m + 1] - edges[m]),
-                            (edges[m + 2] - f) / (edges[m + 2] - edges[m + 1]));
+            double w =
+                fmin((f - edges[m]) / (edges[m + 1] - edges[m]), (edges[m + 2] - f) / (edges[m + 2] - edges[m + 1]));
             filters[k][m] = w > 0 ? w : 0;
         }
     }
@@ -194,8 +203,8 @@ Test(mm2, transcripts_are_cut_or_padded_to_128)
         int keep = content < TOKENS - 1 ? content : TOKENS - 1;
         cut += content > TOKENS - 1;
         for (int k = 0; k < TOKENS; k++)
-            cr_assert_eq(text[k], k < keep ? source[k] : (k == keep ? SL_TOKEN_EOD : SL_TOKEN_PAD),
-                         "row %lld token %d", (long long)r, k);
+            cr_assert_eq(text[k], k < keep ? source[k] : (k == keep ? SL_TOKEN_EOD : SL_TOKEN_PAD), "row %lld token %d",
+                         (long long)r, k);
     }
     /* Content of 3 to 130 tokens, uniform: about 4 in 128 are cut. */
     cr_expect_gt(cut, 0, "no transcript of %lld was cut", (long long)out.rows);
@@ -213,8 +222,7 @@ Test(mm2, records_carry_the_spectrogram_gemm_rate)
     options.measured_batches = 2;
     options.skip_probes = true;
     sl_err err = {0};
-    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s", err.msg);
     options.check_against_reference = true;
     sl_record record;
     cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s", err.msg);

@@ -49,15 +49,16 @@ static int fold_and_keep(const sl_batch *b, void *user)
 }
 
 /* nbatches from start through the adapter with a module folding them. */
-static sl_module *run_module(const sl_scenario_instance *instance, const char *adapter_name, int workers,
-                             int threads, sl_position start, int64_t nbatches, sl_module *module, run_output *out)
+static sl_module *run_module(const sl_scenario_instance *instance, const char *adapter_name, int workers, int threads,
+                             sl_position start, int64_t nbatches, sl_module *module, run_output *out)
 {
     memset(out, 0, sizeof *out);
     out->nfields = 1;
     out->row_bytes[0] = VALUES * sizeof(float);
     sl_err err = {0};
     if (!module)
-        cr_assert_eq(sl_module_create(instance->pipeline, sl_test_kernels(), "x", start, &module, &err), SL_OK, "%s", err.msg);
+        cr_assert_eq(sl_module_create(instance->pipeline, sl_test_kernels(), "x", start, &module, &err), SL_OK, "%s",
+                     err.msg);
     const sl_adapter *adapter = sl_adapter_find(adapter_name);
     cr_assert_not_null(adapter);
     sl_run_request request = {.start = start, .nbatches = nbatches, .workers = workers, .threads = threads};
@@ -139,8 +140,7 @@ static double total(const compensated *s)
  * word 1 the column, (word * 9) >> 32) moved to the centre of zeros. */
 static void output_of(const float *image, int64_t element, float *out)
 {
-    sl_philox_ctr r =
-        sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, 0, 0), sl_philox_key_for(42, CROP_OP));
+    sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, 0, 0), sl_philox_key_for(42, CROP_OP));
     int oy = (int)(((uint64_t)r.v[0] * (SIDE - CROP + 1)) >> 32);
     int ox = (int)(((uint64_t)r.v[1] * (SIDE - CROP + 1)) >> 32);
     for (int y = 0; y < SIDE; y++)
@@ -170,8 +170,8 @@ Test(nnx1, state_after_an_epoch_equals_the_statistics_computed_directly)
     compensated sum[CHANNELS] = {{0}}, abs_sum[CHANNELS] = {{0}}, squares[CHANNELS] = {{0}};
     for (int pass = 0; pass < 2; pass++)
         for (int64_t e = 0; e < N; e++) {
-            const float *image = sl_source_map(instance->fixture, 0, (size_t)e * VALUES * sizeof(float),
-                                               VALUES * sizeof(float));
+            const float *image =
+                sl_source_map(instance->fixture, 0, (size_t)e * VALUES * sizeof(float), VALUES * sizeof(float));
             output_of(image, e, element_out);
             for (int i = 0; i < VALUES; i++) {
                 int c = i % CHANNELS;
@@ -288,7 +288,8 @@ Test(nnx1, state_survives_a_checkpoint_and_resumes_exactly)
         /* A fresh instance and module, as a restarted process builds them. */
         sl_scenario_instance *fresh = harness_build("NNX-1", "64x64");
         sl_module *resumed;
-        cr_assert_eq(sl_module_create(fresh->pipeline, sl_test_kernels(), "x", (sl_position){0, 0}, &resumed, &err), SL_OK);
+        cr_assert_eq(sl_module_create(fresh->pipeline, sl_test_kernels(), "x", (sl_position){0, 0}, &resumed, &err),
+                     SL_OK);
         sl_position pos;
         cr_assert_eq(sl_checkpoint_load_module(fresh->pipeline, path, &pos, resumed, &err), SL_OK, "%s", err.msg);
         cr_assert(pos.epoch == at.epoch && pos.batch == at.batch);
@@ -309,7 +310,6 @@ Test(nnx1, state_survives_a_checkpoint_and_resumes_exactly)
     harness_release(&whole_out);
     sl_scenario_instance_free(instance);
 }
-
 
 Test(nnx1, records_carry_the_per_batch_cost_of_the_state)
 {

@@ -70,8 +70,7 @@ Test(pc1, every_depth_reports_a_cost_per_stage)
         options.measured_batches = 3;
         sl_record record;
         sl_err err = {0};
-        cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s",
-                     err.msg);
+        cr_assert_eq(sl_bench_run(instance, sl_adapter_find("fused"), &options, &record, &err), SL_OK, "%s", err.msg);
         const sl_record_metric *per_stage = NULL;
         for (int m = 0; m < record.nmetrics; m++)
             if (strcmp(record.metrics[m].name, "p50_ns_per_stage") == 0)
@@ -80,8 +79,7 @@ Test(pc1, every_depth_reports_a_cost_per_stage)
         sl_latency_summary summary;
         sl_latency_summarize(record.latency_ns, (size_t)record.measured_batches, &summary);
         /* The metric is the median batch time spread over the stages. */
-        cr_expect_float_eq(per_stage->value, summary.p50_ns / depths[v], 1e-6 * summary.p50_ns, "%s",
-                           variants[v]);
+        cr_expect_float_eq(per_stage->value, summary.p50_ns / depths[v], 1e-6 * summary.p50_ns, "%s", variants[v]);
         sl_record_release(&record);
         sl_scenario_instance_free(instance);
     }
@@ -119,17 +117,17 @@ Test(pc1, the_deepest_chain_keeps_its_values_distinct)
     options.n_override = 64;
     sl_scenario_instance *instance;
     sl_err err = {0};
-    cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, "depth100"), &options, &instance,
-                                         &err),
-                 SL_OK, "%s", err.msg);
+    cr_assert_eq(
+        sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, "depth100"), &options, &instance, &err), SL_OK,
+        "%s", err.msg);
     run_output out;
     harness_run(instance, "reference", 0, 0, (sl_position){0, 0}, 1, &out);
     int64_t n = out.rows * 4096;
     const float *in = sl_source_map(instance->fixture, 0, 0, (size_t)n * 4);
     int64_t distinct_in = distinct_values(in, n);
     int64_t distinct_out = distinct_values((const float *)out.bytes[0], n);
-    cr_expect_geq(distinct_out * 3, distinct_in, "depth 100 keeps %lld distinct values of %lld", (long long)distinct_out,
-                  (long long)distinct_in);
+    cr_expect_geq(distinct_out * 3, distinct_in, "depth 100 keeps %lld distinct values of %lld",
+                  (long long)distinct_out, (long long)distinct_in);
     harness_release(&out);
     sl_scenario_instance_free(instance);
 }

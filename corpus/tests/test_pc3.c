@@ -100,8 +100,7 @@ Test(pc3, rebatched_output_concatenates_to_the_input)
             cr_assert(memcmp(parts[j]->fields[0].data, (char *)in->fields[0].data + (size_t)first * ROW_BYTES,
                              (size_t)sizes[j] * ROW_BYTES) == 0,
                       "batch %lld micro-batch %lld differs from its rows", (long long)k, (long long)j);
-            cr_assert(memcmp(parts[j]->element_ids, in->element_ids + first, (size_t)sizes[j] * sizeof(int64_t)) ==
-                      0);
+            cr_assert(memcmp(parts[j]->element_ids, in->element_ids + first, (size_t)sizes[j] * sizeof(int64_t)) == 0);
             first += sizes[j];
         }
 
@@ -178,8 +177,8 @@ static float *random_cotangent(int64_t rows, uint32_t stream)
         for (size_t j = 0; j < 4 && i + j < n; j++)
             g[i + j] = (sl_u32_to_unit_float(r.v[j]) - 0.5f) * 8.0f;
     }
-    const uint32_t specials[] = {0x80000000u, 0x00000001u, 0x807fffffu, 0x7f800000u, 0xff800000u, 0x7fc12345u,
-                                 0xffa00001u};
+    const uint32_t specials[] = {0x80000000u, 0x00000001u, 0x807fffffu, 0x7f800000u,
+                                 0xff800000u, 0x7fc12345u, 0xffa00001u};
     for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++)
         memcpy(&g[(s * 7919 + 13) % n], &specials[s], sizeof(float));
     return g;
@@ -215,8 +214,7 @@ Test(pc3, vjp_of_split_and_concat_is_the_identity)
          * (a concatenation). */
         cr_assert_eq(sl_rebatch_concat_vjp(&whole, MICRO, parts, n, &err), SL_OK, "%s", err.msg);
         for (int64_t j = 0; j < n; j++) {
-            cr_assert(memcmp(parts[j].data, (char *)g + (size_t)first * ROW_BYTES, (size_t)sizes[j] * ROW_BYTES) ==
-                          0,
+            cr_assert(memcmp(parts[j].data, (char *)g + (size_t)first * ROW_BYTES, (size_t)sizes[j] * ROW_BYTES) == 0,
                       "%lld rows: micro-batch %lld's cotangent is not its rows of the cotangent", (long long)rows,
                       (long long)j);
             first += sizes[j];
@@ -267,10 +265,9 @@ Test(pc3, the_pipeline_vjp_is_the_rebatch_identity_then_normalize)
             for (int64_t i = 0; i < rows * VALUES; i++) {
                 float expected = which == 0 ? g[i] : g[i] * (1.0f / pc3_std[i % CHANNELS]);
                 /* Only a NaN times 1 / std may come back with another payload. */
-                bool same = memcmp(&dx[i], &expected, sizeof(float)) == 0 ||
-                            (which == 1 && isnan(dx[i]) && isnan(expected));
-                cr_assert(same,
-                          "%s pipeline, value %lld: %a, expected %a", which == 0 ? "rebatch-only" : "PC-3",
+                bool same =
+                    memcmp(&dx[i], &expected, sizeof(float)) == 0 || (which == 1 && isnan(dx[i]) && isnan(expected));
+                cr_assert(same, "%s pipeline, value %lld: %a, expected %a", which == 0 ? "rebatch-only" : "PC-3",
                           (long long)i, (double)dx[i], (double)expected);
             }
             free(g);

@@ -18,8 +18,14 @@
 
 SL_CORPUS_STANDARD_TESTS(pc4, "PC-4", "p0.5")
 
-enum { VALUES = 64 * 64 * 3, APPLY_OP = 1, APPLIED_BRIGHTNESS_OP = 2, CHOICE_OP = 3, CHOSEN_BRIGHTNESS_OP = 4,
-       CHOSEN_NOISE_OP = 5 };
+enum {
+    VALUES = 64 * 64 * 3,
+    APPLY_OP = 1,
+    APPLIED_BRIGHTNESS_OP = 2,
+    CHOICE_OP = 3,
+    CHOSEN_BRIGHTNESS_OP = 4,
+    CHOSEN_NOISE_OP = 5
+};
 static const double P = 0.5;
 
 static sl_philox_ctr draw(uint32_t op_id, int64_t element, uint32_t index)

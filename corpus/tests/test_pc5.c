@@ -25,9 +25,9 @@ SL_CORPUS_STANDARD_TESTS(pc5_eval, "PC-5", "eval")
 
 enum { SIDE = 32, CHANNELS = 3, VALUES = SIDE * SIDE * CHANNELS, BATCH = 32, DROPOUT_OP = 1, AFFINE = 1 };
 #define ROW_BYTES ((size_t)VALUES * sizeof(float))
-#define DROP 0.1f
+#define DROP      0.1f
 /* 2^-24, a float's unit roundoff. */
-#define U24 (1.0 / 16777216.0)
+#define U24       (1.0 / 16777216.0)
 
 static const float pc5_mean[3] = {0.5f, 0.45f, 0.55f};
 static const float pc5_std[3] = {0.29f, 0.3f, 0.28f};
@@ -172,8 +172,8 @@ typedef struct model {
     double theta[2 * CHANNELS];
     bool train;
     int64_t count;
-    const float *x;          /* count x VALUES inputs, from the fixture */
-    const bool *keep;        /* count x VALUES mask (all true in eval) */
+    const float *x;   /* count x VALUES inputs, from the fixture */
+    const bool *keep; /* count x VALUES mask (all true in eval) */
     const double *target;
 } model;
 
@@ -318,8 +318,8 @@ static void check_gradients(const char *variant, sl_position position)
         double error = fabs(dtheta[k] - fd);
         cr_log_info("%s epoch %lld batch %lld: d%s[%d] = %.9g, central difference %.9g, relative error %.2g, "
                     "kappa %.2f",
-                    variant, (long long)position.epoch, (long long)position.batch, k < CHANNELS ? "scale" : "bias",
-                    c, dtheta[k], fd, error / fabs(fd), magnitude / fabs(fd));
+                    variant, (long long)position.epoch, (long long)position.batch, k < CHANNELS ? "scale" : "bias", c,
+                    dtheta[k], fd, error / fabs(fd), magnitude / fabs(fd));
         cr_assert(error <= GRAD_BOUND * magnitude, "%s: d%s[%d] = %.9g, finite differences %.9g (error %.3g > %.3g)",
                   variant, k < CHANNELS ? "scale" : "bias", c, dtheta[k], fd, error, GRAD_BOUND * magnitude);
         /* The bound is a relative error of at most 2^-20 kappa; kappa is
@@ -338,16 +338,16 @@ static void check_gradients(const char *variant, sl_position position)
         double exact = (y - g.target[i]) / (double)n * dy_dx;
         double magnitude = (fabs(y) + fabs(g.target[i])) / (double)n * fabs(dy_dx);
         if (!g.keep[i]) {
-            cr_assert(dx[i] == 0.0f, "%s: value %lld is dropped, so its cotangent is 0, not %a", variant,
-                      (long long)i, (double)dx[i]);
+            cr_assert(dx[i] == 0.0f, "%s: value %lld is dropped, so its cotangent is 0, not %a", variant, (long long)i,
+                      (double)dx[i]);
             continue;
         }
         cr_assert(fabs(dx[i] - exact) <= GRAD_BOUND * magnitude, "%s: dx[%lld] = %.9g, the model's derivative %.9g",
                   variant, (long long)i, (double)dx[i], exact);
     }
     for (int s = 0; s < 256; s++) {
-        int64_t i = (int64_t)sl_u32_below(sl_philox4x32_10(sl_philox_ctr_for((uint64_t)s, 0, 0), key).v[0],
-                                          (uint32_t)n);
+        int64_t i =
+            (int64_t)sl_u32_below(sl_philox4x32_10(sl_philox_ctr_for((uint64_t)s, 0, 0), key).v[0], (uint32_t)n);
         const double h = 0.0625;
         float saved = g.x[i];
         /* The model reads x through g.x; perturb it in double by
@@ -485,8 +485,7 @@ Test(pc5, sgd_steps_lower_a_toy_loss_monotonically_in_eval_mode)
             sl_grads_free(grads);
         }
     }
-    cr_assert_lt(losses[5], 0.1 * losses[0], "five steps took the loss from %.6g only to %.6g", losses[0],
-                 losses[5]);
+    cr_assert_lt(losses[5], 0.1 * losses[0], "five steps took the loss from %.6g only to %.6g", losses[0], losses[5]);
     /* The parameters head for the fit: scale 1, bias 0. */
     for (int c = 0; c < CHANNELS; c++) {
         cr_assert_lt(fabs(spec.ops[AFFINE].u.affine.scale[c] - 1.0f),

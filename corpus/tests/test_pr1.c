@@ -174,8 +174,8 @@ Test(pr1_resume, a_fresh_process_resumes_bit_identically)
     cr_assert_eq(fscanf(f, "%llx %lld", &digest, &rows), 2);
     fclose(f);
     cr_expect_eq(rows, expected.rows);
-    cr_expect_eq(digest, expected.digest, "the fresh process resumed to %016llx, the original run has %016llx",
-                 digest, (unsigned long long)expected.digest);
+    cr_expect_eq(digest, expected.digest, "the fresh process resumed to %016llx, the original run has %016llx", digest,
+                 (unsigned long long)expected.digest);
     harness_release(&expected);
     sl_scenario_instance_free(instance);
 }

@@ -31,10 +31,10 @@ static uint64_t splitmix64_finalizer(uint64_t x)
 typedef struct epoch {
     sl_scenario_instance *instance;
     run_output out;
-    int dense, sparse, offsets;      /* field indices in the output */
-    const float *raw_dense;          /* the fixture's rows */
+    int dense, sparse, offsets; /* field indices in the output */
+    const float *raw_dense;     /* the fixture's rows */
     const int64_t *raw_ids;
-    const int64_t *table_sizes;      /* as the pipeline was given them */
+    const int64_t *table_sizes; /* as the pipeline was given them */
 } epoch;
 
 static void run_epoch(epoch *e, const char *adapter)
@@ -114,8 +114,8 @@ Test(tab2, hashed_ids_are_their_raw_ids_hash_below_the_table_size)
         for (int j = 0; j < CATEGORICAL; j++) {
             int64_t raw = e.raw_ids[element * CATEGORICAL + j], size = e.table_sizes[j];
             if (raw < 0) {
-                cr_assert_eq(hashed[j], -1, "element %lld column %d: a missing id became %lld", (long long)element,
-                             j, (long long)hashed[j]);
+                cr_assert_eq(hashed[j], -1, "element %lld column %d: a missing id became %lld", (long long)element, j,
+                             (long long)hashed[j]);
                 continue;
             }
             cr_assert(hashed[j] >= 0 && hashed[j] < size, "element %lld column %d: id %lld is outside [0, %lld)",
@@ -151,8 +151,8 @@ Test(tab2, log1p_is_within_its_bound_of_double_log1p)
     cr_expect_leq(worst, LOG1P_MAX_ULP, "a dense value is %.4f ulp from log1p", worst);
     /* Most values come out correctly rounded; this catches a log1p whose
      * errors, though bounded, are systematic. */
-    cr_expect_gt(exact, (int64_t)ROWS * DENSE * 3 / 4, "only %lld of %lld values correctly rounded",
-                 (long long)exact, (long long)ROWS * DENSE);
+    cr_expect_gt(exact, (int64_t)ROWS * DENSE * 3 / 4, "only %lld of %lld values correctly rounded", (long long)exact,
+                 (long long)ROWS * DENSE);
     release_epoch(&e);
 }
 

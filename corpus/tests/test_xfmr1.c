@@ -23,9 +23,8 @@ static const float stddev[3] = {58.395f, 57.12f, 57.375f};
 static void run_epochs(const sl_scenario_instance *instance, const char *adapter, int workers, int threads,
                        run_output *out)
 {
-    sl_run_request request = {.nbatches = EPOCHS * sl_pipeline_batches_per_epoch(instance->pipeline),
-                              .workers = workers,
-                              .threads = threads};
+    sl_run_request request = {
+        .nbatches = EPOCHS * sl_pipeline_batches_per_epoch(instance->pipeline), .workers = workers, .threads = threads};
     harness_run_request(instance, adapter, &request, out);
 }
 
@@ -50,12 +49,9 @@ Test(xfmr1, per_element_batched_and_fused_are_bit_identical_over_two_epochs)
         int workers, threads;
         const char *what;
     } runs[] = {
-        {"reference", 0, 1, "reference"},
-        {"per-element", 2, 1, "per-element with 2 workers"},
-        {"iter", 0, 1, "batched"},
-        {"iter", 2, 1, "batched with 2 workers"},
-        {"fused", 0, 1, "fused"},
-        {"fused", 0, 2, "fused on 2 threads"},
+        {"reference", 0, 1, "reference"}, {"per-element", 2, 1, "per-element with 2 workers"},
+        {"iter", 0, 1, "batched"},        {"iter", 2, 1, "batched with 2 workers"},
+        {"fused", 0, 1, "fused"},         {"fused", 0, 2, "fused on 2 threads"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         run_epochs(instance, runs[i].adapter, runs[i].workers, runs[i].threads, &others);
@@ -133,8 +129,8 @@ Test(xfmr1, every_output_is_its_image_normalized_cropped_and_turned_by_its_keyed
             sl_kernels_reference()->rot90(expected, turned, SIDE, CHANNELS * sizeof(float), j);
             ambiguous += memcmp(turned, expected, sizeof turned) == 0;
         }
-        cr_assert_eq(((const int32_t *)out.bytes[1])[r], *(const int32_t *)sl_source_map(
-                                                             instance->fixture, 1, (size_t)element * 4, 4),
+        cr_assert_eq(((const int32_t *)out.bytes[1])[r],
+                     *(const int32_t *)sl_source_map(instance->fixture, 1, (size_t)element * 4, 4),
                      "row %lld: the label left its image", (long long)r);
     }
     cr_expect_eq(ambiguous, 0, "%lld outputs equal a turn of themselves", (long long)ambiguous);
@@ -172,7 +168,6 @@ Test(xfmr1, an_elements_output_does_not_depend_on_its_batch_or_the_mode)
     sl_scenario_instance_free(other);
 }
 
-
 Test(xfmr1, records_carry_each_modes_time_and_the_speedups_between_them)
 {
     sl_scenario_instance *instance = harness_build("XFMR-1", "32x32");
@@ -184,8 +179,7 @@ Test(xfmr1, records_carry_each_modes_time_and_the_speedups_between_them)
     options.skip_probes = true;
     sl_record record;
     sl_err err = {0};
-    cr_assert_eq(sl_bench_run(instance, sl_adapter_find("per-element"), &options, &record, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_bench_run(instance, sl_adapter_find("per-element"), &options, &record, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     const sl_record_metric *per_element = harness_metric(&record, "per_element_p50_ns_per_batch");
     const sl_record_metric *batched = harness_metric(&record, "batched_p50_ns_per_batch");

@@ -1,7 +1,7 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +74,10 @@ sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, 
     struct stat target;
     if (lstat(path, &target) == 0 && !S_ISREG(target.st_mode))
         return sl_fail(err, SL_EIO, "cannot write %s: it is %s, not a regular file; remove it or choose another path",
-                       path, S_ISLNK(target.st_mode) ? "a symbolic link" : S_ISDIR(target.st_mode) ? "a directory"
-                                                                                                   : "a special file");
+                       path,
+                       S_ISLNK(target.st_mode)   ? "a symbolic link"
+                       : S_ISDIR(target.st_mode) ? "a directory"
+                                                 : "a special file");
     /* "<path>.tmp.<pid>.XXXXXX": recognizably ours, and whose, so that a
      * later run can remove it once this process is gone (SIGKILL). */
     size_t size_needed = strlen(path) + 64;

@@ -4,9 +4,9 @@
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -236,7 +236,10 @@ sl_status sl__json_expect(const cJSON *item, int type, const char *path, const c
         int type;
         const char *name;
     } wanted[] = {
-        {cJSON_Number, "a number"}, {cJSON_String, "a string"}, {cJSON_Array, "an array"}, {cJSON_Object, "an object"},
+        {cJSON_Number, "a number"},
+        {cJSON_String, "a string"},
+        {cJSON_Array, "an array"},
+        {cJSON_Object, "an object"},
     };
     if (!item)
         return sl_fail(err, SL_EFORMAT, "%s: field '%s' is missing", path, name);
@@ -282,7 +285,8 @@ sl_status sl__json_hex64_value(const cJSON *item, const char *path, const char *
         return status;
     const char *s = item->valuestring;
     if (strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
-        return sl_fail(err, SL_EFORMAT, "%s: field '%s' must be 16 lowercase hex digits, found \"%.40s\"", path, name, s);
+        return sl_fail(err, SL_EFORMAT, "%s: field '%s' must be 16 lowercase hex digits, found \"%.40s\"", path, name,
+                       s);
     *out = strtoull(s, NULL, 16);
     return SL_OK;
 }
@@ -302,4 +306,3 @@ sl_status sl__json_u64_value(const cJSON *item, const char *path, const char *na
     *out = strtoull(s, NULL, 10);
     return SL_OK;
 }
-

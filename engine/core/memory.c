@@ -18,8 +18,7 @@ static int64_t proc_kib_field(const char *path, const char *key)
     long long kib = -1;
     size_t key_len = strlen(key);
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, key_len) == 0 && line[key_len] == ':' &&
-            sscanf(line + key_len + 1, "%lld", &kib) == 1)
+        if (strncmp(line, key, key_len) == 0 && line[key_len] == ':' && sscanf(line + key_len + 1, "%lld", &kib) == 1)
             break;
     fclose(f);
     return kib < 0 ? -1 : (int64_t)kib * 1024;

@@ -82,8 +82,8 @@ sl_status sl__open_readonly(const char *path, int *fd, sl_err *err)
  * byte for byte with NumPy's own. */
 static void format_dict(const sl_tensor *tensor, char *buf, size_t size)
 {
-    size_t used = (size_t)snprintf(buf, size, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                                   descr_of[tensor->dtype]);
+    size_t used =
+        (size_t)snprintf(buf, size, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr_of[tensor->dtype]);
     for (int d = 0; d < tensor->shape.rank; d++)
         used += (size_t)snprintf(buf + used, size - used, d ? ", %" PRId64 : "%" PRId64, tensor->shape.dims[d]);
     snprintf(buf + used, size - used, "%s), }", tensor->shape.rank == 1 ? "," : "");
@@ -144,8 +144,7 @@ sl_status sl_npy_write(const char *path, const sl_tensor *tensor, sl_err *err)
         return sl_fail(err, SL_EINVAL, "%s: array is too large to address", path);
     unsigned char *buf = malloc(header_end + nbytes);
     if (!buf)
-        return sl_fail(err, SL_ENOMEM, "%s: cannot allocate %zu bytes to write the array", path,
-                       header_end + nbytes);
+        return sl_fail(err, SL_ENOMEM, "%s: cannot allocate %zu bytes to write the array", path, header_end + nbytes);
     memcpy(buf, npy_magic, sizeof npy_magic);
     buf[6] = 1;
     buf[7] = 0;
@@ -341,8 +340,8 @@ static sl_status parse_descr(const char *path, const char *descr, sl_dtype *out,
             return SL_OK;
         }
         if (order == '>')
-            return sl_fail(err, SL_EFORMAT, "%s: big-endian data ('%s') is not supported; save it little-endian",
-                           path, descr);
+            return sl_fail(err, SL_EFORMAT, "%s: big-endian data ('%s') is not supported; save it little-endian", path,
+                           descr);
         return sl_fail(err, SL_EFORMAT, "%s: dtype '%s' does not state little-endian byte order", path, descr);
     }
     return sl_fail(err, SL_EFORMAT, "%s: unsupported dtype '%s' (supported: |u1, <i4, <i8, <f4)", path, descr);
@@ -390,8 +389,8 @@ sl_status sl_npy_read_header_fd(int fd, const char *path, sl_npy_header *out, sl
         prelude = 12;
         header_len = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     } else {
-        return sl_fail(err, SL_EFORMAT, "%s: unsupported .npy version %u.%u (1.0 and 2.0 are supported)", path,
-                       pre[6], pre[7]);
+        return sl_fail(err, SL_EFORMAT, "%s: unsupported .npy version %u.%u (1.0 and 2.0 are supported)", path, pre[6],
+                       pre[7]);
     }
     if (header_len > NPY_HEADER_MAX)
         return sl_fail(err, SL_EFORMAT, "%s: header length %zu is implausibly large", path, header_len);
@@ -415,13 +414,12 @@ sl_status sl_npy_read_header_fd(int fd, const char *path, sl_npy_header *out, sl
     h.data_offset = prelude + header_len;
     size_t found = file_size - h.data_offset;
     if (found < h.data_bytes)
-        return sl_fail(err, SL_EFORMAT, "%s: truncated: expected %zu data bytes, found %zu", path, h.data_bytes,
-                       found);
+        return sl_fail(err, SL_EFORMAT, "%s: truncated: expected %zu data bytes, found %zu", path, h.data_bytes, found);
     /* Trailing bytes mean the header does not describe the file: refuse
      * rather than serve an array that may belong to something else. */
     if (found > h.data_bytes)
-        return sl_fail(err, SL_EFORMAT, "%s: expected %zu data bytes, found %zu (trailing bytes after the array)",
-                       path, h.data_bytes, found);
+        return sl_fail(err, SL_EFORMAT, "%s: expected %zu data bytes, found %zu (trailing bytes after the array)", path,
+                       h.data_bytes, found);
     *out = h;
     return SL_OK;
 }

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "pipeline/op_desc.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
 #include "sluice/autodiff.h"
 
 int64_t sl_op_param_count(const sl_op *op)
@@ -91,7 +91,7 @@ struct sl_tape {
     /* The batch as its ops saw it, without its data: epoch, index, rows,
      * element ids (owned) and per-batch field shapes. */
     sl_batch meta;
-    void *inputs[SL_MAX_OPS];  /* op i's input rows, when its VJP needs them */
+    void *inputs[SL_MAX_OPS]; /* op i's input rows, when its VJP needs them */
 };
 
 static sl_status keep_input(void *user, int index, const void *input, size_t bytes, sl_err *err)
@@ -107,8 +107,8 @@ static sl_status keep_input(void *user, int index, const void *input, size_t byt
     return SL_OK;
 }
 
-sl_status sl_tape_forward(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position, sl_batch *dst,
-                          sl_tape **out, sl_err *err)
+sl_status sl_tape_forward(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position,
+                          sl_batch *dst, sl_tape **out, sl_err *err)
 {
     *out = NULL;
     sl_tape *tape = calloc(1, sizeof *tape);

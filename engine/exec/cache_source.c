@@ -48,8 +48,7 @@ static sl_status compute_element(const cache_state *cs, int64_t element, sl_batc
     return sl_pipeline_produce(cs->prefix, cs->kernels, (sl_position){0, element}, scratch, err);
 }
 
-static sl_status read_cached(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
-                             sl_err *err)
+static sl_status read_cached(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err)
 {
     cache_state *cs = source->state;
     size_t element_bytes = cs->element_bytes[field];
@@ -113,16 +112,16 @@ sl_status sl__cache_source_create(const sl_pipeline *prefix, const sl_kernel_tab
     cs->kernels = kernels;
     cs->nfields = schema->nfields;
     cs->state = calloc((size_t)rows, sizeof *cs->state);
-    sl_status st = cs->state ? SL_OK : sl_fail(err, SL_ENOMEM, "cannot allocate a cache of %lld elements",
-                                               (long long)rows);
+    sl_status st =
+        cs->state ? SL_OK : sl_fail(err, SL_ENOMEM, "cannot allocate a cache of %lld elements", (long long)rows);
     for (int f = 0; f < schema->nfields && st == SL_OK; f++) {
         cs->element_bytes[f] = sl_field_element_bytes(&schema->fields[f]);
         /* calloc of a large block maps zero pages: memory is used only as
          * elements are filled, which is what cache_bytes reports. */
         cs->slots[f] = calloc((size_t)rows, cs->element_bytes[f] ? cs->element_bytes[f] : 1);
         if (!cs->slots[f])
-            st = sl_fail(err, SL_ENOMEM, "cannot allocate a cache of %lld x %zu bytes for field '%s'",
-                         (long long)rows, cs->element_bytes[f], schema->fields[f].name);
+            st = sl_fail(err, SL_ENOMEM, "cannot allocate a cache of %lld x %zu bytes for field '%s'", (long long)rows,
+                         cs->element_bytes[f], schema->fields[f].name);
     }
     sl_source *source = NULL;
     if (st == SL_OK)

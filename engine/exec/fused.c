@@ -8,22 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/bucket.h"
 #include "core/internal.h"
 #include "gather.h"
-#include "source/check.h"
-#include "pipeline/op_desc.h"
+#include "pipeline/bucket.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
 #include "pool.h"
-#include "split_choice.h"
 #include "sluice/timing.h"
+#include "source/check.h"
+#include "split_choice.h"
 
 /* One step of a field's row program: a run of chainable ops applied per
  * tile by one ew_chain call, or one op's own rows function. */
 typedef struct row_step {
     bool chain;
-    int first_op, nops;         /* chain: indices into fused->chain_ops */
-    const sl__compiled_op *op;  /* rows */
+    int first_op, nops;        /* chain: indices into fused->chain_ops */
+    const sl__compiled_op *op; /* rows */
     /* The step writes into the output row: it produces the field's final
      * layout and every later step can work in place there. */
     bool to_out;
@@ -31,8 +31,8 @@ typedef struct row_step {
 } row_step;
 
 typedef struct field_program {
-    size_t item_bytes;          /* source bytes of one element */
-    size_t out_bytes;           /* output bytes of one element */
+    size_t item_bytes; /* source bytes of one element */
+    size_t out_bytes;  /* output bytes of one element */
     int nsteps;
     row_step steps[SL_MAX_OPS];
 } field_program;
@@ -46,9 +46,9 @@ typedef struct field_program {
  * a row touches besides the source and the batch, so threads share nothing
  * they write. */
 typedef struct lane {
-    void *read_scratch;         /* an element read from a source with no mapped view */
-    void *op_scratch;           /* what an op's rows function asks for */
-    void *stage_a, *stage_b;    /* an element between ops that change its layout */
+    void *read_scratch;      /* an element read from a source with no mapped view */
+    void *op_scratch;        /* what an op's rows function asks for */
+    void *stage_a, *stage_b; /* an element between ops that change its layout */
     sl_ew_step chain_steps[SL_MAX_OPS];
     /* The lowest failing row among this lane's chunks of a batch. */
     int64_t failed_row;
@@ -65,16 +65,16 @@ struct sl_fused {
     const sl__compiled_op *chain_ops[SL_MAX_OPS];
     int nfields;
     field_program programs[SL_MAX_FIELDS];
-    sl__pool *pool;             /* NULL with one thread */
+    sl__pool *pool; /* NULL with one thread */
     int threads;
-    lane *lanes;                /* one per thread */
-    int64_t epoch;              /* of the batch the lanes are computing */
-    sl_position position;       /* of that batch */
-    bool ids_in_chunks;         /* each thread computes its own rows' ids */
+    lane *lanes;          /* one per thread */
+    int64_t epoch;        /* of the batch the lanes are computing */
+    sl_position position; /* of that batch */
+    bool ids_in_chunks;   /* each thread computes its own rows' ids */
     /* Whether splitting pays on this machine now, learned from the
      * batches' own times and revisited (split_choice.h). */
     sl__split_choice split_choice;
-    bool last_split;            /* how the batch last computed ran */
+    bool last_split; /* how the batch last computed ran */
     /* A bucketed order's last sorted window: its next batches reuse it. */
     sl__bucket_cache bucket_cache;
 };
@@ -234,8 +234,7 @@ void sl_fused_free(sl_fused *fz)
 }
 
 /* Runs one element of one field from the source to its output row. */
-static sl_status run_row(const sl_fused *fz, lane *l, int field, int64_t epoch, int64_t element, void *out,
-                         sl_err *err)
+static sl_status run_row(const sl_fused *fz, lane *l, int field, int64_t epoch, int64_t element, void *out, sl_err *err)
 {
     const sl_pipeline *p = fz->pipeline;
     const sl_kernel_table *k = fz->kernels;
@@ -290,7 +289,7 @@ static sl_status run_row(const sl_fused *fz, lane *l, int field, int64_t epoch, 
  * least 16 KiB of output keeps the claim (one atomic add on a line the
  * threads share) small beside the chunk's work. */
 #define CHUNKS_PER_THREAD 4
-#define CHUNK_MIN_BYTES ((size_t)16 * 1024)
+#define CHUNK_MIN_BYTES   ((size_t)16 * 1024)
 
 static int64_t chunk_rows(const sl_fused *fz, const sl_batch *b)
 {
@@ -384,8 +383,7 @@ static sl_status run_batch_rows(sl_fused *fz, sl_position position, bool ids_kno
     return failed->status;
 }
 
-sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user,
-                       sl_err *err)
+sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_batch_sink sink, void *user, sl_err *err)
 {
     const sl_pipeline *p = fz->pipeline;
     if (start.epoch < 0 || start.epoch > SL_MAX_EPOCH || start.batch < 0 || start.batch >= p->batches_per_epoch)

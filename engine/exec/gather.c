@@ -9,8 +9,7 @@ sl_status sl__require_kernels(const sl_kernel_table *kernels, const char *who, s
     return kernels ? SL_OK : sl_fail(err, SL_EINVAL, "%s needs a kernel table (sl_kernels_choose)", who);
 }
 
-sl_status sl__element_source(const sl_pipeline *p, const sl_kernel_table *kernels, const sl_source **out,
-                             sl_err *err)
+sl_status sl__element_source(const sl_pipeline *p, const sl_kernel_table *kernels, const sl_source **out, sl_err *err)
 {
     if (p->cache_at < 0) {
         *out = p->source;
@@ -45,7 +44,7 @@ void sl__element_span(const sl_pipeline *p, int field, int64_t element, size_t *
 /* How many rows ahead an element is asked for (sl__prefetch_ahead), and
  * how much of its row: the hardware prefetcher follows the rest once the
  * row is read in order. */
-#define PREFETCH_DISTANCE 4
+#define PREFETCH_DISTANCE  4
 #define PREFETCH_MAX_BYTES 2048
 
 static void prefetch_element(const sl_pipeline *p, const sl_source *source, int64_t element)
@@ -62,8 +61,8 @@ static void prefetch_element(const sl_pipeline *p, const sl_source *source, int6
     }
 }
 
-void sl__prefetch_ahead(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t first,
-                        int64_t row, int64_t end)
+void sl__prefetch_ahead(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t first, int64_t row,
+                        int64_t end)
 {
     if (row == first)
         for (int64_t r = first; r < end && r < first + PREFETCH_DISTANCE; r++)
@@ -72,8 +71,8 @@ void sl__prefetch_ahead(const sl_pipeline *p, const sl_source *source, const int
         prefetch_element(p, source, ids[row + PREFETCH_DISTANCE]);
 }
 
-sl_status sl__gather_element(const sl_pipeline *p, const sl_source *source, const sl_kernel_table *kernels,
-                             int field, int64_t element, void *dst, sl_err *err)
+sl_status sl__gather_element(const sl_pipeline *p, const sl_source *source, const sl_kernel_table *kernels, int field,
+                             int64_t element, void *dst, sl_err *err)
 {
     size_t offset, nbytes;
     sl__element_span(p, field, element, &offset, &nbytes);

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/bucket.h"
 #include "core/internal.h"
 #include "gather.h"
-#include "source/check.h"
+#include "pipeline/bucket.h"
 #include "pipeline/internal.h"
 #include "sluice/timing.h"
+#include "source/check.h"
 
 /* The most bytes one element of a source field can read: its row, or for
  * the packed field a window of seq_len tokens. */
@@ -78,8 +78,8 @@ sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *
     sl__bucket_cache bucket_cache = {0};
     sl_status st = SL_OK;
     if (!buffer || !ids || !samples)
-        st = sl_fail(err, SL_ENOMEM, "cannot allocate the gather probe's %zu-byte buffer",
-                     row_bytes * (size_t)capacity);
+        st =
+            sl_fail(err, SL_ENOMEM, "cannot allocate the gather probe's %zu-byte buffer", row_bytes * (size_t)capacity);
     /* Pass 0 is not timed: an adapter's repetitions after its first find
      * the window as the previous one left it, and so does each timed pass. */
     sl_position start = sl_position_advance(p, (sl_position){0, 0}, first_batch);

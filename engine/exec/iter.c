@@ -9,9 +9,9 @@ struct sl_iter {
     const sl_pipeline *pipeline;
     const sl_kernel_table *kernels;
     sl_iter_mode mode;
-    sl_position start;           /* position of sequence number 0 */
-    int64_t returned;            /* batches handed out so far */
-    sl__prefetch *pool;          /* NULL with zero workers */
+    sl_position start;  /* position of sequence number 0 */
+    int64_t returned;   /* batches handed out so far */
+    sl__prefetch *pool; /* NULL with zero workers */
 };
 
 static sl_status produce_at(const sl_iter *it, int64_t seq, sl_batch **out, sl_err *err)
@@ -53,8 +53,8 @@ sl_status sl_iter_create_mode(const sl_pipeline *pipeline, const sl_iter_options
         return sl_fail(err, SL_EINVAL, "unknown iterator mode %d", (int)mode);
     if (options->workers < 0)
         return sl_fail(err, SL_EINVAL, "workers must be 0 or more, got %d", options->workers);
-    sl_status bounded = sl__prefetch_check_bounds(options->workers, options->prefetch_depth,
-                                                  sl_pipeline_batch_bytes(pipeline), err);
+    sl_status bounded =
+        sl__prefetch_check_bounds(options->workers, options->prefetch_depth, sl_pipeline_batch_bytes(pipeline), err);
     if (bounded)
         return bounded;
     if (options->start.epoch < 0 || options->start.epoch > SL_MAX_EPOCH || options->start.batch < 0 ||
@@ -70,8 +70,8 @@ sl_status sl_iter_create_mode(const sl_pipeline *pipeline, const sl_iter_options
     it->mode = mode;
     it->start = options->start;
     if (options->workers > 0) {
-        sl_status st = sl__prefetch_create(options->workers, options->prefetch_depth, produce_for_pool, it,
-                                           &it->pool, err);
+        sl_status st =
+            sl__prefetch_create(options->workers, options->prefetch_depth, produce_for_pool, it, &it->pool, err);
         if (st) {
             free(it);
             return st;

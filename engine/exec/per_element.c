@@ -9,9 +9,9 @@
 
 #include "core/internal.h"
 #include "gather.h"
-#include "source/check.h"
-#include "pipeline/op_desc.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
+#include "source/check.h"
 
 /* Bytes of one element of a source field as gathered (a packed sequence for
  * a token stream). */
@@ -89,7 +89,7 @@ sl_status sl_pipeline_produce_element(const sl_pipeline *p, const sl_kernel_tabl
  * list a `map` yields before collation. */
 typedef struct element_list {
     int64_t count;
-    void **rows;   /* count x nfields */
+    void **rows; /* count x nfields */
 } element_list;
 
 static void element_list_free(element_list *list, int nfields)

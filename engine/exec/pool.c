@@ -27,8 +27,8 @@
  * chunks that started together with its own. OpenMP runtimes poll for far
  * longer (KMP_BLOCKTIME defaults to 200 ms); 200 µs covers a consumer's
  * work between batches without keeping an idle pool awake. */
-#define WORKER_SPIN_NS 200000
-#define CALLER_SPIN_NS 20000
+#define WORKER_SPIN_NS   200000
+#define CALLER_SPIN_NS   20000
 /* Polls between clock reads while spinning. */
 #define SPIN_CHECK_EVERY 64
 
@@ -48,16 +48,16 @@ typedef struct worker {
 
 struct sl__pool {
     pthread_mutex_t lock;
-    pthread_cond_t start;          /* a new loop was posted */
-    pthread_cond_t done;           /* the last worker of a loop finished */
+    pthread_cond_t start; /* a new loop was posted */
+    pthread_cond_t done;  /* the last worker of a loop finished */
     int threads;
-    _Atomic uint64_t generation;   /* incremented per loop; workers run each once */
-    _Atomic int pending;           /* workers not yet done with the current loop */
-    home *homes;                   /* one per thread */
+    _Atomic uint64_t generation; /* incremented per loop; workers run each once */
+    _Atomic int pending;         /* workers not yet done with the current loop */
+    home *homes;                 /* one per thread */
     _Atomic bool stopping;
-    _Atomic bool polling;          /* workers poll before sleeping (sl__pool_set_polling) */
-    int sleepers;                  /* workers blocked on start (under lock) */
-    bool caller_waiting;           /* the caller is blocked on done (under lock) */
+    _Atomic bool polling; /* workers poll before sleeping (sl__pool_set_polling) */
+    int sleepers;         /* workers blocked on start (under lock) */
+    bool caller_waiting;  /* the caller is blocked on done (under lock) */
     /* The current loop, written before generation is released. */
     sl__pool_fn fn;
     void *ctx;

@@ -18,7 +18,7 @@
 #define SPIN_CHECK_EVERY 64
 
 typedef struct slot {
-    int64_t seq;            /* which item the slot holds or awaits; -1 when free */
+    int64_t seq; /* which item the slot holds or awaits; -1 when free */
     bool ready;
     /* seq once the item is ready, published after the slot is filled, so the
      * consumer can poll it without the lock. */
@@ -30,17 +30,17 @@ typedef struct slot {
 
 struct sl__prefetch {
     pthread_mutex_t lock;
-    pthread_cond_t item_ready;   /* a slot became ready: wakes the consumer */
-    pthread_cond_t slot_free;    /* the consumer took an item: wakes workers */
+    pthread_cond_t item_ready; /* a slot became ready: wakes the consumer */
+    pthread_cond_t slot_free;  /* the consumer took an item: wakes workers */
     sl__produce_fn produce;
     void *ctx;
     int depth;
     slot *slots;
-    int64_t next_to_claim;       /* the next seq a worker will compute */
-    int64_t next_to_take;        /* the next seq the consumer will return */
+    int64_t next_to_claim; /* the next seq a worker will compute */
+    int64_t next_to_take;  /* the next seq the consumer will return */
     bool stopping;
-    bool consumer_waiting;       /* the consumer sleeps on item_ready */
-    int workers_waiting;         /* workers sleeping on slot_free */
+    bool consumer_waiting; /* the consumer sleeps on item_ready */
+    int workers_waiting;   /* workers sleeping on slot_free */
     int nworkers;
     pthread_t *threads;
 };

@@ -21,7 +21,7 @@ typedef struct sl__prefetch sl__prefetch;
  * beyond SL__PREFETCH_DEPTH_PER_WORKER per worker, or a queue (depth batches
  * of batch_bytes) larger than half the memory available. `--workers 1024`
  * once made a 41 MB run use 2.1 GB. depth 0 means 2 x workers. */
-#define SL__PREFETCH_WORKERS_PER_CPU 4
+#define SL__PREFETCH_WORKERS_PER_CPU  4
 #define SL__PREFETCH_DEPTH_PER_WORKER 8
 sl_status sl__prefetch_check_bounds(int workers, int depth, size_t batch_bytes, sl_err *err);
 

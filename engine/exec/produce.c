@@ -6,9 +6,9 @@
 
 #include "core/internal.h"
 #include "gather.h"
-#include "source/check.h"
-#include "pipeline/op_desc.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
+#include "source/check.h"
 
 static void *field_row(void *base, int64_t row, size_t row_bytes)
 {
@@ -21,7 +21,7 @@ static void *field_row(void *base, int64_t row, size_t row_bytes)
  * to show. */
 typedef struct field_state {
     void *current;
-    void *owned;   /* current, when it is a buffer of ours */
+    void *owned; /* current, when it is a buffer of ours */
 } field_state;
 
 /* Runs one element-phase op over the batch's rows of its field. */
@@ -55,8 +55,8 @@ static sl_status apply_element_op(const sl__op_ctx *ctx, const sl__compiled_op *
     return SL_OK;
 }
 
-sl_status sl_pipeline_produce(const sl_pipeline *p, const sl_kernel_table *kernels, sl_position position,
-                              sl_batch *dst, sl_err *err)
+sl_status sl_pipeline_produce(const sl_pipeline *p, const sl_kernel_table *kernels, sl_position position, sl_batch *dst,
+                              sl_err *err)
 {
     return sl__produce_observed(p, kernels, position, dst, NULL, NULL, err);
 }
@@ -73,8 +73,8 @@ sl_status sl__produce_check(const sl_pipeline *p, sl_position position, const sl
     return SL_OK;
 }
 
-sl_status sl__produce_observed(const sl_pipeline *p, const sl_kernel_table *k, sl_position position,
-                               sl_batch *dst, sl__op_observer observe, void *user, sl_err *err)
+sl_status sl__produce_observed(const sl_pipeline *p, const sl_kernel_table *k, sl_position position, sl_batch *dst,
+                               sl__op_observer observe, void *user, sl_err *err)
 {
     sl_status st = sl__require_kernels(k, "producing a batch", err);
     if (st == SL_OK)

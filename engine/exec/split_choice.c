@@ -6,7 +6,7 @@
 
 /* Splitting, or switching ways, must be this much faster to be chosen, so
  * that two ways within noise of each other do not trade places. */
-#define SPLIT_MARGIN 0.95
+#define SPLIT_MARGIN     0.95
 /* The kept way's median growing by this factor over its reference calls a
  * re-trial before its period is over. */
 #define SLOWDOWN_RETRIAL 1.25
@@ -36,18 +36,10 @@ static double median_of_few(const int64_t *values, int n)
 bool sl__split_choice_next(sl__split_choice *choice)
 {
     switch (choice->phase) {
-    case SL__SPLIT_TRIAL_SPLIT:
-        choice->split = true;
-        break;
-    case SL__SPLIT_TRIAL_ONE:
-        choice->split = false;
-        break;
-    case SL__SPLIT_STEADY:
-        choice->split = choice->kept_split;
-        break;
-    case SL__SPLIT_RETRIAL:
-        choice->split = !choice->kept_split;
-        break;
+    case SL__SPLIT_TRIAL_SPLIT: choice->split = true; break;
+    case SL__SPLIT_TRIAL_ONE: choice->split = false; break;
+    case SL__SPLIT_STEADY: choice->split = choice->kept_split; break;
+    case SL__SPLIT_RETRIAL: choice->split = !choice->kept_split; break;
     }
     return choice->split;
 }

@@ -30,13 +30,13 @@
 #include <stdint.h>
 
 /* Batches in a trial block, the first of which is not counted. */
-#define SL__SPLIT_BLOCK 4
+#define SL__SPLIT_BLOCK        4
 /* The kept way's latest times a re-trial is compared with: an odd count,
  * so that their median is a time a majority of them reached. */
-#define SL__SPLIT_KEPT 5
+#define SL__SPLIT_KEPT         5
 /* Steady batches before the first re-trial, and the most between two. */
 #define SL__SPLIT_PERIOD_FIRST 16
-#define SL__SPLIT_PERIOD_MAX 1024
+#define SL__SPLIT_PERIOD_MAX   1024
 
 typedef enum sl__split_phase {
     SL__SPLIT_TRIAL_SPLIT,
@@ -47,20 +47,20 @@ typedef enum sl__split_phase {
 
 typedef struct sl__split_choice {
     sl__split_phase phase;
-    bool split;                 /* how the batch being run is run */
-    bool previous_split;        /* how the batch before it was run */
-    bool has_previous;          /* a batch was recorded before this one */
-    int block_run;              /* batches of the current block run so far */
+    bool split;          /* how the batch being run is run */
+    bool previous_split; /* how the batch before it was run */
+    bool has_previous;   /* a batch was recorded before this one */
+    int block_run;       /* batches of the current block run so far */
     int block_counted;
     int64_t block_ns[SL__SPLIT_BLOCK];
-    int trial_split_counted;    /* the first trial's split block, kept for the comparison */
+    int trial_split_counted; /* the first trial's split block, kept for the comparison */
     int64_t trial_split_ns[SL__SPLIT_BLOCK];
-    bool kept_split;            /* the way steady batches run */
+    bool kept_split; /* the way steady batches run */
     int kept_counted, kept_next;
     int64_t kept_ns[SL__SPLIT_KEPT];
-    double kept_reference_ns;   /* the kept way's median when it was last chosen or confirmed */
+    double kept_reference_ns; /* the kept way's median when it was last chosen or confirmed */
     int64_t period, until_retrial;
-    int64_t switches;           /* changes of the kept way, for tests */
+    int64_t switches; /* changes of the kept way, for tests */
 } sl__split_choice;
 
 void sl__split_choice_init(sl__split_choice *choice);

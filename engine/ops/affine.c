@@ -30,7 +30,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 static void release(sl__compiled_op *c)
 {
     if (c->state)

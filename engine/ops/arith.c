@@ -43,8 +43,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     ctx->kernels->ew_chain(out, (int64_t)(bytes / sizeof(float)), &step, 1);
 }
 
-
-
 static const sl__op_param scalar_params[] = {SL__PARAM_F32("value", scalar.value)};
 static const sl__op_param clip_params[] = {SL__PARAM_F32("lo", clip.lo), SL__PARAM_F32("hi", clip.hi)};
 
@@ -70,11 +68,20 @@ static sl_op scalar_op(sl_op_kind kind, const char *field, float value)
     return op;
 }
 
-sl_op sl_op_scale(const char *field, float value) { return scalar_op(SL_OP_SCALE, field, value); }
+sl_op sl_op_scale(const char *field, float value)
+{
+    return scalar_op(SL_OP_SCALE, field, value);
+}
 
-sl_op sl_op_add(const char *field, float value) { return scalar_op(SL_OP_ADD, field, value); }
+sl_op sl_op_add(const char *field, float value)
+{
+    return scalar_op(SL_OP_ADD, field, value);
+}
 
-sl_op sl_op_multiply(const char *field, float value) { return scalar_op(SL_OP_MULTIPLY, field, value); }
+sl_op sl_op_multiply(const char *field, float value)
+{
+    return scalar_op(SL_OP_MULTIPLY, field, value);
+}
 
 sl_op sl_op_clip(const char *field, float lo, float hi)
 {

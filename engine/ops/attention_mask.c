@@ -11,15 +11,15 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 {
     const sl_op *op = c->op;
     if (field->shape.rank != 1)
-        return sl_fail(err, SL_EINVAL, "op %d: attention_mask needs a [capacity] sequence field, field '%s' has rank %d",
-                       index, field->name, field->shape.rank);
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: attention_mask needs a [capacity] sequence field, field '%s' has rank %d", index,
+                       field->name, field->shape.rank);
     sl_shape shape = field->shape;
     sl_status st = sl__length_field(p, index, "attention_mask", op->u.mask.lengths, &c->other_field, err);
     if (st)
         return st;
     return sl__add_batch_field(p, index, "attention_mask", op->u.mask.out, SL_U8, &shape, &c->out_field, err);
 }
-
 
 static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *b, sl_err *err)
 {

@@ -19,7 +19,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return sl__add_batch_field(p, index, "bag_offsets", c->op->u.bag.out, SL_I64, &shape, &c->out_field, err);
 }
 
-
 static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *b, sl_err *err)
 {
     (void)err;

@@ -9,12 +9,12 @@
  * no I/O and cannot fail on a read. */
 #include <stdlib.h>
 
-#include "pipeline/op_desc.h"
 #include "pipeline/bucket.h"
+#include "pipeline/op_desc.h"
 
 /* Counting sort keeps bucketing cheap per batch; it needs the lengths to
  * span a bounded range. */
-#define MAX_LENGTH_RANGE ((int64_t)1 << 16)
+#define MAX_LENGTH_RANGE   ((int64_t)1 << 16)
 /* A window is sorted for every batch it holds (the sampler keeps no state),
  * so its size is bounded too. */
 #define MAX_WINDOW_BATCHES 1024
@@ -50,8 +50,7 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     c->state = state;
     state->lengths = malloc((size_t)(n > 0 ? n : 1) * sizeof *state->lengths);
     if (!state->lengths)
-        return sl_fail(err, SL_ENOMEM, "op %d: cannot allocate %lld lengths for bucket_by_length", index,
-                       (long long)n);
+        return sl_fail(err, SL_ENOMEM, "op %d: cannot allocate %lld lengths for bucket_by_length", index, (long long)n);
     st = sl_source_read(p->source, f, 0, (size_t)n * sizeof *state->lengths, state->lengths, err);
     if (st) {
         sl_fail_context(err, "op %d (bucket_by_length reading field '%s')", index, op->field);
@@ -65,14 +64,14 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
             state->max_length = state->lengths[i];
     }
     if ((int64_t)state->max_length - state->min_length >= MAX_LENGTH_RANGE)
-        return sl_fail(err, SL_EINVAL, "op %d: bucket_by_length needs lengths within a range of %lld; field '%s' "
-                       "spans [%d, %d]", index, (long long)MAX_LENGTH_RANGE, op->field, state->min_length,
-                       state->max_length);
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: bucket_by_length needs lengths within a range of %lld; field '%s' "
+                       "spans [%d, %d]",
+                       index, (long long)MAX_LENGTH_RANGE, op->field, state->min_length, state->max_length);
     state->window_batches = op->u.bucket.window_batches;
     p->bucket = c;
     return SL_OK;
 }
-
 
 static const sl__op_param params[] = {SL__PARAM_I32("window_batches", bucket.window_batches)};
 

@@ -5,8 +5,7 @@
 #include "core/internal.h"
 #include "pipeline/op_desc.h"
 
-sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
-                             sl_err *err)
+sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c, sl_err *err)
 {
     if (field->shape.rank != 2 && field->shape.rank != 3)
         return sl_fail(err, SL_EINVAL, "op %d: %s needs an image field [h, w] or [h, w, c], but field '%s' has rank %d",
@@ -18,8 +17,7 @@ sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int i
     return SL_OK;
 }
 
-sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
-                              sl_err *err)
+sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c, sl_err *err)
 {
     if (field->shape.rank != 3 && field->shape.rank != 4)
         return sl_fail(err, SL_EINVAL,
@@ -39,8 +37,7 @@ sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64
                             sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id));
 }
 
-sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
-                                uint32_t draw)
+sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, uint32_t draw)
 {
     (void)ctx;
     return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)batch->index, (uint32_t)batch->epoch, draw),
@@ -92,18 +89,10 @@ void sl__op_fingerprint(const sl_op *op, XXH3_state_t *state)
         const sl__op_param *param = &desc->params[i];
         const void *value = at(op, param->offset);
         switch (param->type) {
-        case SL__PARAM_I32:
-            fingerprint_i64(state, *(const int32_t *)value);
-            break;
-        case SL__PARAM_I64:
-            fingerprint_i64(state, *(const int64_t *)value);
-            break;
-        case SL__PARAM_F32:
-            fingerprint_f32(state, *(const float *)value);
-            break;
-        case SL__PARAM_NAME:
-            XXH3_64bits_update(state, value, strlen(value) + 1);
-            break;
+        case SL__PARAM_I32: fingerprint_i64(state, *(const int32_t *)value); break;
+        case SL__PARAM_I64: fingerprint_i64(state, *(const int64_t *)value); break;
+        case SL__PARAM_F32: fingerprint_f32(state, *(const float *)value); break;
+        case SL__PARAM_NAME: XXH3_64bits_update(state, value, strlen(value) + 1); break;
         case SL__PARAM_TABLE: {
             int32_t rows = *(const int32_t *)value;
             fingerprint_i64(state, rows);
@@ -132,8 +121,8 @@ sl_status sl__add_batch_field(sl_pipeline *p, int index, const char *what, const
     if (sl_schema_find(schema, name) >= 0)
         return sl_fail(err, SL_EINVAL, "op %d: %s adds field '%s', which already exists", index, what, name);
     if (schema->nfields >= SL_MAX_FIELDS)
-        return sl_fail(err, SL_EINVAL, "op %d: %s cannot add field '%s': a batch holds at most %d fields", index,
-                       what, name, SL_MAX_FIELDS);
+        return sl_fail(err, SL_EINVAL, "op %d: %s cannot add field '%s': a batch holds at most %d fields", index, what,
+                       name, SL_MAX_FIELDS);
     sl_field_spec *field = &schema->fields[schema->nfields];
     memset(field, 0, sizeof *field);
     snprintf(field->name, sizeof field->name, "%s", name);
@@ -143,13 +132,12 @@ sl_status sl__add_batch_field(sl_pipeline *p, int index, const char *what, const
     return SL_OK;
 }
 
-sl_status sl__length_field(const sl_pipeline *p, int index, const char *what, const char *name, int *out,
-                           sl_err *err)
+sl_status sl__length_field(const sl_pipeline *p, int index, const char *what, const char *name, int *out, sl_err *err)
 {
     int f = sl_schema_find(&p->source_schema, name);
     if (f < 0)
-        return sl_fail(err, SL_EINVAL, "op %d: %s names length field '%s', which the source does not have", index,
-                       what, name);
+        return sl_fail(err, SL_EINVAL, "op %d: %s names length field '%s', which the source does not have", index, what,
+                       name);
     const sl_field_spec *field = &p->source_schema.fields[f];
     if (field->dtype != SL_I32 || field->shape.rank != 0)
         return sl_fail(err, SL_EINVAL, "op %d: %s needs length field '%s' as i32 scalars, it is %s rank %d", index,
@@ -157,8 +145,7 @@ sl_status sl__length_field(const sl_pipeline *p, int index, const char *what, co
     /* The element phase may not have changed it: the lengths are the
      * source's. */
     if (p->output_schema.fields[f].dtype != SL_I32 || p->output_schema.fields[f].shape.rank != 0)
-        return sl_fail(err, SL_EINVAL, "op %d: %s: length field '%s' was changed by an earlier op", index, what,
-                       name);
+        return sl_fail(err, SL_EINVAL, "op %d: %s: length field '%s' was changed by an earlier op", index, what, name);
     *out = f;
     return SL_OK;
 }

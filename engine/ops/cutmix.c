@@ -68,8 +68,8 @@ static void batch_decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, con
     float lambda = sl__mix_lambda(ctx, c, b);
     sl__mixer box, labels;
     plan(ctx, c, b, lambda, &box, &labels);
-    const float v[] = {lambda, (float)box.y0, (float)box.y1, (float)box.x0, (float)box.x1, labels.w_own,
-                       labels.w_partner};
+    const float v[] = {lambda,        (float)box.y0, (float)box.y1,   (float)box.x0,
+                       (float)box.x1, labels.w_own,  labels.w_partner};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         values[i] = v[i];
     sl__mix_partners(ctx, c, b, partner);

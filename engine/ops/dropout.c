@@ -20,7 +20,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 /* ceil(p 2^32) without libm: p 2^32 is exact in double (p is a float below
  * 1), so the threshold is its integer part, plus one unless it was whole.
  * A value is then dropped with probability threshold / 2^32, which is p
@@ -51,8 +50,8 @@ static bool training(const sl__op_ctx *ctx)
 
 /* The mask applied to `count` elements of src: the forward pass on values,
  * the backward pass on cotangents. */
-static void apply(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count,
-                  const float *src, float *dst)
+static void apply(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const float *src,
+                  float *dst)
 {
     if (!training(ctx)) {
         if (src != dst)

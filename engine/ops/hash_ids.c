@@ -26,7 +26,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return st;
 }
 
-
 static void release(sl__compiled_op *c)
 {
     free(c->state);

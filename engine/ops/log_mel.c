@@ -37,7 +37,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 static void release(sl__compiled_op *c)
 {
     if (c->state)
@@ -120,8 +119,9 @@ static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void
     return ctx->device->log_mel_rows(in, out, ctx->rows, &d->k, ctx->scratch, ctx->stream);
 }
 
-static const sl__op_param params[] = {SL__PARAM_I32("sample_rate", mel.sample_rate), SL__PARAM_I32("frame", mel.frame), SL__PARAM_I32("hop", mel.hop),
-    SL__PARAM_I32("n_fft", mel.n_fft), SL__PARAM_I32("mels", mel.mels)};
+static const sl__op_param params[] = {SL__PARAM_I32("sample_rate", mel.sample_rate), SL__PARAM_I32("frame", mel.frame),
+                                      SL__PARAM_I32("hop", mel.hop), SL__PARAM_I32("n_fft", mel.n_fft),
+                                      SL__PARAM_I32("mels", mel.mels)};
 
 const sl__op_desc sl__op_log_mel_desc = {
     .phase = SL__PHASE_ELEMENT,

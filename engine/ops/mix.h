@@ -10,10 +10,10 @@
 
 /* Draw indices of a mixing op's Philox blocks for one batch. */
 enum {
-    SL__MIX_DRAW_LAMBDA = 0,     /* 0..31: Johnk attempts, two per block */
+    SL__MIX_DRAW_LAMBDA = 0, /* 0..31: Johnk attempts, two per block */
     SL__MIX_DRAW_LAMBDA_BLOCKS = 32,
-    SL__MIX_DRAW_BOX = 32,       /* CutMix's box centre */
-    SL__MIX_DRAW_PARTNERS = 64,  /* onward: the Fisher-Yates draws, four per block */
+    SL__MIX_DRAW_BOX = 32,      /* CutMix's box centre */
+    SL__MIX_DRAW_PARTNERS = 64, /* onward: the Fisher-Yates draws, four per block */
 };
 
 /* The m of alpha = 2 / m (an integer in [1, 64]), or 0 when alpha is not of
@@ -39,8 +39,8 @@ void sl__mix_partners(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_
  * box of the partner's pixels pasted in. */
 typedef struct sl__mixer {
     bool box;
-    float w_own, w_partner;     /* blend */
-    int h, w;                   /* box: image geometry and the box, [y0, y1) x [x0, x1) */
+    float w_own, w_partner; /* blend */
+    int h, w;               /* box: image geometry and the box, [y0, y1) x [x0, x1) */
     size_t pixel_bytes;
     int y0, y1, x0, x1;
 } sl__mixer;
@@ -49,7 +49,7 @@ typedef struct sl__mixer {
 typedef struct sl__mix_work {
     int64_t *partner;
     unsigned char *visited;
-    void *saved;                /* one row of the widest field */
+    void *saved; /* one row of the widest field */
 } sl__mix_work;
 
 sl_status sl__mix_work_init(sl__mix_work *work, const sl_batch *batch, const sl__compiled_op *c, sl_err *err);

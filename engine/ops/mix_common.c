@@ -138,8 +138,7 @@ void sl__mix_work_release(sl__mix_work *work)
 static void mix_row(const sl_kernel_table *k, const sl__mixer *mixer, void *own, const void *partner, size_t row_bytes)
 {
     if (mixer->box)
-        k->paste_box(own, partner, mixer->h, mixer->w, mixer->pixel_bytes, mixer->y0, mixer->y1, mixer->x0,
-                     mixer->x1);
+        k->paste_box(own, partner, mixer->h, mixer->w, mixer->pixel_bytes, mixer->y0, mixer->y1, mixer->x0, mixer->x1);
     else
         k->blend(own, own, partner, (int64_t)(row_bytes / sizeof(float)), mixer->w_own, mixer->w_partner);
 }

@@ -11,8 +11,9 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
         return sl_fail(err, SL_EINVAL, "op %d: normalize takes u8 or f32, field '%s' is %s", index, field->name,
                        sl_dtype_name(field->dtype));
     if (channels < 1 || channels > SL_MAX_CHANNELS || (channels != 1 && channels != last))
-        return sl_fail(err, SL_EINVAL, "op %d: normalize has %d channels; field '%s' needs 1 or its last dimension %lld",
-                       index, channels, field->name, (long long)last);
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: normalize has %d channels; field '%s' needs 1 or its last dimension %lld", index,
+                       channels, field->name, (long long)last);
     sl_status st = sl_normalize_consts_init(&c->norm, channels, op->u.normalize.mean, op->u.normalize.std, err);
     if (st)
         return sl_fail_context(err, "op %d (normalize of field '%s')", index, field->name);
@@ -21,7 +22,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     c->out_bytes = (size_t)c->values * sizeof(float);
     return SL_OK;
 }
-
 
 static void release(sl__compiled_op *c)
 {

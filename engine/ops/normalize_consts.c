@@ -74,16 +74,15 @@ void sl_normalize_consts_release(sl_normalize_consts *k)
     k->mean_tiled = k->inv_std_tiled = NULL;
 }
 
-sl_status sl_affine_consts_init(sl_affine_consts *k, int channels, const float *scale, const float *bias,
-                                sl_err *err)
+sl_status sl_affine_consts_init(sl_affine_consts *k, int channels, const float *scale, const float *bias, sl_err *err)
 {
     k->scale_tiled = k->bias_tiled = NULL;
     if (channels < 1 || channels > SL_MAX_CHANNELS)
         return sl_fail(err, SL_EINVAL, "affine needs 1 to %d channels, got %d", SL_MAX_CHANNELS, channels);
     for (int c = 0; c < channels; c++)
         if (!isfinite(scale[c]) || !isfinite(bias[c]))
-            return sl_fail(err, SL_EINVAL, "affine scale[%d] %g and bias[%d] %g must be finite", c, (double)scale[c],
-                           c, (double)bias[c]);
+            return sl_fail(err, SL_EINVAL, "affine scale[%d] %g and bias[%d] %g must be finite", c, (double)scale[c], c,
+                           (double)bias[c]);
     k->channels = channels;
     k->period = tiled_period(channels);
     for (int c = 0; c < channels; c++) {

@@ -29,7 +29,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 static const sl__op_param params[] = {SL__PARAM_I32("seq_len", pack.seq_len), SL__PARAM_I32("pad_id", pack.pad_id)};
 
 const sl__op_desc sl__op_pack_tokens_desc = {

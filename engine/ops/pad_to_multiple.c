@@ -70,8 +70,9 @@ static int device_batch(const sl__device_ctx *ctx, const sl__compiled_op *c, sl_
     return e;
 }
 
-static const sl__op_param params[] = {SL__PARAM_NAME("lengths", pad_multiple.lengths), SL__PARAM_I32("multiple", pad_multiple.multiple),
-    SL__PARAM_I32("pad_id", pad_multiple.pad_id)};
+static const sl__op_param params[] = {SL__PARAM_NAME("lengths", pad_multiple.lengths),
+                                      SL__PARAM_I32("multiple", pad_multiple.multiple),
+                                      SL__PARAM_I32("pad_id", pad_multiple.pad_id)};
 
 const sl__op_desc sl__op_pad_to_multiple_desc = {
     .phase = SL__PHASE_BATCH,

@@ -11,8 +11,10 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     (void)p;
     const sl_op *op = c->op;
     if (field->dtype != SL_I32 || field->shape.rank != 1)
-        return sl_fail(err, SL_EINVAL, "op %d: pad_tokens needs a field of i32 token rows [capacity], field '%s' is %s "
-                       "rank %d", index, field->name, sl_dtype_name(field->dtype), field->shape.rank);
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: pad_tokens needs a field of i32 token rows [capacity], field '%s' is %s "
+                       "rank %d",
+                       index, field->name, sl_dtype_name(field->dtype), field->shape.rank);
     if (op->u.pad.length < 1)
         return sl_fail(err, SL_EINVAL, "op %d: pad_tokens length of field '%s' must be positive, got %d", index,
                        field->name, op->u.pad.length);
@@ -20,7 +22,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     c->out_bytes = (size_t)op->u.pad.length * sizeof(int32_t);
     return SL_OK;
 }
-
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
                  void *out, void *scratch)
@@ -47,7 +48,8 @@ static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void
                                    c->op->u.pad.pad_id, ctx->stream);
 }
 
-static const sl__op_param params[] = {SL__PARAM_I32("length", pad.length), SL__PARAM_I32("end_id", pad.end_id), SL__PARAM_I32("pad_id", pad.pad_id)};
+static const sl__op_param params[] = {SL__PARAM_I32("length", pad.length), SL__PARAM_I32("end_id", pad.end_id),
+                                      SL__PARAM_I32("pad_id", pad.pad_id)};
 
 const sl__op_desc sl__op_pad_tokens_desc = {
     .phase = SL__PHASE_ELEMENT,

@@ -19,7 +19,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 /* Word 0 of draw 0: its top 24 bits k give v = (k - 2^23) / 2^23, exact in
  * [-1, 1), and d = delta * v rounded once, so |d| <= delta. */
 static int32_t top24(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)

@@ -15,7 +15,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x)
 {
     sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
@@ -30,8 +29,8 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     for (int64_t r = 0; r < count; r++) {
         int oy, ox;
         sl__crop_offsets(ctx, c, ids[r], &oy, &ox);
-        ctx->kernels->crop_pad((const char *)in + (size_t)r * c->in_bytes, (char *)out + (size_t)r * c->out_bytes,
-                               c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h, c->op->u.crop.crop_w, oy, ox);
+        ctx->kernels->crop_pad((const char *)in + (size_t)r * c->in_bytes, (char *)out + (size_t)r * c->out_bytes, c->h,
+                               c->w, c->pixel_bytes, c->op->u.crop.crop_h, c->op->u.crop.crop_w, oy, ox);
     }
 }
 

@@ -16,14 +16,13 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     const int size[3] = {c->d, c->h, c->w};
     for (int a = 0; a < 3; a++)
         if (patch[a] < 1 || patch[a] > size[a])
-            return sl_fail(err, SL_EINVAL, "op %d: patch %dx%dx%d does not fit field '%s' of %dx%dx%d", index,
-                           patch[0], patch[1], patch[2], field->name, size[0], size[1], size[2]);
+            return sl_fail(err, SL_EINVAL, "op %d: patch %dx%dx%d does not fit field '%s' of %dx%dx%d", index, patch[0],
+                           patch[1], patch[2], field->name, size[0], size[1], size[2]);
     for (int a = 0; a < 3; a++)
         field->shape.dims[a] = patch[a];
     c->out_bytes = (size_t)patch[0] * (size_t)patch[1] * (size_t)patch[2] * c->pixel_bytes;
     return SL_OK;
 }
-
 
 /* One Philox block per element: words 0, 1, 2 give the depth, height and
  * width offsets, each uniform over the positions where the patch fits. */
@@ -62,7 +61,8 @@ static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void
                                     c->op->u.patch.h, c->op->u.patch.w, ctx->decisions, ctx->stream);
 }
 
-static const sl__op_param params[] = {SL__PARAM_I32("d", patch.d), SL__PARAM_I32("h", patch.h), SL__PARAM_I32("w", patch.w)};
+static const sl__op_param params[] = {SL__PARAM_I32("d", patch.d), SL__PARAM_I32("h", patch.h),
+                                      SL__PARAM_I32("w", patch.w)};
 
 const sl__op_desc sl__op_random_crop3d_desc = {
     .phase = SL__PHASE_ELEMENT,

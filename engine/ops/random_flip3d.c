@@ -15,7 +15,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 /* One Philox block per element: word a decides axis a (depth, height,
  * width), so the three decisions are independent. */
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)

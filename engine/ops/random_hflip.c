@@ -14,7 +14,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
     sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);

@@ -42,13 +42,15 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     (void)p;
     const sl_op *op = c->op;
     int channels;
-    sl_status st = sl__resample_geometry(field, "random_resized_crop", index, op->u.rrc.out_h, op->u.rrc.out_w, c,
-                                         &channels, err);
+    sl_status st =
+        sl__resample_geometry(field, "random_resized_crop", index, op->u.rrc.out_h, op->u.rrc.out_w, c, &channels, err);
     if (st)
         return st;
     if (!(op->u.rrc.scale_lo > 0.0f && op->u.rrc.scale_lo <= op->u.rrc.scale_hi && op->u.rrc.scale_hi <= 1.0f))
-        return sl_fail(err, SL_EINVAL, "op %d: random_resized_crop scale range [%g, %g] of field '%s' is not within "
-                       "(0, 1]", index, (double)op->u.rrc.scale_lo, (double)op->u.rrc.scale_hi, field->name);
+        return sl_fail(err, SL_EINVAL,
+                       "op %d: random_resized_crop scale range [%g, %g] of field '%s' is not within "
+                       "(0, 1]",
+                       index, (double)op->u.rrc.scale_lo, (double)op->u.rrc.scale_hi, field->name);
     if (!(op->u.rrc.ratio >= 1.0f && op->u.rrc.ratio <= 16.0f))
         return sl_fail(err, SL_EINVAL, "op %d: random_resized_crop ratio %g of field '%s' is not in [1, 16]", index,
                        (double)op->u.rrc.ratio, field->name);
@@ -59,7 +61,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     sl__resample_output(field, op->u.rrc.out_h, op->u.rrc.out_w, channels, c);
     return SL_OK;
 }
-
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
                  void *out, void *scratch)
@@ -100,8 +101,9 @@ static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void
                                           c->op->u.rrc.out_h, c->op->u.rrc.out_w, ctx->decisions, ctx->stream);
 }
 
-static const sl__op_param params[] = {SL__PARAM_I32("out_h", rrc.out_h), SL__PARAM_I32("out_w", rrc.out_w), SL__PARAM_F32("scale_lo", rrc.scale_lo),
-    SL__PARAM_F32("scale_hi", rrc.scale_hi), SL__PARAM_F32("ratio", rrc.ratio)};
+static const sl__op_param params[] = {SL__PARAM_I32("out_h", rrc.out_h), SL__PARAM_I32("out_w", rrc.out_w),
+                                      SL__PARAM_F32("scale_lo", rrc.scale_lo), SL__PARAM_F32("scale_hi", rrc.scale_hi),
+                                      SL__PARAM_F32("ratio", rrc.ratio)};
 
 const sl__op_desc sl__op_random_resized_crop_desc = {
     .phase = SL__PHASE_ELEMENT,

@@ -19,7 +19,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-
 /* Word 0 of draw 0 as u = k / 2^24 in [0, 1) (its top 24 bits, exact), and
  * f = lo + (hi - lo) u with each operation rounded in float. f >= lo
  * because rounding is monotone; rounding (hi - lo) up could carry f just

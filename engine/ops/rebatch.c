@@ -14,12 +14,11 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 {
     int32_t micro = c->op->u.rebatch.micro;
     if (micro < 1 || micro > p->spec.batch_size)
-        return sl_fail(err, SL_EINVAL, "op %d: rebatch micro-batches of %d rows must be in [1, batch size %lld]",
-                       index, micro, (long long)p->spec.batch_size);
+        return sl_fail(err, SL_EINVAL, "op %d: rebatch micro-batches of %d rows must be in [1, batch size %lld]", index,
+                       micro, (long long)p->spec.batch_size);
     (void)field;
     return SL_OK;
 }
-
 
 static sl_status batch(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_batch *b, sl_err *err)
 {

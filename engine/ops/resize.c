@@ -13,8 +13,8 @@ typedef struct resize_state {
 
 /* Image geometry plus the checks every resampling op shares: u8 or f32, and
  * sides within the plan's exact range. Exposed for random_resized_crop. */
-sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h,
-                                int32_t out_w, sl__compiled_op *c, int *channels, sl_err *err)
+sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h, int32_t out_w,
+                                sl__compiled_op *c, int *channels, sl_err *err)
 {
     sl_status st = sl__image_geometry(field, what, index, c, err);
     if (st)
@@ -55,8 +55,8 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
         state->storage = sl__aligned_alloc(SL_ALIGN, bytes);
     if (!state || !state->storage) {
         free(state);
-        return sl_fail(err, SL_ENOMEM, "op %d: cannot allocate a resize plan of %zu bytes for field '%s'", index,
-                       bytes, field->name);
+        return sl_fail(err, SL_ENOMEM, "op %d: cannot allocate a resize plan of %zu bytes for field '%s'", index, bytes,
+                       field->name);
     }
     sl_resize_plan_init(&state->plan, state->storage, c->h, c->w, out_h, out_w, channels);
     c->state = state;
@@ -64,7 +64,6 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     sl__resample_output(field, out_h, out_w, channels, c);
     return SL_OK;
 }
-
 
 static void release(sl__compiled_op *c)
 {

@@ -35,8 +35,7 @@ static void plan_axis(int in, int out, int32_t *i0, int32_t *i1, float *w)
         sl__body_resize_axis(d, in, out, &i0[d], &i1[d], &w[d]);
 }
 
-void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w,
-                         int channels)
+void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w, int channels)
 {
     char *cursor = storage;
     size_t values = (size_t)out_w * (size_t)channels;

@@ -12,8 +12,8 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
      * would leave a batch holding two shapes, so it is refused here rather
      * than padded or cropped behind the user's back. */
     if (c->h != c->w)
-        return sl_fail(err, SL_EINVAL, "op %d: rot90 needs a square image, but field '%s' is %dx%d", index,
-                       field->name, c->h, c->w);
+        return sl_fail(err, SL_EINVAL, "op %d: rot90 needs a square image, but field '%s' is %dx%d", index, field->name,
+                       c->h, c->w);
     return SL_OK;
 }
 

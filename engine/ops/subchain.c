@@ -19,8 +19,8 @@ sl_status sl__subchain_compile(sl_pipeline *p, int index, sl__compiled_op *c, sl
         return st;
     int counts[2] = {op->u.sub.ops_a, op->u.sub.ops_b};
     if (counts[0] < 0 || counts[1] < 0 || (branches == 1 && counts[1] != 0))
-        return sl_fail(err, SL_EINVAL, "op %d: %s on field '%s' owns %d and %d ops; counts must be >= 0%s", index,
-                       what, field->name, counts[0], counts[1], branches == 1 ? " and the second 0" : "");
+        return sl_fail(err, SL_EINVAL, "op %d: %s on field '%s' owns %d and %d ops; counts must be >= 0%s", index, what,
+                       field->name, counts[0], counts[1], branches == 1 ? " and the second 0" : "");
     int after = p->spec.nops - index - 1;
     if (counts[0] + counts[1] > after)
         return sl_fail(err, SL_EINVAL, "op %d: %s on field '%s' owns the next %d ops, but only %d follow it", index,
@@ -64,7 +64,7 @@ void sl__subchain_release(sl__compiled_op *c)
 }
 
 const sl__op_param sl__subchain_params[3] = {SL__PARAM_I32("ops_a", sub.ops_a), SL__PARAM_I32("ops_b", sub.ops_b),
-                                              SL__PARAM_F32("p", sub.p)};
+                                             SL__PARAM_F32("p", sub.p)};
 
 int sl__subchain_nested(const sl_op *op)
 {

@@ -18,13 +18,13 @@
 
 #include "core/internal.h"
 #include "order/order.h"
-#include "sluice/source.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 #include "sluice/shuffle.h"
+#include "sluice/source.h"
 
 /* Positions per entry of the mixture's prefix counts. */
-#define MIX_BLOCK 64
+#define MIX_BLOCK      64
 #define MIX_WEIGHT_MAX ((uint32_t)1 << 24)
 /* An epoch's count for a part times the epoch (< 2^32) must stay below
  * 2^63, so a mixture's epoch is shorter than 2^31 positions. */
@@ -46,8 +46,9 @@ static sl_status init_blocks(sl__order *o, const sl_pipeline_spec *spec, bool pa
     if (b->window < 1)
         return sl_fail(err, SL_EINVAL, "spec.blocks.window must be at least 1 block, got %lld", (long long)b->window);
     if (packed)
-        return sl_fail(err, SL_EINVAL,
-                       "spec.blocks orders rows, but token packing makes sequences of the stream; use one or the other");
+        return sl_fail(
+            err, SL_EINVAL,
+            "spec.blocks orders rows, but token packing makes sequences of the stream; use one or the other");
     int64_t n = o->dataset_size;
     o->block_rows = b->rows;
     o->nblocks = n == 0 ? 0 : (n - 1) / b->rows + 1;
@@ -63,11 +64,11 @@ static sl_status init_blocks(sl__order *o, const sl_pipeline_spec *spec, bool pa
 }
 
 typedef struct block_epoch {
-    sl_permutation blocks;     /* slot -> block */
-    int64_t short_slot;        /* slot of the short last block, or -1 */
+    sl_permutation blocks; /* slot -> block */
+    int64_t short_slot;    /* slot of the short last block, or -1 */
     int64_t short_window;
-    int64_t deficit;           /* rows the short block lacks */
-    int64_t window_rows;       /* rows of a full window */
+    int64_t deficit;     /* rows the short block lacks */
+    int64_t window_rows; /* rows of a full window */
 } block_epoch;
 
 static int64_t window_start(const block_epoch *be, int64_t w)
@@ -83,14 +84,12 @@ static int64_t window_size(const sl__order *o, const block_epoch *be, int64_t w)
     return blocks * o->block_rows - (w == be->short_window ? be->deficit : 0);
 }
 
-static void block_ids(const sl__order *o, int64_t epoch, uint64_t first, uint64_t stride, int64_t count,
-                      int64_t *ids)
+static void block_ids(const sl__order *o, int64_t epoch, uint64_t first, uint64_t stride, int64_t count, int64_t *ids)
 {
     const int64_t rows = o->block_rows;
-    block_epoch be = {.short_slot = -1, .short_window = -1, .deficit = rows - o->last_rows,
-                      .window_rows = o->window * rows};
-    sl_permutation_init_keyed(&be.blocks, (uint64_t)o->nblocks, o->seed, SL_STREAM_SHUFFLE, (uint64_t)epoch, 0,
-                              true);
+    block_epoch be = {
+        .short_slot = -1, .short_window = -1, .deficit = rows - o->last_rows, .window_rows = o->window * rows};
+    sl_permutation_init_keyed(&be.blocks, (uint64_t)o->nblocks, o->seed, SL_STREAM_SHUFFLE, (uint64_t)epoch, 0, true);
     /* Windows after the one holding the short block start earlier by what
      * it lacks, so finding a position's window needs that block's slot. */
     if (be.deficit > 0) {
@@ -135,7 +134,7 @@ static void block_ids(const sl__order *o, int64_t epoch, uint64_t first, uint64_
 /* The 32-bit draw of a position: one Philox block serves four positions. */
 typedef struct mix_draws {
     sl_philox_key key;
-    uint64_t block;            /* position / 4 of ctr, or UINT64_MAX */
+    uint64_t block; /* position / 4 of ctr, or UINT64_MAX */
     sl_philox_ctr ctr;
 } mix_draws;
 
@@ -161,8 +160,7 @@ static mix_draws mix_draws_for(const sl__order *o)
     return (mix_draws){sl_philox_key_for(o->seed, SL_STREAM_MIX_CHOICE), UINT64_MAX, {{0}}};
 }
 
-static sl_status init_mix(sl__order *o, const sl_pipeline_spec *spec, const sl_source *source, bool packed,
-                          sl_err *err)
+static sl_status init_mix(sl__order *o, const sl_pipeline_spec *spec, const sl_source *source, bool packed, sl_err *err)
 {
     const sl_mixture *m = &spec->mix;
     if (m->nparts == 0) {
@@ -174,8 +172,9 @@ static sl_status init_mix(sl__order *o, const sl_pipeline_spec *spec, const sl_s
     if (spec->blocks.rows != 0)
         return sl_fail(err, SL_EINVAL, "spec.mix and spec.blocks are exclusive: a mixture orders each part itself");
     if (packed)
-        return sl_fail(err, SL_EINVAL,
-                       "spec.mix interleaves rows, but token packing makes sequences of the stream; use one or the other");
+        return sl_fail(
+            err, SL_EINVAL,
+            "spec.mix interleaves rows, but token packing makes sequences of the stream; use one or the other");
     int64_t rows[SL_MAX_PARTS];
     int nparts = sl_source_parts(source, rows, SL_MAX_PARTS);
     if (m->nparts != nparts)
@@ -259,8 +258,7 @@ static int64_t mix_element(const sl__order *o, part_orders *orders, int s, int64
     return o->first_row[s] + (int64_t)sl_permutation_apply(&orders->perm[s], (uint64_t)(k % o->part_rows[s]));
 }
 
-static void mix_ids(const sl__order *o, int64_t epoch, uint64_t first, uint64_t stride, int64_t count,
-                    int64_t *ids)
+static void mix_ids(const sl__order *o, int64_t epoch, uint64_t first, uint64_t stride, int64_t count, int64_t *ids)
 {
     mix_draws draws = mix_draws_for(o);
     part_orders orders;
@@ -334,18 +332,13 @@ static const sl_permutation *epoch_permutation(const sl__order *o, int64_t epoch
     return &memo.perm;
 }
 
-void sl__order_ids(const sl__order *o, const sl_kernel_table *kernels, int64_t epoch, uint64_t first,
-                   uint64_t stride, int64_t count, int64_t *ids)
+void sl__order_ids(const sl__order *o, const sl_kernel_table *kernels, int64_t epoch, uint64_t first, uint64_t stride,
+                   int64_t count, int64_t *ids)
 {
     switch (o->kind) {
-    case SL__ORDER_BLOCKS:
-        block_ids(o, epoch, first, stride, count, ids);
-        return;
-    case SL__ORDER_MIX:
-        mix_ids(o, epoch, first, stride, count, ids);
-        return;
-    case SL__ORDER_WHOLE:
-        break;
+    case SL__ORDER_BLOCKS: block_ids(o, epoch, first, stride, count, ids); return;
+    case SL__ORDER_MIX: mix_ids(o, epoch, first, stride, count, ids); return;
+    case SL__ORDER_WHOLE: break;
     }
     const sl_permutation *perm = epoch_permutation(o, epoch);
     if (kernels)

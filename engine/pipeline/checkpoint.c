@@ -16,9 +16,9 @@
 #include "pipeline/internal.h"
 #include "sluice/module.h"
 
-#define CHECKPOINT_FORMAT "sluice-checkpoint"
-#define CHECKPOINT_VERSION 1         /* a position */
-#define CHECKPOINT_MODULE_VERSION 2  /* a position and a module's state */
+#define CHECKPOINT_FORMAT         "sluice-checkpoint"
+#define CHECKPOINT_VERSION        1 /* a position */
+#define CHECKPOINT_MODULE_VERSION 2 /* a position and a module's state */
 
 /* What a version 2 file adds to the position. */
 typedef struct module_part {
@@ -113,8 +113,8 @@ static sl_status save(const sl_pipeline *p, sl_position position, const module_p
         position.batch >= p->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "cannot checkpoint position epoch %lld batch %lld", (long long)position.epoch,
                        (long long)position.batch);
-    uint64_t checksum = checkpoint_checksum(p->fingerprint, position.epoch, position.batch, p->batches_per_epoch,
-                                            module);
+    uint64_t checksum =
+        checkpoint_checksum(p->fingerprint, position.epoch, position.batch, p->batches_per_epoch, module);
     bool ok = true;
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -167,8 +167,7 @@ static sl_status get_count(const cJSON *root, const char *path, const char *fiel
     return st;
 }
 
-static sl_status get_doubles(const cJSON *object, const char *path, const char *name, int n, double *out,
-                             sl_err *err)
+static sl_status get_doubles(const cJSON *object, const char *path, const char *name, int n, double *out, sl_err *err)
 {
     char label[48];
     snprintf(label, sizeof label, "module.%s", name);
@@ -220,8 +219,7 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     int64_t version = 0, epoch = 0, batch = 0, per_epoch = 0;
     uint64_t fingerprint = 0, checksum = 0;
     sl_status st;
-    if ((st = sl__json_text(sl__json_member(root, "format"), path, "format", format, sizeof format,
-                            err)) != SL_OK)
+    if ((st = sl__json_text(sl__json_member(root, "format"), path, "format", format, sizeof format, err)) != SL_OK)
         return st;
     if (strcmp(format, CHECKPOINT_FORMAT) != 0)
         return sl_fail(err, SL_EFORMAT, "%s: field 'format' is '%s', not '%s'", path, format, CHECKPOINT_FORMAT);
@@ -230,13 +228,12 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     if (version != CHECKPOINT_VERSION && version != CHECKPOINT_MODULE_VERSION)
         return sl_fail(err, SL_EFORMAT, "%s: field 'version' is %lld; this build reads versions %d and %d", path,
                        (long long)version, CHECKPOINT_VERSION, CHECKPOINT_MODULE_VERSION);
-    if ((st = sl__json_hex64_value(sl__json_member(root, "pipeline_fingerprint"), path,
-                                   "pipeline_fingerprint", &fingerprint, err)) != SL_OK ||
+    if ((st = sl__json_hex64_value(sl__json_member(root, "pipeline_fingerprint"), path, "pipeline_fingerprint",
+                                   &fingerprint, err)) != SL_OK ||
         (st = get_count(root, path, "epoch", &epoch, err)) != SL_OK ||
         (st = get_count(root, path, "batch", &batch, err)) != SL_OK ||
         (st = get_count(root, path, "batches_per_epoch", &per_epoch, err)) != SL_OK ||
-        (st = sl__json_hex64_value(sl__json_member(root, "checksum"), path, "checksum", &checksum,
-                                   err)) != SL_OK)
+        (st = sl__json_hex64_value(sl__json_member(root, "checksum"), path, "checksum", &checksum, err)) != SL_OK)
         return st;
     module_part part;
     memset(&part, 0, sizeof part);
@@ -256,8 +253,8 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
     /* The epoch keys the shuffle and every random draw through 32 bits of
      * the Philox counter: epoch 2^32 would silently replay epoch 0. */
     if (epoch > SL_MAX_EPOCH)
-        return sl_fail(err, SL_EFORMAT, "%s: field 'epoch' %lld is past the last epoch a pipeline can run (%lld)",
-                       path, (long long)epoch, (long long)SL_MAX_EPOCH);
+        return sl_fail(err, SL_EFORMAT, "%s: field 'epoch' %lld is past the last epoch a pipeline can run (%lld)", path,
+                       (long long)epoch, (long long)SL_MAX_EPOCH);
     if (has_module && !module)
         return sl_fail(err, SL_ESTATE,
                        "%s: field 'module' holds the state of a module on '%s'; load it into that module "
@@ -268,8 +265,8 @@ static sl_status parse_checkpoint(const cJSON *root, const sl_pipeline *p, const
             return sl_fail(err, SL_ESTATE, "%s: field 'version' is %lld: the file holds no module state", path,
                            (long long)version);
         if (strcmp(part.field, sl_module_field(module)) != 0)
-            return sl_fail(err, SL_ESTATE, "%s: field 'module.field' is '%s'; the module is on '%s'", path,
-                           part.field, sl_module_field(module));
+            return sl_fail(err, SL_ESTATE, "%s: field 'module.field' is '%s'; the module is on '%s'", path, part.field,
+                           sl_module_field(module));
         part.state.next = (sl_position){epoch, batch};
         if ((st = sl_module_set_state(module, &part.state, err)) != SL_OK) {
             sl_fail_context(err, "%s: field 'module'", path);

@@ -39,8 +39,8 @@ sl_status sl_module_create(const sl_pipeline *p, const sl_kernel_table *kernels,
                        sl_dtype_name(spec->dtype));
     int64_t channels = field_channels(spec);
     if (channels < 1 || channels > SL_MAX_CHANNELS)
-        return sl_fail(err, SL_EINVAL, "module: field '%s' has %lld channels (its last dimension); at most %d",
-                       field, (long long)channels, SL_MAX_CHANNELS);
+        return sl_fail(err, SL_EINVAL, "module: field '%s' has %lld channels (its last dimension); at most %d", field,
+                       (long long)channels, SL_MAX_CHANNELS);
     if (start.epoch < 0 || start.epoch > SL_MAX_EPOCH || start.batch < 0 || start.batch >= p->batches_per_epoch)
         return sl_fail(err, SL_EINVAL, "module: start epoch %lld batch %lld is outside [0, %lld) batches",
                        (long long)start.epoch, (long long)start.batch, (long long)p->batches_per_epoch);
@@ -61,9 +61,18 @@ void sl_module_free(sl_module *m)
     free(m);
 }
 
-const sl_pipeline *sl_module_pipeline(const sl_module *m) { return m->pipeline; }
-const char *sl_module_field(const sl_module *m) { return m->pipeline->output_schema.fields[m->field].name; }
-const sl_module_state *sl_module_state_of(const sl_module *m) { return &m->state; }
+const sl_pipeline *sl_module_pipeline(const sl_module *m)
+{
+    return m->pipeline;
+}
+const char *sl_module_field(const sl_module *m)
+{
+    return m->pipeline->output_schema.fields[m->field].name;
+}
+const sl_module_state *sl_module_state_of(const sl_module *m)
+{
+    return &m->state;
+}
 
 void sl_channel_stats_variance(const sl_channel_stats *stats, double *var)
 {
@@ -128,8 +137,7 @@ sl_status sl_module_update(sl_module *m, const sl_batch *batch, sl_err *err)
                        "folded in order",
                        sl_module_field(m), (long long)m->state.next.epoch, (long long)m->state.next.batch,
                        (long long)batch->epoch, (long long)batch->index);
-    if (m->field >= batch->schema.nfields ||
-        strcmp(batch->schema.fields[m->field].name, sl_module_field(m)) != 0)
+    if (m->field >= batch->schema.nfields || strcmp(batch->schema.fields[m->field].name, sl_module_field(m)) != 0)
         return sl_fail(err, SL_EINVAL, "module on '%s': the batch is not of its pipeline", sl_module_field(m));
     sl_channel_stats stats;
     sl_status st = sl_batch_channel_stats(batch, m->field, m->kernels, &stats, err);

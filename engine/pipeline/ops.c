@@ -59,12 +59,9 @@ void sl_transform_set_format(sl_transform_set set, char *buf, size_t size)
 static bool has_cpu_path(const sl__op_desc *desc)
 {
     switch (desc->phase) {
-    case SL__PHASE_SOURCE:
-        return true;
-    case SL__PHASE_ELEMENT:
-        return desc->rows != NULL;
-    case SL__PHASE_BATCH:
-        return desc->batch != NULL;
+    case SL__PHASE_SOURCE: return true;
+    case SL__PHASE_ELEMENT: return desc->rows != NULL;
+    case SL__PHASE_BATCH: return desc->batch != NULL;
     }
     return false;
 }

@@ -1,15 +1,15 @@
 /* Pipeline construction: validation, schema inference, fingerprint. */
-#include <stdio.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <xxhash.h>
 
-#include "pipeline/bucket.h"
 #include "core/internal.h"
-#include "pipeline/op_desc.h"
+#include "pipeline/bucket.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
 #include "sluice/philox.h"
 
 const char *sl_mode_name(sl_mode mode)
@@ -100,8 +100,8 @@ sl_status sl__compile_nested(sl_pipeline *p, int owner, int first, int count, sl
             return st;
         const sl__compiled_op *c = &p->compiled[j];
         if (c->field != parent->field)
-            return sl_fail(err, SL_EINVAL, "op %d (%s) inside op %d (%s) acts on field '%s', not on its owner's '%s'", j,
-                           sl_op_kind_name(op->kind), owner, sl__op_name(parent), op->field, parent->op->field);
+            return sl_fail(err, SL_EINVAL, "op %d (%s) inside op %d (%s) acts on field '%s', not on its owner's '%s'",
+                           j, sl_op_kind_name(op->kind), owner, sl__op_name(parent), op->field, parent->op->field);
         if (!desc->in_place || c->in_bytes != c->out_bytes || c->in_dtype != c->out_dtype)
             return sl_fail(err, SL_EINVAL,
                            "op %d (%s) inside op %d (%s) must keep field '%s''s layout and work in place", j,
@@ -118,10 +118,10 @@ static uint64_t compute_fingerprint(const sl_pipeline *p)
     if (!state)
         return 0;
     XXH3_64bits_reset(state);
-#define FEED(value)                                                                                                   \
-    do {                                                                                                              \
-        int64_t v_ = (int64_t)(value);                                                                                \
-        XXH3_64bits_update(state, &v_, sizeof v_);                                                                    \
+#define FEED(value)                                                                                                    \
+    do {                                                                                                               \
+        int64_t v_ = (int64_t)(value);                                                                                 \
+        XXH3_64bits_update(state, &v_, sizeof v_);                                                                     \
     } while (0)
     /* The spec's own source, which a cache stands in front of. */
     const sl_schema *s = sl_source_schema(p->spec.source);
@@ -249,8 +249,12 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
      * their slots as inert entries (no phase any executor runs), so that
      * slot i is spec op i for every op after them. */
     for (int i = 0; i <= p->cache_at; i++)
-        p->compiled[i] = (sl__compiled_op){.op = &p->spec.ops[i], .desc = &sl__op_cache_desc, .field = -1,
-                                           .other_field = -1, .out_field = -1, .owner = -1};
+        p->compiled[i] = (sl__compiled_op){.op = &p->spec.ops[i],
+                                           .desc = &sl__op_cache_desc,
+                                           .field = -1,
+                                           .other_field = -1,
+                                           .out_field = -1,
+                                           .owner = -1};
     p->ncompiled = p->cache_at + 1;
     for (int i = p->cache_at + 1; i < spec->nops; i++) {
         if (p->ncompiled < i + 1)
@@ -281,8 +285,8 @@ sl_status sl_pipeline_create(const sl_pipeline_spec *spec, sl_pipeline **out, sl
                        (long long)size);
     }
     p->epoch_size = (int64_t)sl_shard_size(spec->shard, (uint64_t)p->dataset_size);
-    p->batches_per_epoch = spec->drop_last ? p->epoch_size / spec->batch_size
-                                           : (p->epoch_size + spec->batch_size - 1) / spec->batch_size;
+    p->batches_per_epoch =
+        spec->drop_last ? p->epoch_size / spec->batch_size : (p->epoch_size + spec->batch_size - 1) / spec->batch_size;
     if (p->batches_per_epoch == 0) {
         int64_t epoch_size = p->epoch_size;
         sl_pipeline_free(p);
@@ -314,14 +318,38 @@ void sl_pipeline_free(sl_pipeline *pipeline)
     free(pipeline);
 }
 
-const sl_pipeline_spec *sl_pipeline_get_spec(const sl_pipeline *p) { return &p->spec; }
-const sl_schema *sl_pipeline_output_schema(const sl_pipeline *p) { return &p->output_schema; }
-int64_t sl_pipeline_dataset_size(const sl_pipeline *p) { return p->dataset_size; }
-int64_t sl_pipeline_epoch_size(const sl_pipeline *p) { return p->epoch_size; }
-int64_t sl_pipeline_batches_per_epoch(const sl_pipeline *p) { return p->batches_per_epoch; }
-size_t sl_pipeline_batch_bytes(const sl_pipeline *p) { return p->batch_bytes; }
-sl_transform_set sl_pipeline_transforms(const sl_pipeline *p) { return p->transforms; }
-uint64_t sl_pipeline_fingerprint(const sl_pipeline *p) { return p->fingerprint; }
+const sl_pipeline_spec *sl_pipeline_get_spec(const sl_pipeline *p)
+{
+    return &p->spec;
+}
+const sl_schema *sl_pipeline_output_schema(const sl_pipeline *p)
+{
+    return &p->output_schema;
+}
+int64_t sl_pipeline_dataset_size(const sl_pipeline *p)
+{
+    return p->dataset_size;
+}
+int64_t sl_pipeline_epoch_size(const sl_pipeline *p)
+{
+    return p->epoch_size;
+}
+int64_t sl_pipeline_batches_per_epoch(const sl_pipeline *p)
+{
+    return p->batches_per_epoch;
+}
+size_t sl_pipeline_batch_bytes(const sl_pipeline *p)
+{
+    return p->batch_bytes;
+}
+sl_transform_set sl_pipeline_transforms(const sl_pipeline *p)
+{
+    return p->transforms;
+}
+uint64_t sl_pipeline_fingerprint(const sl_pipeline *p)
+{
+    return p->fingerprint;
+}
 
 int64_t sl_pipeline_batch_rows(const sl_pipeline *p, int64_t batch)
 {
@@ -333,7 +361,8 @@ int64_t sl_pipeline_batch_rows(const sl_pipeline *p, int64_t batch)
 int64_t sl_pipeline_element_at(const sl_pipeline *p, int64_t epoch, int64_t local_position)
 {
     int64_t element;
-    sl__order_ids(&p->order, NULL, epoch, sl_shard_global_position(p->spec.shard, (uint64_t)local_position), 1, 1, &element);
+    sl__order_ids(&p->order, NULL, epoch, sl_shard_global_position(p->spec.shard, (uint64_t)local_position), 1, 1,
+                  &element);
     return element;
 }
 

@@ -39,8 +39,8 @@ static void move_rows(void *dst, const void *src, size_t bytes)
 sl_status sl_batch_view(const sl_batch *batch, int64_t first, int64_t count, sl_batch *view, sl_err *err)
 {
     if (first < 0 || count < 1 || first > batch->count || count > batch->count - first)
-        return sl_fail(err, SL_EINVAL, "a view of rows [%lld, %lld) is outside the batch's %lld rows",
-                       (long long)first, (long long)first + count, (long long)batch->count);
+        return sl_fail(err, SL_EINVAL, "a view of rows [%lld, %lld) is outside the batch's %lld rows", (long long)first,
+                       (long long)first + count, (long long)batch->count);
     *view = *batch;
     view->storage = NULL;
     view->capacity = count;
@@ -76,8 +76,7 @@ sl_status sl_batch_split_views(const sl_batch *batch, int64_t micro, sl_batch *v
     return st;
 }
 
-sl_status sl_batch_split_copies(const sl_batch *batch, int64_t micro, sl_batch **parts, int64_t nparts,
-                                sl_err *err)
+sl_status sl_batch_split_copies(const sl_batch *batch, int64_t micro, sl_batch **parts, int64_t nparts, sl_err *err)
 {
     sl_status st = check_parts(batch, micro, nparts, err);
     if (st)
@@ -161,8 +160,7 @@ sl_status sl_batch_concat(const sl_batch *const *parts, int64_t nparts, sl_batch
         move_rows(out->element_ids + at, part->element_ids, (size_t)part->count * sizeof(int64_t));
         for (int f = 0; f < schema->nfields; f++) {
             size_t row = row_bytes(&out->fields[f]);
-            move_rows((char *)out->fields[f].data + (size_t)at * row, part->fields[f].data,
-                      (size_t)part->count * row);
+            move_rows((char *)out->fields[f].data + (size_t)at * row, part->fields[f].data, (size_t)part->count * row);
         }
         at += part->count;
     }
@@ -196,14 +194,13 @@ sl_status sl_rebatch_split_vjp(const sl_tensor *part_cotangents, int64_t nparts,
     return SL_OK;
 }
 
-sl_status sl_rebatch_concat_vjp(const sl_tensor *cotangent, int64_t micro, sl_tensor *part_cotangents,
-                                 int64_t nparts, sl_err *err)
+sl_status sl_rebatch_concat_vjp(const sl_tensor *cotangent, int64_t micro, sl_tensor *part_cotangents, int64_t nparts,
+                                sl_err *err)
 {
     int64_t rows = cotangent->shape.rank >= 1 ? cotangent->shape.dims[0] : 0;
     if (micro < 1 || nparts != sl_rebatch_count(rows, micro))
         return sl_fail(err, SL_EINVAL, "a cotangent of %lld rows splits into %lld micro-batches of %lld, not %lld",
-                       (long long)rows, (long long)sl_rebatch_count(rows, micro), (long long)micro,
-                       (long long)nparts);
+                       (long long)rows, (long long)sl_rebatch_count(rows, micro), (long long)micro, (long long)nparts);
     size_t row = row_bytes(cotangent);
     for (int64_t k = 0; k < nparts; k++) {
         int64_t n = part_rows(rows, micro, k);

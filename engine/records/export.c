@@ -8,8 +8,8 @@
 
 #include "core/internal.h"
 #include "core/json.h"
-#include "pipeline/op_desc.h"
 #include "pipeline/internal.h"
+#include "pipeline/op_desc.h"
 #include "sluice/digest.h"
 #include "sluice/export.h"
 #include "sluice/npy.h"
@@ -54,9 +54,9 @@ static cJSON *column_json(const sl_op *op, const sl__param_column *column, int r
 {
     cJSON *array = cJSON_CreateArray();
     for (int r = 0; r < rows && r < SL_MAX_CHANNELS; r++) {
-        double value = column->derive                      ? (double)column->derive(op, r)
-                       : column->type == SL__PARAM_I64     ? (double)((const int64_t *)param_at(op, column->offset))[r]
-                                                           : (double)((const float *)param_at(op, column->offset))[r];
+        double value = column->derive                  ? (double)column->derive(op, r)
+                       : column->type == SL__PARAM_I64 ? (double)((const int64_t *)param_at(op, column->offset))[r]
+                                                       : (double)((const float *)param_at(op, column->offset))[r];
         sl__json_append(array, cJSON_CreateNumber(value), ok);
     }
     return array;
@@ -72,18 +72,10 @@ static cJSON *op_params(const sl_op *op, bool *ok)
         const sl__op_param *param = &desc->params[i];
         const void *value = param_at(op, param->offset);
         switch (param->type) {
-        case SL__PARAM_I32:
-            put_number(p, param->name, *(const int32_t *)value, ok);
-            break;
-        case SL__PARAM_I64:
-            put_number(p, param->name, (double)*(const int64_t *)value, ok);
-            break;
-        case SL__PARAM_F32:
-            put_number(p, param->name, *(const float *)value, ok);
-            break;
-        case SL__PARAM_NAME:
-            sl__json_put(p, param->name, cJSON_CreateString(value), ok);
-            break;
+        case SL__PARAM_I32: put_number(p, param->name, *(const int32_t *)value, ok); break;
+        case SL__PARAM_I64: put_number(p, param->name, (double)*(const int64_t *)value, ok); break;
+        case SL__PARAM_F32: put_number(p, param->name, *(const float *)value, ok); break;
+        case SL__PARAM_NAME: sl__json_put(p, param->name, cJSON_CreateString(value), ok); break;
         case SL__PARAM_TABLE: {
             int32_t rows = *(const int32_t *)value;
             put_number(p, param->name, rows, ok);
@@ -119,8 +111,7 @@ static sl_status write_i32_matrix(const char *path, int32_t *data, int64_t rows,
 
 /* One op's decisions for every element of one epoch, indexed by element id. */
 static sl_status write_decisions(const sl_pipeline *p, const sl_kernel_table *kernels, const sl__compiled_op *c,
-                                 int64_t epoch, const char *path,
-                                 sl_err *err)
+                                 int64_t epoch, const char *path, sl_err *err)
 {
     int cols = sl__column_count(c->desc->decision_columns);
     int64_t n = p->dataset_size;
@@ -223,8 +214,8 @@ done:
  * batch size], -1 past a short batch's rows. The batches are only begun
  * (epoch, index, row count), which is all the draws read. */
 static sl_status write_batch_decisions(const sl_pipeline *p, const sl_kernel_table *kernels, const sl__compiled_op *c,
-                                       int64_t nbatches,
-                                       const char *values_path, const char *partners_path, sl_err *err)
+                                       int64_t nbatches, const char *values_path, const char *partners_path,
+                                       sl_err *err)
 {
     int cols = sl__column_count(c->desc->batch_decision_columns);
     int64_t rows = p->spec.batch_size;
@@ -261,8 +252,7 @@ done:
 }
 
 static cJSON *op_json(const sl_pipeline *p, const sl_kernel_table *kernels, int index, int64_t nbatches, int64_t epochs,
-                      const char *dir,
-                      bool *exportable, sl_status *st, bool *ok, sl_err *err)
+                      const char *dir, bool *exportable, sl_status *st, bool *ok, sl_err *err)
 {
     const sl_op *op = &p->spec.ops[index];
     const sl__op_desc *desc = sl__op_desc_of(op->kind);

@@ -14,7 +14,7 @@
 #define GOLDEN_VERSION 1
 /* How many leading values of each field in batch 0 a golden keeps, so that
  * a failure can show numbers and not only digests. */
-#define STORED_VALUES 16
+#define STORED_VALUES  16
 
 /* One captured batch: its row count, element ids and one digest per row and
  * field, all in one allocation (ids first, then each field's digests). */
@@ -129,7 +129,8 @@ sl_status sl_golden_add_batch(sl_golden *golden, const sl_batch *batch, sl_err *
         for (int f = 0; same && f < schema->nfields; f++)
             same = same_field(&schema->fields[f], &golden->schema.fields[f]);
         if (!same)
-            return sl_fail(err, SL_EINVAL, "%s/%s: batch %d has different fields (names, dtypes or shapes) than batch 0",
+            return sl_fail(err, SL_EINVAL,
+                           "%s/%s: batch %d has different fields (names, dtypes or shapes) than batch 0",
                            golden->scenario, golden->variant, golden->nbatches);
     }
     golden_batch *gb = push_batch(golden, batch->count);
@@ -285,10 +286,11 @@ static sl_status load_header(const cJSON *root, sl_golden *golden, int *nbatches
         return sl_fail(err, SL_EFORMAT, "%s: field 'golden_version' is %lld, but this build reads version %d", path,
                        (long long)version, GOLDEN_VERSION);
     if (status == SL_OK)
-        status = sl__json_text(sl__json_member(root, "scenario"), path, "scenario", golden->scenario, sizeof golden->scenario,
-                               err);
+        status = sl__json_text(sl__json_member(root, "scenario"), path, "scenario", golden->scenario,
+                               sizeof golden->scenario, err);
     if (status == SL_OK)
-        status = sl__json_text(sl__json_member(root, "variant"), path, "variant", golden->variant, sizeof golden->variant, err);
+        status = sl__json_text(sl__json_member(root, "variant"), path, "variant", golden->variant,
+                               sizeof golden->variant, err);
     if (status == SL_OK)
         status = sl__json_u64_value(sl__json_member(root, "seed"), path, "seed", &golden->seed, err);
     if (status == SL_OK)
@@ -342,7 +344,8 @@ static sl_status load_schema(const cJSON *fields, sl_golden *golden, const char 
     sl_status status = expect_array(fields, -1, path, "fields", err);
     int n = cJSON_GetArraySize(fields);
     if (status == SL_OK && (n < 1 || n > SL_MAX_FIELDS))
-        return sl_fail(err, SL_EFORMAT, "%s: field 'fields' must list 1 to %d fields, found %d", path, SL_MAX_FIELDS, n);
+        return sl_fail(err, SL_EFORMAT, "%s: field 'fields' must list 1 to %d fields, found %d", path, SL_MAX_FIELDS,
+                       n);
     for (int f = 0; status == SL_OK && f < n; f++) {
         char where[24];
         snprintf(where, sizeof where, "fields[%d]", f);
@@ -417,8 +420,8 @@ static sl_status load_values(const cJSON *field, sl_golden *golden, int f, const
         const cJSON *hex = cJSON_GetArrayItem(bits, i), *value = cJSON_GetArrayItem(values, i);
         snprintf(name, sizeof name, "fields[%d].bits[%d]", f, i);
         status = sl__json_expect(hex, cJSON_String, path, name, err);
-        if (status == SL_OK && ((int)strlen(hex->valuestring) != digits ||
-                                (int)strspn(hex->valuestring, "0123456789abcdef") != digits))
+        if (status == SL_OK &&
+            ((int)strlen(hex->valuestring) != digits || (int)strspn(hex->valuestring, "0123456789abcdef") != digits))
             return sl_fail(err, SL_EFORMAT, "%s: field '%s' must be %d lowercase hex digits, found \"%.24s\"", path,
                            name, digits, hex->valuestring);
         if (status != SL_OK)
@@ -552,9 +555,8 @@ static sl_status row_mismatch(const sl_golden *e, const sl_golden *a, int b, int
     return sl_fail(err, SL_EMISMATCH,
                    "%s/%s: field '%s' differs in batch %d at row %lld (%s), flat indices [%lld, %lld) of the batch; "
                    "%lld of %lld rows of this batch differ%s",
-                   e->scenario, e->variant, e->schema.fields[f].name, b, (long long)row, id,
-                   (long long)(row * per_row), (long long)((row + 1) * per_row), (long long)ndiff,
-                   (long long)eb->rows, stored);
+                   e->scenario, e->variant, e->schema.fields[f].name, b, (long long)row, id, (long long)(row * per_row),
+                   (long long)((row + 1) * per_row), (long long)ndiff, (long long)eb->rows, stored);
 }
 
 static sl_status compare_rows(const sl_golden *e, const sl_golden *a, sl_err *err)

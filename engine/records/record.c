@@ -15,12 +15,8 @@
 /* The record proper. */
 
 static const char *const outcome_names[] = {
-    [SL_RECORD_OK] = "ok",
-    [SL_RECORD_EXCLUDED] = "excluded",
-    [SL_RECORD_SKIPPED] = "skipped",
-    [SL_RECORD_FAILED] = "failed",
-    [SL_RECORD_MISMATCH] = "mismatch",
-    [SL_RECORD_UNAVAILABLE] = "unavailable",
+    [SL_RECORD_OK] = "ok",         [SL_RECORD_EXCLUDED] = "excluded", [SL_RECORD_SKIPPED] = "skipped",
+    [SL_RECORD_FAILED] = "failed", [SL_RECORD_MISMATCH] = "mismatch", [SL_RECORD_UNAVAILABLE] = "unavailable",
 };
 #define OUTCOME_COUNT ((int)(sizeof outcome_names / sizeof outcome_names[0]))
 
@@ -120,7 +116,6 @@ void sl_record_add_scenario_metric(sl_record *record, const char *name, double v
     add_metric(record, name, value, unit, SL_METRIC_SCENARIO);
 }
 
-
 /* Text and integer fields, listed once so that the writer and the reader
  * cannot drift apart. */
 typedef struct text_field {
@@ -133,16 +128,16 @@ typedef struct i64_field {
     size_t offset;
 } i64_field;
 
-#define TEXT(type, key, member) {key, offsetof(type, member), sizeof ((type *)0)->member}
+#define TEXT(type, key, member)                                                                                        \
+    {                                                                                                                  \
+        key, offsetof(type, member), sizeof((type *)0)->member                                                         \
+    }
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const text_field record_texts[] = {
-    TEXT(sl_record, "scenario", scenario),
-    TEXT(sl_record, "variant", variant),
-    TEXT(sl_record, "adapter", adapter),
-    TEXT(sl_record, "profile", profile),
-    TEXT(sl_record, "reason", reason),
-    TEXT(sl_record, "kernels", kernels),
+    TEXT(sl_record, "scenario", scenario),       TEXT(sl_record, "variant", variant),
+    TEXT(sl_record, "adapter", adapter),         TEXT(sl_record, "profile", profile),
+    TEXT(sl_record, "reason", reason),           TEXT(sl_record, "kernels", kernels),
     TEXT(sl_record, "equivalence", equivalence),
 };
 
@@ -160,12 +155,9 @@ static const text_field device_texts[] = {
 };
 
 static const text_field env_texts[] = {
-    TEXT(sl_environment, "cpu_model", cpu_model),
-    TEXT(sl_environment, "compiler", compiler),
-    TEXT(sl_environment, "compile_flags", compile_flags),
-    TEXT(sl_environment, "library_versions", library_versions),
-    TEXT(sl_environment, "git_commit", git_commit),
-    TEXT(sl_environment, "kernel", kernel),
+    TEXT(sl_environment, "cpu_model", cpu_model),         TEXT(sl_environment, "compiler", compiler),
+    TEXT(sl_environment, "compile_flags", compile_flags), TEXT(sl_environment, "library_versions", library_versions),
+    TEXT(sl_environment, "git_commit", git_commit),       TEXT(sl_environment, "kernel", kernel),
     TEXT(sl_environment, "time_utc", time_utc),
 };
 
@@ -255,7 +247,7 @@ static cJSON *transforms_json(const char *list, bool *ok)
     for (const char *p = list; array && *p;) {
         size_t n = strcspn(p, ",");
         if (n > 0) {
-            char name[sizeof ((sl_record *)0)->transforms];
+            char name[sizeof((sl_record *)0)->transforms];
             snprintf(name, sizeof name, "%.*s", (int)n, p);
             sl__json_append(array, cJSON_CreateString(name), ok);
         }
@@ -465,8 +457,8 @@ static sl_status read_texts(const cJSON *object, const char *prefix, const text_
     for (size_t i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", prefix, fields[i].key);
-        sl_status status = sl__json_text(sl__json_member(object, fields[i].key), path, name, (char *)base + fields[i].offset,
-                                         fields[i].size, err);
+        sl_status status = sl__json_text(sl__json_member(object, fields[i].key), path, name,
+                                         (char *)base + fields[i].offset, fields[i].size, err);
         if (status != SL_OK)
             return status;
     }
@@ -531,7 +523,8 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
     if (status == SL_OK)
         status = sl__json_u64_value(sl__json_member(root, "seed"), path, "seed", &r->seed, err);
     if (status == SL_OK)
-        status = sl__json_hex64_value(sl__json_member(root, "output_digest"), path, "output_digest", &r->output_digest, err);
+        status =
+            sl__json_hex64_value(sl__json_member(root, "output_digest"), path, "output_digest", &r->output_digest, err);
     for (size_t i = 0; status == SL_OK && i < COUNT(derived_keys); i++)
         status = sl__json_expect(sl__json_member(root, derived_keys[i]), cJSON_Number, path, derived_keys[i], err);
     return status;
@@ -565,13 +558,13 @@ static sl_status read_transforms(const cJSON *root, sl_record *r, const char *pa
     size_t used = 0;
     int i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, array) {
+    cJSON_ArrayForEach(item, array)
+    {
         char name[32];
         snprintf(name, sizeof name, "transforms[%d]", i++);
         if ((status = sl__json_expect(item, cJSON_String, path, name, err)) != SL_OK)
             return status;
-        int n = snprintf(r->transforms + used, sizeof r->transforms - used, "%s%s", used ? "," : "",
-                         item->valuestring);
+        int n = snprintf(r->transforms + used, sizeof r->transforms - used, "%s%s", used ? "," : "", item->valuestring);
         if (n < 0 || (size_t)n >= sizeof r->transforms - used)
             return sl_fail(err, SL_EFORMAT, "%s: field 'transforms' lists more than %zu characters of names", path,
                            sizeof r->transforms - 1);
@@ -616,8 +609,8 @@ static sl_status read_kernel_choice(const cJSON *root, sl_record *r, const char 
 
 static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
-    sl_status status = read_int(root, "repetitions", "repetitions", 0, SL_RECORD_MAX_REPETITIONS, &r->repetitions,
-                                path, err);
+    sl_status status =
+        read_int(root, "repetitions", "repetitions", 0, SL_RECORD_MAX_REPETITIONS, &r->repetitions, path, err);
     if (status == SL_OK)
         status = read_int(root, "rounds", "rounds", 0, SL_RECORD_MAX_REPETITIONS, &r->rounds, path, err);
     if (status == SL_OK)
@@ -633,7 +626,8 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
                        path, cJSON_GetArraySize(array), r->repetitions);
     int i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, array) {
+    cJSON_ArrayForEach(item, array)
+    {
         char name[48];
         snprintf(name, sizeof name, "repetition_elements_per_s[%d]", i);
         if ((status = sl__json_expect(item, cJSON_Number, path, name, err)) != SL_OK)
@@ -645,8 +639,8 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
 
 /* Reads an array of non-negative nanosecond counts that must have `expected`
  * entries, or none in a record that did not run. */
-static sl_status read_ns_array(const cJSON *root, const char *key, int64_t expected, const sl_record *r,
-                               int64_t **out, const char *path, sl_err *err)
+static sl_status read_ns_array(const cJSON *root, const char *key, int64_t expected, const sl_record *r, int64_t **out,
+                               const char *path, sl_err *err)
 {
     const cJSON *array = sl__json_member(root, key);
     sl_status status = sl__json_expect(array, cJSON_Array, path, key, err);
@@ -665,7 +659,8 @@ static sl_status read_ns_array(const cJSON *root, const char *key, int64_t expec
         return sl_fail(err, SL_ENOMEM, "%s: no memory for %lld entries of '%s'", path, (long long)n, key);
     int64_t i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, array) {
+    cJSON_ArrayForEach(item, array)
+    {
         char name[48];
         snprintf(name, sizeof name, "%s[%lld]", key, (long long)i);
         if ((status = sl__json_int64(item, path, name, &(*out)[i], err)) != SL_OK)
@@ -694,8 +689,7 @@ static sl_status read_latencies(const cJSON *root, sl_record *r, const char *pat
     if (status == SL_OK)
         status = check_sum(r->latency_ns, r->latency_ns ? r->measured_batches : 0, "latency_ns", path, err);
     if (status == SL_OK)
-        status = read_ns_array(root, "samples_ns", r->measured_batches * r->repetitions, r, &r->samples_ns, path,
-                               err);
+        status = read_ns_array(root, "samples_ns", r->measured_batches * r->repetitions, r, &r->samples_ns, path, err);
     const cJSON *noisy = sl__json_member(root, "noisy");
     if (status == SL_OK && !cJSON_IsBool(noisy))
         status = sl_fail(err, SL_EFORMAT, "%s: field 'noisy' must be true or false%s", path,
@@ -715,7 +709,8 @@ static sl_status read_metrics(const cJSON *root, sl_record *r, const char *path,
         return sl_fail(err, SL_EFORMAT, "%s: field 'metrics' has %d entries, more than the %d a record holds", path,
                        cJSON_GetArraySize(array), SL_RECORD_MAX_METRICS);
     const cJSON *item;
-    cJSON_ArrayForEach(item, array) {
+    cJSON_ArrayForEach(item, array)
+    {
         sl_record_metric *m = &r->metrics[r->nmetrics];
         char prefix[24], name[48];
         snprintf(prefix, sizeof prefix, "metrics[%d]", r->nmetrics++);

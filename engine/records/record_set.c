@@ -18,8 +18,7 @@ static bool named_like_a_record(const char *name)
 {
     size_t len = strlen(name);
     const char *first = strstr(name, "__");
-    return len > 5 && strcmp(name + len - 5, ".json") == 0 && first && strstr(first + 2, "__") &&
-           name[0] != '.';
+    return len > 5 && strcmp(name + len - 5, ".json") == 0 && first && strstr(first + 2, "__") && name[0] != '.';
 }
 
 static int compare_names(const void *a, const void *b)
@@ -27,8 +26,7 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_error_fn on_error, void *user,
-                             sl_err *err)
+sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_error_fn on_error, void *user, sl_err *err)
 {
     memset(set, 0, sizeof *set);
     DIR *d = opendir(dir);
@@ -71,8 +69,7 @@ sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_erro
         sl_err file_err = {0};
         if (path) {
             snprintf(path, size, "%s/%s", dir, names[i]);
-            if (sl_record_read(path, &set->records[set->count], &set->environments[set->count], &file_err) ==
-                SL_OK) {
+            if (sl_record_read(path, &set->records[set->count], &set->environments[set->count], &file_err) == SL_OK) {
                 set->paths[set->count++] = path;
                 path = NULL;
             } else {
@@ -104,8 +101,7 @@ int sl_record_set_find(const sl_record_set *set, const char *scenario, const cha
 {
     for (int i = 0; i < set->count; i++) {
         const sl_record *r = &set->records[i];
-        if (strcmp(r->scenario, scenario) == 0 && strcmp(r->variant, variant) == 0 &&
-            strcmp(r->adapter, adapter) == 0)
+        if (strcmp(r->scenario, scenario) == 0 && strcmp(r->variant, variant) == 0 && strcmp(r->adapter, adapter) == 0)
             return i;
     }
     return -1;
@@ -120,8 +116,9 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
             continue;
         sl_record *dst = &into->records[j];
         if (dst->measured_batches != src->measured_batches)
-            return sl_fail(err, SL_EMISMATCH, "%s and %s measured %lld and %lld batches a repetition; runs to pool "
-                                              "must measure the same number",
+            return sl_fail(err, SL_EMISMATCH,
+                           "%s and %s measured %lld and %lld batches a repetition; runs to pool "
+                           "must measure the same number",
                            into->paths[j], from->paths[i], (long long)dst->measured_batches,
                            (long long)src->measured_batches);
         if (dst->repetitions + src->repetitions > SL_RECORD_MAX_REPETITIONS)

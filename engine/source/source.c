@@ -5,18 +5,14 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "source/source_impl.h"
 #include "sluice/npy.h"
 #include "sluice/record.h"
 #include "sluice/source.h"
+#include "source/source_impl.h"
 
 static const char *const kind_names[SL_SOURCE_KIND_COUNT] = {
-    [SL_SOURCE_MEMORY] = "memory",
-    [SL_SOURCE_MMAP] = "mmap",
-    [SL_SOURCE_PREAD] = "pread",
-    [SL_SOURCE_CACHE] = "cache",
-    [SL_SOURCE_EAGER] = "eager",
-    [SL_SOURCE_STREAM] = "stream",
+    [SL_SOURCE_MEMORY] = "memory", [SL_SOURCE_MMAP] = "mmap",   [SL_SOURCE_PREAD] = "pread",
+    [SL_SOURCE_CACHE] = "cache",   [SL_SOURCE_EAGER] = "eager", [SL_SOURCE_STREAM] = "stream",
     [SL_SOURCE_CONCAT] = "concat",
 };
 
@@ -164,8 +160,7 @@ static bool in_range(const sl_source *source, int field, size_t offset, size_t n
 sl_status sl_source_read(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err)
 {
     if (field < 0 || field >= source->schema.nfields)
-        return sl_fail(err, SL_EINVAL, "read of field %d from a source with %d fields", field,
-                       source->schema.nfields);
+        return sl_fail(err, SL_EINVAL, "read of field %d from a source with %d fields", field, source->schema.nfields);
     if (!in_range(source, field, offset, nbytes))
         return sl_fail(err, SL_EINVAL, "read of %zu bytes at offset %zu is outside field '%s' (%zu bytes)", nbytes,
                        offset, source->schema.fields[field].name, source->field_bytes[field]);

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "source/source_impl.h"
 #include "sluice/source.h"
+#include "source/source_impl.h"
 
 typedef struct concat_state {
     int nparts;
@@ -37,8 +37,7 @@ static int part_of_row(const concat_state *cs, int64_t row)
     return p;
 }
 
-static sl_status read_concat(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
-                             sl_err *err)
+static sl_status read_concat(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err)
 {
     const concat_state *cs = source->state;
     size_t row_bytes = sl_field_element_bytes(&source->schema.fields[field]);
@@ -91,13 +90,11 @@ static const sl__source_ops concat_ops = {read_concat, release_concat, check_con
 static sl_status same_schema(const sl_schema *first, const sl_schema *other, int p, sl_err *err)
 {
     if (other->nfields != first->nfields)
-        return sl_fail(err, SL_EMISMATCH, "part %d has %d fields, part 0 has %d", p, other->nfields,
-                       first->nfields);
+        return sl_fail(err, SL_EMISMATCH, "part %d has %d fields, part 0 has %d", p, other->nfields, first->nfields);
     for (int f = 0; f < first->nfields; f++) {
         const sl_field_spec *a = &first->fields[f], *b = &other->fields[f];
         if (strcmp(a->name, b->name) != 0)
-            return sl_fail(err, SL_EMISMATCH, "part %d's field %d is '%s', part 0's is '%s'", p, f, b->name,
-                           a->name);
+            return sl_fail(err, SL_EMISMATCH, "part %d's field %d is '%s', part 0's is '%s'", p, f, b->name, a->name);
         if (a->dtype != b->dtype || !sl_shape_equal(&a->shape, &b->shape))
             return sl_fail(err, SL_EMISMATCH, "part %d's field '%s' differs from part 0's in dtype or shape", p,
                            a->name);

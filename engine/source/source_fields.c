@@ -7,11 +7,10 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "source/source_impl.h"
 #include "sluice/npy.h"
+#include "source/source_impl.h"
 
-static sl_status check_arguments(int nfields, const char *const *field_names, const char *const *paths,
-                                 sl_err *err)
+static sl_status check_arguments(int nfields, const char *const *field_names, const char *const *paths, sl_err *err)
 {
     if (nfields < 1 || nfields > SL_MAX_FIELDS)
         return sl_fail(err, SL_EINVAL, "a source needs 1 to %d fields, got %d", SL_MAX_FIELDS, nfields);
@@ -20,12 +19,12 @@ static sl_status check_arguments(int nfields, const char *const *field_names, co
             return sl_fail(err, SL_EINVAL, "field %d has no %s", f, field_names[f] ? "path" : "name");
         size_t len = strlen(field_names[f]);
         if (len >= SL_NAME_MAX)
-            return sl_fail(err, SL_EINVAL, "%s: field name '%s' is %zu bytes; names must be shorter than %d",
-                           paths[f], field_names[f], len, SL_NAME_MAX);
+            return sl_fail(err, SL_EINVAL, "%s: field name '%s' is %zu bytes; names must be shorter than %d", paths[f],
+                           field_names[f], len, SL_NAME_MAX);
         for (int g = 0; g < f; g++)
             if (strcmp(field_names[f], field_names[g]) == 0)
-                return sl_fail(err, SL_EINVAL, "field name '%s' is given to both %s and %s", field_names[f],
-                               paths[g], paths[f]);
+                return sl_fail(err, SL_EINVAL, "field name '%s' is given to both %s and %s", field_names[f], paths[g],
+                               paths[f]);
     }
     return SL_OK;
 }
@@ -43,8 +42,7 @@ static sl_status open_field(sl__opened_files *files, int f, const char *name, in
     if (st != SL_OK)
         return st;
     if (h.shape.rank < 1)
-        return sl_fail(err, SL_EFORMAT, "%s: a 0-d array has no rows; a field file needs a leading dimension",
-                       path);
+        return sl_fail(err, SL_EFORMAT, "%s: a 0-d array has no rows; a field file needs a leading dimension", path);
     sl_field_spec *spec = &files->schema.fields[f];
     sl__copy_string(spec->name, sizeof spec->name, name);
     spec->dtype = h.dtype;
@@ -100,4 +98,3 @@ sl_status sl__open_field_files(int nfields, const char *const *field_names, cons
         sl__close_field_files(files);
     return st;
 }
-

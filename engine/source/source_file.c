@@ -13,19 +13,19 @@
 
 #include "core/internal.h"
 #include "core/mapguard.h"
-#include "source/source_impl.h"
 #include "sluice/npy.h"
 #include "sluice/source.h"
+#include "source/source_impl.h"
 
 typedef struct file_state {
     int nfields;
-    int fd[SL_MAX_FIELDS];          /* open for pread, -1 once mapped or loaded */
-    void *map[SL_MAX_FIELDS];       /* whole file, header included */
+    int fd[SL_MAX_FIELDS];    /* open for pread, -1 once mapped or loaded */
+    void *map[SL_MAX_FIELDS]; /* whole file, header included */
     size_t map_len[SL_MAX_FIELDS];
-    int guard[SL_MAX_FIELDS];       /* the mapping's SIGBUS guard slot */
-    void *owned[SL_MAX_FIELDS];     /* an eager source's copy of the data */
+    int guard[SL_MAX_FIELDS];   /* the mapping's SIGBUS guard slot */
+    void *owned[SL_MAX_FIELDS]; /* an eager source's copy of the data */
     size_t data_offset[SL_MAX_FIELDS];
-    char *path[SL_MAX_FIELDS];      /* for messages from later reads */
+    char *path[SL_MAX_FIELDS]; /* for messages from later reads */
 } file_state;
 
 static void free_state(file_state *fs)
@@ -50,12 +50,10 @@ static void release_files(sl_source *source)
     free_state(source->state);
 }
 
-static sl_status pread_field(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
-                             sl_err *err)
+static sl_status pread_field(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err)
 {
     const file_state *fs = source->state;
-    return sl__pread_full(fs->fd[field], dst, nbytes, (off_t)(fs->data_offset[field] + offset), fs->path[field],
-                          err);
+    return sl__pread_full(fs->fd[field], dst, nbytes, (off_t)(fs->data_offset[field] + offset), fs->path[field], err);
 }
 
 /* A mapped file that shrank: the guard turned the reads past its new end

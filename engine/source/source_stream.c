@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "source/source_impl.h"
 #include "sluice/source.h"
+#include "source/source_impl.h"
 
 typedef struct slot {
-    int64_t chunk;          /* the chunk it holds, or -1 */
-    int pins;               /* readers copying out of it, or the loader */
+    int64_t chunk; /* the chunk it holds, or -1 */
+    int pins;      /* readers copying out of it, or the loader */
     bool loading;
-    uint64_t last_use;      /* the cache's clock at the last lookup */
-    unsigned char *data;    /* chunk_bytes, allocated on first use */
+    uint64_t last_use;   /* the cache's clock at the last lookup */
+    unsigned char *data; /* chunk_bytes, allocated on first use */
 } slot;
 
 typedef struct field_cache {
@@ -182,8 +182,7 @@ static sl_status read_in_chunk(stream_state *ss, field_cache *fc, int64_t chunk,
     return SL_OK;
 }
 
-static sl_status read_stream(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
-                             sl_err *err)
+static sl_status read_stream(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err)
 {
     stream_state *ss = source->state;
     field_cache *fc = &ss->fields[field];
@@ -225,8 +224,9 @@ sl_status sl_source_stream_create(int nfields, const char *const *field_names, c
 {
     *out = NULL;
     if (options && (options->chunk_rows < 0 || options->cache_chunks < 0))
-        return sl_fail(err, SL_EINVAL, "a streaming source needs chunk_rows and cache_chunks >= 0 (0 picks the "
-                                       "default), got %lld and %d",
+        return sl_fail(err, SL_EINVAL,
+                       "a streaming source needs chunk_rows and cache_chunks >= 0 (0 picks the "
+                       "default), got %lld and %d",
                        (long long)options->chunk_rows, options->cache_chunks);
     sl__opened_files files;
     sl_status st = sl__open_field_files(nfields, field_names, paths, &files, err);

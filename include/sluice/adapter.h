@@ -23,9 +23,9 @@ typedef enum sl_kernel_choice { SL_KERNELS_REFERENCE = 0, SL_KERNELS_OPTIMIZED }
 typedef struct sl_run_request {
     sl_position start;
     int64_t nbatches;
-    int workers;           /* honoured by adapters that prefetch */
+    int workers; /* honoured by adapters that prefetch */
     int prefetch_depth;
-    int threads;           /* threads splitting each batch, for adapters that do (fused); 0 means 1 */
+    int threads; /* threads splitting each batch, for adapters that do (fused); 0 means 1 */
     /* When not NULL, nbatches entries: an adapter that splits batches sets
      * entry i to whether batch i ran split, since it chooses per batch
      * whether splitting pays. Others leave it alone. */
@@ -49,14 +49,14 @@ struct sl_record;
 typedef struct sl_adapter {
     const char *name;
     const char *summary;
-    const char *backend;            /* "cpu" or "cuda" */
+    const char *backend; /* "cpu" or "cuda" */
     sl_kernel_choice kernels;
-    sl_transform_set transforms;    /* what it implements, unless implements says */
+    sl_transform_set transforms; /* what it implements, unless implements says */
     /* When not NULL, what it implements, derived from the op descriptors
      * (sl_op_cpu_transforms, sl_op_device_transforms) so that an op with a
      * kernel is never left out by a list kept by hand. */
     sl_transform_set (*implements)(void);
-    bool threaded;                  /* splits each batch across sl_run_request.threads threads */
+    bool threaded; /* splits each batch across sl_run_request.threads threads */
     /* NULL when always available; else says why not (e.g. no GPU). */
     bool (*available)(char *reason, size_t size);
     sl_status (*run)(const struct sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,

@@ -26,10 +26,10 @@ typedef struct sl_audit sl_audit;
  * batch by batch where their runs meet). */
 typedef struct sl_audit_settings {
     int epochs;
-    int64_t batches_per_epoch;  /* 0: whole epochs */
+    int64_t batches_per_epoch; /* 0: whole epochs */
     int workers;
     int threads;
-    char kernels[32];           /* the optimized table's name; "": sl_kernels_default() */
+    char kernels[32]; /* the optimized table's name; "": sl_kernels_default() */
 } sl_audit_settings;
 
 sl_audit *sl_audit_new(const sl_audit_settings *settings);

@@ -36,7 +36,7 @@ float *sl_op_param_at(sl_op *op, int64_t k);
  * parameter order, are values[offset[i]] to values[offset[i + 1] - 1]. */
 typedef struct sl_grads {
     int nops;
-    int64_t count;                   /* parameters in all */
+    int64_t count; /* parameters in all */
     int64_t offset[SL_MAX_OPS + 1];
     double *values;
 } sl_grads;
@@ -50,8 +50,8 @@ typedef struct sl_tape sl_tape;
 
 /* Computes the batch at position into dst (as sl_pipeline_produce does, bit
  * for bit, with the chosen kernels) and keeps what the backward pass needs. */
-sl_status sl_tape_forward(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position, sl_batch *dst,
-                          sl_tape **out, sl_err *err);
+sl_status sl_tape_forward(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position,
+                          sl_batch *dst, sl_tape **out, sl_err *err);
 
 /* The backward pass for output field `field`: cotangent holds dL/dy for the
  * tape's batch (count rows of the field's output, f32). Writes dL/dx for

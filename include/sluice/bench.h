@@ -16,11 +16,11 @@ extern "C" {
 typedef struct sl_bench_options {
     sl_profile profile;
     uint64_t seed;
-    int repetitions;           /* 0: the profile's */
-    int64_t warmup_batches;    /* < 0: the profile's */
-    int64_t measured_batches;  /* <= 0: the profile's */
+    int repetitions;          /* 0: the profile's */
+    int64_t warmup_batches;   /* < 0: the profile's */
+    int64_t measured_batches; /* <= 0: the profile's */
     int workers;
-    int threads;               /* for threaded adapters (fused); 0 means 1 */
+    int threads; /* for threaded adapters (fused); 0 means 1 */
     /* The optimized kernel table the run's adapters use (those declaring
      * SL_KERNELS_OPTIMIZED): sl_kernels_default() unless set. */
     const sl_kernel_table *kernels;
@@ -69,8 +69,8 @@ void sl_bench_options_init(sl_bench_options *options, sl_profile profile, uint64
  * repetition (by elements/s). An excluded or unavailable adapter yields a
  * record with that outcome and reason, not an error. record->latency_ns is
  * allocated; release with sl_record_release. */
-sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter,
-                       const sl_bench_options *options, sl_record *record, sl_err *err);
+sl_status sl_bench_run(const sl_scenario_instance *instance, const sl_adapter *adapter, const sl_bench_options *options,
+                       sl_record *record, sl_err *err);
 
 /* Runs the scenario's metrics hook on an ok record (nothing for another
  * outcome or a scenario without one); a failing hook fails the record with

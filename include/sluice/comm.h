@@ -27,8 +27,7 @@ typedef struct sl_comm_ops {
     /* Gathers each rank's `bytes` bytes at rank 0. On rank 0, *out is a
      * malloc'd concatenation in rank order and counts (world entries) holds
      * each rank's size; on the others *out is NULL and counts is untouched. */
-    sl_status (*gather)(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
-                        sl_err *err);
+    sl_status (*gather)(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts, sl_err *err);
     /* Returns once every rank has checked in at `step` (a barrier that
      * knows who is missing), waiting without spinning a CPU: a rank that
      * is done must not steal cycles from ranks still being measured on the
@@ -74,8 +73,7 @@ struct sl_comm {
  * MPI rank of the same number would. */
 sl_status sl_comm_local(int rank, int world, sl_comm **out, sl_err *err);
 
-sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
-                         sl_err *err);
+sl_status sl_comm_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts, sl_err *err);
 sl_status sl_comm_barrier(const sl_comm *comm, sl_err *err);
 /* Every rank checks in at `step` (a few words that say where the job is:
  * "the start of DIST-1/32x32 on fused"); see sl_comm_ops.checkin. */

@@ -25,7 +25,7 @@ typedef struct sl_export_meta {
     const char *scenario;
     const char *variant;
     const char *profile;
-    int64_t warmup_batches;    /* the batches a peer's steady state excludes */
+    int64_t warmup_batches; /* the batches a peer's steady state excludes */
     /* The table the exported batches, digests and decisions are computed
      * with: sl_kernels_reference(), the oracle a peer is held to. */
     const sl_kernel_table *kernels;

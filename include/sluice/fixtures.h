@@ -17,11 +17,11 @@ extern "C" {
 #endif
 
 typedef enum sl_fixture_kind {
-    SL_FIXTURE_IMAGES = 0,  /* field "image" u8 [h, w, c] + field "label" i32 [] */
-    SL_FIXTURE_TOKENS,      /* field "tokens" i32 []: one stream of `n` tokens */
-    SL_FIXTURE_TABULAR,     /* field "features" f32 [features] */
-    SL_FIXTURE_FLOATS,      /* field "x" f32 [h, w, c] (c may be 1), and "label" i32 [] when classes > 0 */
-    SL_FIXTURE_VOLUMES,     /* field "volume" f32 [d, h, w]: 3D scans with their own intensity level and scale */
+    SL_FIXTURE_IMAGES = 0, /* field "image" u8 [h, w, c] + field "label" i32 [] */
+    SL_FIXTURE_TOKENS,     /* field "tokens" i32 []: one stream of `n` tokens */
+    SL_FIXTURE_TABULAR,    /* field "features" f32 [features] */
+    SL_FIXTURE_FLOATS,     /* field "x" f32 [h, w, c] (c may be 1), and "label" i32 [] when classes > 0 */
+    SL_FIXTURE_VOLUMES,    /* field "volume" f32 [d, h, w]: 3D scans with their own intensity level and scale */
     /* field "image" u8 [h, w, c] (c >= 3) + field "text" i32 [seq_capacity]:
      * image-text pairs, each tagged with its element id (see below) */
     SL_FIXTURE_IMAGE_TEXT,
@@ -42,16 +42,16 @@ typedef enum sl_fixture_kind {
 
 typedef struct sl_fixture_spec {
     sl_fixture_kind kind;
-    int64_t n;              /* elements (images, rows) or tokens (stream) */
-    int32_t h, w, c;        /* images and floats; volumes use h and w */
-    int32_t d;              /* volumes: depth */
-    int32_t classes;        /* images (>= 1) and floats (0: no labels): labels uniform in [0, classes) */
-    int32_t vocab;          /* tokens, sequences: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
-    int32_t mean_doc_len;   /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
-    int32_t seq_capacity;   /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */
-    int32_t samples;        /* audio_text: waveform samples per element, at 16 kHz */
-    int32_t features;       /* tabular: columns; column j has its own mean and scale. sparse: dense columns */
-    int32_t categorical;    /* sparse: categorical id columns */
+    int64_t n;       /* elements (images, rows) or tokens (stream) */
+    int32_t h, w, c; /* images and floats; volumes use h and w */
+    int32_t d;       /* volumes: depth */
+    int32_t classes; /* images (>= 1) and floats (0: no labels): labels uniform in [0, classes) */
+    int32_t vocab;   /* tokens, sequences: ids in [2, vocab); 0 is pad, 1 ends a document. texts: ids in [3, vocab) */
+    int32_t mean_doc_len;     /* tokens: documents, texts: content lengths uniform in [1, 2 * mean_doc_len] */
+    int32_t seq_capacity;     /* texts: tokens per element's text field (>= 2 * mean_doc_len + 3) */
+    int32_t samples;          /* audio_text: waveform samples per element, at 16 kHz */
+    int32_t features;         /* tabular: columns; column j has its own mean and scale. sparse: dense columns */
+    int32_t categorical;      /* sparse: categorical id columns */
     int32_t min_len, max_len; /* sequences: lengths uniform in [min_len, max_len]; max_len is the capacity */
 } sl_fixture_spec;
 
@@ -90,10 +90,10 @@ void sl_fixture_tabular_column_params(uint64_t seed, int32_t column, float *mean
  * scale and the sphere are the element's own. Exposed so tests can state
  * expectations (a z-score's conditioning, |mean| / std) independently. */
 typedef struct sl_fixture_volume_params {
-    float level;            /* in [0, 1000) */
-    float scale;            /* in [50, 250) */
-    int32_t centre[3];      /* (z, y, x), anywhere in the volume */
-    int32_t radius;         /* in [min(d, h, w) / 8, min(d, h, w) / 4], at least 1 */
+    float level;       /* in [0, 1000) */
+    float scale;       /* in [50, 250) */
+    int32_t centre[3]; /* (z, y, x), anywhere in the volume */
+    int32_t radius;    /* in [min(d, h, w) / 8, min(d, h, w) / 4], at least 1 */
 } sl_fixture_volume_params;
 
 void sl_fixture_volume_params_of(const sl_fixture_spec *spec, uint64_t seed, int64_t element,
@@ -101,10 +101,10 @@ void sl_fixture_volume_params_of(const sl_fixture_spec *spec, uint64_t seed, int
 
 /* Pad and end-of-document token ids of SL_FIXTURE_TOKENS, also the pad and
  * end-of-text ids of the text fields. */
-#define SL_TOKEN_PAD 0
-#define SL_TOKEN_EOD 1
+#define SL_TOKEN_PAD           0
+#define SL_TOKEN_EOD           1
 /* A text field's start-of-text token and its first content id. */
-#define SL_TOKEN_BOS 2
+#define SL_TOKEN_BOS           2
 #define SL_TOKEN_FIRST_CONTENT 3
 
 /* Texts of image_text (and audio_text) fixtures are
@@ -133,7 +133,7 @@ static inline int32_t sl_fixture_text_tag(int64_t element, int32_t vocab)
  * sequence's length: neither a token nor the pad, so a pipeline that
  * leaves it in place is caught. */
 #define SL_FIXTURE_ID_MISSING ((int64_t)-1)
-#define SL_FIXTURE_NO_TOKEN (-1)
+#define SL_FIXTURE_NO_TOKEN   (-1)
 
 #ifdef __cplusplus
 }

@@ -25,14 +25,14 @@ extern "C" {
 #endif
 
 typedef struct sl_kernel_case {
-    const char *entry;      /* the kernel entry, as SL_KERNEL_ENTRIES names it: "normalize_u8" */
+    const char *entry; /* the kernel entry, as SL_KERNEL_ENTRIES names it: "normalize_u8" */
     sl_kernel_entry entry_id;
-    const char *shape;      /* a short label of the sizes: "32x32x3" */
-    const char *origin;     /* the scenario whose element size this is ("CV-1"), or "odd" for an awkward size */
-    int64_t bytes;          /* bytes one call reads plus bytes it writes, for a bandwidth */
-    double tolerance;       /* 0: the output must be the reference's bits; otherwise the largest |difference|
+    const char *shape;  /* a short label of the sizes: "32x32x3" */
+    const char *origin; /* the scenario whose element size this is ("CV-1"), or "odd" for an awkward size */
+    int64_t bytes;      /* bytes one call reads plus bytes it writes, for a bandwidth */
+    double tolerance;   /* 0: the output must be the reference's bits; otherwise the largest |difference|
                              * of an f32 output value (log_mel: MM-2's stated tolerance, docs/determinism.md) */
-    int index;              /* the case's position in the registry */
+    int index;          /* the case's position in the registry */
 } sl_kernel_case;
 
 /* Every case, grouped by entry in SL_KERNEL_ENTRIES order. */
@@ -64,10 +64,10 @@ sl_status sl_kernel_case_check(const sl_kernel_case *c, const sl_kernel_table *t
  * SL_KERNEL_TIME_BUDGET_NS with at least 3 samples, so a slow reference
  * kernel costs a bounded time. Nothing outside the call changes: the inputs
  * are its own, allocated and freed here. Errors as for the check. */
-#define SL_KERNEL_SAMPLE_NS 50000
+#define SL_KERNEL_SAMPLE_NS      50000
 #define SL_KERNEL_TIME_BUDGET_NS 250000000
-sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions,
-                              double *median_ns, sl_err *err);
+sl_status sl_kernel_case_time(const sl_kernel_case *c, const sl_kernel_table *table, int repetitions, double *median_ns,
+                              sl_err *err);
 
 /* A case's inputs made once and timed on several tables in turn, so that a
  * caller can interleave the tables' samples (the tuner,

@@ -33,7 +33,7 @@ typedef struct sl_normalize_consts {
     int period;
     float mean[SL_MAX_CHANNELS];
     float inv_std[SL_MAX_CHANNELS];
-    float *mean_tiled;      /* period values: mean[j % channels] */
+    float *mean_tiled; /* period values: mean[j % channels] */
     float *inv_std_tiled;
 } sl_normalize_consts;
 
@@ -54,7 +54,7 @@ typedef struct sl_affine_consts {
     int period;
     float scale[SL_MAX_CHANNELS];
     float bias[SL_MAX_CHANNELS];
-    float *scale_tiled;     /* period values: scale[j % channels] */
+    float *scale_tiled; /* period values: scale[j % channels] */
     float *bias_tiled;
 } sl_affine_consts;
 
@@ -69,11 +69,11 @@ typedef void (*sl_affine_f32_fn)(const float *src, float *dst, int64_t pixels, c
 
 /* What keys one element's dropout mask. */
 typedef struct sl_dropout_key {
-    sl_philox_key key;      /* (seed, op id) */
-    uint64_t element;       /* the element's data set index */
+    sl_philox_key key; /* (seed, op id) */
+    uint64_t element;  /* the element's data set index */
     uint32_t epoch;
-    uint32_t threshold;     /* a value is dropped when its word is below this: ceil(p 2^32) */
-    float scale;            /* what a kept value is multiplied by: 1.0f / (1.0f - p) */
+    uint32_t threshold; /* a value is dropped when its word is below this: ceil(p 2^32) */
+    float scale;        /* what a kept value is multiplied by: 1.0f / (1.0f - p) */
 } sl_dropout_key;
 
 /* Dropout of one element's n values: value i is dropped when word i mod 4
@@ -111,7 +111,7 @@ typedef enum sl_ew_opcode {
 #define SL__EW_OPCODE(NAME, name) SL_EW_##NAME,
     SL_EW_ARITHMETIC(SL__EW_OPCODE)
 #undef SL__EW_OPCODE
-    SL_EW_GAUSSIAN_NOISE,
+        SL_EW_GAUSSIAN_NOISE,
     SL_EW_OPCODE_COUNT
 } sl_ew_opcode;
 
@@ -123,10 +123,10 @@ typedef enum sl_ew_opcode {
  * ctr.v[3] + 16 g + j) (kernels/ref/ref.h, docs/determinism.md). */
 typedef struct sl_ew_step {
     sl_ew_opcode kind;
-    float a, b;             /* normalize: mean, inv_std; scale/add/multiply: value, -; clip: lo, hi;
+    float a, b;        /* normalize: mean, inv_std; scale/add/multiply: value, -; clip: lo, hi;
                              * gaussian_noise: sigma, - */
-    sl_philox_key key;      /* gaussian_noise: the op's stream */
-    sl_philox_ctr ctr;      /* gaussian_noise: (element, epoch, first draw) */
+    sl_philox_key key; /* gaussian_noise: the op's stream */
+    sl_philox_ctr ctr; /* gaussian_noise: (element, epoch, first draw) */
 } sl_ew_step;
 
 /* Applies steps in order to every value of x, in place. The reference runs
@@ -139,8 +139,8 @@ typedef void (*sl_ew_chain_fn)(float *x, int64_t n, const sl_ew_step *steps, int
 
 /* Copies the crop_h x crop_w window at (off_y, off_x) of an h x w image of
  * pixel_bytes-sized pixels into dst, centred, with zeros around it. */
-typedef void (*sl_crop_pad_fn)(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h,
-                               int crop_w, int off_y, int off_x);
+typedef void (*sl_crop_pad_fn)(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
+                               int off_y, int off_x);
 /* Mirrors an h x w image of pixel_bytes-sized pixels along its width, in place. */
 typedef void (*sl_hflip_fn)(void *image, int h, int w, size_t pixel_bytes);
 /* Writes one sequence: the `available` tokens of src, then pad up to seq_len. */
@@ -199,10 +199,10 @@ typedef void (*sl_paste_box_fn)(void *dst, const void *src, int h, int w, size_t
 
 typedef struct sl_resize_plan {
     int in_h, in_w, out_h, out_w, channels;
-    int32_t *y0, *y1;       /* out_h source rows */
-    float *wy;              /* out_h weights of y1 */
-    int32_t *x0, *x1;       /* out_w source columns */
-    float *wx;              /* out_w weights of x1 */
+    int32_t *y0, *y1; /* out_h source rows */
+    float *wy;        /* out_h weights of y1 */
+    int32_t *x0, *x1; /* out_w source columns */
+    float *wx;        /* out_w weights of x1 */
     /* The columns as offsets of values within a source row, one entry per
      * output value of a row (out_w x channels), for kernels that run along
      * a row without tracking the channel. */
@@ -216,8 +216,7 @@ size_t sl_resize_plan_bytes(int out_h, int out_w, int channels);
  * SL_ALIGN-aligned). Sizes must be in [1, SL_RESIZE_MAX_SIDE] and channels
  * positive; callers validate them. No allocation: the random resized crop
  * builds one plan per element in its scratch. */
-void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w,
-                         int channels);
+void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w, int channels);
 /* Floats of scratch a resize kernel call needs for this plan. */
 size_t sl_resize_scratch_values(const sl_resize_plan *plan);
 
@@ -251,10 +250,10 @@ typedef void (*sl_resize_f32_fn)(const float *src, int64_t src_stride, float *ds
  * and the logarithm (sl_det_log10f, no libm) are shared code. */
 typedef struct sl_melspec_consts {
     int samples, sample_rate, frame, hop, n_fft, mels;
-    int frames;             /* 1 + (samples - frame) / hop */
-    int bins;               /* n_fft / 2 + 1 */
-    float *dft;             /* frame x (2 bins), row-major */
-    float *filters;         /* bins x mels, row-major */
+    int frames;     /* 1 + (samples - frame) / hop */
+    int bins;       /* n_fft / 2 + 1 */
+    float *dft;     /* frame x (2 bins), row-major */
+    float *filters; /* bins x mels, row-major */
 } sl_melspec_consts;
 
 /* Validates the geometry (errors name the parameter) and computes the
@@ -309,7 +308,7 @@ typedef void (*sl_log1p_fn)(const float *src, float *dst, int64_t n);
 typedef struct sl_hash_consts {
     int columns;
     uint32_t size[SL_MAX_CHANNELS];
-    uint64_t reciprocal[SL_MAX_CHANNELS];   /* UINT64_MAX / size + 1 (wraps to 0 for size 1) */
+    uint64_t reciprocal[SL_MAX_CHANNELS]; /* UINT64_MAX / size + 1 (wraps to 0 for size 1) */
 } sl_hash_consts;
 
 /* Fills consts for sizes[0..columns), each in [1, 2^31]; errors say which. */
@@ -334,8 +333,8 @@ typedef void (*sl_bag_offsets_fn)(const int64_t *ids, int64_t *ends, int64_t row
  * moves to offset r * width (width <= stride), keeping its first
  * min(max(length[r], 0), width) tokens and filling the rest of its width
  * with pad. */
-typedef void (*sl_pad_rows_fn)(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride,
-                               int64_t width, int32_t pad);
+typedef void (*sl_pad_rows_fn)(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
+                               int32_t pad);
 /* An attention mask of rows x width u8: 1 below the row's length (clamped
  * to [0, width]), 0 after it. */
 typedef void (*sl_length_mask_fn)(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t width);
@@ -384,34 +383,34 @@ typedef enum sl_kernel_table_id {
  * appended, its type. The struct and the test that every table fills every
  * entry (test_kernel_tables) are generated from it. mul_channels and
  * affine_grads are backward passes (the autodiff API, sluice/autodiff.h). */
-#define SL_KERNEL_ENTRIES(X) \
-    X(permute_strided) \
-    X(normalize_u8) \
-    X(normalize_f32) \
-    X(ew_chain) \
-    X(crop_pad) \
-    X(hflip) \
-    X(pack) \
-    X(moments) \
-    X(channel_moments) \
-    X(crop3d) \
-    X(flip3d) \
-    X(one_hot) \
-    X(blend) \
-    X(paste_box) \
-    X(resize_u8) \
-    X(resize_f32) \
-    X(log_mel) \
-    X(trig_rounds) \
-    X(log1p) \
-    X(hash_ids) \
-    X(bag_offsets) \
-    X(pad_rows) \
-    X(length_mask) \
-    X(affine_f32) \
-    X(dropout) \
-    X(mul_channels) \
-    X(affine_grads) \
+#define SL_KERNEL_ENTRIES(X)                                                                                           \
+    X(permute_strided)                                                                                                 \
+    X(normalize_u8)                                                                                                    \
+    X(normalize_f32)                                                                                                   \
+    X(ew_chain)                                                                                                        \
+    X(crop_pad)                                                                                                        \
+    X(hflip)                                                                                                           \
+    X(pack)                                                                                                            \
+    X(moments)                                                                                                         \
+    X(channel_moments)                                                                                                 \
+    X(crop3d)                                                                                                          \
+    X(flip3d)                                                                                                          \
+    X(one_hot)                                                                                                         \
+    X(blend)                                                                                                           \
+    X(paste_box)                                                                                                       \
+    X(resize_u8)                                                                                                       \
+    X(resize_f32)                                                                                                      \
+    X(log_mel)                                                                                                         \
+    X(trig_rounds)                                                                                                     \
+    X(log1p)                                                                                                           \
+    X(hash_ids)                                                                                                        \
+    X(bag_offsets)                                                                                                     \
+    X(pad_rows)                                                                                                        \
+    X(length_mask)                                                                                                     \
+    X(affine_f32)                                                                                                      \
+    X(dropout)                                                                                                         \
+    X(mul_channels)                                                                                                    \
+    X(affine_grads)                                                                                                    \
     X(rot90)
 
 /* The entries by index, in SL_KERNEL_ENTRIES order: SL_ENTRY_normalize_u8, ... */
@@ -431,7 +430,7 @@ int sl_kernel_entry_find(const char *name);
 typedef struct sl_kernel_table {
     const char *name; /* "reference", "cpu-generic", ..., or an assembled table's ("auto") */
     sl_kernel_table_id id;
-    unsigned cpu_features;  /* SL_CPU_* bits the table's code needs */
+    unsigned cpu_features; /* SL_CPU_* bits the table's code needs */
 #define SL__KERNEL_MEMBER(entry) sl_##entry##_fn entry;
     SL_KERNEL_ENTRIES(SL__KERNEL_MEMBER)
 #undef SL__KERNEL_MEMBER
@@ -448,7 +447,7 @@ typedef struct sl_kernel_assembly {
 
 /* What the CPU offers, probed once (cpuid through the compiler's
  * builtins): the features the tables need. */
-#define SL_CPU_AVX2 0x1u
+#define SL_CPU_AVX2   0x1u
 /* AVX-512 F, BW, VL and DQ: every AVX-512 server CPU has all four. */
 #define SL_CPU_AVX512 0x2u
 

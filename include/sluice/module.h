@@ -35,8 +35,8 @@ typedef struct sl_channel_stats {
 
 /* What a module carries across batches. */
 typedef struct sl_module_state {
-    sl_position next;          /* the batch it folds next */
-    int64_t batches;           /* batches folded so far */
+    sl_position next; /* the batch it folds next */
+    int64_t batches;  /* batches folded so far */
     sl_channel_stats stats;
 } sl_module_state;
 
@@ -88,8 +88,8 @@ void sl_channel_stats_merge(sl_channel_stats *a, const sl_channel_stats *b);
  * resume without its module would silently lose. */
 sl_status sl_checkpoint_save_module(const sl_pipeline *pipeline, sl_position position, const sl_module *module,
                                     const char *path, sl_err *err);
-sl_status sl_checkpoint_load_module(const sl_pipeline *pipeline, const char *path, sl_position *out,
-                                    sl_module *module, sl_err *err);
+sl_status sl_checkpoint_load_module(const sl_pipeline *pipeline, const char *path, sl_position *out, sl_module *module,
+                                    sl_err *err);
 
 #ifdef __cplusplus
 }

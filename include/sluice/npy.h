@@ -13,8 +13,8 @@ extern "C" {
 
 typedef struct sl_npy_header {
     sl_dtype dtype;
-    sl_shape shape;        /* full array shape, leading dimension first */
-    size_t data_offset;    /* byte offset of the array data in the file */
+    sl_shape shape;     /* full array shape, leading dimension first */
+    size_t data_offset; /* byte offset of the array data in the file */
     size_t data_bytes;
 } sl_npy_header;
 

@@ -36,52 +36,116 @@ void sl_transform_set_format(sl_transform_set set, char *buf, size_t size);
 
 typedef struct sl_op {
     sl_op_kind kind;
-    char field[SL_NAME_MAX];  /* the field it acts on */
+    char field[SL_NAME_MAX]; /* the field it acts on */
     /* Key of the op's random stream (with the seed). Scenarios give stable
      * ids so that inserting an op does not reshuffle every op after it. */
     uint32_t op_id;
     union {
-        struct { int32_t seq_len; int32_t pad_id; } pack;
-        struct { int32_t channels; float mean[SL_MAX_CHANNELS]; float std[SL_MAX_CHANNELS]; } normalize;
-        struct { float value; } scalar;   /* scale, add, multiply */
-        struct { float lo, hi; } clip;
-        struct { int32_t crop_h, crop_w; } crop;
-        struct { float p; } flip;           /* random_hflip, random_flip3d */
-        struct { int32_t d, h, w; } patch;  /* random_crop3d */
-        struct { int32_t classes; } one_hot;
-        struct { int32_t count; } rounds;   /* trig_rounds */
+        struct {
+            int32_t seq_len;
+            int32_t pad_id;
+        } pack;
+        struct {
+            int32_t channels;
+            float mean[SL_MAX_CHANNELS];
+            float std[SL_MAX_CHANNELS];
+        } normalize;
+        struct {
+            float value;
+        } scalar; /* scale, add, multiply */
+        struct {
+            float lo, hi;
+        } clip;
+        struct {
+            int32_t crop_h, crop_w;
+        } crop;
+        struct {
+            float p;
+        } flip; /* random_hflip, random_flip3d */
+        struct {
+            int32_t d, h, w;
+        } patch; /* random_crop3d */
+        struct {
+            int32_t classes;
+        } one_hot;
+        struct {
+            int32_t count;
+        } rounds; /* trig_rounds */
         /* mixup, cutmix: `field` is the image, `label` the one-hot labels
          * mixed with it. */
-        struct { char label[SL_NAME_MAX]; float alpha; } mix;
-        struct { int32_t out_h, out_w; } resize;
+        struct {
+            char label[SL_NAME_MAX];
+            float alpha;
+        } mix;
+        struct {
+            int32_t out_h, out_w;
+        } resize;
         /* Box area a fraction in [scale_lo, scale_hi] of the image's, aspect
          * w / h in [1 / ratio, ratio] (sl_random_resized_crop_box). */
-        struct { int32_t out_h, out_w; float scale_lo, scale_hi, ratio; } rrc;
-        struct { int32_t length, end_id, pad_id; } pad;
-        struct { int32_t sample_rate, frame, hop, n_fft, mels; } mel;
+        struct {
+            int32_t out_h, out_w;
+            float scale_lo, scale_hi, ratio;
+        } rrc;
+        struct {
+            int32_t length, end_id, pad_id;
+        } pad;
+        struct {
+            int32_t sample_rate, frame, hop, n_fft, mels;
+        } mel;
         /* hash_ids: one table size per column of the field. */
-        struct { int32_t columns; int64_t sizes[SL_MAX_CHANNELS]; } hash;
+        struct {
+            int32_t columns;
+            int64_t sizes[SL_MAX_CHANNELS];
+        } hash;
         /* bag_offsets: the name of the offsets field it adds. */
-        struct { char out[SL_NAME_MAX]; } bag;
+        struct {
+            char out[SL_NAME_MAX];
+        } bag;
         /* bucket_by_length: batches per window sorted by length. */
-        struct { int32_t window_batches; } bucket;
+        struct {
+            int32_t window_batches;
+        } bucket;
         /* pad_to_multiple: the i32 length field, the multiple and the pad id. */
-        struct { char lengths[SL_NAME_MAX]; int32_t multiple; int32_t pad_id; } pad_multiple;
+        struct {
+            char lengths[SL_NAME_MAX];
+            int32_t multiple;
+            int32_t pad_id;
+        } pad_multiple;
         /* attention_mask: the i32 length field and the name of the mask field it adds. */
-        struct { char lengths[SL_NAME_MAX]; char out[SL_NAME_MAX]; } mask;
+        struct {
+            char lengths[SL_NAME_MAX];
+            char out[SL_NAME_MAX];
+        } mask;
         /* affine: y = x * scale[c] + bias[c]; both are learnable parameters
          * (the autodiff API's gradients and SGD step address them as
          * scale[0..channels) then bias[0..channels)). */
-        struct { int32_t channels; float scale[SL_MAX_CHANNELS]; float bias[SL_MAX_CHANNELS]; } affine;
-        struct { float p; } dropout;        /* drop probability in [0, 1) */
-        struct { int32_t micro; } rebatch;  /* rows per micro-batch */
-        struct { float sigma; } noise;      /* gaussian_noise */
-        struct { float delta; } brightness; /* random_brightness */
-        struct { float lo, hi; } range;     /* random_scale */
+        struct {
+            int32_t channels;
+            float scale[SL_MAX_CHANNELS];
+            float bias[SL_MAX_CHANNELS];
+        } affine;
+        struct {
+            float p;
+        } dropout; /* drop probability in [0, 1) */
+        struct {
+            int32_t micro;
+        } rebatch; /* rows per micro-batch */
+        struct {
+            float sigma;
+        } noise; /* gaussian_noise */
+        struct {
+            float delta;
+        } brightness; /* random_brightness */
+        struct {
+            float lo, hi;
+        } range; /* random_scale */
         /* branch_mean, random_apply, random_choice: the op owns the ops_a
          * ops of the spec after it (branch a) and the ops_b after those
          * (branch b); p is the probability of running branch a. */
-        struct { int32_t ops_a, ops_b; float p; } sub;
+        struct {
+            int32_t ops_a, ops_b;
+            float p;
+        } sub;
     } u;
 } sl_op;
 

@@ -20,10 +20,10 @@ typedef struct sl_rank_entry {
     const char *scenario;
     const char *variant;
     const char *adapter;
-    const char *equivalence;   /* the record's: "bitwise", "within 0.001", "statistical ...", "mismatch" */
+    const char *equivalence; /* the record's: "bitwise", "within 0.001", "statistical ...", "mismatch" */
     sl_record_outcome outcome;
-    double elements_per_s;     /* NAN when the run has no speed */
-    bool noisy;                /* the median's 95% interval is too wide to rank */
+    double elements_per_s; /* NAN when the run has no speed */
+    bool noisy;            /* the median's 95% interval is too wide to rank */
     /* The record's timing (sluice/record.h): "hand-over" and "throughput"
      * runs are never ranked per batch; NULL or "" for sluice's own. */
     const char *timing;

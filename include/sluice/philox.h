@@ -19,8 +19,12 @@
 extern "C" {
 #endif
 
-typedef struct sl_philox_ctr { uint32_t v[4]; } sl_philox_ctr;
-typedef struct sl_philox_key { uint32_t v[2]; } sl_philox_key;
+typedef struct sl_philox_ctr {
+    uint32_t v[4];
+} sl_philox_ctr;
+typedef struct sl_philox_key {
+    uint32_t v[2];
+} sl_philox_key;
 
 /* Constants from Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"
  * (SC'11), as used by Random123. */

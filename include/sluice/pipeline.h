@@ -33,8 +33,8 @@ const char *sl_mode_name(sl_mode mode); /* "train", "eval" */
  * permutation orders the window's rows. Any position's element is computed
  * alone, as with the whole-set shuffle. Used only when the spec shuffles. */
 typedef struct sl_block_shuffle {
-    int64_t rows;             /* rows per block; 0: one permutation of the whole data set */
-    int64_t window;           /* blocks per window, >= 1 */
+    int64_t rows;   /* rows per block; 0: one permutation of the whole data set */
+    int64_t window; /* blocks per window, >= 1 */
 } sl_block_shuffle;
 
 /* A weighted interleave of the parts of a concatenated source
@@ -48,21 +48,21 @@ typedef struct sl_block_shuffle {
  * positions, and a part that runs out within one simply starts its next
  * pass, so the proportions stay the weights and nothing is dropped. */
 typedef struct sl_mixture {
-    int nparts;                       /* 0: no mixture; else the source's part count */
-    uint32_t weights[SL_MAX_PARTS];   /* each in [1, 2^24] */
-    int64_t epoch_length;             /* positions per epoch; 0: the source's rows */
+    int nparts;                     /* 0: no mixture; else the source's part count */
+    uint32_t weights[SL_MAX_PARTS]; /* each in [1, 2^24] */
+    int64_t epoch_length;           /* positions per epoch; 0: the source's rows */
 } sl_mixture;
 
 typedef struct sl_pipeline_spec {
-    const sl_source *source;  /* borrowed; must outlive the pipeline */
+    const sl_source *source; /* borrowed; must outlive the pipeline */
     int64_t batch_size;
-    bool drop_last;           /* drop a final partial batch instead of returning it */
+    bool drop_last; /* drop a final partial batch instead of returning it */
     bool shuffle;
     uint64_t seed;
-    sl_shard shard;           /* {0, 1} when not sharded */
-    sl_mode mode;             /* SL_MODE_TRAIN unless set */
-    sl_block_shuffle blocks;  /* {0, 0}: the whole-set shuffle */
-    sl_mixture mix;           /* nparts 0: no mixture */
+    sl_shard shard;          /* {0, 1} when not sharded */
+    sl_mode mode;            /* SL_MODE_TRAIN unless set */
+    sl_block_shuffle blocks; /* {0, 0}: the whole-set shuffle */
+    sl_mixture mix;          /* nparts 0: no mixture */
     int nops;
     sl_op ops[SL_MAX_OPS];
 } sl_pipeline_spec;
@@ -148,9 +148,9 @@ sl_status sl_pipeline_produce_per_element(const sl_pipeline *pipeline, const sl_
 typedef enum sl_iter_mode { SL_ITER_BATCHED = 0, SL_ITER_PER_ELEMENT } sl_iter_mode;
 
 typedef struct sl_iter_options {
-    const sl_kernel_table *kernels;  /* the table every batch runs (sl_kernels_choose) */
-    int workers;          /* 0: batches are computed in sl_iter_next's caller */
-    int prefetch_depth;   /* batches in flight with workers; 0 picks 2 x workers */
+    const sl_kernel_table *kernels; /* the table every batch runs (sl_kernels_choose) */
+    int workers;                    /* 0: batches are computed in sl_iter_next's caller */
+    int prefetch_depth;             /* batches in flight with workers; 0 picks 2 x workers */
     sl_position start;
 } sl_iter_options;
 
@@ -206,8 +206,7 @@ bool sl_fused_last_split(const sl_fused *fused);
  * changes no output. The ids come from the kernels' shuffle, and after a
  * cache op the bytes from the kernels' cache. */
 sl_status sl_pipeline_gather_probe(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int64_t first_batch,
-                                   int64_t batches, int passes,
-                                   double *ns_per_batch, sl_err *err);
+                                   int64_t batches, int passes, double *ns_per_batch, sl_err *err);
 /* The roofline probe: the median time of this executor's work on the first
  * batch of epoch 0, repeated `repetitions` times once it is in cache. It
  * runs the pipeline's own op chain through the executor's kernels and

@@ -40,8 +40,7 @@ sl_status sl_batch_split_views(const sl_batch *batch, int64_t micro, sl_batch *v
  * one allocation (sl_batch_create) holding a copy of its rows, freed by the
  * caller with sl_batch_free. nparts must be sl_rebatch_count(batch->count,
  * micro). On failure nothing stays allocated and parts are NULL. */
-sl_status sl_batch_split_copies(const sl_batch *batch, int64_t micro, sl_batch **parts, int64_t nparts,
-                                sl_err *err);
+sl_status sl_batch_split_copies(const sl_batch *batch, int64_t micro, sl_batch **parts, int64_t nparts, sl_err *err);
 
 /* Concatenates parts, in order, into out: rows, element ids, and the epoch
  * and index of parts[0]. Every part has out's schema and the same per-batch
@@ -61,8 +60,8 @@ sl_status sl_rebatch_split_vjp(const sl_tensor *part_cotangents, int64_t nparts,
  * rows [k micro, ...) of the concatenation's cotangent, copied into
  * part_cotangents[k] (whose dims[0] must be that micro-batch's rows). nparts
  * must be sl_rebatch_count(cotangent->shape.dims[0], micro). */
-sl_status sl_rebatch_concat_vjp(const sl_tensor *cotangent, int64_t micro, sl_tensor *part_cotangents,
-                                 int64_t nparts, sl_err *err);
+sl_status sl_rebatch_concat_vjp(const sl_tensor *cotangent, int64_t micro, sl_tensor *part_cotangents, int64_t nparts,
+                                sl_err *err);
 
 #ifdef __cplusplus
 }

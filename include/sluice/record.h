@@ -15,19 +15,19 @@ extern "C" {
 #endif
 
 #define SL_RECORD_SCHEMA_VERSION  3
-#define SL_RECORD_MAX_METRICS 32
+#define SL_RECORD_MAX_METRICS     32
 #define SL_RECORD_MAX_REPETITIONS 32
 
 /* Where and with what the numbers were taken. */
 typedef struct sl_environment {
     char cpu_model[128];
-    int cpu_cores;            /* online logical CPUs */
-    char compiler[128];       /* "gcc 12.2.0" */
+    int cpu_cores;      /* online logical CPUs */
+    char compiler[128]; /* "gcc 12.2.0" */
     char compile_flags[256];
     char library_versions[256]; /* "sluice 0.1.0; cJSON 1.7.15; xxHash 0.8.1; ..." */
     char git_commit[48];
-    char kernel[128];         /* uname: sysname release machine */
-    char time_utc[32];        /* ISO 8601, when the record was made */
+    char kernel[128];  /* uname: sysname release machine */
+    char time_utc[32]; /* ISO 8601, when the record was made */
     /* How busy the machine was around the run (docs/records.md): the
      * 1-minute load average when the run started and when it ended (-1
      * where /proc/loadavg cannot be read), the share of CPU time the
@@ -55,11 +55,11 @@ bool sl_environment_busy(const sl_environment *env);
  * (peers: crashed, timeout) are appended, never renumbered. */
 typedef enum sl_record_outcome {
     SL_RECORD_OK = 0,
-    SL_RECORD_EXCLUDED,     /* the adapter lacks a transform of the scenario */
-    SL_RECORD_SKIPPED,      /* the variant does not run at this size or would not fit */
-    SL_RECORD_FAILED,       /* the run failed; reason says how */
-    SL_RECORD_MISMATCH,     /* it ran, but its output differs from the reference's */
-    SL_RECORD_UNAVAILABLE,  /* the adapter cannot run here (no GPU, peer not installed) */
+    SL_RECORD_EXCLUDED,    /* the adapter lacks a transform of the scenario */
+    SL_RECORD_SKIPPED,     /* the variant does not run at this size or would not fit */
+    SL_RECORD_FAILED,      /* the run failed; reason says how */
+    SL_RECORD_MISMATCH,    /* it ran, but its output differs from the reference's */
+    SL_RECORD_UNAVAILABLE, /* the adapter cannot run here (no GPU, peer not installed) */
     SL_RECORD_OUTCOME_COUNT
 } sl_record_outcome;
 
@@ -87,9 +87,9 @@ typedef struct sl_record {
     char backend_requested[16];
     char backend_active[16];
     sl_record_outcome outcome;
-    char reason[256];          /* why excluded, skipped or failed; empty when ok */
-    char transforms[256];      /* comma-separated transform names executed */
-    char kernels[32];          /* kernel table used: "reference", "cpu-avx2", ..., "auto" (the tuned one) */
+    char reason[256];     /* why excluded, skipped or failed; empty when ok */
+    char transforms[256]; /* comma-separated transform names executed */
+    char kernels[32];     /* kernel table used: "reference", "cpu-avx2", ..., "auto" (the tuned one) */
     /* Which registered table each kernel entry of `kernels` comes from, as
      * "entry=table" items joined by commas in SL_KERNEL_ENTRIES order
      * ("permute_strided=cpu-avx512,normalize_u8=cpu-avx2,..."): for "auto"
@@ -133,8 +133,8 @@ typedef struct sl_record {
     char equivalence[32];
     uint64_t seed;
     int64_t batch_size;
-    int64_t workers;           /* prefetch workers the adapter was asked to use */
-    int64_t threads;           /* threads that computed each batch (fused); 1 otherwise */
+    int64_t workers; /* prefetch workers the adapter was asked to use */
+    int64_t threads; /* threads that computed each batch (fused); 1 otherwise */
     int64_t warmup_batches;
     int64_t measured_batches;
     int repetitions;
@@ -143,7 +143,7 @@ typedef struct sl_record {
      * --rounds), so repetition r of two records of a variant was measured
      * moments apart and their ratio is a per-round ratio. */
     int rounds;
-    int repetition_kept;       /* index of the median repetition */
+    int repetition_kept; /* index of the median repetition */
     double repetition_elements_per_s[SL_RECORD_MAX_REPETITIONS];
     /* measured_batches entries, of the kept repetition. sl_record_read and
      * sl_bench_run allocate it and sl_record_release frees it; a caller that
@@ -154,9 +154,9 @@ typedef struct sl_record {
      * interval and the gate's tests use. Allocated and freed like
      * latency_ns; NULL in a record that measured nothing. */
     int64_t *samples_ns;
-    int64_t elements;          /* elements in the measured batches */
-    int64_t bytes;             /* output bytes of the measured batches */
-    int64_t first_batch_ns;    /* first batch of a fresh run, before warmup */
+    int64_t elements;       /* elements in the measured batches */
+    int64_t bytes;          /* output bytes of the measured batches */
+    int64_t first_batch_ns; /* first batch of a fresh run, before warmup */
     /* The run's wall time: every repetition, warmup and measured batches,
      * and the checks against the reference; 0 for a run that never started. */
     int64_t wall_ns;
@@ -166,7 +166,7 @@ typedef struct sl_record {
      * fixture and program already resident (sl_rss_growth_bytes), the
      * largest over repetitions; -1 when the peak could not be reset. */
     int64_t adapter_memory_bytes;
-    uint64_t output_digest;    /* XXH3-64 of the measured batches' canonical bytes */
+    uint64_t output_digest; /* XXH3-64 of the measured batches' canonical bytes */
     int nmetrics;
     sl_record_metric metrics[SL_RECORD_MAX_METRICS];
 } sl_record;
@@ -224,8 +224,7 @@ typedef struct sl_record_set {
     int nerrors;
 } sl_record_set;
 
-sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_error_fn on_error, void *user,
-                             sl_err *err);
+sl_status sl_record_set_load(const char *dir, sl_record_set *set, sl_record_error_fn on_error, void *user, sl_err *err);
 void sl_record_set_free(sl_record_set *set);
 /* Pools the repetitions of another run of the same records into `into`
  * (samples and per-repetition throughputs appended, repetitions added), for

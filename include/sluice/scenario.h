@@ -28,8 +28,8 @@ typedef struct sl_profile_settings {
     int64_t warmup_batches;
     int64_t measured_batches;
     int repetitions;
-    const char *backend;       /* "cpu" or "cuda" */
-    int size_profile;          /* which sizes it uses: SL_PROFILE_CI or SL_PROFILE_FULL */
+    const char *backend; /* "cpu" or "cuda" */
+    int size_profile;    /* which sizes it uses: SL_PROFILE_CI or SL_PROFILE_FULL */
 } sl_profile_settings;
 
 const sl_profile_settings *sl_profile_get(sl_profile profile);
@@ -44,16 +44,16 @@ typedef struct sl_variant {
     int64_t n[2];
     int64_t batch_size[2];
     int64_t param;
-    bool gate;                 /* run by the pull-request performance gate */
+    bool gate; /* run by the pull-request performance gate */
 } sl_variant;
 
 typedef struct sl_build_options {
     sl_profile profile;
     uint64_t seed;
-    bool shuffle;              /* scenarios that test order may turn it off */
-    int64_t n_override;        /* > 0 replaces the profile's n */
-    int64_t batch_override;    /* > 0 replaces the profile's batch size */
-    const char *workdir;       /* for file-backed sources; NULL picks a temp dir */
+    bool shuffle;           /* scenarios that test order may turn it off */
+    int64_t n_override;     /* > 0 replaces the profile's n */
+    int64_t batch_override; /* > 0 replaces the profile's batch size */
+    const char *workdir;    /* for file-backed sources; NULL picks a temp dir */
     /* The mesh this rank belongs to in a distributed run: the pipeline
      * loads the shard of its data coordinate (sl_comm_data_shard). NULL:
      * one process, the whole data set. Borrowed: it must outlive the
@@ -73,11 +73,11 @@ void sl_build_options_init(sl_build_options *options, sl_profile profile, uint64
 typedef struct sl_scenario_instance {
     const struct sl_scenario *scenario;
     const sl_variant *variant;
-    sl_source *fixture;        /* the generated data, in memory */
-    sl_source *source;         /* what the pipeline reads (fixture, or files) */
+    sl_source *fixture; /* the generated data, in memory */
+    sl_source *source;  /* what the pipeline reads (fixture, or files) */
     sl_pipeline_spec spec;
     sl_pipeline *pipeline;
-    char workdir[256];         /* created by the build; removed on free */
+    char workdir[256]; /* created by the build; removed on free */
     bool owns_workdir;
     const struct sl_comm *comm; /* the options' mesh, NULL in one process */
     int64_t build_ns;           /* how long the build took: fixture, sources and pipeline */
@@ -87,12 +87,12 @@ typedef struct sl_scenario_instance {
 } sl_scenario_instance;
 
 typedef struct sl_scenario {
-    const char *id;            /* "CV-1" */
+    const char *id; /* "CV-1" */
     const char *title;
-    const char *property;      /* the property its test asserts */
+    const char *property; /* the property its test asserts */
     const sl_variant *variants;
     int nvariants;
-    int golden_batches;        /* K for the golden check */
+    int golden_batches; /* K for the golden check */
     /* How far an optimized kernel table's output may be from the reference
      * kernels' (sl_values_match). 0, the default, demands bitwise equality
      * (DESIGN.md invariant 3). A scenario whose ops sum in a back end's own
@@ -102,8 +102,8 @@ typedef struct sl_scenario {
      * kernel table must still agree bit for bit. */
     double tolerance;
     /* Fills the instance's fixture spec and pipeline spec. */
-    sl_status (*build)(const struct sl_scenario *scenario, const sl_variant *variant,
-                       const sl_build_options *options, sl_scenario_instance *instance, sl_err *err);
+    sl_status (*build)(const struct sl_scenario *scenario, const sl_variant *variant, const sl_build_options *options,
+                       sl_scenario_instance *instance, sl_err *err);
     /* Optional: adds the scenario's own named figures to an ok record once
      * its adapter's run is measured (sl_record_add_scenario_metric), e.g.
      * IO-4's cache speedup per epoch or NLP-2's padding waste. It may run
@@ -124,7 +124,7 @@ typedef struct sl_scenario {
 
 int sl_scenario_count(void);
 const sl_scenario *sl_scenario_at(int index);
-const sl_scenario *sl_scenario_find(const char *id);      /* case-insensitive */
+const sl_scenario *sl_scenario_find(const char *id); /* case-insensitive */
 const sl_variant *sl_scenario_variant(const sl_scenario *scenario, const char *name);
 /* n and batch size of a variant under options (overrides applied). */
 int64_t sl_variant_n(const sl_variant *variant, const sl_build_options *options);
@@ -140,8 +140,7 @@ void sl_scenario_instance_free(sl_scenario_instance *instance);
 /* The committed goldens live in <source root>/golden unless a caller says
  * otherwise; one file per scenario and variant: <id>__<variant>.json. */
 const char *sl_golden_default_dir(void);
-void sl_golden_path(const char *dir, const sl_scenario *scenario, const sl_variant *variant, char *buf,
-                    size_t size);
+void sl_golden_path(const char *dir, const sl_scenario *scenario, const sl_variant *variant, char *buf, size_t size);
 
 struct sl_golden;
 /* Runs the reference adapter over the scenario's first golden_batches batches

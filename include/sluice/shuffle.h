@@ -10,14 +10,14 @@ extern "C" {
 #endif
 
 /* Stream ids at or above 2^32 never collide with op ids, which are 32-bit. */
-#define SL_STREAM_SHUFFLE (1ull << 40)
-#define SL_STREAM_FIXTURE (2ull << 40)
+#define SL_STREAM_SHUFFLE      (1ull << 40)
+#define SL_STREAM_FIXTURE      (2ull << 40)
 /* The orders that are not one Feistel permutation of the whole data set: a
  * block shuffle's permutation inside each window, a mixture's choice of part
  * at each position, and each part's own order (stream + part index). */
 #define SL_STREAM_BLOCK_WINDOW (3ull << 40)
-#define SL_STREAM_MIX_CHOICE (4ull << 40)
-#define SL_STREAM_MIX_PART (5ull << 40)
+#define SL_STREAM_MIX_CHOICE   (4ull << 40)
+#define SL_STREAM_MIX_PART     (5ull << 40)
 
 #define SL_FEISTEL_ROUNDS 6
 
@@ -33,7 +33,7 @@ typedef struct sl_permutation {
     uint64_t n;
     uint64_t side;
     uint64_t round_keys[SL_FEISTEL_ROUNDS];
-    bool identity;         /* unshuffled pipelines use the same code path */
+    bool identity; /* unshuffled pipelines use the same code path */
 } sl_permutation;
 
 /* The order of one epoch: keyed by (seed, epoch), identity when !shuffle. */

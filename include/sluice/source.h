@@ -19,10 +19,10 @@ typedef enum sl_source_kind {
     SL_SOURCE_MEMORY = 0,
     SL_SOURCE_MMAP,
     SL_SOURCE_PREAD,
-    SL_SOURCE_CACHE,   /* a pipeline's cache op: the output of the ops before it, kept per element */
-    SL_SOURCE_EAGER,   /* every file read whole into memory when the source is opened */
-    SL_SOURCE_STREAM,  /* files read in chunks into a cache of bounded size */
-    SL_SOURCE_CONCAT,  /* the rows of several sources one after another */
+    SL_SOURCE_CACHE,  /* a pipeline's cache op: the output of the ops before it, kept per element */
+    SL_SOURCE_EAGER,  /* every file read whole into memory when the source is opened */
+    SL_SOURCE_STREAM, /* files read in chunks into a cache of bounded size */
+    SL_SOURCE_CONCAT, /* the rows of several sources one after another */
     SL_SOURCE_KIND_COUNT
 } sl_source_kind;
 
@@ -63,11 +63,11 @@ sl_status sl_source_file_create(sl_source_kind kind, int nfields, const char *co
  * It gives no pointers in place (sl_source_map returns NULL), since a chunk
  * may be evicted once a read is done. */
 typedef struct sl_stream_options {
-    int64_t chunk_rows;  /* 0 picks SL_STREAM_DEFAULT_CHUNK_BYTES of the widest field, at least one row */
-    int cache_chunks;    /* 0 picks SL_STREAM_DEFAULT_CACHE_CHUNKS */
+    int64_t chunk_rows; /* 0 picks SL_STREAM_DEFAULT_CHUNK_BYTES of the widest field, at least one row */
+    int cache_chunks;   /* 0 picks SL_STREAM_DEFAULT_CACHE_CHUNKS */
 } sl_stream_options;
 
-#define SL_STREAM_DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
+#define SL_STREAM_DEFAULT_CHUNK_BYTES  ((size_t)4 << 20)
 #define SL_STREAM_DEFAULT_CACHE_CHUNKS 16
 
 sl_status sl_source_stream_create(int nfields, const char *const *field_names, const char *const *paths,
@@ -77,12 +77,12 @@ sl_status sl_source_stream_create(int nfields, const char *const *field_names, c
 typedef struct sl_stream_stats {
     int64_t chunk_rows;
     int cache_chunks;
-    size_t cache_bytes;          /* the bound: every field's slots full, of the chunks its file has */
-    size_t bytes_requested;      /* bytes readers asked for */
-    size_t bytes_read;           /* bytes read from the files */
-    int64_t chunk_loads;         /* chunks read into the cache */
-    int64_t hits;                /* chunk lookups served from the cache */
-    int64_t bypass_reads;        /* reads that found every slot busy and went to the file */
+    size_t cache_bytes;     /* the bound: every field's slots full, of the chunks its file has */
+    size_t bytes_requested; /* bytes readers asked for */
+    size_t bytes_read;      /* bytes read from the files */
+    int64_t chunk_loads;    /* chunks read into the cache */
+    int64_t hits;           /* chunk lookups served from the cache */
+    int64_t bypass_reads;   /* reads that found every slot busy and went to the file */
 } sl_stream_stats;
 
 /* Fills *out and returns SL_OK for a streaming source, SL_EINVAL otherwise. */
@@ -118,8 +118,7 @@ int64_t sl_source_rows(const sl_source *source);
 size_t sl_source_field_bytes(const sl_source *source, int field);
 
 /* Copies nbytes of field starting at byte offset into dst. */
-sl_status sl_source_read(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst,
-                         sl_err *err);
+sl_status sl_source_read(const sl_source *source, int field, size_t offset, size_t nbytes, void *dst, sl_err *err);
 
 /* A pointer to the bytes in place when the source can give one without a copy
  * (memory, mmap), NULL otherwise (pread). Valid until sl_source_free. */

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* The confidence level of every interval sluice reports. */
-#define SL_CI_LEVEL 0.95
+#define SL_CI_LEVEL             0.95
 /* A row is too noisy to rank when its median's interval is wider than this
  * fraction of the median (hi - lo > 0.10 x median, about +-5%). */
 #define SL_NOISY_RELATIVE_WIDTH 0.10
@@ -101,8 +101,8 @@ const char *sl_ratio_call_name(sl_ratio_call call);
 typedef struct sl_mann_whitney {
     double u;
     double z;
-    double p_greater;   /* P(U >= u) under "same distribution" */
-    bool exact;         /* p from the exact distribution of U, not the normal approximation */
+    double p_greater; /* P(U >= u) under "same distribution" */
+    bool exact;       /* p from the exact distribution of U, not the normal approximation */
 } sl_mann_whitney;
 
 /* Samples without ties and both sides at most SL_MANN_WHITNEY_EXACT_MAX

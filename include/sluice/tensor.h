@@ -12,9 +12,9 @@
 extern "C" {
 #endif
 
-#define SL_MAX_RANK 6
+#define SL_MAX_RANK   6
 #define SL_MAX_FIELDS 8
-#define SL_NAME_MAX 32
+#define SL_NAME_MAX   32
 
 /* Every buffer sluice allocates for batch data is aligned to this many bytes,
  * so that vector loads never straddle a cache line at a field's start. */
@@ -78,11 +78,11 @@ size_t sl_field_element_bytes(const sl_field_spec *field);
  * aligned allocation so that a batch is one malloc and one free. */
 typedef struct sl_batch {
     int64_t epoch;
-    int64_t index;       /* batch position within the epoch, rank-local */
+    int64_t index; /* batch position within the epoch, rank-local */
     int64_t count;
-    int64_t capacity;    /* rows the storage holds */
+    int64_t capacity; /* rows the storage holds */
     int64_t *element_ids;
-    sl_schema schema;    /* per-element field specs, same order as fields */
+    sl_schema schema; /* per-element field specs, same order as fields */
     sl_tensor fields[SL_MAX_FIELDS];
     void *storage;
 } sl_batch;

@@ -34,7 +34,7 @@ void sl_latency_summarize(const int64_t *latency_ns, size_t n, sl_latency_summar
  * the process's lifetime peak, and method says which was measured. */
 typedef struct sl_rss_probe {
     int resettable;
-    int64_t baseline_bytes;    /* VmRSS right after the reset, or -1 */
+    int64_t baseline_bytes; /* VmRSS right after the reset, or -1 */
 } sl_rss_probe;
 void sl_rss_reset(sl_rss_probe *probe);
 int64_t sl_rss_peak_bytes(const sl_rss_probe *probe, const char **method);

@@ -19,10 +19,10 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SL_HAVE_AVX2_CLONES 1
-#define SL_TARGET_AVX2 __attribute__((target("avx2")))
+#define SL_TARGET_AVX2      __attribute__((target("avx2")))
 /* AVX-512 with the byte/word and vector-length extensions, which the u8
  * widening loads of normalize use; every AVX-512 server CPU has all three. */
-#define SL_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define SL_TARGET_AVX512    __attribute__((target("avx512f,avx512bw,avx512vl")))
 #else
 #define SL_HAVE_AVX2_CLONES 0
 #endif
@@ -114,8 +114,8 @@ void sl__cpu_affine_avx512_256(sl_cpu_variant *out);
 #endif
 
 /* Data movement gains nothing from wider vectors; one version serves all. */
-void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
-                      int off_y, int off_x);
+void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w, int off_y,
+                      int off_x);
 void sl__cpu_hflip(void *image, int h, int w, size_t pixel_bytes);
 /* Log-mel through a BLAS: the same for every ISA table, since the BLAS
  * picks its own kernels for the CPU. */

@@ -109,10 +109,9 @@ SL_TARGET_AVX512 static inline void mask16_avx512(const float *src, float *dst, 
     __m512i v1 = _mm512_shuffle_i32x4(u2, u3, _MM_SHUFFLE(2, 0, 2, 0));
     __m512i w0 = _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 1, 3, 1));
     __m512i w1 = _mm512_shuffle_i32x4(u2, u3, _MM_SHUFFLE(3, 1, 3, 1));
-    __m512i words[4] = {_mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)),
-                        _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0)),
-                        _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(3, 1, 3, 1)),
-                        _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1))};
+    __m512i words[4] = {
+        _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0)),
+        _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(3, 1, 3, 1)), _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1))};
     for (int q = 0; q < 4; q++) {
         __mmask16 keep = _mm512_cmpge_epu32_mask(words[q], threshold);
         _mm512_storeu_ps(dst + 16 * q, _mm512_maskz_mul_ps(keep, _mm512_loadu_ps(src + 16 * q), scale));

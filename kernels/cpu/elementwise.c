@@ -12,7 +12,7 @@
 /* x[0] is value `first` of its element (the index a per-value step draws
  * for). */
 SL_ALWAYS_INLINE void ew_run_step(float *restrict x, int64_t first, int64_t n, const sl_ew_step *step,
-                                   noise_words_fn noise_words)
+                                  noise_words_fn noise_words)
 {
     const float a = step->a, b = step->b;
     switch (step->kind) {
@@ -25,16 +25,13 @@ SL_ALWAYS_INLINE void ew_run_step(float *restrict x, int64_t first, int64_t n, c
         break;
         SL_EW_ARITHMETIC(EW_LOOP)
 #undef EW_LOOP
-    case SL_EW_GAUSSIAN_NOISE:
-        noise_run(x, first, n, step, noise_words);
-        break;
-    default:
-        break;
+    case SL_EW_GAUSSIAN_NOISE: noise_run(x, first, n, step, noise_words); break;
+    default: break;
     }
 }
 
 SL_ALWAYS_INLINE void ew_chain_body(float *x, int64_t n, const sl_ew_step *steps, int nsteps,
-                                     noise_words_fn noise_words)
+                                    noise_words_fn noise_words)
 {
     for (int64_t start = 0; start < n; start += EW_TILE) {
         int64_t len = n - start < EW_TILE ? n - start : EW_TILE;

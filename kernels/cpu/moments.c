@@ -131,8 +131,7 @@ SL_TARGET_AVX2 static void moments_avx2(const float *x, int64_t n, double *mean,
     moments_body(x, n, mean, var);
 }
 
-SL_TARGET_AVX2 static void channel_moments_avx2(const float *x, int64_t pixels, int channels, double *mean,
-                                                double *m2)
+SL_TARGET_AVX2 static void channel_moments_avx2(const float *x, int64_t pixels, int channels, double *mean, double *m2)
 {
     channel_moments_dispatch(x, pixels, channels, mean, m2);
 }

@@ -4,8 +4,8 @@
 
 #include "cpu/cpu.h"
 
-void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
-                      int off_y, int off_x)
+void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w, int off_y,
+                      int off_x)
 {
     const unsigned char *in = src;
     unsigned char *out = dst;
@@ -29,11 +29,11 @@ void sl__cpu_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_byt
 
 /* Reverses the pixels of one row into out. PIXEL is a compile-time
  * constant in every instance, so each memcpy becomes a plain move. */
-#define DEFINE_REVERSE_ROW(PIXEL)                                                                                    \
-    static void reverse_row_##PIXEL(const unsigned char *restrict in, unsigned char *restrict out, int w)             \
-    {                                                                                                                 \
-        for (int x = 0; x < w; x++)                                                                                   \
-            memcpy(out + (size_t)x * PIXEL, in + (size_t)(w - 1 - x) * PIXEL, PIXEL);                                 \
+#define DEFINE_REVERSE_ROW(PIXEL)                                                                                      \
+    static void reverse_row_##PIXEL(const unsigned char *restrict in, unsigned char *restrict out, int w)              \
+    {                                                                                                                  \
+        for (int x = 0; x < w; x++)                                                                                    \
+            memcpy(out + (size_t)x * PIXEL, in + (size_t)(w - 1 - x) * PIXEL, PIXEL);                                  \
     }
 DEFINE_REVERSE_ROW(1)
 DEFINE_REVERSE_ROW(3)

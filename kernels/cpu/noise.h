@@ -52,7 +52,7 @@ SL_TARGET_AVX2 static inline void mulhilo_avx2(__m256i a, __m256i m, __m256i *hi
 }
 
 SL_TARGET_AVX2 static inline void noise_words_avx2(const sl_ew_step *step, uint32_t first_draw,
-                                                  uint32_t *restrict words)
+                                                   uint32_t *restrict words)
 {
     const __m256i m0 = _mm256_set1_epi32((int)SL_PHILOX_M0), m1 = _mm256_set1_epi32((int)SL_PHILOX_M1);
     for (int half = 0; half < SL_NOISE_BLOCKS / 8; half++) {
@@ -89,7 +89,7 @@ SL_TARGET_AVX512 static inline void mulhilo_avx512(__m512i a, __m512i m, __m512i
 }
 
 SL_TARGET_AVX512 static inline void noise_words_avx512(const sl_ew_step *step, uint32_t first_draw,
-                                                      uint32_t *restrict words)
+                                                       uint32_t *restrict words)
 {
     const __m512i m0 = _mm512_set1_epi32((int)SL_PHILOX_M0), m1 = _mm512_set1_epi32((int)SL_PHILOX_M1);
     __m512i c0 = _mm512_set1_epi32((int)step->ctr.v[0]);

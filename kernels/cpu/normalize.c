@@ -53,12 +53,14 @@ void sl__cpu_normalize_generic(sl_cpu_variant *out)
 
 #if SL_HAVE_AVX2_CLONES
 #if SL_CPU_FIRST_BUILD
-SL_TARGET_AVX2 static void normalize_u8_avx2(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
+SL_TARGET_AVX2 static void normalize_u8_avx2(const uint8_t *src, float *dst, int64_t pixels,
+                                             const sl_normalize_consts *k)
 {
     normalize_u8_body(src, dst, pixels, k);
 }
 
-SL_TARGET_AVX2 static void normalize_f32_avx2(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k)
+SL_TARGET_AVX2 static void normalize_f32_avx2(const float *src, float *dst, int64_t pixels,
+                                              const sl_normalize_consts *k)
 {
     normalize_f32_body(src, dst, pixels, k);
 }

@@ -47,10 +47,10 @@ SL_ALWAYS_INLINE void turn(const unsigned char *restrict in, unsigned char *rest
         }
 }
 
-#define DEFINE_TURN(PIXEL)                                                                                           \
-    static void turn_##PIXEL(const unsigned char *in, unsigned char *out, int n, int k)                               \
-    {                                                                                                                 \
-        turn(in, out, n, k, PIXEL);                                                                                   \
+#define DEFINE_TURN(PIXEL)                                                                                             \
+    static void turn_##PIXEL(const unsigned char *in, unsigned char *out, int n, int k)                                \
+    {                                                                                                                  \
+        turn(in, out, n, k, PIXEL);                                                                                    \
     }
 DEFINE_TURN(1)
 DEFINE_TURN(3)

@@ -10,8 +10,7 @@ static int64_t clamped_length(int32_t length, int64_t width)
     return length < 0 ? 0 : (length > width ? width : length);
 }
 
-void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
-                      int32_t pad)
+void sl__cpu_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width, int32_t pad)
 {
     for (int64_t r = 0; r < rows; r++) {
         int64_t keep = clamped_length(lengths[r], width);

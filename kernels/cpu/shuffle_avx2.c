@@ -65,8 +65,8 @@ TARGET static inline void split4(__m256i x, __m256d side_pd, __m256i side, __m25
  * four independent chains keep the multiplier busy while each waits. */
 #define VECTORS 4
 
-TARGET static void strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride,
-                                               int64_t count, int64_t *out)
+TARGET static void strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                int64_t *out)
 {
     const __m256i side = _mm256_set1_epi64x((long long)perm->side);
     const __m256d side_pd = _mm256_set1_pd((double)perm->side);
@@ -108,7 +108,7 @@ TARGET static void strided_avx2(const sl_permutation *perm, uint64_t first, uint
 
 /* The table's entry: the vector path where it applies, else the scalar one. */
 void sl__cpu_permute_strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                                int64_t *out)
+                                  int64_t *out)
 {
     if (sl__feistel_vector_ok(perm, first, stride, count))
         strided_avx2(perm, first, stride, count, out);
@@ -118,7 +118,7 @@ void sl__cpu_permute_strided_avx2(const sl_permutation *perm, uint64_t first, ui
 #endif
 #if !SL_HAVE_AVX2_CLONES
 void sl__cpu_permute_strided_avx2(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                                int64_t *out)
+                                  int64_t *out)
 {
     sl__feistel_apply_strided(perm, first, stride, count, out);
 }

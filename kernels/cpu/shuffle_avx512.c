@@ -34,8 +34,8 @@ TARGET static inline __m512i mix64(__m512i x)
  * off by at most one either way; the integer remainder corrects it. */
 TARGET static inline void split8(__m512i x, __m512d side_pd, __m512i side, __m512i *left, __m512i *right)
 {
-    __m512d q = _mm512_roundscale_pd(_mm512_div_pd(_mm512_cvtepu64_pd(x), side_pd),
-                                     _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512d q =
+        _mm512_roundscale_pd(_mm512_div_pd(_mm512_cvtepu64_pd(x), side_pd), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m512i l = _mm512_cvttpd_epu64(q);
     __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(l, side));
     /* r < 0: the quotient was one too large. */
@@ -53,10 +53,10 @@ TARGET static inline void split8(__m512i x, __m512d side_pd, __m512i side, __m51
 /* Four vectors in flight, as in the AVX2 path: a round is a chain of
  * dependent multiplies, and independent chains keep the multiplier busy. */
 #define VECTORS 4
-#define WIDTH 8
+#define WIDTH   8
 
-TARGET static void strided_avx512(const sl_permutation *perm, uint64_t first, uint64_t stride,
-                                                 int64_t count, int64_t *out)
+TARGET static void strided_avx512(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                  int64_t *out)
 {
     const __m512i side = _mm512_set1_epi64((long long)perm->side);
     const __m512d side_pd = _mm512_set1_pd((double)perm->side);
@@ -102,7 +102,7 @@ TARGET static void strided_avx512(const sl_permutation *perm, uint64_t first, ui
 
 /* The table's entry: the vector path where it applies, else the scalar one. */
 void sl__cpu_permute_strided_avx512(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                                int64_t *out)
+                                    int64_t *out)
 {
     if (sl__feistel_vector_ok(perm, first, stride, count))
         strided_avx512(perm, first, stride, count, out);
@@ -112,7 +112,7 @@ void sl__cpu_permute_strided_avx512(const sl_permutation *perm, uint64_t first, 
 #endif
 #if !SL_HAVE_AVX2_CLONES
 void sl__cpu_permute_strided_avx512(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                                int64_t *out)
+                                    int64_t *out)
 {
     sl__feistel_apply_strided(perm, first, stride, count, out);
 }

@@ -20,15 +20,15 @@ void sl__cpu_crop3d(const void *src, void *dst, int d, int h, int w, size_t voxe
 
 /* Writes row `in` into `out`, mirrored when reverse. VOXEL is a constant in
  * the common instances, so each memcpy is one move. */
-#define DEFINE_PLACE_ROW(VOXEL)                                                                                       \
-    static void place_row_##VOXEL(unsigned char *restrict out, const unsigned char *restrict in, int w, bool reverse) \
-    {                                                                                                                 \
-        if (!reverse) {                                                                                               \
-            memcpy(out, in, (size_t)w * VOXEL);                                                                       \
-            return;                                                                                                   \
-        }                                                                                                             \
-        for (int x = 0; x < w; x++)                                                                                   \
-            memcpy(out + (size_t)x * VOXEL, in + (size_t)(w - 1 - x) * VOXEL, VOXEL);                                 \
+#define DEFINE_PLACE_ROW(VOXEL)                                                                                        \
+    static void place_row_##VOXEL(unsigned char *restrict out, const unsigned char *restrict in, int w, bool reverse)  \
+    {                                                                                                                  \
+        if (!reverse) {                                                                                                \
+            memcpy(out, in, (size_t)w *VOXEL);                                                                         \
+            return;                                                                                                    \
+        }                                                                                                              \
+        for (int x = 0; x < w; x++)                                                                                    \
+            memcpy(out + (size_t)x * VOXEL, in + (size_t)(w - 1 - x) * VOXEL, VOXEL);                                  \
     }
 DEFINE_PLACE_ROW(1)
 DEFINE_PLACE_ROW(2)

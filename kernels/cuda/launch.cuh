@@ -5,13 +5,13 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/at.h"
 #include "cuda/launchers.h"
+#include "kernels/at.h"
 
 /* 256 threads a block, and at most 2^16 blocks: past that a grid-stride
  * loop gives each thread several values, which costs nothing in bandwidth
  * and keeps the launch cheap for the largest batches. */
-#define SL__CUDA_THREADS 256
+#define SL__CUDA_THREADS    256
 #define SL__CUDA_MAX_BLOCKS 65536
 
 static inline unsigned sl__cuda_blocks(int64_t n)
@@ -26,12 +26,12 @@ static inline unsigned sl__cuda_blocks(int64_t n)
 
 /* Queues kernel over n indices on stream and returns the launch's error:
  * nothing is queued for n == 0, which a grid of no blocks would refuse. */
-#define SL__CUDA_LAUNCH(kernel, n, stream, ...)                                                                       \
-    do {                                                                                                              \
-        if ((n) <= 0)                                                                                                 \
-            return 0;                                                                                                 \
-        kernel<<<sl__cuda_blocks(n), SL__CUDA_THREADS, 0, (cudaStream_t)(stream)>>>(__VA_ARGS__);                     \
-        return (int)cudaGetLastError();                                                                               \
+#define SL__CUDA_LAUNCH(kernel, n, stream, ...)                                                                        \
+    do {                                                                                                               \
+        if ((n) <= 0)                                                                                                  \
+            return 0;                                                                                                  \
+        kernel<<<sl__cuda_blocks(n), SL__CUDA_THREADS, 0, (cudaStream_t)(stream)>>>(__VA_ARGS__);                      \
+        return (int)cudaGetLastError();                                                                                \
     } while (0)
 
 #endif

@@ -21,8 +21,7 @@ void sl__ref_mul_channels(const float *src, float *dst, int64_t pixels, int chan
         }
 }
 
-void sl__ref_affine_grads(const float *x, const float *dy, int64_t pixels, int channels, double *dscale,
-                          double *dbias)
+void sl__ref_affine_grads(const float *x, const float *dy, int64_t pixels, int channels, double *dscale, double *dbias)
 {
     for (int64_t p = 0; p < pixels; p++)
         for (int c = 0; c < channels; c++) {

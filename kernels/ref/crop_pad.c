@@ -1,8 +1,8 @@
 /* Reference crop with zero padding, one byte of one pixel at a time. */
 #include "ref/ref.h"
 
-void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
-                      int off_y, int off_x)
+void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w, int off_y,
+                      int off_x)
 {
     const unsigned char *in = src;
     unsigned char *out = dst;

@@ -5,17 +5,17 @@
 
 #include <string.h>
 
-#include "sluice/detmath.h"
-#include "kernels/normal.h"
 #include "kernels/bodies.h"
+#include "kernels/normal.h"
+#include "sluice/detmath.h"
 #include "sluice/kernels.h"
 #include "sluice/philox.h"
 
 void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 void sl__ref_ew_chain(float *x, int64_t n, const sl_ew_step *steps, int nsteps);
-void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w,
-                      int off_y, int off_x);
+void sl__ref_crop_pad(const void *src, void *dst, int h, int w, size_t pixel_bytes, int crop_h, int crop_w, int off_y,
+                      int off_x);
 void sl__ref_hflip(void *image, int h, int w, size_t pixel_bytes);
 void sl__ref_pack(int32_t *dst, const int32_t *src, int64_t available, int64_t seq_len, int32_t pad);
 void sl__ref_moments(const float *x, int64_t n, double *mean, double *var);
@@ -26,16 +26,14 @@ void sl__ref_flip3d(void *volume, int d, int h, int w, size_t voxel_bytes, unsig
 void sl__ref_one_hot(const int32_t *labels, float *out, int64_t count, int32_t classes);
 void sl__ref_blend(float *dst, const float *a, const float *b, int64_t n, float wa, float wb);
 void sl__ref_rot90(const void *src, void *dst, int side, size_t pixel_bytes, int k);
-void sl__ref_permute_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                             int64_t *out);
+void sl__ref_permute_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count, int64_t *out);
 void sl__ref_paste_box(void *dst, const void *src, int h, int w, size_t pixel_bytes, int y0, int y1, int x0, int x1);
 void sl__ref_affine_f32(const float *src, float *dst, int64_t pixels, const sl_affine_consts *k);
 void sl__ref_dropout(const float *src, float *dst, int64_t n, const sl_dropout_key *d);
 /* Values [first, n) of sl_dropout_fn: the tail an optimized kernel leaves. */
 void sl__ref_dropout_from(const float *src, float *dst, int64_t first, int64_t n, const sl_dropout_key *d);
 void sl__ref_mul_channels(const float *src, float *dst, int64_t pixels, int channels, const float *s);
-void sl__ref_affine_grads(const float *x, const float *dy, int64_t pixels, int channels, double *dscale,
-                          double *dbias);
+void sl__ref_affine_grads(const float *x, const float *dy, int64_t pixels, int channels, double *dscale, double *dbias);
 
 /* The number of partial sums of sl_moments_fn, and the one order in which
  * they are combined: a balanced tree, the same for every back end. */

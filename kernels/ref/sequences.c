@@ -4,8 +4,7 @@
 /* Rows move towards the start (width <= stride), so going up the rows never
  * overwrites a row not yet moved; within a row, each token is read before
  * any token at a lower address of a later row is written. */
-void sl__ref_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width,
-                      int32_t pad)
+void sl__ref_pad_rows(int32_t *tokens, const int32_t *lengths, int64_t rows, int64_t stride, int64_t width, int32_t pad)
 {
     for (int64_t r = 0; r < rows; r++) {
         int64_t keep = sl__body_clamped_length(lengths[r], width);

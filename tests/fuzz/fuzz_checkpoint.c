@@ -66,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         position = module_position;
     }
     if (st == SL_OK) {
-        sl_iter_options options = {.kernels = sl_kernels_default(), .workers = 0, .prefetch_depth = 0, .start = position};
+        sl_iter_options options = {
+            .kernels = sl_kernels_default(), .workers = 0, .prefetch_depth = 0, .start = position};
         sl_iter *it = NULL;
         sl_batch *batch = NULL;
         if (sl_iter_create(pipeline, &options, &it, &err) != SL_OK || sl_iter_next(it, &batch, &err) != SL_OK) {
@@ -74,8 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         if (module_st == SL_OK && sl_module_update(module, batch, &err) != SL_OK) {
-            fprintf(stderr, "a module restored from an accepted checkpoint cannot fold the next batch: %s\n",
-                    err.msg);
+            fprintf(stderr, "a module restored from an accepted checkpoint cannot fold the next batch: %s\n", err.msg);
             abort();
         }
         sl_batch_free(batch);

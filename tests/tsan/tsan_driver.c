@@ -15,13 +15,13 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                                          \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "tsan_driver: " __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                                   \
-            failures++;                                                                                            \
-        }                                                                                                          \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "tsan_driver: " __VA_ARGS__);                                                              \
+            fputc('\n', stderr);                                                                                       \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 /* Twelve batches that cross from epoch 0 into epoch 1: enough for every
@@ -56,7 +56,8 @@ static uint64_t run_reference(const sl_pipeline *p, int64_t batches)
 
 static uint64_t run_iter(const sl_pipeline *p, int64_t batches, int workers)
 {
-    sl_iter_options options = {.kernels = sl_kernels_default(), .workers = workers, .prefetch_depth = 0, .start = start_of_run(p)};
+    sl_iter_options options = {
+        .kernels = sl_kernels_default(), .workers = workers, .prefetch_depth = 0, .start = start_of_run(p)};
     sl_iter *it = NULL;
     sl_err err = {0};
     sl_digest *digest = sl_digest_new();
@@ -133,8 +134,7 @@ static void check_scenario(const sl_scenario *scenario, const sl_variant *varian
               variant->name, threads, (unsigned long long)got, (unsigned long long)expected);
     }
     printf("%s/%s: iter (1, 3 workers) and fused (2, 3 threads) agree with one thread%s over %lld batches\n",
-           scenario->id, variant->name, scenario->tolerance == 0.0 ? " and the reference" : "",
-           (long long)batches);
+           scenario->id, variant->name, scenario->tolerance == 0.0 ? " and the reference" : "", (long long)batches);
     sl_scenario_instance_free(instance);
 }
 

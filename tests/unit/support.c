@@ -66,6 +66,5 @@ void test_bench_instance(const char *scenario_id, const char *variant, int measu
     options->measured_batches = measured;
     options->skip_probes = true;
     options->check_against_reference = true;
-    cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s", err.msg);
 }

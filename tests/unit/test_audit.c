@@ -11,8 +11,8 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
-#include "sluice/sluice.h"
 #include "sluice/audit.h"
+#include "sluice/sluice.h"
 #include "support.h"
 
 static char dir[64];
@@ -79,9 +79,8 @@ Test(audit, a_changed_row_is_named_by_batch_field_and_row)
     char *text = test_read_text(path);
     cJSON *root = cJSON_Parse(text);
     free(text);
-    cJSON *batch = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "runs"), 0),
-                                                          "batches"),
-                                      5);
+    cJSON *batch =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "runs"), 0), "batches"), 5);
     cJSON *field = cJSON_GetArrayItem(cJSON_GetObjectItem(batch, "fields"), 0);
     cJSON *digest = cJSON_GetObjectItem(field, "digest");
     cJSON *rows = cJSON_GetObjectItem(field, "rows");
@@ -119,9 +118,10 @@ Test(audit, damaged_or_foreign_manifests_are_refused_by_name)
     test_write_text(path, "{\"format\": \"sluice-audit\", \"version\": 9, \"runs\": []}");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);
     cr_expect(strstr(err.msg, "'version'"), "%s", err.msg);
-    test_write_text(path, "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [{\"scenario\": \"CV-1\", \"variant\": "
-                     "\"32x32\", \"adapter\": \"iter\", \"seed\": \"42\", \"batches\": [{\"epoch\": 0, \"batch\": 0, "
-                     "\"fields\": [{\"name\": \"image\", \"digest\": \"0123456789abcdef\", \"rows\": \"12zz\"}]}]}]}");
+    test_write_text(path,
+                    "{\"format\": \"sluice-audit\", \"version\": 1, \"runs\": [{\"scenario\": \"CV-1\", \"variant\": "
+                    "\"32x32\", \"adapter\": \"iter\", \"seed\": \"42\", \"batches\": [{\"epoch\": 0, \"batch\": 0, "
+                    "\"fields\": [{\"name\": \"image\", \"digest\": \"0123456789abcdef\", \"rows\": \"12zz\"}]}]}]}");
     cr_expect_neq(sl_audit_load(path, &loaded, &err), SL_OK);
     cr_expect(strstr(err.msg, "runs[0].batches[0].fields[0].rows"), "%s", err.msg);
     cr_expect_null(loaded);

@@ -88,8 +88,7 @@ static void run_backward(const sl_source *source, const sl_pipeline_spec *spec, 
     sl_err err = {0};
     cr_assert_eq(sl_pipeline_create(spec, &p, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), COUNT, &b, &err), SL_OK);
-    cr_assert_eq(sl_tape_forward(p, sl_kernels_reference(), (sl_position){0, 0}, b, &tape, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_tape_forward(p, sl_kernels_reference(), (sl_position){0, 0}, b, &tape, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(b->element_ids[0], 0, "unshuffled");
     memcpy(out->x, sl_source_map(source, 0, 0, sizeof out->x), sizeof out->x);
     memcpy(out->y, b->fields[0].data, sizeof out->y);

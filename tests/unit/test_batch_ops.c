@@ -19,8 +19,7 @@ enum { CAPACITY = 300, MULTIPLE = 64, PAD = -9 };
 
 static sl_source *sequences(int64_t n, int min_len, int max_len)
 {
-    sl_fixture_spec spec = {.kind = SL_FIXTURE_SEQUENCES, .n = n, .vocab = 50, .min_len = min_len,
-                            .max_len = max_len};
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_SEQUENCES, .n = n, .vocab = 50, .min_len = min_len, .max_len = max_len};
     sl_source *src;
     sl_err err = {0};
     cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
@@ -166,7 +165,8 @@ static int64_t *epoch_ids(const sl_pipeline *p, int64_t epoch, int workers, int6
     int64_t per_epoch = sl_pipeline_batches_per_epoch(p);
     int64_t *ids = malloc((size_t)(per_epoch * sl_pipeline_get_spec(p)->batch_size) * sizeof *ids);
     cr_assert_not_null(ids);
-    sl_iter_options options = {.kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = {epoch, 0}};
+    sl_iter_options options = {
+        .kernels = sl_test_kernels(), .workers = workers, .prefetch_depth = 0, .start = {epoch, 0}};
     sl_iter *it;
     sl_err err = {0};
     cr_assert_eq(sl_iter_create(p, &options, &it, &err), SL_OK, "%s", err.msg);

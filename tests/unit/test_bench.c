@@ -38,8 +38,8 @@ static sl_status scripted_run(const sl_adapter *adapter, const sl_pipeline *pipe
     (void)adapter;
     int rep = calls++;
     sl_batch *batch;
-    sl_status st = sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size,
-                                   &batch, err);
+    sl_status st =
+        sl_batch_create(sl_pipeline_output_schema(pipeline), sl_pipeline_get_spec(pipeline)->batch_size, &batch, err);
     if (st)
         return st;
     int64_t n = deliver >= 0 ? deliver : request->nbatches;
@@ -57,8 +57,12 @@ static sl_status scripted_run(const sl_adapter *adapter, const sl_pipeline *pipe
 }
 
 static const sl_adapter scripted = {
-    .name = "scripted", .summary = "test", .backend = "cpu", .kernels = SL_KERNELS_REFERENCE,
-    .transforms = SL_TRANSFORM(SL_OP_PACK_TOKENS), .run = scripted_run,
+    .name = "scripted",
+    .summary = "test",
+    .backend = "cpu",
+    .kernels = SL_KERNELS_REFERENCE,
+    .transforms = SL_TRANSFORM(SL_OP_PACK_TOKENS),
+    .run = scripted_run,
 };
 
 static sl_bench_options three_reps(void)
@@ -214,8 +218,7 @@ static sl_record checked_run(void)
     sl_bench_options options = three_reps();
     sl_err err = {0};
     options.check_against_reference = true;
-    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_bench_reference_digest(instance, &options, &options.reference_digest, &err), SL_OK, "%s", err.msg);
     sl_record record;
     cr_assert_eq(sl_bench_run(instance, &scripted, &options, &record, &err), SL_OK, "%s", err.msg);
     sl_scenario_instance_free(instance);

@@ -209,7 +209,8 @@ Test(checkpoint, position_arithmetic_cannot_overflow)
     cr_expect_eq(next.epoch, 5);
     cr_expect_eq(next.batch, 1);
     sl_iter *it = NULL;
-    sl_iter_options options = {.kernels = sl_test_kernels(), .workers = 0, .prefetch_depth = 0, .start = {SL_MAX_EPOCH + 1, 0}};
+    sl_iter_options options = {
+        .kernels = sl_test_kernels(), .workers = 0, .prefetch_depth = 0, .start = {SL_MAX_EPOCH + 1, 0}};
     sl_err err = {0};
     cr_expect_neq(sl_iter_create(p, &options, &it, &err), SL_OK);
     cr_expect_null(it);

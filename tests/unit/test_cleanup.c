@@ -162,6 +162,15 @@ static void check_signal_cleans(int signo)
     cr_assert_not(exists(tmpfile), "signal %d left the temporary file", signo);
 }
 
-Test(cleanup, sigint_removes_registered_temporaries) { check_signal_cleans(SIGINT); }
-Test(cleanup, sigterm_removes_registered_temporaries) { check_signal_cleans(SIGTERM); }
-Test(cleanup, sighup_removes_registered_temporaries) { check_signal_cleans(SIGHUP); }
+Test(cleanup, sigint_removes_registered_temporaries)
+{
+    check_signal_cleans(SIGINT);
+}
+Test(cleanup, sigterm_removes_registered_temporaries)
+{
+    check_signal_cleans(SIGTERM);
+}
+Test(cleanup, sighup_removes_registered_temporaries)
+{
+    check_signal_cleans(SIGHUP);
+}

@@ -27,15 +27,14 @@
  * zeros, the smallest and largest denormals, the smallest normal, the
  * largest float, values around 1 and 255, and a few ordinary ones. */
 static const uint32_t special_bits[] = {
-    0x00000000u, 0x80000000u, 0x7fc00000u, 0xffc00000u, 0x7fa00001u, 0x7f800000u, 0xff800000u,
-    0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu, 0x00800000u, 0x80800000u, 0x7f7fffffu,
-    0xff7fffffu, 0x3f800000u, 0xbf800000u, 0x3f7fffffu, 0x3f800001u, 0x437f0000u, 0x3effffffu,
-    0x40490fdbu, 0xc2c80000u, 0x7149f2cau, 0x0da24260u, 0xbf7ffffeu, 0xbf000000u,
+    0x00000000u, 0x80000000u, 0x7fc00000u, 0xffc00000u, 0x7fa00001u, 0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u,
+    0x007fffffu, 0x807fffffu, 0x00800000u, 0x80800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800000u, 0xbf800000u, 0x3f7fffffu,
+    0x3f800001u, 0x437f0000u, 0x3effffffu, 0x40490fdbu, 0xc2c80000u, 0x7149f2cau, 0x0da24260u, 0xbf7ffffeu, 0xbf000000u,
 };
 #define NSPECIAL ((int64_t)(sizeof special_bits / sizeof special_bits[0]))
 /* Values tested per op: the special ones, then keyed random bit patterns
  * (every exponent, NaNs included) and keyed random ordinary values. */
-#define NVALUES 4099
+#define NVALUES  4099
 
 static float bits_f32(uint32_t u)
 {

@@ -18,18 +18,18 @@
 #include "sluice/pipeline.h"
 #include "support.h"
 
-#define N 20        /* elements: batches of 8, 8 and 4 per epoch */
-#define BS 8
-#define SIDE 4
-#define CH 2
-#define CLASSES 4
-#define NBATCHES 5  /* two epochs, the second one partly */
-#define VALUES (SIDE * SIDE * CH)
+#define N        20 /* elements: batches of 8, 8 and 4 per epoch */
+#define BS       8
+#define SIDE     4
+#define CH       2
+#define CLASSES  4
+#define NBATCHES 5 /* two epochs, the second one partly */
+#define VALUES   (SIDE * SIDE * CH)
 
 typedef struct fixture {
     sl_source *source;
-    sl_pipeline *plain;   /* the ops before the one under test */
-    sl_pipeline *full;    /* with it */
+    sl_pipeline *plain; /* the ops before the one under test */
+    sl_pipeline *full;  /* with it */
     char dir[256];
 } fixture;
 

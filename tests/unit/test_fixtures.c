@@ -38,10 +38,10 @@ static const sl_fixture_spec volumes_spec = {.kind = SL_FIXTURE_VOLUMES, .n = 12
 static const sl_fixture_spec sparse_spec = {.kind = SL_FIXTURE_SPARSE, .n = 40, .features = 5, .categorical = 7};
 /* Lengths close to the capacity, so that two seeds' rows rarely share
  * their unused tail (the seed test compares whole rows). */
-static const sl_fixture_spec sequences_spec = {.kind = SL_FIXTURE_SEQUENCES, .n = 40, .vocab = 50, .min_len = 7,
-                                               .max_len = 9};
+static const sl_fixture_spec sequences_spec = {
+    .kind = SL_FIXTURE_SEQUENCES, .n = 40, .vocab = 50, .min_len = 7, .max_len = 9};
 
-static const sl_fixture_spec *all_specs[] = {&images_spec, &tokens_spec,  &tabular_spec,  &floats_spec,
+static const sl_fixture_spec *all_specs[] = {&images_spec,  &tokens_spec, &tabular_spec,  &floats_spec,
                                              &volumes_spec, &sparse_spec, &sequences_spec};
 #define NSPECS (sizeof all_specs / sizeof all_specs[0])
 
@@ -282,8 +282,8 @@ Test(fixtures, tabular_columns_follow_their_parameters)
             double v = x[(size_t)i * F + j];
             /* An Irwin-Hall sum of four uniforms, centred and scaled to unit
              * variance, lies within +-2 sqrt(3). */
-            cr_assert(fabs(v - mean) <= 2 * 1.7320508 * sd * (1 + 1e-5), "row %d column %d: %g is out of support",
-                      i, j, v);
+            cr_assert(fabs(v - mean) <= 2 * 1.7320508 * sd * (1 + 1e-5), "row %d column %d: %g is out of support", i, j,
+                      v);
             sum += v;
             sq += v * v;
         }
@@ -371,8 +371,8 @@ Test(fixtures, volumes_follow_their_parameters)
                     inside += in;
                     double noise = ((double)v[((size_t)i * D * H + (size_t)z * H + y) * W + x] - p.level) / p.scale -
                                    (in ? 3.0 : 0.0);
-                    cr_assert(fabs(noise) <= 2 * 1.7320508 + 1e-3, "volume %d voxel (%d, %d, %d): noise %g", i, z,
-                              y, x, noise);
+                    cr_assert(fabs(noise) <= 2 * 1.7320508 + 1e-3, "volume %d voxel (%d, %d, %d): noise %g", i, z, y, x,
+                              noise);
                     sum += noise;
                     sq += noise * noise;
                 }
@@ -482,8 +482,8 @@ Test(fixtures, sequences_hold_their_length_of_tokens_then_no_token)
             if (p < lengths[i])
                 cr_assert(t >= 2 && t < VOCAB, "element %lld position %d: token %d", (long long)i, p, t);
             else
-                cr_assert_eq(t, SL_FIXTURE_NO_TOKEN, "element %lld position %d past its length holds %d",
-                             (long long)i, p, t);
+                cr_assert_eq(t, SL_FIXTURE_NO_TOKEN, "element %lld position %d past its length holds %d", (long long)i,
+                             p, t);
         }
     }
     /* Uniform over 55 lengths: about 54.5 each, sd about 7.3. */
@@ -540,8 +540,14 @@ static void expect_invalid(sl_fixture_spec spec, const char *needle)
 
 /* Image-text pairs: odd sizes, texts that fill their capacity at the
  * longest. */
-static const sl_fixture_spec image_text_spec = {
-    .kind = SL_FIXTURE_IMAGE_TEXT, .n = 600, .h = 5, .w = 3, .c = 3, .vocab = 100, .mean_doc_len = 6, .seq_capacity = 15};
+static const sl_fixture_spec image_text_spec = {.kind = SL_FIXTURE_IMAGE_TEXT,
+                                                .n = 600,
+                                                .h = 5,
+                                                .w = 3,
+                                                .c = 3,
+                                                .vocab = 100,
+                                                .mean_doc_len = 6,
+                                                .seq_capacity = 15};
 
 Test(fixtures, image_text_is_reproducible_and_prefix_stable)
 {
@@ -597,8 +603,7 @@ Test(fixtures, image_text_pairs_carry_their_tags)
     cr_assert(fabs((double)content / N - 6.5) < 0.85, "mean content length %.3f", (double)content / N);
     cr_assert_eq(longest, 2 * MEAN, "no text reaches the longest length");
     /* The untagged channel depends on the seed (about 1 in 128 equal). */
-    cr_assert_lt(channel0_same, N * PIXELS / 20, "%ld of the first channel's bytes agree across seeds",
-                 channel0_same);
+    cr_assert_lt(channel0_same, N * PIXELS / 20, "%ld of the first channel's bytes agree across seeds", channel0_same);
     sl_source_free(s);
     sl_source_free(other);
 }

@@ -113,7 +113,7 @@ Test(digest, batch_digest_is_xxh3_of_the_canonical_bytes)
     unsigned char buf[256];
     size_t n = 0;
     memcpy(buf + n, "x\0u8\0", 5), n += 5; /* name and dtype, each with its NUL */
-    n += put_le(buf + n, 2); /* rank, with the row dimension */
+    n += put_le(buf + n, 2);               /* rank, with the row dimension */
     n += put_le(buf + n, 2);
     n += put_le(buf + n, 3);
     for (int i = 0; i < 6; i++)
@@ -602,9 +602,7 @@ Test(golden, each_damaged_field_is_named)
             field = "fields[0].shape";
             break;
         }
-        default:
-            cJSON_Delete(root);
-            return;
+        default: cJSON_Delete(root); return;
         }
         write_json(path, root);
         cJSON_Delete(root);

@@ -40,8 +40,7 @@ Test(kernel_tables, the_generic_table_shuffles_with_the_portable_network)
 /* Counts the shuffles a table runs, then runs the generic table's. */
 static atomic_int shuffles;
 
-static void counting_permute(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
-                             int64_t *out)
+static void counting_permute(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count, int64_t *out)
 {
     atomic_fetch_add(&shuffles, 1);
     sl_kernels_find("cpu-generic")->permute_strided(perm, first, stride, count, out);

@@ -134,8 +134,10 @@ Test(kernels, every_chain_opcode_matches_the_reference_alone)
 Test(kernels, chain_matches_composition_and_reference)
 {
     const sl_ew_step steps[] = {
-        {.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f}, {.kind = SL_EW_MULTIPLY, .a = 2.0f},
-        {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},       {.kind = SL_EW_ADD, .a = 0.1f},
+        {.kind = SL_EW_NORMALIZE, .a = 0.5f, .b = 4.0f},
+        {.kind = SL_EW_MULTIPLY, .a = 2.0f},
+        {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f},
+        {.kind = SL_EW_ADD, .a = 0.1f},
         {.kind = SL_EW_MULTIPLY, .a = 0.9f},
     };
     const int64_t sizes[] = {1, 7, 2047, 2048, 2049, 10000};
@@ -581,8 +583,8 @@ Test(kernels, affine_matches_hand_values_and_the_reference_bit_for_bit)
             ref->affine_f32(x, a, pixels, &k);
             for (int64_t i = 0; i < n; i++) {
                 float product = x[i] * s[i % c];
-                cr_assert_eq(a[i], product + b[i % c], "reference rounds the product, then the sum (c=%d i=%lld)",
-                             c, (long long)i);
+                cr_assert_eq(a[i], product + b[i % c], "reference rounds the product, then the sum (c=%d i=%lld)", c,
+                             (long long)i);
             }
             best->affine_f32(x, o, pixels, &k);
             cr_assert(memcmp(a, o, (size_t)n * 4) == 0, "affine differs for c=%d pixels=%lld", c, (long long)pixels);
@@ -857,8 +859,8 @@ Test(kernels, optimized_resize_is_bitwise_reference)
                       iw, oh, ow, c);
             sl_kernels_reference()->resize_f32(f, stride, a, &t.plan, t.scratch);
             sl_test_kernels()->resize_f32(f, stride, b, &t.plan, t.scratch);
-            cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "f32 resize %dx%d -> %dx%d, %d channels differs",
-                      ih, iw, oh, ow, c);
+            cr_assert(memcmp(a, b, (size_t)out_values * 4) == 0, "f32 resize %dx%d -> %dx%d, %d channels differs", ih,
+                      iw, oh, ow, c);
             plan_free(&t);
             free(u8);
             free(f);

@@ -97,8 +97,8 @@ static void expect_beta(float alpha, int64_t n)
     double tail_bound = 5 * sqrt(tail * (1 - tail) / n);
     cr_expect(fabs(mean - 0.5) < mean_bound, "alpha %g: mean %.5f, expected 0.5 +- %.5f", a, mean, mean_bound);
     cr_expect(fabs(v - var) < var_bound, "alpha %g: variance %.5f, expected %.5f +- %.5f", a, v, var, var_bound);
-    cr_expect(fabs((double)low_tail / n - tail) < tail_bound, "alpha %g: P(lambda < 0.05) = %.5f, expected %.5f +- %.5f",
-              a, (double)low_tail / n, tail, tail_bound);
+    cr_expect(fabs((double)low_tail / n - tail) < tail_bound,
+              "alpha %g: P(lambda < 0.05) = %.5f, expected %.5f +- %.5f", a, (double)low_tail / n, tail, tail_bound);
     double half_bound = 5 * sqrt(0.25 / n);
     cr_expect(fabs((double)below / n - 0.5) < half_bound, "alpha %g: %.4f of the draws are below 1/2", a,
               (double)below / n);

@@ -193,9 +193,8 @@ Test(npy, header_dict_for_scalars_vectors_and_bytes)
  * the reader refuses its header, so no file numpy cannot load is written. */
 Test(npy, a_shape_numpy_cannot_allocate_is_not_written)
 {
-    sl_tensor t = {.dtype = SL_F32,
-                   .shape = {.rank = 6, .dims = {0, 1000000, 100000, 100000, 100000, 100000}},
-                   .data = NULL};
+    sl_tensor t = {
+        .dtype = SL_F32, .shape = {.rank = 6, .dims = {0, 1000000, 100000, 100000, 100000, 100000}}, .data = NULL};
     char path[128];
     path_in_tmp(path, sizeof path, "unallocatable.npy");
     sl_err err = {0};
@@ -300,8 +299,7 @@ static void expect_refused(const char *name, const void *bytes, size_t size, sl_
     write_bytes(path, bytes, size);
     sl_err err = {0};
     sl_tensor t = {.data = NULL};
-    cr_assert_eq(sl_npy_load(path, &t, &err), status, "%s: expected status %d, message: %s", name, status,
-                 err.msg);
+    cr_assert_eq(sl_npy_load(path, &t, &err), status, "%s: expected status %d, message: %s", name, status, err.msg);
     cr_assert_null(t.data);
     cr_assert_not_null(strstr(err.msg, path), "%s: message does not name the file: %s", name, err.msg);
     cr_assert_not_null(strstr(err.msg, needle), "%s: message lacks '%s': %s", name, needle, err.msg);
@@ -358,10 +356,8 @@ Test(npy, refuses_bad_magic_and_version)
 
 Test(npy, refuses_unsupported_headers)
 {
-    expect_header_refused("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }\n", 24,
-                          "Fortran");
-    expect_header_refused("big.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }\n", 24,
-                          "big-endian");
+    expect_header_refused("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }\n", 24, "Fortran");
+    expect_header_refused("big.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }\n", 24, "big-endian");
     expect_header_refused("c8.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }\n", 24,
                           "unsupported dtype '<c8'");
     expect_header_refused("f8.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n", 24,
@@ -377,11 +373,10 @@ Test(npy, refuses_unsupported_headers)
     expect_header_refused("missing.npy", "{'descr': '<f4', 'shape': (3,), }\n", 12, "missing key");
     expect_header_refused("extra.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}\n", 12,
                           "unexpected key 'x'");
-    expect_header_refused("twice.npy", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}\n",
-                          12, "appears twice");
-    expect_header_refused("rank7.npy",
-                          "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1), }\n", 1,
-                          "more dimensions");
+    expect_header_refused("twice.npy", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}\n", 12,
+                          "appears twice");
+    expect_header_refused("rank7.npy", "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1), }\n",
+                          1, "more dimensions");
     expect_header_refused("garbage.npy", "not a dict at all\n", 0, "header not parseable");
     /* numpy refuses a shape whose nonzero dimensions overflow even when
      * another dimension is zero (np.empty((0, 2**32, 2**32), 'f4') raises

@@ -267,8 +267,9 @@ Test(order, mixture_keeps_each_part_in_its_own_order_across_epochs)
         for (int64_t i = 0; i < 177; i++) {
             int64_t id = sl_pipeline_element_at(p, epoch, i);
             int s = id < 50 ? 0 : id < 170 ? 1 : 2;
-            cr_assert_eq(id - first[s], next[s] % rows[s], "epoch %lld position %lld: part %d's element %lld is row %lld",
-                         (long long)epoch, (long long)i, s, (long long)next[s], (long long)(id - first[s]));
+            cr_assert_eq(id - first[s], next[s] % rows[s],
+                         "epoch %lld position %lld: part %d's element %lld is row %lld", (long long)epoch, (long long)i,
+                         s, (long long)next[s], (long long)(id - first[s]));
             next[s]++;
         }
     /* Part 2 (7 rows, weight 0.2) ran out and started over many times. */
@@ -351,7 +352,7 @@ Test(order, mixture_and_blocks_are_checked_by_name)
     sl_source *cat = parts_source(2, rows);
     sl_source *plain = counting_source(10, 0);
     static const struct {
-        int source;  /* 0: the concatenation, 1: a plain source */
+        int source; /* 0: the concatenation, 1: a plain source */
         int nparts;
         uint32_t w0;
         int64_t length, block_rows, window;
@@ -369,7 +370,8 @@ Test(order, mixture_and_blocks_are_checked_by_name)
         {1, 0, 1, 0, 0, 3, "spec.blocks.window is 3"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        sl_pipeline_spec spec = mix_spec(cases[c].source ? plain : cat, cases[c].nparts, weights, cases[c].length, true);
+        sl_pipeline_spec spec =
+            mix_spec(cases[c].source ? plain : cat, cases[c].nparts, weights, cases[c].length, true);
         spec.mix.weights[0] = cases[c].w0;
         spec.blocks = (sl_block_shuffle){cases[c].block_rows, cases[c].window};
         sl_pipeline *p = NULL;
@@ -389,8 +391,7 @@ Test(order, fingerprints_tell_orders_apart)
     const uint32_t even[2] = {1, 1}, skewed[2] = {7, 3};
     sl_source *cat = parts_source(2, rows);
     sl_pipeline_spec a = mix_spec(cat, 2, even, 0, true), b = mix_spec(cat, 2, skewed, 0, true),
-                     c = mix_spec(cat, 2, even, 30, true), plain = mix_spec(cat, 0, even, 0, true),
-                     blocks = plain;
+                     c = mix_spec(cat, 2, even, 30, true), plain = mix_spec(cat, 0, even, 0, true), blocks = plain;
     blocks.blocks = (sl_block_shuffle){4, 2};
     sl_pipeline *pa = create(&a), *pb = create(&b), *pc = create(&c), *pp = create(&plain), *pk = create(&blocks);
     uint64_t f[5] = {sl_pipeline_fingerprint(pa), sl_pipeline_fingerprint(pb), sl_pipeline_fingerprint(pc),

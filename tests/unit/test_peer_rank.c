@@ -11,8 +11,7 @@
 #include "sluice/peer_rank.h"
 
 /* A record as the bench writes it, reduced to what ranking reads. */
-static sl_record record_of(const char *variant, const char *adapter, sl_record_outcome outcome,
-                           const char *equivalence)
+static sl_record record_of(const char *variant, const char *adapter, sl_record_outcome outcome, const char *equivalence)
 {
     sl_record r;
     memset(&r, 0, sizeof r);
@@ -26,9 +25,13 @@ static sl_record record_of(const char *variant, const char *adapter, sl_record_o
 
 static sl_rank_entry entry_of(const sl_record *r, double elements_per_s, bool noisy)
 {
-    return (sl_rank_entry){.scenario = r->scenario, .variant = r->variant, .adapter = r->adapter,
-                           .equivalence = r->equivalence, .outcome = r->outcome,
-                           .elements_per_s = elements_per_s, .noisy = noisy};
+    return (sl_rank_entry){.scenario = r->scenario,
+                           .variant = r->variant,
+                           .adapter = r->adapter,
+                           .equivalence = r->equivalence,
+                           .outcome = r->outcome,
+                           .elements_per_s = elements_per_s,
+                           .noisy = noisy};
 }
 
 Test(peer_rank, a_mismatched_peer_is_never_chosen_even_when_fastest)
@@ -85,8 +88,7 @@ Test(peer_rank, peers_of_another_variant_do_not_count)
     sl_record r[3] = {record_of("small", "fused", SL_RECORD_OK, "bitwise"),
                       record_of("large", "peer:numpy", SL_RECORD_OK, "bitwise"),
                       record_of("small", "peer:torch", SL_RECORD_OK, "bitwise")};
-    sl_rank_entry e[3] = {entry_of(&r[0], 500.0, false), entry_of(&r[1], 1000.0, false),
-                          entry_of(&r[2], 250.0, false)};
+    sl_rank_entry e[3] = {entry_of(&r[0], 500.0, false), entry_of(&r[1], 1000.0, false), entry_of(&r[2], 250.0, false)};
     int best = -1;
     cr_expect_float_eq(sl_ratio_to_best_peer(e, 3, 0, &best, NULL), 2.0, 1e-12);
     cr_expect_eq(best, 2);
@@ -97,8 +99,7 @@ Test(peer_rank, a_tie_goes_to_the_name_that_sorts_first_in_any_order)
     sl_record r[3] = {record_of("v", "peer:torch", SL_RECORD_OK, "bitwise"),
                       record_of("v", "fused", SL_RECORD_OK, "bitwise"),
                       record_of("v", "peer:grain", SL_RECORD_OK, "bitwise")};
-    sl_rank_entry e[3] = {entry_of(&r[0], 400.0, false), entry_of(&r[1], 800.0, false),
-                          entry_of(&r[2], 400.0, false)};
+    sl_rank_entry e[3] = {entry_of(&r[0], 400.0, false), entry_of(&r[1], 800.0, false), entry_of(&r[2], 400.0, false)};
     cr_expect_eq(sl_best_peer(e, 3, "CV-1", "v", NULL), 2, "peer:grain sorts before peer:torch");
     sl_rank_entry swapped[3] = {e[2], e[1], e[0]};
     cr_expect_eq(sl_best_peer(swapped, 3, "CV-1", "v", NULL), 0);

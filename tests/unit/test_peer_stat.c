@@ -104,8 +104,8 @@ static void run_noise_peer_as(sl__peer_kind kind, const char *name, const char *
     sl__peer peer = sl__peer_numpy;
     peer.kind = kind;
     peer.adapter.name = name;
-    peer.adapter.transforms = SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) |
-                              SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS);
+    peer.adapter.transforms =
+        SL_TRANSFORM(SL_OP_NORMALIZE) | SL_TRANSFORM(SL_OP_GAUSSIAN_NOISE) | SL_TRANSFORM(SL_OP_RANDOM_BRIGHTNESS);
     peer.script = script_path;
     peer.args = args;
     peer.startup_s = 60.0;

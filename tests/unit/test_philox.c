@@ -24,8 +24,8 @@ static const kat philox_kats[] = {
 Test(philox, matches_random123_known_answers)
 {
     for (size_t i = 0; i < sizeof philox_kats / sizeof philox_kats[0]; i++) {
-        sl_philox_ctr c = {{philox_kats[i].ctr[0], philox_kats[i].ctr[1], philox_kats[i].ctr[2],
-                            philox_kats[i].ctr[3]}};
+        sl_philox_ctr c = {
+            {philox_kats[i].ctr[0], philox_kats[i].ctr[1], philox_kats[i].ctr[2], philox_kats[i].ctr[3]}};
         sl_philox_key k = {{philox_kats[i].key[0], philox_kats[i].key[1]}};
         sl_philox_ctr out = sl_philox4x32_10(c, k);
         for (int w = 0; w < 4; w++)

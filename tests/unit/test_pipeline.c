@@ -271,8 +271,7 @@ Test(pipeline, memory_available_honours_the_address_space_limit)
     struct rlimit rl = {.rlim_cur = (rlim_t)vm_kib * 1024 + (rlim_t)headroom, .rlim_max = RLIM_INFINITY};
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
     int64_t limited = sl_memory_available(&limit);
-    cr_assert_leq(limited, headroom, "%lld bytes under a %lld-byte headroom", (long long)limited,
-                  (long long)headroom);
+    cr_assert_leq(limited, headroom, "%lld bytes under a %lld-byte headroom", (long long)limited, (long long)headroom);
     cr_assert_gt(limited, headroom / 2, "%lld bytes: the mapped size was counted twice?", (long long)limited);
     cr_assert_str_eq(limit, "RLIMIT_AS (ulimit -v)");
 }
@@ -551,8 +550,7 @@ Test(pipeline, every_executor_fails_cleanly_when_a_mapped_file_shrinks)
         sl_fused *fz;
         cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
         memset(&err, 0, sizeof err);
-        cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 2, NULL, NULL, &err), SL_EIO, "fused, %d threads",
-                     threads);
+        cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, 2, NULL, NULL, &err), SL_EIO, "fused, %d threads", threads);
         cr_assert(strstr(err.msg, image_path), "fused with %d threads: %s", threads, err.msg);
         sl_fused_free(fz);
     }
@@ -610,7 +608,10 @@ Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
     /* Rows of capacity 6 with end token 9: a short row, one whose end token
      * comes exactly at the cut, one too long, and one with no end token. */
     static int32_t rows[4][6] = {
-        {5, 6, 9, 0, 0, 0}, {5, 6, 7, 9, 0, 0}, {1, 2, 3, 4, 5, 9}, {1, 2, 3, 4, 5, 6},
+        {5, 6, 9, 0, 0, 0},
+        {5, 6, 7, 9, 0, 0},
+        {1, 2, 3, 4, 5, 9},
+        {1, 2, 3, 4, 5, 6},
     };
     const int32_t expected[4][4] = {{5, 6, 9, -1}, {5, 6, 7, 9}, {1, 2, 3, 9}, {1, 2, 3, 9}};
     sl_schema schema = {.nfields = 1};
@@ -631,10 +632,10 @@ Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
     sl_batch *b;
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 4, &b, &err), SL_OK);
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(sl_pipeline_produce(p, k ? sl_test_kernels() : sl_kernels_reference(), (sl_position){0, 0}, b, &err),
-                     SL_OK, "%s", err.msg);
-        cr_assert(memcmp(b->fields[0].data, expected, sizeof expected) == 0, "%s kernels",
-                  k ? "best" : "reference");
+        cr_assert_eq(
+            sl_pipeline_produce(p, k ? sl_test_kernels() : sl_kernels_reference(), (sl_position){0, 0}, b, &err), SL_OK,
+            "%s", err.msg);
+        cr_assert(memcmp(b->fields[0].data, expected, sizeof expected) == 0, "%s kernels", k ? "best" : "reference");
     }
     sl_batch_free(b);
     sl_pipeline_free(p);

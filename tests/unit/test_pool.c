@@ -9,16 +9,16 @@
 
 #include "pool.h"
 
-#define MAX_TASKS 1000
+#define MAX_TASKS   1000
 #define MAX_THREADS 4
 
 typedef struct tally {
-    _Atomic int runs[MAX_TASKS];        /* times each task ran */
+    _Atomic int runs[MAX_TASKS]; /* times each task ran */
     int thread_of[MAX_TASKS];
     _Atomic bool wrong_size;
     int64_t chunk, ntasks;
     int threads;
-    int slow_thread;                    /* sleeps in each of its chunks; -1 none */
+    int slow_thread; /* sleeps in each of its chunks; -1 none */
 } tally;
 
 static void count_chunk(void *ctx, int thread, int64_t first, int64_t end)

@@ -49,8 +49,7 @@ Test(prefetch, delivers_in_order_for_any_worker_count)
         for (int64_t i = 0; i < 40; i++) {
             sl_batch *b;
             cr_assert_eq(sl__prefetch_next(pool, &b, &err), SL_OK, "%s", err.msg);
-            cr_assert_eq(*(int64_t *)b->fields[0].data, i, "workers %d: item %lld out of order", workers,
-                         (long long)i);
+            cr_assert_eq(*(int64_t *)b->fields[0].data, i, "workers %d: item %lld out of order", workers, (long long)i);
             sl_batch_free(b);
         }
         sl__prefetch_free(pool);

@@ -49,8 +49,8 @@ static sl_pipeline *pipeline_of(sl_source *src, int64_t batch, const sl_op *ops,
 }
 
 /* One unshuffled batch of all n elements at epoch `epoch` into out. */
-static void run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels, int64_t epoch,
-                    float *out)
+static void run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels,
+                    int64_t epoch, float *out)
 {
     sl_err err = {0};
     sl_status st;
@@ -67,8 +67,7 @@ static void run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const
 /* Word `word` of draw `draw` of an op's stream for one element. */
 static uint32_t draw_word(uint32_t op_id, int64_t element, int64_t epoch, uint32_t draw, int word)
 {
-    return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, draw),
-                            sl_philox_key_for(SEED, op_id))
+    return sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, draw), sl_philox_key_for(SEED, op_id))
         .v[word];
 }
 
@@ -173,9 +172,9 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
         data[i] = (float)((i * 2654435761u) % 1000) / 1000.0f;
     const float mean = 0.5f, sd = 0.25f;
     const sl_op ops[] = {
-        sl_op_normalize("x", 1, &mean, &sd),     sl_op_gaussian_noise("x", 1, 0.05f),
-        sl_op_random_brightness("x", 2, 0.2f),   sl_op_random_scale("x", 3, 0.8f, 1.2f),
-        sl_op_gaussian_noise("x", 4, 0.5f),      sl_op_clip("x", -3.0f, 3.0f),
+        sl_op_normalize("x", 1, &mean, &sd),   sl_op_gaussian_noise("x", 1, 0.05f),
+        sl_op_random_brightness("x", 2, 0.2f), sl_op_random_scale("x", 3, 0.8f, 1.2f),
+        sl_op_gaussian_noise("x", 4, 0.5f),    sl_op_clip("x", -3.0f, 3.0f),
     };
     const int nops = sizeof ops / sizeof ops[0];
     float *reference = malloc(sizeof(float) * N * V), *other = malloc(sizeof(float) * N * V);
@@ -194,12 +193,11 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
         int64_t batches = sl_pipeline_batches_per_epoch(p);
         int64_t *latency = calloc((size_t)batches, sizeof *latency);
         collected sink = {other, 0};
-        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1}, collect, &sink, latency,
-                                  &err),
+        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1},
+                                  collect, &sink, latency, &err),
                      SL_OK, "%s", err.msg);
         cr_assert_eq(sink.rows, N);
-        cr_assert(memcmp(reference, other, sizeof(float) * N * V) == 0, "%s differs from the reference",
-                  adapters[a]);
+        cr_assert(memcmp(reference, other, sizeof(float) * N * V) == 0, "%s differs from the reference", adapters[a]);
         free(latency);
     }
     sl_pipeline_free(p);
@@ -239,7 +237,8 @@ static void expect_refused(sl_op op, sl_dtype dtype, const char *needle)
 Test(random_ops, refusals_name_the_op_and_field)
 {
     expect_refused(sl_op_gaussian_noise("x", 1, 0.1f), SL_U8, "op 0: gaussian_noise takes f32, field 'x' is u8");
-    expect_refused(sl_op_gaussian_noise("x", 1, -0.1f), SL_F32, "op 0: gaussian_noise on field 'x' needs a finite sigma");
+    expect_refused(sl_op_gaussian_noise("x", 1, -0.1f), SL_F32,
+                   "op 0: gaussian_noise on field 'x' needs a finite sigma");
     expect_refused(sl_op_gaussian_noise("x", 1, NAN), SL_F32, "needs a finite sigma >= 0, got nan");
     expect_refused(sl_op_random_brightness("x", 1, -1.0f), SL_F32, "op 0: random_brightness on field 'x' needs");
     expect_refused(sl_op_random_brightness("x", 1, 0.1f), SL_I32, "random_brightness takes f32, field 'x' is i32");

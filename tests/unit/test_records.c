@@ -69,7 +69,7 @@ static int64_t sample_latency[5] = {1000000, 2000000, 1500000, 2500000, 3000000}
 /* Three repetitions of five batches; the second is the kept one. */
 static int64_t sample_all[15] = {1100000, 2100000, 1600000, 2600000, 3100000, 1000000, 2000000, 1500000,
                                  2500000, 3000000, 900000,  1900000, 1400000, 2400000, 2900000};
-#define SAMPLE_SEED 0xFEDCBA9876543210ULL
+#define SAMPLE_SEED      0xFEDCBA9876543210ULL
 #define SAMPLE_SEED_TEXT "18364758544493064720"
 
 static void sample_record(sl_record *r)
@@ -464,8 +464,7 @@ Test(records, json_holds_every_documented_field)
 
     cr_assert(number_is(root, "schema_version", SL_RECORD_SCHEMA_VERSION));
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "seed")), SAMPLE_SEED_TEXT);
-    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "output_digest")),
-                     "0123456789abcdef");
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "output_digest")), "0123456789abcdef");
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "outcome")), "ok");
     const cJSON *transforms = cJSON_GetObjectItemCaseSensitive(root, "transforms");
     cr_assert_eq(cJSON_GetArraySize(transforms), 3);
@@ -548,7 +547,6 @@ static void drop_metric_scopes(cJSON *root, const void *arg)
     cJSON_ArrayForEach(metric, cJSON_GetObjectItemCaseSensitive(root, "metrics"))
         cJSON_DeleteItemFromObjectCaseSensitive(metric, "scope");
 }
-
 
 /* A record of version 1 (before outcomes mismatch and unavailable and the
  * equivalence field) is refused with a message that says what to do. */

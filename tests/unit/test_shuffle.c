@@ -14,8 +14,8 @@ static void expect_permutation(uint64_t n, uint64_t seed, uint64_t epoch)
     unsigned char *seen = calloc(n ? n : 1, 1);
     for (uint64_t p = 0; p < n; p++) {
         uint64_t e = sl_permutation_apply(&perm, p);
-        cr_assert_lt(e, n, "n=%llu: position %llu maps outside to %llu", (unsigned long long)n,
-                     (unsigned long long)p, (unsigned long long)e);
+        cr_assert_lt(e, n, "n=%llu: position %llu maps outside to %llu", (unsigned long long)n, (unsigned long long)p,
+                     (unsigned long long)e);
         cr_assert_eq(seen[e], 0, "n=%llu: element %llu appears twice", (unsigned long long)n, (unsigned long long)e);
         seen[e] = 1;
     }
@@ -26,8 +26,8 @@ Test(shuffle, is_a_permutation_for_many_sizes)
 {
     /* Powers of two, powers of four, one off either side, and primes, where
      * cycle walking and the half-width rounding are most likely to slip. */
-    const uint64_t sizes[] = {1, 2, 3, 4, 5, 7, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024,
-                              1025, 4096, 4099, 10000, 65536, 100003};
+    const uint64_t sizes[] = {1,   2,   3,   4,    5,    7,    15,   16,   17,   63,    64,    65,
+                              255, 256, 257, 1000, 1023, 1024, 1025, 4096, 4099, 10000, 65536, 100003};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         expect_permutation(sizes[i], 42, 0);
     expect_permutation(10000, 42, 1);
@@ -155,8 +155,8 @@ Test(shuffle, shard_sizes_when_world_exceeds_n)
  * path, and on many seeds and epochs. */
 static void check_table_equals_portable(const sl_kernel_table *table)
 {
-    const uint64_t sizes[] = {2, 3, 17, 100, 1000, 10000, 65536, 65537, 1000003, (uint64_t)1 << 33,
-                              ((uint64_t)1 << 40) + 12345};
+    const uint64_t sizes[] = {
+        2, 3, 17, 100, 1000, 10000, 65536, 65537, 1000003, (uint64_t)1 << 33, ((uint64_t)1 << 40) + 12345};
     const uint64_t strides[] = {1, 3, 8};
     int64_t a[203], b[203];
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)

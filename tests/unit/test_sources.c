@@ -76,8 +76,7 @@ static sl_source *memory_source(fixture *fx)
 {
     sl_source *src;
     sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&fx->schema, ROWS, fx->data, SL_BORROW, &src, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_source_memory_create(&fx->schema, ROWS, fx->data, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
     return src;
 }
 
@@ -406,8 +405,7 @@ static void split_fixture(fixture *fx, int64_t cut, sl_source *parts[2])
         second[f] = (char *)fx->data[f] + (size_t)cut * row;
     }
     sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&fx->schema, cut, first, SL_BORROW, &parts[0], &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_source_memory_create(&fx->schema, cut, first, SL_BORROW, &parts[0], &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_source_memory_create(&fx->schema, ROWS - cut, second, SL_BORROW, &parts[1], &err), SL_OK, "%s",
                  err.msg);
 }

@@ -7,8 +7,8 @@
 #include "split_choice.h"
 
 typedef struct machine {
-    int64_t split_ns, one_ns;   /* a steady batch's time each way */
-    int64_t change_ns;          /* added to the first batch after a change of way */
+    int64_t split_ns, one_ns; /* a steady batch's time each way */
+    int64_t change_ns;        /* added to the first batch after a change of way */
     bool last_split;
     int64_t batches;
 } machine;

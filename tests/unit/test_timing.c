@@ -50,10 +50,10 @@ Test(timing, percentiles_of_one_to_ten_follow_numpy)
     int64_t before[10];
     memcpy(before, values, sizeof values);
     /* numpy.percentile(range(1, 11), q): h = 9 q / 100. */
-    cr_assert_float_eq(sl_percentile_i64(values, 10, 50), 5.5, 1e-12);   /* h = 4.5 */
-    cr_assert_float_eq(sl_percentile_i64(values, 10, 95), 9.55, 1e-12);  /* h = 8.55 */
-    cr_assert_float_eq(sl_percentile_i64(values, 10, 99), 9.91, 1e-12);  /* h = 8.91 */
-    cr_assert_float_eq(sl_percentile_i64(values, 10, 25), 3.25, 1e-12);  /* h = 2.25 */
+    cr_assert_float_eq(sl_percentile_i64(values, 10, 50), 5.5, 1e-12);  /* h = 4.5 */
+    cr_assert_float_eq(sl_percentile_i64(values, 10, 95), 9.55, 1e-12); /* h = 8.55 */
+    cr_assert_float_eq(sl_percentile_i64(values, 10, 99), 9.91, 1e-12); /* h = 8.91 */
+    cr_assert_float_eq(sl_percentile_i64(values, 10, 25), 3.25, 1e-12); /* h = 2.25 */
     cr_assert_eq(sl_percentile_i64(values, 10, 0), 1.0);
     cr_assert_eq(sl_percentile_i64(values, 10, 100), 10.0);
     cr_assert_arr_eq(values, before, sizeof values, "the input must not be reordered");

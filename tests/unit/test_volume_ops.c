@@ -29,8 +29,8 @@ static sl_source *volumes_of(float *data, int64_t n, int d, int h, int w)
 
 /* Runs one batch of all n elements, unshuffled, through ops, with the given
  * kernels, into out (the batch's first field). */
-static sl_status run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels, void *out,
-                         sl_err *err)
+static sl_status run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, const sl_kernel_table *kernels,
+                         void *out, sl_err *err)
 {
     sl_pipeline_spec spec;
     sl_pipeline_spec_init(&spec, src, n, 3);

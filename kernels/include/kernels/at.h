@@ -182,8 +182,8 @@ SL_HD void sl__at_rot90(const uint8_t *src, uint8_t *dst, int64_t i, int side, s
 }
 
 /* i runs over the pd x ph x pw patch's bytes. */
-SL_HD void sl__at_crop3d(const uint8_t *src, uint8_t *dst, int64_t i, int h, int w, size_t voxel_bytes, int ph,
-                         int pw, int oz, int oy, int ox)
+SL_HD void sl__at_crop3d(const uint8_t *src, uint8_t *dst, int64_t i, int h, int w, size_t voxel_bytes, int ph, int pw,
+                         int oz, int oy, int ox)
 {
     int64_t v = i / (int64_t)voxel_bytes, b = i % (int64_t)voxel_bytes;
     int x = (int)(v % pw), y = (int)(v / pw % ph), z = (int)(v / pw / ph);
@@ -202,16 +202,16 @@ SL_HD void sl__at_flip3d(const uint8_t *src, uint8_t *dst, int64_t i, int d, int
 
 /* Output value i of a bilinear resize per the plan's arrays (which, on the
  * device, are copies of the host plan's). */
-#define SL__DEFINE_AT_RESIZE(NAME, T)                                                                                 \
-    SL_HD void NAME(const T *src, int64_t stride, float *dst, int64_t i, int out_w, int channels, const int32_t *y0,  \
-                    const int32_t *y1, const float *wy, const int32_t *x0, const int32_t *x1, const float *wx)        \
-    {                                                                                                                 \
-        int c = (int)(i % channels);                                                                                  \
-        int64_t p = i / channels;                                                                                     \
-        int ox = (int)(p % out_w), oy = (int)(p / out_w);                                                             \
-        const T *r0 = src + (int64_t)y0[oy] * stride, *r1 = src + (int64_t)y1[oy] * stride;                           \
-        int64_t a = (int64_t)x0[ox] * channels + c, b = (int64_t)x1[ox] * channels + c;                               \
-        dst[i] = sl__body_bilinear((float)r0[a], (float)r0[b], (float)r1[a], (float)r1[b], wx[ox], wy[oy]);           \
+#define SL__DEFINE_AT_RESIZE(NAME, T)                                                                                  \
+    SL_HD void NAME(const T *src, int64_t stride, float *dst, int64_t i, int out_w, int channels, const int32_t *y0,   \
+                    const int32_t *y1, const float *wy, const int32_t *x0, const int32_t *x1, const float *wx)         \
+    {                                                                                                                  \
+        int c = (int)(i % channels);                                                                                   \
+        int64_t p = i / channels;                                                                                      \
+        int ox = (int)(p % out_w), oy = (int)(p / out_w);                                                              \
+        const T *r0 = src + (int64_t)y0[oy] * stride, *r1 = src + (int64_t)y1[oy] * stride;                            \
+        int64_t a = (int64_t)x0[ox] * channels + c, b = (int64_t)x1[ox] * channels + c;                                \
+        dst[i] = sl__body_bilinear((float)r0[a], (float)r0[b], (float)r1[a], (float)r1[b], wx[ox], wy[oy]);            \
     }
 
 SL__DEFINE_AT_RESIZE(sl__at_resize_u8, uint8_t)

@@ -142,12 +142,10 @@ SL_HD float sl__ew_apply(const sl_ew_step *step, float v)
 {
     switch (step->kind) {
 #define SL__EW_APPLY(NAME, name)                                                                                       \
-    case SL_EW_##NAME:                                                                                                 \
-        return sl__step_##name(v, step->a, step->b);
+    case SL_EW_##NAME: return sl__step_##name(v, step->a, step->b);
         SL_EW_ARITHMETIC(SL__EW_APPLY)
 #undef SL__EW_APPLY
-    default:
-        return v;
+    default: return v;
     }
 }
 
@@ -165,7 +163,7 @@ SL_HD float sl__noise_apply(float v, float sigma, uint32_t word)
  * words in value order, word by word, which is how a vector unit computes
  * them (kernels/cpu/noise.h): no transposition. */
 #define SL_NOISE_BLOCKS 16
-#define SL_NOISE_GROUP (4 * SL_NOISE_BLOCKS)
+#define SL_NOISE_GROUP  (4 * SL_NOISE_BLOCKS)
 
 /* Block `draw` (counted from the element's first) of a gaussian_noise
  * step. */

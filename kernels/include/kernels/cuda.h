@@ -26,16 +26,16 @@ extern "C" {
 
 /* What the probe found. Versions are CUDA's integers (13000 is 13.0). */
 typedef struct sl_cuda_device_info {
-    bool built;               /* sluice was built with the CUDA back end */
-    bool available;           /* a device can run the cuda adapters */
-    char reason[192];         /* why not, when !available */
+    bool built;       /* sluice was built with the CUDA back end */
+    bool available;   /* a device can run the cuda adapters */
+    char reason[192]; /* why not, when !available */
     int device_count;
-    char name[96];            /* device 0's, when there is one */
-    int cc_major, cc_minor;   /* compute capability */
-    int driver_version;       /* 0 without a driver */
-    int runtime_version;      /* the CUDA runtime sluice was linked with */
-    int64_t total_bytes;      /* device memory */
-    int64_t free_bytes;       /* free when probed */
+    char name[96];          /* device 0's, when there is one */
+    int cc_major, cc_minor; /* compute capability */
+    int driver_version;     /* 0 without a driver */
+    int runtime_version;    /* the CUDA runtime sluice was linked with */
+    int64_t total_bytes;    /* device memory */
+    int64_t free_bytes;     /* free when probed */
 } sl_cuda_device_info;
 
 /* Device memory the cuda adapters want free before they call a device

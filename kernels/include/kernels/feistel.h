@@ -62,8 +62,8 @@ static inline uint64_t sl__feistel_walk(const sl_permutation *perm, uint64_t x)
  * independent positions lets the CPU overlap those chains. */
 #define SL__FEISTEL_LANES 8
 
-static inline void sl__feistel_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride,
-                                             int64_t count, int64_t *out)
+static inline void sl__feistel_apply_strided(const sl_permutation *perm, uint64_t first, uint64_t stride, int64_t count,
+                                             int64_t *out)
 {
     const uint64_t side = perm->side;
     for (int64_t base = 0; base < count; base += SL__FEISTEL_LANES) {

@@ -30,34 +30,34 @@
  * compiler rounds to the same double. Central region: x = q A(r) / B(r) with
  * q = p - 1/2, r = q^2; lower tail (p < SL_NORMAL_P_LOW): x = C(s) / D(s)
  * with s = sqrt(-2 log p); the upper tail by symmetry. */
-#define SL_NORMAL_A1 (-3.969683028665376e+01)
-#define SL_NORMAL_A2 2.209460984245205e+02
-#define SL_NORMAL_A3 (-2.759285104469687e+02)
-#define SL_NORMAL_A4 1.383577518672690e+02
-#define SL_NORMAL_A5 (-3.066479806614716e+01)
-#define SL_NORMAL_A6 2.506628277459239e+00
-#define SL_NORMAL_B1 (-5.447609879822406e+01)
-#define SL_NORMAL_B2 1.615858368580409e+02
-#define SL_NORMAL_B3 (-1.556989798598866e+02)
-#define SL_NORMAL_B4 6.680131188771972e+01
-#define SL_NORMAL_B5 (-1.328068155288572e+01)
-#define SL_NORMAL_C1 (-7.784894002430293e-03)
-#define SL_NORMAL_C2 (-3.223964580411365e-01)
-#define SL_NORMAL_C3 (-2.400758277161838e+00)
-#define SL_NORMAL_C4 (-2.549732539343734e+00)
-#define SL_NORMAL_C5 4.374664141464968e+00
-#define SL_NORMAL_C6 2.938163982698783e+00
-#define SL_NORMAL_D1 7.784695709041462e-03
-#define SL_NORMAL_D2 3.224671290700398e-01
-#define SL_NORMAL_D3 2.445134137142996e+00
-#define SL_NORMAL_D4 3.754408661907416e+00
+#define SL_NORMAL_A1    (-3.969683028665376e+01)
+#define SL_NORMAL_A2    2.209460984245205e+02
+#define SL_NORMAL_A3    (-2.759285104469687e+02)
+#define SL_NORMAL_A4    1.383577518672690e+02
+#define SL_NORMAL_A5    (-3.066479806614716e+01)
+#define SL_NORMAL_A6    2.506628277459239e+00
+#define SL_NORMAL_B1    (-5.447609879822406e+01)
+#define SL_NORMAL_B2    1.615858368580409e+02
+#define SL_NORMAL_B3    (-1.556989798598866e+02)
+#define SL_NORMAL_B4    6.680131188771972e+01
+#define SL_NORMAL_B5    (-1.328068155288572e+01)
+#define SL_NORMAL_C1    (-7.784894002430293e-03)
+#define SL_NORMAL_C2    (-3.223964580411365e-01)
+#define SL_NORMAL_C3    (-2.400758277161838e+00)
+#define SL_NORMAL_C4    (-2.549732539343734e+00)
+#define SL_NORMAL_C5    4.374664141464968e+00
+#define SL_NORMAL_C6    2.938163982698783e+00
+#define SL_NORMAL_D1    7.784695709041462e-03
+#define SL_NORMAL_D2    3.224671290700398e-01
+#define SL_NORMAL_D3    2.445134137142996e+00
+#define SL_NORMAL_D4    3.754408661907416e+00
 #define SL_NORMAL_P_LOW 0.02425
 
 /* log of the mantissa m in [sqrt(1/2), sqrt(2)) as 2 atanh(s), s = (m - 1) /
  * (m + 1), |s| <= 0.1716: the series through s^15 / 15 leaves a truncation
  * below 2 |s|^17 / 17 < 1.2e-14, and the log of p < 0.02425 is at least 3.7
  * in magnitude, so the relative error stays near 3e-15. */
-#define SL_NORMAL_LN2 0.6931471805599453
+#define SL_NORMAL_LN2            0.6931471805599453
 #define SL_NORMAL_SQRT2_MANTISSA 0x6A09E667F3BCDull /* mantissa bits of sqrt(2) */
 
 /* p's word: the smaller of w and its complement, so that t = min(p, 1 - p)
@@ -79,9 +79,10 @@ SL_HOSTDEV double sl__normal_central(double t)
     double q = t - 0.5;
     double r = q * q;
     double num = (((((SL_NORMAL_A1 * r + SL_NORMAL_A2) * r + SL_NORMAL_A3) * r + SL_NORMAL_A4) * r + SL_NORMAL_A5) * r +
-                  SL_NORMAL_A6) * q;
-    double den = ((((SL_NORMAL_B1 * r + SL_NORMAL_B2) * r + SL_NORMAL_B3) * r + SL_NORMAL_B4) * r + SL_NORMAL_B5) * r +
-                 1.0;
+                  SL_NORMAL_A6) *
+                 q;
+    double den =
+        ((((SL_NORMAL_B1 * r + SL_NORMAL_B2) * r + SL_NORMAL_B3) * r + SL_NORMAL_B4) * r + SL_NORMAL_B5) * r + 1.0;
     return num / den;
 }
 
@@ -128,8 +129,12 @@ SL_HOSTDEV double sl__normal_log(double t)
     double m = sl__normal_split(t, &e);
     double s = (m - 1.0) / (m + 1.0);
     double s2 = s * s;
-    double series = ((((((2.0 / 15.0 * s2 + 2.0 / 13.0) * s2 + 2.0 / 11.0) * s2 + 2.0 / 9.0) * s2 + 2.0 / 7.0) * s2 +
-                      2.0 / 5.0) * s2 + 2.0 / 3.0) * s2 + 2.0;
+    double series =
+        ((((((2.0 / 15.0 * s2 + 2.0 / 13.0) * s2 + 2.0 / 11.0) * s2 + 2.0 / 9.0) * s2 + 2.0 / 7.0) * s2 + 2.0 / 5.0) *
+             s2 +
+         2.0 / 3.0) *
+            s2 +
+        2.0;
     return e * SL_NORMAL_LN2 + s * series;
 }
 

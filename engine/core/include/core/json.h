@@ -35,5 +35,4 @@ sl_status sl__json_text(const cJSON *item, const char *path, const char *name, c
 sl_status sl__json_hex64_value(const cJSON *item, const char *path, const char *name, uint64_t *out, sl_err *err);
 sl_status sl__json_u64_value(const cJSON *item, const char *path, const char *name, uint64_t *out, sl_err *err);
 
-
 #endif

@@ -50,8 +50,8 @@ void sl__order_release(sl__order *o);
 /* ids[i] = the element at global position first + i * stride of epoch,
  * the whole-set shuffle's by the kernel table's permute_strided (NULL: the
  * portable path, for a single position). */
-void sl__order_ids(const sl__order *o, const sl_kernel_table *kernels, int64_t epoch, uint64_t first,
-                   uint64_t stride, int64_t count, int64_t *ids);
+void sl__order_ids(const sl__order *o, const sl_kernel_table *kernels, int64_t epoch, uint64_t first, uint64_t stride,
+                   int64_t count, int64_t *ids);
 /* Feeds the order's parameters into a fingerprint; nothing for the
  * whole-set shuffle, whose fingerprint predates the others. */
 void sl__order_fingerprint(const sl__order *o, const sl_pipeline_spec *spec, XXH3_state_t *state);

@@ -8,7 +8,7 @@
 #include "pipeline/internal.h"
 
 typedef struct sl__bucket_state {
-    int32_t *lengths;          /* every element's length, read when the pipeline was built */
+    int32_t *lengths; /* every element's length, read when the pipeline was built */
     int32_t min_length, max_length;
     int64_t window_batches;
 } sl__bucket_state;
@@ -19,15 +19,15 @@ typedef struct sl__bucket_state {
 typedef struct sl__bucket_cache {
     bool filled;
     int64_t epoch, window;
-    int64_t n;                 /* elements of the window */
-    int64_t *sorted;           /* the window's ids sorted by length; window_batches x batch size */
+    int64_t n;       /* elements of the window */
+    int64_t *sorted; /* the window's ids sorted by length; window_batches x batch size */
 } sl__bucket_cache;
 
 void sl__bucket_cache_release(sl__bucket_cache *cache);
 
 /* The element ids of the whole batch at position, in bucketed order; ids has
  * room for the batch's rows. cache may be NULL. */
-sl_status sl__bucket_batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t *ids,
-                               sl__bucket_cache *cache, sl_err *err);
+sl_status sl__bucket_batch_ids(const sl_pipeline *pipeline, sl_position position, int64_t *ids, sl__bucket_cache *cache,
+                               sl_err *err);
 
 #endif

@@ -15,21 +15,21 @@
 typedef struct sl__compiled_op {
     const sl_op *op;
     const struct sl__op_desc *desc;
-    int field;                 /* index in the output schema */
-    int other_field;           /* a second field the op reads or writes, or -1 */
-    int out_field;             /* a field a batch op adds to the output schema, or -1 */
-    int owner;                 /* the op whose sub-chain this op is (it runs it), or -1 */
-    sl_dtype in_dtype;         /* the field's dtype before this op */
-    sl_dtype out_dtype;        /* and after it */
-    int64_t values;            /* values per element of the field, before the op */
-    size_t in_bytes;           /* bytes of one element of the field before the op */
-    size_t out_bytes;          /* and after it */
-    size_t scratch_bytes;      /* scratch the op needs per call of its rows function */
-    int h, w;                  /* image geometry for ops on [h, w] or [h, w, c] fields */
-    int d;                     /* and the depth of volumes, [d, h, w] or [d, h, w, c] */
-    size_t pixel_bytes;        /* bytes per pixel or voxel (channels x dtype size) */
-    sl_normalize_consts norm;  /* normalize; released with the pipeline */
-    void *state;               /* anything else an op prepares; freed by its release */
+    int field;                /* index in the output schema */
+    int other_field;          /* a second field the op reads or writes, or -1 */
+    int out_field;            /* a field a batch op adds to the output schema, or -1 */
+    int owner;                /* the op whose sub-chain this op is (it runs it), or -1 */
+    sl_dtype in_dtype;        /* the field's dtype before this op */
+    sl_dtype out_dtype;       /* and after it */
+    int64_t values;           /* values per element of the field, before the op */
+    size_t in_bytes;          /* bytes of one element of the field before the op */
+    size_t out_bytes;         /* and after it */
+    size_t scratch_bytes;     /* scratch the op needs per call of its rows function */
+    int h, w;                 /* image geometry for ops on [h, w] or [h, w, c] fields */
+    int d;                    /* and the depth of volumes, [d, h, w] or [d, h, w, c] */
+    size_t pixel_bytes;       /* bytes per pixel or voxel (channels x dtype size) */
+    sl_normalize_consts norm; /* normalize; released with the pipeline */
+    void *state;              /* anything else an op prepares; freed by its release */
 } sl__compiled_op;
 
 struct sl_pipeline {
@@ -43,7 +43,7 @@ struct sl_pipeline {
     int64_t dataset_size;
     int64_t epoch_size;
     int64_t batches_per_epoch;
-    int pack_field;            /* field cut into sequences, or -1 */
+    int pack_field; /* field cut into sequences, or -1 */
     /* The bucket_by_length op that orders batches, or NULL (bucket.c). */
     const sl__compiled_op *bucket;
     int64_t seq_len;
@@ -55,7 +55,7 @@ struct sl_pipeline {
     bool needs_staging[SL_MAX_FIELDS];
     /* Largest element of each field at any stage of its ops. */
     size_t max_element_bytes[SL_MAX_FIELDS];
-    int nbatch_ops;            /* ops that run on the whole batch after the element phase */
+    int nbatch_ops; /* ops that run on the whole batch after the element phase */
     int ncompiled;
     sl__compiled_op compiled[SL_MAX_OPS];
     sl_transform_set transforms;
@@ -87,8 +87,8 @@ void sl__batch_begin_without_ids(const sl_pipeline *pipeline, sl_position positi
 /* Element ids of rows [first_row, first_row + rows) of the batch at position
  * in the pipeline's order; a bucketed pipeline (pipeline->bucket) reorders
  * whole windows, so its ids come only from sl__batch_all_ids. */
-void sl__batch_ids(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position,
-                   int64_t first_row, int64_t rows, int64_t *ids);
+void sl__batch_ids(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_position position, int64_t first_row,
+                   int64_t rows, int64_t *ids);
 /* Every element id of the batch at position (`rows` of them), bucketed or
  * not. cache (bucket.h), when not NULL, keeps a bucketed order's last
  * window for the next call from the same thread. */
@@ -112,7 +112,6 @@ sl_status sl__produce_check(const sl_pipeline *pipeline, sl_position position, c
 
 /* Runs the pipeline's batch-phase ops, in order, on a batch whose element
  * phase is done. Shared by every executor so none can reorder them. */
-sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch,
-                            sl_err *err);
+sl_status sl__run_batch_ops(const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_batch *batch, sl_err *err);
 
 #endif

@@ -27,9 +27,9 @@
 #include "sluice/philox.h"
 
 typedef enum sl__op_phase {
-    SL__PHASE_SOURCE = 0,  /* consumed while gathering an element (pack_tokens) */
-    SL__PHASE_ELEMENT,     /* each element independently: rows, maybe ew_step */
-    SL__PHASE_BATCH,       /* the whole batch, after the element phase */
+    SL__PHASE_SOURCE = 0, /* consumed while gathering an element (pack_tokens) */
+    SL__PHASE_ELEMENT,    /* each element independently: rows, maybe ew_step */
+    SL__PHASE_BATCH,      /* the whole batch, after the element phase */
 } sl__op_phase;
 
 /* An op's parameters, declared once in its descriptor and walked by
@@ -37,17 +37,17 @@ typedef enum sl__op_phase {
  * refuse another pipeline's state) and `sluice export`'s plan (what a peer
  * loader is told). A parameter lives in the op's union at `offset`. */
 typedef enum sl__param_type {
-    SL__PARAM_I32,    /* int32_t; fingerprinted as an int64 */
-    SL__PARAM_I64,    /* int64_t (a table column only) */
-    SL__PARAM_F32,    /* float */
-    SL__PARAM_NAME,   /* char[SL_NAME_MAX]: a field's name */
-    SL__PARAM_TABLE,  /* per-row columns; the int32_t at offset is the row count */
+    SL__PARAM_I32,   /* int32_t; fingerprinted as an int64 */
+    SL__PARAM_I64,   /* int64_t (a table column only) */
+    SL__PARAM_F32,   /* float */
+    SL__PARAM_NAME,  /* char[SL_NAME_MAX]: a field's name */
+    SL__PARAM_TABLE, /* per-row columns; the int32_t at offset is the row count */
 } sl__param_type;
 
 typedef struct sl__param_column {
     const char *name;
-    sl__param_type type;          /* SL__PARAM_F32 or SL__PARAM_I64 */
-    size_t offset;                /* of the column's first value in sl_op */
+    sl__param_type type; /* SL__PARAM_F32 or SL__PARAM_I64 */
+    size_t offset;       /* of the column's first value in sl_op */
     /* When not NULL, a column the export derives from the op (normalize's
      * inv_std: what the kernels multiply by); it is not fingerprinted, since
      * the parameters it is computed from are. */
@@ -58,24 +58,32 @@ typedef struct sl__op_param {
     const char *name;
     sl__param_type type;
     size_t offset;
-    const sl__param_column *columns;  /* SL__PARAM_TABLE */
+    const sl__param_column *columns; /* SL__PARAM_TABLE */
     int ncolumns;
 } sl__op_param;
 
-#define SL__PARAM_AT(type_, name_, member) {.name = name_, .type = type_, .offset = offsetof(sl_op, u.member)}
-#define SL__PARAM_I32(name_, member) SL__PARAM_AT(SL__PARAM_I32, name_, member)
-#define SL__PARAM_F32(name_, member) SL__PARAM_AT(SL__PARAM_F32, name_, member)
+#define SL__PARAM_AT(type_, name_, member)                                                                             \
+    {                                                                                                                  \
+        .name = name_, .type = type_, .offset = offsetof(sl_op, u.member)                                              \
+    }
+#define SL__PARAM_I32(name_, member)  SL__PARAM_AT(SL__PARAM_I32, name_, member)
+#define SL__PARAM_F32(name_, member)  SL__PARAM_AT(SL__PARAM_F32, name_, member)
 #define SL__PARAM_NAME(name_, member) SL__PARAM_AT(SL__PARAM_NAME, name_, member)
 /* A table whose row count is the i32 `count` and whose columns are the
  * array `columns` (of sl__param_column). */
 #define SL__PARAM_TABLE(name_, count, columns_)                                                                        \
-    {.name = name_,                                                                                                    \
-     .type = SL__PARAM_TABLE,                                                                                          \
-     .offset = offsetof(sl_op, u.count),                                                                              \
-     .columns = columns_,                                                                                              \
-     .ncolumns = (int)(sizeof columns_ / sizeof columns_[0])}
-#define SL__COLUMN_F32(name_, member) {.name = name_, .type = SL__PARAM_F32, .offset = offsetof(sl_op, u.member)}
-#define SL__COLUMN_I64(name_, member) {.name = name_, .type = SL__PARAM_I64, .offset = offsetof(sl_op, u.member)}
+    {                                                                                                                  \
+        .name = name_, .type = SL__PARAM_TABLE, .offset = offsetof(sl_op, u.count), .columns = columns_,               \
+        .ncolumns = (int)(sizeof columns_ / sizeof columns_[0])                                                        \
+    }
+#define SL__COLUMN_F32(name_, member)                                                                                  \
+    {                                                                                                                  \
+        .name = name_, .type = SL__PARAM_F32, .offset = offsetof(sl_op, u.member)                                      \
+    }
+#define SL__COLUMN_I64(name_, member)                                                                                  \
+    {                                                                                                                  \
+        .name = name_, .type = SL__PARAM_I64, .offset = offsetof(sl_op, u.member)                                      \
+    }
 /* In a descriptor: its parameters, an array of sl__op_param. */
 #define SL__PARAMS(list) .params = list, .nparams = (int)(sizeof list / sizeof list[0])
 
@@ -171,8 +179,8 @@ typedef struct sl__op_desc {
     /* Optional, batch phase: the vector-Jacobian product of batch() on the
      * cotangent of one field of the batch (f32, the batch's per-batch
      * shape), in place. */
-    sl_status (*batch_vjp)(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
-                           sl_tensor *cotangent, sl_err *err);
+    sl_status (*batch_vjp)(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, sl_tensor *cotangent,
+                           sl_err *err);
     /* Optional: learnable parameters. How many the op has, and where the
      * k-th lives in the sl_op: parameters are values of the spec, so the
      * fingerprint sees them and an SGD step writes a new spec. */
@@ -260,12 +268,10 @@ sl_status sl__compile_nested(sl_pipeline *pipeline, int owner, int first, int co
 
 /* Image geometry of a field, [h, w] or [h, w, c], into c->h, c->w and
  * c->pixel_bytes; `what` names the op in the error. */
-sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
-                             sl_err *err);
+sl_status sl__image_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c, sl_err *err);
 /* Volume geometry of a field, [d, h, w] or [d, h, w, c], into c->d, c->h,
  * c->w and c->pixel_bytes (bytes per voxel). */
-sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c,
-                              sl_err *err);
+sl_status sl__volume_geometry(const sl_field_spec *field, const char *what, int index, sl__compiled_op *c, sl_err *err);
 /* An op's per-channel constants as a device launch takes them. */
 sl_device_channels sl__device_channels(int channels, const float *a, const float *b);
 /* How many names a comma-separated list of decision columns holds. */
@@ -285,8 +291,7 @@ int sl__device_copy_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, co
  * key (pipeline seed, op id). */
 sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, uint32_t draw);
 /* The same for a batch-phase op: counter (batch index, epoch, draw). */
-sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch,
-                                uint32_t draw);
+sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, uint32_t draw);
 /* The rows function of an element-phase op that is one f32 chain step per
  * element (its ew_step, resolved for each element's id): the step is the
  * one definition of the op, so `iter`, `reference` and the fused tile chain
@@ -321,8 +326,8 @@ int sl__rot90_turns(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t ele
 /* Shared by the resampling ops (resize, random_resized_crop): image geometry
  * of a u8 or f32 field with sides and an output size the resize plan covers
  * (channels set), and the field's spec after resampling to out_h x out_w f32. */
-sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h,
-                                int32_t out_w, sl__compiled_op *c, int *channels, sl_err *err);
+sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, int index, int32_t out_h, int32_t out_w,
+                                sl__compiled_op *c, int *channels, sl_err *err);
 void sl__resample_output(sl_field_spec *field, int32_t out_h, int32_t out_w, int channels, sl__compiled_op *c);
 
 /* The descriptors, one per op of sluice/op_list.h, each in engine/ops/. */

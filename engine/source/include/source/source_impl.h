@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "source/check.h"
 #include "sluice/source.h"
+#include "source/check.h"
 
 /* What differs between back ends. Sources whose bytes are in place (memory,
  * mmap) need no read hook: sl_source_read copies from data[] and
@@ -46,8 +46,7 @@ struct sl_source {
 /* Validates schema and rows (field count, names non-empty and unique, dtypes,
  * shapes, total size) and allocates a source with field_bytes filled and
  * data[] cleared; the caller sets data[], ops and state. */
-sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t rows, sl_source **out,
-                         sl_err *err);
+sl_status sl__source_new(sl_source_kind kind, const sl_schema *schema, int64_t rows, sl_source **out, sl_err *err);
 
 /* A reserved source (source_reserved.c): `rows` rows of `schema` addressed
  * whole, none of them there until filled; a memory source to every reader.
