@@ -139,17 +139,25 @@ static void expect_variant_matches(const sl_scenario *scenario, const sl_variant
 
 static void expect_every_scenario_matches(bool graphs)
 {
-    int ran = 0, variants = 0;
+    int ran = 0, variants = 0, scenarios_on_device = 0;
     int64_t batches = 0, short_batches = 0;
+    /* Every registered scenario, however many the corpus has: a scenario
+     * added by CONTRIBUTING's checklist is held here without an edit. */
     for (int s = 0; s < sl_scenario_count(); s++) {
         const sl_scenario *scenario = sl_scenario_at(s);
+        int ran_before = ran;
         for (int v = 0; v < scenario->nvariants; v++) {
             variants++;
             expect_variant_matches(scenario, &scenario->variants[v], graphs, &ran, &batches, &short_batches);
         }
+        cr_expect_gt(ran, ran_before, "%s runs none of its %d variants on the device", scenario->id,
+                     scenario->nvariants);
+        scenarios_on_device += ran > ran_before;
     }
-    cr_expect_eq(sl_scenario_count(), 28);
-    cr_expect_gt(ran, 28, "every scenario runs at least one variant on the device (%d of %d ran)", ran, variants);
+    cr_expect_gt(sl_scenario_count(), 0, "the corpus registers no scenario");
+    cr_expect_eq(scenarios_on_device, sl_scenario_count(),
+                 "every scenario runs at least one variant on the device (%d of %d scenarios, %d of %d variants)",
+                 scenarios_on_device, sl_scenario_count(), ran, variants);
     cr_expect_gt(short_batches, 0, "no short batch was compared");
     cr_log_info("%d variants, %lld batches (%lld short) through the emulated device", ran, (long long)batches,
                 (long long)short_batches);
