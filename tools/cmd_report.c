@@ -405,6 +405,18 @@ static void write_reports(const report_args *args, const sl__report *report, con
                   o->html);
         embed(&c, o->html, drawn, svg, reason);
     }
+    if (c.on) {
+        char *svg = NULL;
+        char reason[256] = "";
+        bool drawn = sl__chart_batch_scaling(report, c.workdir, &svg, reason, sizeof reason);
+        if (drawn)
+            fputs("<h2>Batch-size scaling</h2>\n<p>Time per element at the median batch time against batch size, "
+                  "for each variant run at several batch sizes (<code>sluice bench --batch-sizes</code>), with "
+                  "the median's 95% interval: a flat line scales perfectly, a falling one amortizes per-batch "
+                  "costs.</p>\n",
+                  o->html);
+        embed(&c, o->html, drawn, svg, reason);
+    }
 
     fputs("## Environment\n\n", o->md);
     fputs("<h2>Environment</h2>\n", o->html);
