@@ -51,8 +51,8 @@ typedef struct lane {
      * side in one array would share the lines between them, each write
      * taking the line from the neighbouring thread (false sharing). */
     _Alignas(64) void *read_scratch; /* an element read from a source with no mapped view */
-    void *op_scratch;        /* what an op's rows function asks for */
-    void *stage_a, *stage_b; /* an element between ops that change its layout */
+    void *op_scratch;                /* what an op's rows function asks for */
+    void *stage_a, *stage_b;         /* an element between ops that change its layout */
     sl_ew_step chain_steps[SL_MAX_OPS];
     /* The lowest failing row among this lane's chunks of a batch. */
     int64_t failed_row;
