@@ -124,6 +124,20 @@ static FILE *begin_chart(const char *workdir, chart_files *f, char **svg, char *
     return open_or_say(f->data, reason, size);
 }
 
+/* A chart's gnuplot script, open for writing after the lines every chart
+ * of `height` pixels starts with; NULL with the reason when it cannot be. */
+static FILE *begin_script(const chart_files *f, int height, char *reason, size_t size)
+{
+    FILE *s = open_or_say(f->script, reason, size);
+    if (s)
+        fprintf(s,
+                "set terminal svg size 900,%d dynamic font 'sans,12' background rgb 'white'\n"
+                "set termoption noenhanced\n"
+                "set output '%s'\n",
+                height, f->out);
+    return s;
+}
+
 /* Horizontal bars, one per row of data: label, value, interval low, high,
  * position. Shared by the rates and the overview. A rate's bar starts at
  * the axis (0 on a linear axis, below the smallest interval on a log one);
@@ -233,21 +247,17 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
         snprintf(reason, size, "no samples to draw");
         return false;
     }
-    FILE *s = open_or_say(f.script, reason, size);
+    FILE *s = begin_script(&f, 360, reason, size);
     if (!s)
         return false;
-    fprintf(s,
-            "set terminal svg size 900,360 dynamic font 'sans,12' background rgb 'white'\n"
-            "set termoption noenhanced\n"
-            "set output '%s'\n"
-            "set logscale x\n"
-            "set yrange [0:1]\n"
-            "set grid xtics ytics\n"
-            "set xlabel \"batch time (µs, log scale), every measured batch of every repetition\"\n"
-            "set ylabel \"share of batches at most that long\"\n"
-            "set key outside right top\n"
-            "plot ",
-            f.out);
+    fputs("set logscale x\n"
+          "set yrange [0:1]\n"
+          "set grid xtics ytics\n"
+          "set xlabel \"batch time (µs, log scale), every measured batch of every repetition\"\n"
+          "set ylabel \"share of batches at most that long\"\n"
+          "set key outside right top\n"
+          "plot ",
+          s);
     for (int b = 0; b < blocks; b++)
         fprintf(s, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", b ? ", \\\n     " : "", f.data, b, names[b]);
     fputc('\n', s);
@@ -357,20 +367,16 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
         fputs("\n\n", d);
     }
     fclose(d);
-    FILE *s = open_or_say(f.script, reason, size);
+    FILE *s = begin_script(&f, 400, reason, size);
     if (!s)
         return false;
-    fprintf(s,
-            "set terminal svg size 900,400 dynamic font 'sans,12' background rgb 'white'\n"
-            "set termoption noenhanced\n"
-            "set output '%s'\n"
-            "set logscale xy\n"
-            "set grid xtics ytics\n"
-            "set xlabel \"batch size (log scale)\"\n"
-            "set ylabel \"ns per element at the median batch time (log scale)\"\n"
-            "set key outside right top\n"
-            "plot ",
-            f.out);
+    fputs("set logscale xy\n"
+          "set grid xtics ytics\n"
+          "set xlabel \"batch size (log scale)\"\n"
+          "set ylabel \"ns per element at the median batch time (log scale)\"\n"
+          "set key outside right top\n"
+          "plot ",
+          s);
     int block = 0;
     for (int k = 0; k < nseries; k++) {
         if (points[k] < 2)

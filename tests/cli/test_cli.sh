@@ -145,9 +145,19 @@ if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,
   else
     not_ok "each point's records carry its batch size and match the reference at that size" "$(ls "$sweep")"
   fi
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    ok "the report's batch-size chart skipped: no gnuplot"
+  elif "$sluice" report "$sweep" --output "$work/sweep-report" >/dev/null 2>&1 \
+    && grep -q "Batch-size scaling" "$work/sweep-report/report.html" \
+    && grep -q "NLP-1/128 fused" "$work/sweep-report/report.html"; then
+    ok "the report charts time per element against batch size, one line per variant and adapter"
+  else
+    not_ok "the report charts time per element against batch size, one line per variant and adapter"
+  fi
 else
   not_ok "bench --batch-sizes runs every point"
   not_ok "each point's records carry its batch size and match the reference at that size"
+  not_ok "the report charts time per element against batch size, one line per variant and adapter"
 fi
 
 expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"
