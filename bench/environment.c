@@ -59,6 +59,14 @@ void sl_environment_collect(sl_environment *env)
     env->steal_fraction = -1.0;
     env->cpu_wait_fraction = -1.0;
 
+    /* The pages the machine offers and whether sluice asked for them; the
+     * bytes it gave are measured when a run ends (bench/session.c). */
+    sl__huge_pages_describe(env->thp_enabled, env->thp_defrag, sizeof env->thp_enabled);
+    sl__copy_string(env->huge_pages, sizeof env->huge_pages, sl__huge_pages_on() ? "advised" : "off");
+    env->anon_huge_bytes = (double)sl__anon_huge_bytes();
+    env->numa_nodes = (double)sl__numa_nodes();
+    sl__describe_placement(env->placement, sizeof env->placement);
+
     time_t now = time(NULL);
     struct tm tm;
     if (gmtime_r(&now, &tm))

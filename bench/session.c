@@ -67,17 +67,22 @@ static void report_note(const sl_session *s, sl_session_note_kind kind, bool is_
  * record's environment carries it (docs/records.md). */
 typedef struct run_load {
     sl__machine_load start, end;
+    /* The process's bytes on huge pages as the run ended, while its
+     * source and buffers are still held. */
+    int64_t anon_huge_bytes;
 } run_load;
 
 static void run_load_begin(run_load *load)
 {
     sl__machine_sample(&load->start);
     load->end = load->start;
+    load->anon_huge_bytes = -1;
 }
 
 static void run_load_end(run_load *load)
 {
     sl__machine_sample(&load->end);
+    load->anon_huge_bytes = sl__anon_huge_bytes();
 }
 
 /* Writes the record atomically into the session's folder, with the load
@@ -94,6 +99,7 @@ static void save_record_with_load(const sl_session *s, const sl_record *record, 
         env.load_end = load->end.load1;
         env.steal_fraction = sl__machine_steal_fraction(&load->start, &load->end);
         env.cpu_wait_fraction = sl__process_wait_fraction(&load->start, &load->end);
+        env.anon_huge_bytes = (double)load->anon_huge_bytes;
     }
     sl_record_file_name(record, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", s->dir, name);

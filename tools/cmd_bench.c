@@ -35,6 +35,11 @@ static const char usage[] =
     "  --warmup N                 batches run before measuring (default: profile's)\n"
     "  --batches N                measured batches per repetition (default: profile's)\n"
     "  --workers N                prefetch workers for adapters that use them (default 0)\n"
+    "  --batch-sizes LIST         run each selected variant at each of these batch sizes instead\n"
+    "                             of its own (comma-separated, e.g. 16,64,256): one record per\n"
+    "                             point, its variant named <variant>@bs<N>, each held to the\n"
+    "                             reference at that batch size; `sluice report` charts time\n"
+    "                             per element against batch size\n"
     "  --kernels NAME             the kernel table behind iter and fused: auto (the default: per\n"
     "                             kernel the fastest table, measured on this machine once and\n"
     "                             cached; see sluice tune), cpu-generic, cpu-avx2, cpu-avx512-256,\n"
@@ -61,6 +66,10 @@ static const char usage[] =
     "Every adapter's output over the measured batches is compared with the reference's\n"
     "before its speed is reported: a difference is outcome 'mismatch', never ranked.\n"
     "\n"
+    "Buffers of 2 MiB or more (sources, batches, caches) are advised for transparent huge\n"
+    "pages; SLUICE_HUGEPAGES=0 turns that off, to measure without them. Records say what\n"
+    "the machine gave (environment.anon_huge_bytes).\n"
+    "\n"
     "Distributed scenarios (DIST-1, DIST-2) run one rank per process when started by\n"
     "mpirun or srun: `mpirun -np 4 sluice bench --scenarios DIST-1`. Each rank loads its\n"
     "shard, rank 0 checks the gathered shards and writes one record per adapter with\n"
@@ -69,6 +78,9 @@ static const char usage[] =
     "\n"
     "exit status: 0 when every run was ok, excluded, skipped or unavailable; 1 when any\n"
     "failed or mismatched; 2 for a bad command line.\n";
+
+/* The most points one --batch-sizes sweep takes. */
+#define SWEEP_MAX_POINTS 16
 
 typedef struct bench_args {
     sl_profile profile;
@@ -80,6 +92,9 @@ typedef struct bench_args {
     int64_t warmup;
     int64_t batches;
     int workers;
+    /* --batch-sizes: the sweep's points, or none. */
+    int64_t batch_sizes[SWEEP_MAX_POINTS];
+    int nbatch_sizes;
     int threads;
     const sl_kernel_table *kernels;
     bool no_probes;
@@ -90,6 +105,30 @@ typedef struct bench_args {
     uint64_t seed;
     bool quiet;
 } bench_args;
+
+/* "16,64,256" into args->batch_sizes, each from 1 to 2^20, none twice. */
+static void parse_batch_sizes(const sl__cli *cli, const char *list, bench_args *args)
+{
+    char token[32];
+    for (const char *p = list;; p++) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof token)
+            sl__cli_usage_error(cli, "option --batch-sizes: '%s' is not a comma-separated list of batch sizes", list);
+        if (args->nbatch_sizes == SWEEP_MAX_POINTS)
+            sl__cli_usage_error(cli, "option --batch-sizes: at most %d sizes, got more in '%s'", SWEEP_MAX_POINTS,
+                                list);
+        memcpy(token, p, n);
+        token[n] = '\0';
+        int64_t size = sl__cli_int(cli, "--batch-sizes", token, 1, (int64_t)1 << 20);
+        for (int i = 0; i < args->nbatch_sizes; i++)
+            if (args->batch_sizes[i] == size)
+                sl__cli_usage_error(cli, "option --batch-sizes: %lld appears twice in '%s'", (long long)size, list);
+        args->batch_sizes[args->nbatch_sizes++] = size;
+        p += n;
+        if (*p == '\0')
+            break;
+    }
+}
 
 static void parse_args(int argc, char **argv, bench_args *args, sl__selection *selection)
 {
@@ -119,6 +158,8 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
             args->batches = sl__cli_int(&cli, "--batches", value, 1, 10000000);
         } else if (sl__cli_option(&cli, "--workers", &value)) {
             args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
+        } else if (sl__cli_option(&cli, "--batch-sizes", &value)) {
+            parse_batch_sizes(&cli, value, args);
         } else if (sl__cli_option(&cli, "--kernels", &value)) {
             kernels_name = value;
         } else if (sl__cli_option(&cli, "--threads", &value)) {
@@ -370,28 +411,71 @@ static void on_variant(void *user, const sl_scenario *scenario, const sl_variant
 
 /* --- the session ------------------------------------------------------------------- */
 
+/* A batch-size sweep's variants: each selected variant copied once per
+ * point, with that batch size at every profile and the name
+ * <variant>@bs<N>, so that records, the reference's digest, the summary
+ * and the report treat each point as the variant it is. */
+typedef struct sweep {
+    sl_variant *variants;
+    char (*names)[sizeof((sl_record *)0)->variant];
+} sweep;
+
+static void sweep_free(sweep *sw)
+{
+    free(sw->variants);
+    free(sw->names);
+}
+
+/* The variant to run at point `point` of the sweep (-1: no sweep). */
+static const sl_variant *sweep_point(sweep *sw, int index, const sl_variant *variant, const bench_args *args, int point)
+{
+    if (point < 0)
+        return variant;
+    sl_variant *copy = &sw->variants[index];
+    *copy = *variant;
+    copy->batch_size[0] = copy->batch_size[1] = args->batch_sizes[point];
+    if ((size_t)snprintf(sw->names[index], sizeof sw->names[index], "%s@bs%lld", variant->name,
+                         (long long)args->batch_sizes[point]) >= sizeof sw->names[index]) {
+        sl__cli_error("bench", "option --batch-sizes: the variant name %s@bs%lld is longer than a record's %zu bytes",
+                      variant->name, (long long)args->batch_sizes[point], sizeof sw->names[index] - 1);
+        exit(SL__EXIT_USAGE);
+    }
+    copy->name = sw->names[index];
+    return copy;
+}
+
 /* The selected variants in the registry's order with their sizes at the
- * profile: the session, in the layer below the registry, takes them
- * resolved. */
-static sl_session_variant *selected_variants(const sl__selection *selection, const bench_args *args, int *count)
+ * profile (with --batch-sizes, each at every point of the sweep in turn):
+ * the session, in the layer below the registry, takes them resolved. */
+static sl_session_variant *selected_variants(const sl__selection *selection, const bench_args *args, sweep *sw,
+                                             int *count)
 {
     sl_build_options build;
     sl_build_options_init(&build, args->profile, args->seed);
+    size_t points = args->nbatch_sizes > 0 ? (size_t)args->nbatch_sizes : 1;
     size_t most = 0;
     for (int s = 0; s < selection->nscenarios; s++)
-        most += (size_t)sl_scenario_at(s)->nvariants;
+        most += (size_t)sl_scenario_at(s)->nvariants * points;
     sl_session_variant *variants = sl__cli_alloc(most * sizeof *variants);
+    sw->variants = sl__cli_alloc(most * sizeof *sw->variants);
+    sw->names = sl__cli_alloc(most * sizeof *sw->names);
     *count = 0;
     for (int s = 0; s < selection->nscenarios; s++) {
         const sl_scenario *scenario = sl_scenario_at(s);
-        for (int v = 0; v < scenario->nvariants; v++)
-            if (sl__selection_has_variant(selection, s, v))
-                variants[(*count)++] = (sl_session_variant){
+        for (int v = 0; v < scenario->nvariants; v++) {
+            if (!sl__selection_has_variant(selection, s, v))
+                continue;
+            for (int point = args->nbatch_sizes > 0 ? 0 : -1; point < args->nbatch_sizes; point++) {
+                const sl_variant *variant = sweep_point(sw, *count, &scenario->variants[v], args, point);
+                variants[*count] = (sl_session_variant){
                     .scenario = scenario,
-                    .variant = &scenario->variants[v],
-                    .n = sl_variant_n(&scenario->variants[v], &build),
-                    .batch_size = sl_variant_batch_size(&scenario->variants[v], &build),
+                    .variant = variant,
+                    .n = sl_variant_n(variant, &build),
+                    .batch_size = sl_variant_batch_size(variant, &build),
                 };
+                (*count)++;
+            }
+        }
     }
     return variants;
 }
@@ -523,7 +607,8 @@ int sl__cmd_bench(int argc, char **argv)
         progress_note(&report.progress, false, "%s", launch_note);
 
     int nvariants = 0, nadapters = 0;
-    sl_session_variant *variants = selected_variants(&selection, &args, &nvariants);
+    sweep sw = {0};
+    sl_session_variant *variants = selected_variants(&selection, &args, &sw, &nvariants);
     const sl_adapter **adapters = selected_adapters(&selection, &nadapters);
     sl__selection_free(&selection);
     sl_session_options options;
@@ -537,6 +622,7 @@ int sl__cmd_bench(int argc, char **argv)
     if (sl_session_create(&options, &session, &err) != SL_OK) {
         sl__cli_error("bench", "%s", err.msg);
         free(variants);
+        sweep_free(&sw);
         free(adapters);
         /* On rank 0 of a job, an early failure returns without leaving the
          * job: the launcher then ends every rank instead of leaving them
@@ -552,6 +638,7 @@ int sl__cmd_bench(int argc, char **argv)
     sl__summary_free(&report.summary);
     sl_session_free(session);
     free(variants);
+    sweep_free(&sw);
     free(adapters);
     if (launched)
         sl__launch_end(launched);

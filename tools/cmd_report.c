@@ -378,6 +378,21 @@ static void write_variant(const report_args *args, const sl__report *report, con
     }
 }
 
+/* A chart of the whole report, under its heading when it could be drawn. */
+typedef bool (*whole_chart_fn)(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size);
+
+static void whole_chart(charts *c, FILE *html, const sl__report *report, whole_chart_fn chart, const char *heading)
+{
+    if (!c->on)
+        return;
+    char *svg = NULL;
+    char reason[256] = "";
+    bool drawn = chart(report, c->workdir, &svg, reason, sizeof reason);
+    if (drawn)
+        fputs(heading, html);
+    embed(c, html, drawn, svg, reason);
+}
+
 static void write_reports(const report_args *args, const sl__report *report, const outputs *o)
 {
     fputs("# sluice report\n\n", o->md);
@@ -395,16 +410,14 @@ static void write_reports(const report_args *args, const sl__report *report, con
     sl_err workdir_err = {0};
     c.on = sl_workdir_create(sl_temp_base(), "report", c.workdir, sizeof c.workdir, &workdir_err) == SL_OK;
     bool made_workdir = c.on;
-    if (c.on) {
-        char *svg = NULL;
-        char reason[256] = "";
-        bool drawn = sl__chart_overview(report, c.workdir, &svg, reason, sizeof reason);
-        if (drawn)
-            fputs("<h2>Overview</h2>\n<p>Each variant's fastest verified adapter against the reference adapter, "
-                  "with the ratio's 95% interval, on a log scale: 1 is the reference's speed.</p>\n",
-                  o->html);
-        embed(&c, o->html, drawn, svg, reason);
-    }
+    whole_chart(&c, o->html, report, sl__chart_overview,
+                "<h2>Overview</h2>\n<p>Each variant's fastest verified adapter against the reference adapter, "
+                "with the ratio's 95% interval, on a log scale: 1 is the reference's speed.</p>\n");
+    whole_chart(&c, o->html, report, sl__chart_batch_scaling,
+                "<h2>Batch-size scaling</h2>\n<p>Time per element at the median batch time against batch size, "
+                "for each variant run at several batch sizes (<code>sluice bench --batch-sizes</code>), with "
+                "the median's 95% interval: a flat line scales perfectly, a falling one amortizes per-batch "
+                "costs.</p>\n");
 
     fputs("## Environment\n\n", o->md);
     fputs("<h2>Environment</h2>\n", o->html);

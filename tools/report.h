@@ -101,5 +101,10 @@ bool sl__chart_rates(const sl__report *report, const sl__report_variant *v, cons
 bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, const char *workdir, char **svg,
                        char *reason, size_t size);
 bool sl__chart_overview(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size);
+/* Time per element against batch size for every batch-size sweep among the
+ * rows (variants named <variant>@bs<N>, sluice bench --batch-sizes): one
+ * line per scenario, variant and adapter with two points or more; false
+ * with the reason when there is none. */
+bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size);
 
 #endif

@@ -124,6 +124,20 @@ static FILE *begin_chart(const char *workdir, chart_files *f, char **svg, char *
     return open_or_say(f->data, reason, size);
 }
 
+/* A chart's gnuplot script, open for writing after the lines every chart
+ * of `height` pixels starts with; NULL with the reason when it cannot be. */
+static FILE *begin_script(const chart_files *f, int height, char *reason, size_t size)
+{
+    FILE *s = open_or_say(f->script, reason, size);
+    if (s)
+        fprintf(s,
+                "set terminal svg size 900,%d dynamic font 'sans,12' background rgb 'white'\n"
+                "set termoption noenhanced\n"
+                "set output '%s'\n",
+                height, f->out);
+    return s;
+}
+
 /* Horizontal bars, one per row of data: label, value, interval low, high,
  * position. Shared by the rates and the overview. A rate's bar starts at
  * the axis (0 on a linear axis, below the smallest interval on a log one);
@@ -233,21 +247,17 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
         snprintf(reason, size, "no samples to draw");
         return false;
     }
-    FILE *s = open_or_say(f.script, reason, size);
+    FILE *s = begin_script(&f, 360, reason, size);
     if (!s)
         return false;
-    fprintf(s,
-            "set terminal svg size 900,360 dynamic font 'sans,12' background rgb 'white'\n"
-            "set termoption noenhanced\n"
-            "set output '%s'\n"
-            "set logscale x\n"
-            "set yrange [0:1]\n"
-            "set grid xtics ytics\n"
-            "set xlabel \"batch time (µs, log scale), every measured batch of every repetition\"\n"
-            "set ylabel \"share of batches at most that long\"\n"
-            "set key outside right top\n"
-            "plot ",
-            f.out);
+    fputs("set logscale x\n"
+          "set yrange [0:1]\n"
+          "set grid xtics ytics\n"
+          "set xlabel \"batch time (µs, log scale), every measured batch of every repetition\"\n"
+          "set ylabel \"share of batches at most that long\"\n"
+          "set key outside right top\n"
+          "plot ",
+          s);
     for (int b = 0; b < blocks; b++)
         fprintf(s, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", b ? ", \\\n     " : "", f.data, b, names[b]);
     fputc('\n', s);
@@ -285,4 +295,99 @@ bool sl__chart_overview(const sl__report *report, const char *workdir, char **sv
     }
     return bars(&f, n, lowest, highest, "elements/s of each variant's fastest adapter over the reference's", 1.0, svg,
                 reason, size);
+}
+
+/* A sweep point's series: "CV-1/32x32 fused" for variant "32x32@bs16". */
+static bool sweep_series(const sl_record *r, char *series, size_t size)
+{
+    const char *at = strstr(r->variant, "@bs");
+    if (!at)
+        return false;
+    snprintf(series, size, "%s/%.*s %s", r->scenario, (int)(at - r->variant), r->variant, r->adapter);
+    return true;
+}
+
+#define SCALING_MAX_SERIES 16
+
+bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
+{
+    /* The series with their point counts, in the rows' order. */
+    char series[SCALING_MAX_SERIES][160];
+    int points[SCALING_MAX_SERIES] = {0};
+    int nseries = 0;
+    for (int i = 0; i < report->nrows; i++) {
+        char name[160];
+        if (!report->rows[i].ranked || !sweep_series(report->rows[i].record, name, sizeof name))
+            continue;
+        int k = 0;
+        while (k < nseries && strcmp(series[k], name) != 0)
+            k++;
+        if (k == nseries && nseries == SCALING_MAX_SERIES)
+            continue;
+        if (k == nseries)
+            snprintf(series[nseries++], sizeof series[0], "%s", name);
+        points[k]++;
+    }
+    int drawn = 0;
+    for (int k = 0; k < nseries; k++)
+        drawn += points[k] >= 2;
+    *svg = NULL;
+    if (drawn == 0) {
+        snprintf(reason, size, "no batch-size sweep with two points or more");
+        return false;
+    }
+    chart_files f;
+    FILE *d = begin_chart(workdir, &f, svg, reason, size);
+    if (!d)
+        return false;
+    /* One block per series: batch size, ns per element at the median
+     * batch time, and at the ends of its interval; sorted by batch size. */
+    for (int k = 0; k < nseries; k++) {
+        if (points[k] < 2)
+            continue;
+        int64_t last = 0;
+        for (int n = 0; n < points[k]; n++) {
+            const sl__report_row *next = NULL;
+            for (int i = 0; i < report->nrows; i++) {
+                const sl__report_row *row = &report->rows[i];
+                char name[160];
+                if (row->ranked && sweep_series(row->record, name, sizeof name) && strcmp(name, series[k]) == 0 &&
+                    row->record->batch_size > last && (!next || row->record->batch_size < next->record->batch_size))
+                    next = row;
+            }
+            if (!next)
+                break;
+            /* Elements of one measured batch: the batch size, or fewer
+             * where the data set ends a batch short. */
+            double per = next->t.per_batch;
+            fprintf(d, "%lld %.6g %.6g %.6g\n", (long long)next->record->batch_size, next->t.median_ns / per,
+                    next->t.lo_ns / per, next->t.hi_ns / per);
+            last = next->record->batch_size;
+        }
+        fputs("\n\n", d);
+    }
+    fclose(d);
+    FILE *s = begin_script(&f, 400, reason, size);
+    if (!s)
+        return false;
+    fputs("set logscale xy\n"
+          "set grid xtics ytics\n"
+          "set xlabel \"batch size (log scale)\"\n"
+          "set ylabel \"ns per element at the median batch time (log scale)\"\n"
+          "set key outside right top\n"
+          "plot ",
+          s);
+    int block = 0;
+    for (int k = 0; k < nseries; k++) {
+        if (points[k] < 2)
+            continue;
+        char name[160];
+        label(name, sizeof name, series[k]);
+        fprintf(s, "%s'%s' index %d using 1:2:3:4 with yerrorlines lw 2 title '%s'", block ? ", \\\n     " : "", f.data,
+                block, name);
+        block++;
+    }
+    fputc('\n', s);
+    fclose(s);
+    return draw(&f, svg, reason, size);
 }

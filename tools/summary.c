@@ -101,6 +101,10 @@ static void row_note(const sl__report_row *row, char *buf, size_t size)
     if (row->ranked && row->t.wide && used < size)
         used += (size_t)snprintf(buf + used, size - used, "%snoisy: interval ±%.1f%%", used ? "; " : "",
                                  100.0 * (row->t.hi_ns - row->t.lo_ns) / 2.0 / row->t.median_ns);
+    /* Above 1 on one thread the hardware bound was no bound: the record
+     * flags the probe, and the row says so rather than show a result. */
+    if (sl__find_metric(r, "hardware_bound_defect") && used < size)
+        used += (size_t)snprintf(buf + used, size - used, "%shw bound above 1: probe defect", used ? "; " : "");
     if (row->ranked && row->t.skewed && used < size)
         snprintf(buf + used, size - used, "%s mean %+.0f%% of median%s",
                  row->t.wide ? ","
@@ -351,7 +355,9 @@ const char sl__summary_legend[] =
     "roofline probe's (the scenario's op chain on one cache-resident batch, one fused thread, with the\n"
     "fastest of the run's and every optimized kernel table); 'of hw bound' is the hardware bound over\n"
     "the p50, the larger of just fetching the batch's source bytes (the gather probe, also in records\n"
-    "as fraction_of_gather) and just storing its output bytes. 'threads' is how many threads may split each batch, "
+    "as fraction_of_gather) and just storing its output bytes (not their sum: the gather probe stores\n"
+    "what it fetches, and a core overlaps stores with loads); above 1 on one thread it is a probe\n"
+    "defect, noted. 'threads' is how many threads may split each batch, "
     "with the share\n"
     "of measured batches that ran split in parentheses. 'verified' is how the output was held to the\n"
     "reference (bitwise, within a tolerance, statistical, mismatch). A peer's adapter is followed by\n"

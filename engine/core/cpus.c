@@ -71,3 +71,53 @@ bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t si
     }
     return false;
 }
+
+/* "0-3,8" as a count of CPUs or nodes; -1 when unreadable. */
+static int count_list(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int count = 0, lo, hi;
+    char sep;
+    while (fscanf(f, "%d", &lo) == 1) {
+        hi = lo;
+        if (fscanf(f, "%c", &sep) == 1 && sep == '-' && fscanf(f, "%d", &hi) == 1)
+            sep = (char)(fscanf(f, "%c", &sep) == 1 ? sep : '\n');
+        count += hi - lo + 1;
+    }
+    fclose(f);
+    return count > 0 ? count : -1;
+}
+
+int sl__numa_nodes(void)
+{
+    return count_list("/sys/devices/system/node/online");
+}
+
+void sl__describe_placement(char *buf, size_t size)
+{
+    cpu_set_t set;
+    char cpus[64] = "unknown";
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        /* The allowed CPUs as ranges, "0-1" or "0,2-3". */
+        size_t at = 0;
+        cpus[0] = '\0';
+        for (int c = 0; c < CPU_SETSIZE && at + 12 < sizeof cpus; c++) {
+            if (!CPU_ISSET(c, &set) || (c > 0 && CPU_ISSET(c - 1, &set)))
+                continue;
+            int end = c;
+            while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set))
+                end++;
+            at += (size_t)snprintf(cpus + at, sizeof cpus - at, at ? ",%d" : "%d", c);
+            if (end > c)
+                at += (size_t)snprintf(cpus + at, sizeof cpus - at, "-%d", end);
+        }
+    }
+    /* What the fused pool does (engine/exec/pool.c): its workers are kept
+     * off the CPU their creator was on, nothing is pinned further, and
+     * memory goes where it is first touched. */
+    snprintf(buf, size,
+             "CPUs %s; fused workers kept off the caller's CPU, caller unpinned; memory first-touch, no NUMA binding",
+             cpus);
+}

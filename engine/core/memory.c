@@ -6,10 +6,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/internal.h"
 #include "sluice/pipeline.h"
 
-/* A "key: value kB" line of a /proc file, in bytes, or -1. */
-static int64_t proc_kib_field(const char *path, const char *key)
+int64_t sl__proc_kib_field(const char *path, const char *key)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -61,7 +61,7 @@ static int64_t address_space_headroom(void)
     struct rlimit limit;
     if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
         return -1;
-    int64_t mapped = proc_kib_field("/proc/self/status", "VmSize");
+    int64_t mapped = sl__proc_kib_field("/proc/self/status", "VmSize");
     int64_t cap = (int64_t)(limit.rlim_cur > (rlim_t)INT64_MAX ? INT64_MAX : limit.rlim_cur);
     return mapped >= 0 && mapped < cap ? cap - mapped : 0;
 }
@@ -72,7 +72,7 @@ int64_t sl_memory_available(const char **limit_name)
         const char *name;
         int64_t bytes;
     } limits[] = {
-        {"MemAvailable", proc_kib_field("/proc/meminfo", "MemAvailable")},
+        {"MemAvailable", sl__proc_kib_field("/proc/meminfo", "MemAvailable")},
         {"the cgroup memory limit", cgroup_headroom()},
         {"RLIMIT_AS (ulimit -v)", address_space_headroom()},
     };

@@ -115,16 +115,6 @@ size_t sl_field_element_bytes(const sl_field_spec *field)
     return (size_t)sl_shape_numel(&field->shape) * sl_dtype_size(field->dtype);
 }
 
-void *sl__aligned_alloc(size_t alignment, size_t size)
-{
-    void *p = NULL;
-    /* posix_memalign accepts size 0 but may return NULL; ask for one byte so
-     * that NULL always means failure. */
-    if (posix_memalign(&p, alignment, size ? size : 1) != 0)
-        return NULL;
-    return p;
-}
-
 void sl__copy_string(char *dst, size_t size, const char *src)
 {
     if (size == 0)

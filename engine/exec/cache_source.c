@@ -119,6 +119,7 @@ sl_status sl__cache_source_create(const sl_pipeline *prefix, const sl_kernel_tab
         /* calloc of a large block maps zero pages: memory is used only as
          * elements are filled, which is what cache_bytes reports. */
         cs->slots[f] = calloc((size_t)rows, cs->element_bytes[f] ? cs->element_bytes[f] : 1);
+        sl__advise_huge(cs->slots[f], (size_t)rows * (cs->element_bytes[f] ? cs->element_bytes[f] : 1));
         if (!cs->slots[f])
             st = sl_fail(err, SL_ENOMEM, "cannot allocate a cache of %lld x %zu bytes for field '%s'", (long long)rows,
                          cs->element_bytes[f], schema->fields[f].name);

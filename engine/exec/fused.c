@@ -46,9 +46,13 @@ typedef struct field_program {
  * a row touches besides the source and the batch, so threads share nothing
  * they write. */
 typedef struct lane {
-    void *read_scratch;      /* an element read from a source with no mapped view */
-    void *op_scratch;        /* what an op's rows function asks for */
-    void *stage_a, *stage_b; /* an element between ops that change its layout */
+    /* Each lane on lines of its own: a thread writes its lane's chain
+     * steps for every row and its status at a failure, and lanes side by
+     * side in one array would share the lines between them, each write
+     * taking the line from the neighbouring thread (false sharing). */
+    _Alignas(64) void *read_scratch; /* an element read from a source with no mapped view */
+    void *op_scratch;                /* what an op's rows function asks for */
+    void *stage_a, *stage_b;         /* an element between ops that change its layout */
     sl_ew_step chain_steps[SL_MAX_OPS];
     /* The lowest failing row among this lane's chunks of a batch. */
     int64_t failed_row;
@@ -186,7 +190,9 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
         free(fz);
         return st;
     }
-    fz->lanes = calloc((size_t)threads, sizeof *fz->lanes);
+    fz->lanes = sl__aligned_alloc(_Alignof(lane), (size_t)threads * sizeof *fz->lanes);
+    if (fz->lanes)
+        memset(fz->lanes, 0, (size_t)threads * sizeof *fz->lanes);
     if (!fz->lanes) {
         sl_fused_free(fz);
         return sl_fail(err, SL_ENOMEM, "cannot allocate %d fused lanes", threads);

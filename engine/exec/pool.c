@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pool.h"
 #include "sluice/timing.h"
@@ -52,8 +53,12 @@ struct sl__pool {
     pthread_cond_t done;  /* the last worker of a loop finished */
     int threads;
     _Atomic uint64_t generation; /* incremented per loop; workers run each once */
-    _Atomic int pending;         /* workers not yet done with the current loop */
-    home *homes;                 /* one per thread */
+    /* Workers not yet done with the current loop. On a line of its own:
+     * every worker that finishes writes it, and on the generation's line
+     * each write would take that line from the workers already polling
+     * it for the next loop. */
+    _Alignas(64) _Atomic int pending;
+    _Alignas(64) home *homes; /* one per thread; a new line, away from pending */
     _Atomic bool stopping;
     _Atomic bool polling; /* workers poll before sleeping (sl__pool_set_polling) */
     int sleepers;         /* workers blocked on start (under lock) */
@@ -149,7 +154,9 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err)
     *out = NULL;
     if (threads < 1)
         return sl_fail(err, SL_EINVAL, "a pool needs at least 1 thread, got %d", threads);
-    sl__pool *pool = calloc(1, sizeof *pool);
+    sl__pool *pool = aligned_alloc(_Alignof(sl__pool), sizeof *pool);
+    if (pool)
+        memset(pool, 0, sizeof *pool);
     if (!pool)
         return sl_fail(err, SL_ENOMEM, "cannot allocate a thread pool");
     pool->threads = threads;

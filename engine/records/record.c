@@ -161,6 +161,14 @@ static const text_field env_texts[] = {
     TEXT(sl_environment, "time_utc", time_utc),
 };
 
+/* Environment texts added after schema 3 began: "" where a record lacks them. */
+static const text_field env_optional_texts[] = {
+    TEXT(sl_environment, "thp_enabled", thp_enabled),
+    TEXT(sl_environment, "thp_defrag", thp_defrag),
+    TEXT(sl_environment, "huge_pages", huge_pages),
+    TEXT(sl_environment, "placement", placement),
+};
+
 static const i64_field record_i64s[] = {
     {"batch_size", offsetof(sl_record, batch_size)},
     {"warmup_batches", offsetof(sl_record, warmup_batches)},
@@ -206,6 +214,8 @@ static const struct {
     {"load_end", offsetof(sl_environment, load_end), false},
     {"steal_fraction", offsetof(sl_environment, steal_fraction), false},
     {"cpu_wait_fraction", offsetof(sl_environment, cpu_wait_fraction), true},
+    {"anon_huge_bytes", offsetof(sl_environment, anon_huge_bytes), true},
+    {"numa_nodes", offsetof(sl_environment, numa_nodes), true},
 };
 
 /* A record's strings may come from another program (a peer's stderr, a
@@ -323,6 +333,8 @@ static cJSON *metrics_json(const sl_record *r, bool *ok)
 static cJSON *environment_json(const sl_environment *env, bool *ok)
 {
     cJSON *object = texts_object(env_texts, COUNT(env_texts), env, ok);
+    if (object)
+        put_texts(object, env_optional_texts, COUNT(env_optional_texts), env, ok);
     if (object)
         sl__json_put(object, "cpu_cores", cJSON_CreateNumber(env->cpu_cores), ok);
     for (size_t i = 0; object && i < COUNT(env_numbers); i++)
@@ -752,6 +764,17 @@ static sl_status read_environment(const cJSON *root, sl_environment *env, const 
     sl_status status = sl__json_expect(object, cJSON_Object, path, "environment", err);
     if (status == SL_OK)
         status = read_texts(object, "environment.", env_texts, COUNT(env_texts), env, path, err);
+    for (size_t i = 0; status == SL_OK && i < COUNT(env_optional_texts); i++) {
+        const text_field *field = &env_optional_texts[i];
+        char *text = (char *)env + field->offset;
+        const cJSON *item = sl__json_member(object, field->key);
+        char name[48];
+        snprintf(name, sizeof name, "environment.%s", field->key);
+        if (item)
+            status = sl__json_text(item, path, name, text, field->size, err);
+        else
+            text[0] = '\0';
+    }
     if (status == SL_OK)
         status = read_int(object, "cpu_cores", "environment.cpu_cores", 0, 1 << 20, &env->cpu_cores, path, err);
     for (size_t i = 0; status == SL_OK && i < COUNT(env_numbers); i++) {

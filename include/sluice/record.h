@@ -37,6 +37,19 @@ typedef struct sl_environment {
     double load_start, load_end;
     double steal_fraction;
     double cpu_wait_fraction;
+    /* Pages and placement (docs/records.md): the transparent huge page
+     * settings ("madvise", "always", "never", "unknown"), whether sluice
+     * advised its large buffers ("advised", or "off" with
+     * SLUICE_HUGEPAGES=0), the process's anonymous bytes on huge pages when
+     * the run ended (AnonHugePages; -1 unknown), the machine's NUMA nodes
+     * (-1 unknown) and how threads and memory were placed. Records written
+     * before these existed read as "" and -1. */
+    char thp_enabled[24];
+    char thp_defrag[24];
+    char huge_pages[8];
+    double anon_huge_bytes;
+    double numa_nodes;
+    char placement[160];
 } sl_environment;
 
 /* Collects the fingerprint; the load fields describe this moment (start and

@@ -117,6 +117,49 @@ else
   not_ok "a default run records auto, the table of each kernel and the hardware bound"
 fi
 
+# A batch-size sweep: one record per point, named and sized as its point,
+# each held to the reference run at that batch size (so the points' digests
+# differ, and each point's fused digest is its reference's).
+expect 2 "--batch-sizes" "a batch size given twice is refused" -- bench --batch-sizes 8,8
+expect 2 "--batch-sizes" "a batch size of 0 is refused" -- bench --batch-sizes 8,0
+expect 2 "--batch-sizes" "an empty item is refused" -- bench --batch-sizes 8,
+field() { sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\"\{0,1\}\([^\",]*\).*/\1/p" "$1" | head -1; }
+sweep="$work/sweep/ci"
+if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,16 --warmup 0 --batches 2 \
+  --repetitions 1 --no-probes --quiet --output-dir "$work/sweep" >/dev/null 2>&1; then
+  ok "bench --batch-sizes runs every point"
+  fine=1
+  for bs in 8 16; do
+    for a in reference fused; do
+      r="$sweep/NLP-1__128@bs${bs}__$a.json"
+      [ -f "$r" ] && [ "$(field "$r" batch_size)" = "$bs" ] && [ "$(field "$r" variant)" = "128@bs$bs" ] \
+        && [ "$(field "$r" elements)" = "$((2 * bs))" ] && [ "$(field "$r" equivalence)" = bitwise ] || fine=0
+    done
+    [ "$(field "$sweep/NLP-1__128@bs${bs}__fused.json" output_digest)" = \
+      "$(field "$sweep/NLP-1__128@bs${bs}__reference.json" output_digest)" ] || fine=0
+  done
+  [ "$(field "$sweep/NLP-1__128@bs8__fused.json" output_digest)" != \
+    "$(field "$sweep/NLP-1__128@bs16__fused.json" output_digest)" ] || fine=0
+  if [ "$fine" = 1 ]; then
+    ok "each point's records carry its batch size and match the reference at that size"
+  else
+    not_ok "each point's records carry its batch size and match the reference at that size" "$(ls "$sweep")"
+  fi
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    ok "the report's batch-size chart skipped: no gnuplot"
+  elif "$sluice" report "$sweep" --output "$work/sweep-report" >/dev/null 2>&1 \
+    && grep -q "Batch-size scaling" "$work/sweep-report/report.html" \
+    && grep -q "NLP-1/128 fused" "$work/sweep-report/report.html"; then
+    ok "the report charts time per element against batch size, one line per variant and adapter"
+  else
+    not_ok "the report charts time per element against batch size, one line per variant and adapter"
+  fi
+else
+  not_ok "bench --batch-sizes runs every point"
+  not_ok "each point's records carry its batch size and match the reference at that size"
+  not_ok "the report charts time per element against batch size, one line per variant and adapter"
+fi
+
 expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"
 expect 2 "--batches" "a number with a plus sign is refused" -- bench --batches +5
 expect 2 "--seed" "--seed refuses the same" -- bench --seed +5

@@ -411,6 +411,17 @@ Test(bench, a_record_names_each_kernels_table_and_the_hardware_bound)
     options.gather_ns_per_batch = 1500.0;
     bench_scripted(instance, &scripted_optimized, &options, &record);
     cr_expect_eq(metric_named(&record, "hardware_bound_ns_per_batch")->value, 1500.0, "the larger of the two");
+    cr_expect_null(metric_named(&record, "hardware_bound_defect"), "1500 ns under a 2000 ns batch is a bound");
+    sl_record_release(&record);
+
+    /* A one-thread batch of 2000 ns faster than a 2500 ns bound: the probe
+     * missed the memory system's best, and the record flags it. */
+    options.gather_ns_per_batch = 2500.0;
+    bench_scripted(instance, &scripted_optimized, &options, &record);
+    cr_expect_eq(record.threads, 1);
+    cr_expect_float_eq(metric_named(&record, "fraction_of_hardware_bound")->value, 1.25, 1e-12);
+    cr_assert_not_null(metric_named(&record, "hardware_bound_defect"));
+    cr_expect_eq(metric_named(&record, "hardware_bound_defect")->value, 1.0);
     sl_record_release(&record);
 
     options.skip_probes = true;

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <criterion/criterion.h>
@@ -74,4 +77,40 @@ Test(machine_load, two_threads_on_one_cpu_wait_about_half_their_time)
     cr_expect_gt(share, 0.2, "the threads waited %.3f of their runnable time", share);
     cr_expect_leq(share, 1.0);
     cr_expect_gt(end.task_run_ns, start.task_run_ns + 150000000ull, "0.2 s of running is counted");
+}
+
+/* The allocator behind sources, fixtures and batches (engine/core/alloc.c)
+ * starts a block of a huge page or more on a huge page, so that all of it
+ * can be backed by huge ones, and SLUICE_HUGEPAGES=0 asks for nothing but
+ * the alignment the caller gave. The bytes are the caller's either way. */
+Test(machine_load, large_blocks_start_on_a_huge_page_unless_turned_off)
+{
+    unsetenv("SLUICE_HUGEPAGES");
+    cr_expect(sl__huge_pages_on());
+    size_t bytes = 3 * SL_HUGE_PAGE_BYTES + 100;
+    unsigned char *block = sl__aligned_alloc(64, bytes);
+    cr_assert_not_null(block);
+    cr_expect_eq((uintptr_t)block % SL_HUGE_PAGE_BYTES, 0, "a %zu-byte block at %p", bytes, (void *)block);
+    memset(block, 0x5a, bytes);
+    cr_expect_eq(block[bytes - 1], 0x5a);
+    free(block);
+    /* A small block keeps its own alignment and costs no huge page. */
+    void *small = sl__aligned_alloc(64, 4096);
+    cr_assert_not_null(small);
+    cr_expect_eq((uintptr_t)small % 64, 0);
+    free(small);
+
+    setenv("SLUICE_HUGEPAGES", "0", 1);
+    cr_expect_not(sl__huge_pages_on());
+    /* Many blocks: with the advice off, not every one lands on a 2 MiB
+     * boundary (each follows malloc's own header). */
+    int on_huge_boundary = 0;
+    for (int i = 0; i < 8; i++) {
+        void *plain = sl__aligned_alloc(64, bytes);
+        cr_assert_not_null(plain);
+        on_huge_boundary += (uintptr_t)plain % SL_HUGE_PAGE_BYTES == 0;
+        free(plain);
+    }
+    cr_expect_lt(on_huge_boundary, 8);
+    unsetenv("SLUICE_HUGEPAGES");
 }

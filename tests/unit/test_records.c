@@ -1060,6 +1060,43 @@ Test(records, a_record_from_before_the_cpu_wait_reads_it_as_unknown)
     sl_record_release(&got);
 }
 
+Test(records, pages_and_placement_round_trip_and_older_records_lack_them)
+{
+    char path[128];
+    scratch_path(path, sizeof path, "pages.json");
+    sl_record r;
+    sl_environment env, got_env;
+    sample_record(&r);
+    sample_environment(&env);
+    snprintf(env.thp_enabled, sizeof env.thp_enabled, "madvise");
+    snprintf(env.thp_defrag, sizeof env.thp_defrag, "defer+madvise");
+    snprintf(env.huge_pages, sizeof env.huge_pages, "off");
+    snprintf(env.placement, sizeof env.placement, "CPUs 0-15");
+    env.anon_huge_bytes = 8388608.0;
+    env.numa_nodes = 2.0;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_write(&r, &env, path, &err), SL_OK, "%s", err.msg);
+    sl_record got;
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(got_env.thp_enabled, "madvise");
+    cr_expect_str_eq(got_env.thp_defrag, "defer+madvise");
+    cr_expect_str_eq(got_env.huge_pages, "off");
+    cr_expect_str_eq(got_env.placement, "CPUs 0-15");
+    cr_expect_eq(got_env.anon_huge_bytes, 8388608.0);
+    cr_expect_eq(got_env.numa_nodes, 2.0);
+    sl_record_release(&got);
+    /* A record written before pages were recorded reads them as unknown. */
+    scratch_path(path, sizeof path, "no-pages.json");
+    write_edited(path, delete_key, "environment.anon_huge_bytes");
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(got_env.anon_huge_bytes, -1.0);
+    sl_record_release(&got);
+    write_edited(path, delete_key, "environment.thp_enabled");
+    cr_assert_eq(sl_record_read(path, &got, &got_env, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_eq(got_env.thp_enabled, "");
+    sl_record_release(&got);
+}
+
 /* Counts no run can produce (the review's D19): each is refused naming the
  * field, where they used to be read and turned into nonsense figures
  * (elements/s of -1598 from "elements": -100). */

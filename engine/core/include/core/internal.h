@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sluice/status.h"
@@ -20,8 +21,37 @@ bool sl__build_id(char *buf, size_t size);
  * buf untouched, when there is none. */
 bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t size);
 
-/* Aligned allocation for batch data and scratch buffers; release with free(). */
+/* Aligned allocation for sources, fixtures, batches and scratch buffers;
+ * release with free(). A block of SL_HUGE_PAGE_BYTES or more starts and ends
+ * on a huge page and is advised to get them (engine/core/alloc.c), unless
+ * SLUICE_HUGEPAGES=0. */
+#define SL_HUGE_PAGE_BYTES ((size_t)2 << 20)
 void *sl__aligned_alloc(size_t alignment, size_t size);
+/* Advises the whole huge pages inside [memory, memory + bytes) to be backed
+ * by transparent huge pages (MADV_HUGEPAGE), for a block that cannot come
+ * from sl__aligned_alloc (a cache's calloc, whose zero pages stay unmapped
+ * until used); nothing below SL_HUGE_PAGE_BYTES, nothing with
+ * SLUICE_HUGEPAGES=0, and a refusal is ignored: the advice never changes
+ * what the memory holds. */
+void sl__advise_huge(void *memory, size_t bytes);
+/* Whether huge pages are asked for: true unless the environment variable
+ * SLUICE_HUGEPAGES is "0" or "off" (the way to measure without them). */
+bool sl__huge_pages_on(void);
+/* The transparent huge page settings in force, each the selected word of
+ * /sys/kernel/mm/transparent_hugepage/{enabled,defrag} ("madvise",
+ * "always", "never"; "unknown" where absent). */
+void sl__huge_pages_describe(char *enabled, char *defrag, size_t size);
+/* The bytes of this process's anonymous memory on huge pages now
+ * (AnonHugePages of /proc/self/smaps_rollup), or -1 where unknown. */
+int64_t sl__anon_huge_bytes(void);
+/* The machine's online NUMA nodes (/sys/devices/system/node/online), or
+ * -1 where unknown. */
+int sl__numa_nodes(void);
+/* How this process's threads and memory are placed, in words: the CPUs
+ * its affinity allows and the fused pool's policy (engine/exec/pool.c). */
+void sl__describe_placement(char *buf, size_t size);
+/* A "key: value kB" line of a /proc file, in bytes, or -1. */
+int64_t sl__proc_kib_field(const char *path, const char *key);
 
 /* Bounded copy that always terminates dst. */
 void sl__copy_string(char *dst, size_t size, const char *src);
