@@ -7,6 +7,7 @@
  * NVIDIA DALI (its CPU backend) in virtual environments of their own. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "adapters.h"
 #include "peer.h"
@@ -141,12 +142,19 @@ static bool numpy_available(char *reason, size_t size)
     return sl__peer_python_has("numpy", reason, size);
 }
 
-/* PyTorch 2 has a virtual environment of its own (ci/install-peers.sh):
- * Debian's torch is 1.13, and LitData and Energon need torch 2. */
+/* PyTorch: SLUICE_TORCH_PYTHON; else PyTorch 2 in a virtual environment of
+ * its own (`ci/install-peers.sh torch2`, PyPI's wheels: LitData and Energon
+ * need torch 2) where it was made; else the system's Python, with Debian's
+ * CPU-only torch 1.13 (`ci/install-peers.sh torch`, what the README's main
+ * job installs), so that the main job and the tests use the Python the
+ * numpy peers use. */
 const char *sl__peer_torch_python(void)
 {
     const char *python = getenv("SLUICE_TORCH_PYTHON");
-    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-torch/bin/python";
+    if (python && *python)
+        return python;
+    static const char venv[] = SLUICE_SOURCE_ROOT "/.venv-torch/bin/python";
+    return access(venv, X_OK) == 0 ? venv : sl__peer_python();
 }
 
 static bool torch_available(char *reason, size_t size)
