@@ -58,7 +58,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 frameworks=()
 if [ -z "$adapters" ]; then
-  args=(--adapters all,peer:numpy,peer:torch "${args[@]}")
+  args=(--adapters 'all,peer:numpy,peer:torch' "${args[@]}")
   frameworks=(numpy torch)
 else
   case ",$adapters," in *,peer:numpy*) frameworks+=(numpy) ;; esac

@@ -74,6 +74,7 @@ apt_install() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
+  installed=1
   echo "install-peers: apt-get install ${missing[*]}" >&2
   if [ "$apt_updated" = 0 ]; then
     "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -85,12 +86,13 @@ apt_install() {
 # venv DIR [--system-site-packages]: makes DIR with the system's Python 3.
 venv() {
   apt_install python3 python3-venv
-  [ -x "$1/bin/python" ] || /usr/bin/python3 -m venv ${2:-} "$1"
+  [ -x "$1/bin/python" ] || /usr/bin/python3 -m venv "${@:2}" "$1"
 }
 
 pip_install() {
   local dir=$1
   shift
+  installed=1
   "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
 }
 
@@ -196,6 +198,11 @@ for name in "${wanted[@]}"; do
   case $done_list in *" $key "*) continue ;; esac
   done_list="$done_list$key "
   start=$SECONDS
+  installed=0
   install_one "$key"
-  echo "install-peers: $key installed in $((SECONDS - start)) s"
+  if [ "$installed" = 1 ]; then
+    echo "install-peers: $key installed in $((SECONDS - start)) s"
+  else
+    echo "install-peers: $key was installed already (checked in $((SECONDS - start)) s)"
+  fi
 done
