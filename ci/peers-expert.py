@@ -7,6 +7,12 @@ without the protocol). ci/peers-expert.sh runs both beside the peer's bench
 run in interleaved rounds.
 
     python3 ci/peers-expert.py FORM EXPORT_DIR [--peer] [--passes N]
+    sluice bench --adapters peer:numpy,peer:ci/peers-expert.py ...
+
+Run by sluice (as `peer:ci/peers-expert.py`, a loader of one's own), it
+serves the scenario's expert form through the protocol, the form chosen by
+the plan's scenario (CV-1 PyTorch's, PC-1 and NLP-1 numpy's), so that the
+peer and its expert form meet the same protocol, checks and timing.
 
 FORM is one of:
   torch-cv1   CV-1 (normalize u8 images): torch.index_select, .float(),
@@ -145,7 +151,69 @@ def time_peer(plan, module, passes):
     return times, outputs
 
 
+def plan_form(plan):
+    """The form for a plan, by its ops and source (a loader's plan does not
+    name its scenario): pack_tokens is NLP-1's, normalize of u8 images
+    CV-1's, normalize of float32 tensors PC-1's."""
+    kinds = [op["kind"] for op in plan.ops]
+    dtypes = {f["name"]: f["dtype"] for f in plan.source_fields}
+    if kinds == ["pack_tokens"]:
+        return "numpy-nlp1"
+    if kinds == ["normalize"] and dtypes.get(plan.ops[0]["field"]) == "u8":
+        return "torch-cv1"
+    if kinds == ["normalize"] and dtypes.get(plan.ops[0]["field"]) == "f32":
+        return "numpy-pc1"
+    raise SystemExit("peers-expert.py: no expert form for a plan of %s" % ", ".join(kinds))
+
+
+def expert_batches(plan, options):
+    """The plan's scenario's expert form as a loader sluice runs."""
+    batch, _ = FORMS[plan_form(plan)][0](plan)
+    for i in range(len(plan.batches)):
+        yield batch(plan.batch_ids(i))
+
+
+def summary(out, forms):
+    """ci/peers-expert.sh's tables, from its out folder: outside.jsonl and
+    the records of each form's `sluice bench --rounds`."""
+    import glob
+
+    print("Outside the protocol (ci/peers-expert.py --peer, one process, median over 3 passes):\n")
+    print("| form | framework | expert (µs) | the peer's code (µs) | code ÷ expert | load |")
+    print("|---|---|---:|---:|---:|---|")
+    for line in open(os.path.join(out, "outside.jsonl")):
+        r = json.loads(line)
+        print("| %s | %s | %.1f | %.1f | %.2fx | %s |" % (r["form"], r["framework"], r["expert_p50_us"],
+                                                         r["peer_code_p50_us"],
+                                                         r["peer_code_p50_us"] / r["expert_p50_us"], " ".join(r["load"])))
+    print("\nThrough the protocol (sluice bench --rounds: the peer and peer:ci/peers-expert.py interleaved):\n")
+    print("| form | peer | peer p50 (µs) | expert p50 (µs) | peer ÷ expert, median [min, max] | load | "
+          "CPU wait (peer, expert) | verified |")
+    print("|---|---|---:|---:|---|---|---|---|")
+    for spec in forms:
+        form, scenario, variant, p1, p2, _ = spec.split(":", 5)
+        folder = os.path.join(out, form, "full")
+        peer = json.load(open(os.path.join(folder, "%s__%s__%s:%s.json" % (scenario, variant, p1, p2))))
+        expert = json.load(open(glob.glob(os.path.join(folder, "%s__%s__peer:*peers-expert.py.json"
+                                                       % (scenario, variant)))[0]))
+        # Per round: the expert's rate over the peer's, the peer's time over the expert's.
+        ratios = sorted(e / p for p, e in zip(peer["repetition_elements_per_s"], expert["repetition_elements_per_s"]))
+        print("| %s | %s (%s) | %.1f | %.1f | %.2fx [%.2f, %.2f] over %d rounds | %.1f to %.1f | %.2f, %.2f | %s, %s |"
+              % (form, peer["adapter"], peer["framework"], peer["p50_ns"] / 1000, expert["p50_ns"] / 1000,
+                 statistics.median(ratios), ratios[0], ratios[-1], len(ratios), peer["environment"]["load_start"],
+                 expert["environment"]["load_end"], peer["environment"]["cpu_wait_fraction"],
+                 expert["environment"]["cpu_wait_fraction"], peer["equivalence"], expert["equivalence"]))
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--summary":
+        summary(sys.argv[2], sys.argv[3:])
+        return
+    if any(arg.startswith("--ring-fd") or arg == "--describe" for arg in sys.argv[1:]):
+        # Run by sluice: the ops the three forms implement.
+        sluice_peer.main("expert", "the expert form of numpy " + np.__version__ + " or torch", expert_batches,
+                         {"normalize", "pack_tokens"})
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("form", choices=sorted(FORMS))
     ap.add_argument("export_dir")
