@@ -41,4 +41,4 @@ for f in "${forms[@]}"; do
     --adapters "$p1:$p2,peer:$here/ci/peers-expert.py" --rounds "$rounds" --quiet --output-dir "$out/$form" \
     >"$out/$form.log" 2>&1 || true
 done
-python3 "$here/ci/peers-expert.py" --summary "$out" "${forms[@]}" | tee "$out/results.md"
+"$numpy_python" "$here/ci/peers-expert.py" --summary "$out" "${forms[@]}" | tee "$out/results.md"
