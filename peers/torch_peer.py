@@ -345,15 +345,18 @@ class PlanOrder(Sampler):
         return self.n
 
 
-def numpy_views(batch, views):
-    """The batch's tensors as numpy arrays: a view made once per tensor the
-    Dataset writes into (its buffers), so a batch costs no new view."""
+def numpy_views(batch, dataset, views):
+    """The batch's tensors as numpy arrays, a view made once for each of the
+    Dataset's buffers (Tensor.numpy() took several us a call in torch 1.13).
+    A tensor made for one batch gets a view of its own, not kept: a kept view
+    would keep its tensor alive."""
     out = {}
     for k, v in batch.items():
-        key = (k, v.data_ptr(), tuple(v.shape))
-        view = views.get(key)
+        view = views.get(id(v))
         if view is None:
-            view = views[key] = v.numpy()
+            view = v.numpy()
+            if any(v is b for b in dataset.buffers.values()):
+                views[id(v)] = view
         out[k] = view
     return out
 
@@ -368,7 +371,7 @@ def make_batches(plan, options):
         # 10 us a batch of Python on CV-1 (a seventh of it), so the expert
         # form indexes the Dataset itself, in the plan's order.
         for k in range(len(dataset)):
-            yield numpy_views(dataset[k], views)
+            yield numpy_views(dataset[k], dataset, views)
         return
     # With workers: batch_size=None, the Dataset returns batches and the
     # loader adds no collation (PyTorch's documented way to load
