@@ -1,18 +1,19 @@
 """The expert forms the tuned peers are held to (docs/peers.md, "Each tuned
-peer against its framework's simplest fast form"): for one gate scenario,
-the few lines an expert of the framework writes outside sluice's protocol,
-timed per batch over an export's batches, and, with --peer, the tuned
-peer's own make_batches timed the same way in the same process (its code
-without the protocol). ci/peers-expert.sh runs both beside the peer's bench
-run in interleaved rounds.
+peer against its framework's expert form"): for one gate scenario, the few
+lines an expert of the framework writes, timed per batch over an export's
+batches outside sluice's protocol, and, with --peer, the tuned peer's own
+make_batches timed the same way in the same process (its code without the
+protocol). ci/peers-expert.sh runs this, then both through the protocol in
+interleaved rounds, and prints the tables (--summary).
 
     python3 ci/peers-expert.py FORM EXPORT_DIR [--peer] [--passes N]
     sluice bench --adapters peer:numpy,peer:ci/peers-expert.py ...
 
 Run by sluice (as `peer:ci/peers-expert.py`, a loader of one's own), it
-serves the scenario's expert form through the protocol, the form chosen by
-the plan's scenario (CV-1 PyTorch's, PC-1 and NLP-1 numpy's), so that the
-peer and its expert form meet the same protocol, checks and timing.
+serves the plan's expert form through the protocol, the form chosen by the
+plan's ops and source (a loader's plan does not name its scenario: CV-1's
+PyTorch form, PC-1's and NLP-1's numpy forms), so that the peer and its
+expert form meet the same protocol, checks and timing.
 
 FORM is one of:
   torch-cv1   CV-1 (normalize u8 images): torch.index_select, .float(),
@@ -183,9 +184,9 @@ def summary(out, forms):
     print("|---|---|---:|---:|---:|---|")
     for line in open(os.path.join(out, "outside.jsonl")):
         r = json.loads(line)
+        ratio = r["peer_code_p50_us"] / r["expert_p50_us"]
         print("| %s | %s | %.1f | %.1f | %.2fx | %s |" % (r["form"], r["framework"], r["expert_p50_us"],
-                                                         r["peer_code_p50_us"],
-                                                         r["peer_code_p50_us"] / r["expert_p50_us"], " ".join(r["load"])))
+                                                         r["peer_code_p50_us"], ratio, " ".join(r["load"])))
     print("\nThrough the protocol (sluice bench --rounds: the peer and peer:ci/peers-expert.py interleaved):\n")
     print("| form | peer | peer p50 (µs) | expert p50 (µs) | peer ÷ expert, median [min, max] | load | "
           "CPU wait (peer, expert) | verified |")
