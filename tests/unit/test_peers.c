@@ -449,7 +449,7 @@ Test(peers, the_numpy_peers_are_bitwise)
 {
     char reason[256] = "";
     if (!sl__peer_python_has("numpy", reason, sizeof reason))
-        cr_skip_test("needs numpy in the system's Python: %s", reason);
+        cr_skip_test("needs numpy in the system's Python (ci/install-peers.sh numpy): %s", reason);
     const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
     for (int i = 0; i < 2; i++) {
         sl_record record;
