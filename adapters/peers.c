@@ -1,12 +1,14 @@
 /* The peer loaders sluice knows (peers/ holds their scripts; docs/peers.md).
  * Each is available when its Python has the modules it imports: numpy in
- * the system's Python (Debian's packages), PyTorch 2, LitData and Megatron
- * Energon in .venv-torch, grain, tf.data and JAX in the peers' virtual
+ * the system's Python (Debian's packages), PyTorch in .venv-torch (PyPI's
+ * torch 2, with LitData and Megatron Energon) or else in the system's Python
+ * (Debian's CPU-only torch 1.13), grain, tf.data and JAX in the peers' virtual
  * environment (PyPI, ci/install-peers.sh); Datarax, MosaicML Streaming,
  * Hugging Face Datasets, WebDataset, SPDL, Ray Data, Deep Lake, FFCV and
  * NVIDIA DALI (its CPU backend) in virtual environments of their own. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "adapters.h"
 #include "peer.h"
@@ -141,12 +143,19 @@ static bool numpy_available(char *reason, size_t size)
     return sl__peer_python_has("numpy", reason, size);
 }
 
-/* PyTorch 2 has a virtual environment of its own (ci/install-peers.sh):
- * Debian's torch is 1.13, and LitData and Energon need torch 2. */
+/* PyTorch: SLUICE_TORCH_PYTHON; else PyTorch 2 in a virtual environment of
+ * its own (`ci/install-peers.sh torch2`, PyPI's wheels: LitData and Energon
+ * need torch 2) where it was made; else the system's Python, with Debian's
+ * CPU-only torch 1.13 (`ci/install-peers.sh torch`, what the README's main
+ * job installs), so that the main job and the tests use the Python the
+ * numpy peers use. */
 const char *sl__peer_torch_python(void)
 {
     const char *python = getenv("SLUICE_TORCH_PYTHON");
-    return python && *python ? python : SLUICE_SOURCE_ROOT "/.venv-torch/bin/python";
+    if (python && *python)
+        return python;
+    static const char venv[] = SLUICE_SOURCE_ROOT "/.venv-torch/bin/python";
+    return access(venv, X_OK) == 0 ? venv : sl__peer_python();
 }
 
 static bool torch_available(char *reason, size_t size)
@@ -206,13 +215,13 @@ const sl__peer sl__peer_numpy_idiomatic = PEER("peer:numpy-idiomatic",
                                                PEER_NUMPY_GRAPH_TRANSFORMS, NULL, SL__PEER_PER_BATCH);
 static const sl__peer peer_torch =
     PEER("peer:torch",
-         "PyTorch 2 as its experts write it: a Dataset that returns whole batches (index_select into "
-         "preallocated tensors, in-place ops), DataLoader(batch_size=None) (peers/torch_peer.py)",
+         "PyTorch as its experts write it: a Dataset that returns whole batches (index_select into "
+         "preallocated tensors, in-place ops), indexed in the plan's order (peers/torch_peer.py)",
          torch_available, "torch_peer.py", "--workers=0", PEER_TORCH_TUNED_TRANSFORMS, sl__peer_torch_python,
          SL__PEER_PER_BATCH);
 static const sl__peer peer_torch_idiomatic =
     PEER("peer:torch-idiomatic",
-         "PyTorch 2 DataLoader as tutorials write it: map-style Dataset, one element per "
+         "PyTorch DataLoader as tutorials write it: map-style Dataset, one element per "
          "__getitem__, default collate, 0 workers (peers/torch_idiomatic_peer.py)",
          torch_available, "torch_idiomatic_peer.py", "--workers=0", PEER_TORCH_TRANSFORMS, sl__peer_torch_python,
          SL__PEER_PER_BATCH);

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The README's main job: installs what is missing, configures, builds, runs
-# `sluice bench` (default: the ci profile, every scenario and adapter, on the
-# CPU with synthetic fixtures), then `sluice report` on its records. Records,
+# `sluice bench` (default: the ci profile, every scenario, sluice's own
+# adapters and the numpy and PyTorch peers, on the CPU with synthetic
+# fixtures), then `sluice report` on its records, so that its summary's "vs
+# best peer" and its report's winners rank sluice against numpy and PyTorch.
+# It installs those two frameworks from Debian (`ci/install-peers.sh numpy
+# torch`: numpy 1.24 and PyTorch 1.13, CPU only, 146 MB, into the system's
+# Python, which the tests use too); --adapters narrows the run, and then
+# only the frameworks its peers need are installed. Records,
 # summary.md, report.md and report.html go to <output-dir>/<profile>/
 # (records/ci/ by default). Arguments are passed to `sluice bench`, e.g.
 # ci/bench.sh --scenarios gate. The exit status is bench's (1 when a run
@@ -40,6 +46,27 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --profile=*) profile=${args[i]#--profile=} ;;
   esac
 done
+
+# The default set: sluice's own adapters and the tuned numpy and PyTorch
+# peers; with --adapters, the frameworks of the peers it names.
+adapters=
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    --adapters) adapters=${args[i + 1]:-} ;;
+    --adapters=*) adapters=${args[i]#--adapters=} ;;
+  esac
+done
+frameworks=()
+if [ -z "$adapters" ]; then
+  args=(--adapters 'all,peer:numpy,peer:torch' "${args[@]}")
+  frameworks=(numpy torch)
+else
+  case ",$adapters," in *,peer:numpy*) frameworks+=(numpy) ;; esac
+  case ",$adapters," in *,peer:torch*) frameworks+=(torch) ;; esac
+fi
+if [ ${#frameworks[@]} -gt 0 ]; then
+  ci/install-peers.sh "${frameworks[@]}" >&2
+fi
 
 status=0
 "$sluice" bench "${args[@]}" || status=$?

@@ -1,114 +1,208 @@
-#!/bin/sh
-# Installs the peer loaders sluice compares itself with (docs/peers.md).
+#!/usr/bin/env bash
+# Installs the peer loaders sluice compares itself with (docs/peers.md), one
+# framework at a time: `ci/install-peers.sh FRAMEWORK...` installs only
+# those, `--list` shows each with its download size and what it needs,
+# `all` installs every one (over an hour and several GB). Each install says
+# how long it took. Debian packages go into the system's Python
+# (/usr/bin/python3, which runs peer:numpy and, without .venv-torch,
+# peer:torch unless SLUICE_PYTHON / SLUICE_TORCH_PYTHON say otherwise), only
+# those missing, so a second run needs no network; PyPI packages, every one
+# pinned, into a virtual environment per framework under the repository
+# (git-ignored).
 #
-# 1. From Debian, into the system's Python (/usr/bin/python3, which runs
-#    peer:numpy and peer:numpy-idiomatic unless SLUICE_PYTHON says
-#    otherwise): numpy, and Debian's torch and torchvision, which MosaicML
-#    Streaming's venv (4.) sees; and libopencv-dev, libturbojpeg0-dev and
-#    pkg-config, which FFCV's C extension builds against (7.).
-# 2. From PyPI, with pinned versions, into a virtual environment at
-#    <repo>/.venv-peers (git-ignored), which runs peer:grain, peer:grain-t2,
-#    peer:tfdata and peer:jax unless SLUICE_PEER_PYTHON names another Python:
-#    grain, tensorflow-cpu, jax[cpu] and numpy.
-# 3. From PyPI, every package pinned (ci/peers-datarax.txt), into a second
-#    virtual environment at <repo>/.venv-datarax, which runs peer:datarax and
-#    peer:datarax-scan unless SLUICE_DATARAX_PYTHON names another Python:
-#    Datarax pins its own jax, grain and tensorflow (2.20, where the peers'
-#    environment has 2.21), so it cannot share .venv-peers.
-# 4. MosaicML Streaming, every package pinned (ci/peers-streaming.txt),
-#    with --no-deps into <repo>/.venv-streaming, a venv that sees the
-#    system's packages: Streaming imports torch and torchvision, which come
-#    from Debian (CPU only; python3-torchvision is in the apt step). It runs
-#    peer:mosaicml-streaming unless SLUICE_STREAMING_PYTHON names another
-#    Python.
-# 6. From PyPI, every package pinned, one virtual environment per framework
-#    whose pins are its own: <repo>/.venv-spdl (ci/peers-spdl.txt, peer:spdl,
-#    or SLUICE_SPDL_PYTHON) and <repo>/.venv-ray (ci/peers-ray.txt,
-#    peer:ray-data, or SLUICE_RAY_PYTHON) and <repo>/.venv-deeplake
-#    (ci/peers-deeplake.txt, peer:deeplake, or SLUICE_DEEPLAKE_PYTHON),
-#    and <repo>/.venv-dali (ci/peers-dali.txt, peer:dali on DALI's CPU
-#    backend, or SLUICE_DALI_PYTHON; DALI_VENV=<dir> puts it elsewhere):
-#    NVIDIA's nvidia-dali-cuda120 wheel, about 424 MB, which runs its CPU
-#    operators without a GPU.
-#
-# The apt step needs root (or sudo); SKIP_APT=1 skips it (the packages are
-# there already). VENV=<dir> puts the environment elsewhere (then export
-# SLUICE_PEER_PYTHON=<dir>/bin/python); DATARAX_VENV=<dir> puts Datarax's
-# elsewhere (then export SLUICE_DATARAX_PYTHON=<dir>/bin/python).
-set -eu
+# The apt steps need root (or sudo); SKIP_APT=1 skips them (the packages
+# are there already). Where each venv goes: VENV (.venv-peers: grain, tfdata,
+# jax), DATARAX_VENV, STREAMING_VENV, HF_VENV, WDS_VENV, TORCH_VENV
+# (.venv-torch: torch2, litdata, energon), DALI_VENV, FFCV_VENV; then point
+# sluice at it with the SLUICE_*_PYTHON variable docs/peers.md names.
+set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-venv=${VENV:-$here/.venv-peers}
-datarax_venv=${DATARAX_VENV:-$here/.venv-datarax}
-streaming_venv=${STREAMING_VENV:-$here/.venv-streaming}
 
-if [ "${SKIP_APT:-0}" != 1 ]; then
-    sudo=
-    [ "$(id -u)" = 0 ] || sudo=sudo
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update
-    $sudo apt-get install -y --no-install-recommends python3 python3-venv python3-numpy python3-xxhash \
-        python3-torch python3-torchvision libopencv-dev libturbojpeg0-dev pkg-config
+# name|download (measured December 2026)|what it needs|peers it runs
+frameworks=(
+  "numpy|5 MB|Debian's python3-numpy (1.24) in the system's Python|peer:numpy, peer:numpy-idiomatic"
+  "torch|146 MB with numpy (168 Debian packages, 633 MB installed)|Debian's python3-torch 1.13.1, CPU only, and python3-numpy in the system's Python|peer:torch, peer:torch-idiomatic, peer:torch-idiomatic-w2"
+  "torch2|3.0 GB (torch 2.15.0's wheel 539 MB and NVIDIA's CUDA wheels it requires on Linux: PyPI has no CPU-only torch 2 for x86-64 Linux)|PyPI, ci/peers-torch.txt, in .venv-torch (used before the system's torch when present)|peer:torch* on PyTorch 2, peer:litdata, peer:energon"
+  "litdata|as torch2|the same as torch2|peer:litdata"
+  "energon|as torch2|the same as torch2|peer:energon"
+  "grain|23 MB (13 wheels)|PyPI grain 0.2.18, numpy 2.4.6, in .venv-peers|peer:grain, peer:grain-idiomatic, peer:grain-idiomatic-t2"
+  "tfdata|335 MB (33 wheels)|PyPI tensorflow-cpu 2.21.0, numpy 2.4.6, in .venv-peers|peer:tfdata, peer:tfdata-idiomatic"
+  "jax|142 MB (7 wheels)|PyPI jax[cpu] 0.10.2, numpy 2.4.6, in .venv-peers|peer:jax, peer:jax-idiomatic"
+  "datarax|923 MB (81 wheels)|PyPI, ci/peers-datarax.txt (its own jax, grain and tensorflow), in .venv-datarax|peer:datarax, peer:datarax-scan"
+  "streaming|35 MB (19 wheels) plus Debian's torch|PyPI, ci/peers-streaming.txt (--no-deps) in .venv-streaming over Debian's torch, torchvision and xxhash|peer:mosaicml-streaming"
+  "hf-datasets|93 MB (24 wheels)|PyPI, ci/peers-hf-datasets.txt, in .venv-hf|peer:hf-datasets"
+  "webdataset|18 MB (5 wheels)|PyPI, ci/peers-webdataset.txt, in .venv-wds|peer:webdataset"
+  "spdl|31 MB (5 wheels)|PyPI, ci/peers-spdl.txt, in .venv-spdl|peer:spdl"
+  "ray|168 MB (25 wheels)|PyPI, ci/peers-ray.txt, in .venv-ray|peer:ray-data"
+  "deeplake|75 MB (9 wheels)|PyPI, ci/peers-deeplake.txt, in .venv-deeplake|peer:deeplake"
+  "dali|about 424 MB (its wheel; not remeasured)|PyPI, ci/peers-dali.txt (nvidia-dali-cuda120, which runs its CPU operators without a GPU), in .venv-dali|peer:dali"
+  "ffcv|over 3.0 GB (PyTorch 2's wheels; ffcv itself builds from source)|PyPI, ci/peers-ffcv.txt (on PyTorch 2), in .venv-ffcv; Debian's libopencv-dev, libturbojpeg0-dev and pkg-config, which its C extension builds against|peer:ffcv"
+)
+
+usage() {
+  cat <<EOF
+usage: ci/install-peers.sh FRAMEWORK...    install only these frameworks' peers
+       ci/install-peers.sh all             every framework (over an hour, several GB)
+       ci/install-peers.sh --list          each framework, its download and what it needs
+       ci/install-peers.sh --help
+
+frameworks: $(for f in "${frameworks[@]}"; do printf '%s ' "${f%%|*}"; done)
+
+The README's main job (ci/bench.sh) installs numpy and torch (Debian's CPU-only
+PyTorch 1.13); ci/test.sh installs numpy. docs/peers.md says which Python runs
+each peer.
+EOF
+}
+
+list() {
+  printf '%-12s %-s\n' framework "download; what it needs; peers"
+  for f in "${frameworks[@]}"; do
+    IFS='|' read -r name size needs peers <<<"$f"
+    printf '%-12s %s\n%-12s   needs: %s\n%-12s   runs: %s\n' "$name" "$size" "" "$needs" "" "$peers"
+  done
+}
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+apt_updated=0
+
+# Installs the Debian packages among $@ that are missing.
+apt_install() {
+  [ "${SKIP_APT:-0}" = 1 ] && return 0
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  installed=1
+  echo "install-peers: apt-get install ${missing[*]}" >&2
+  if [ "$apt_updated" = 0 ]; then
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
+  fi
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# venv DIR [--system-site-packages]: makes DIR with the system's Python 3.
+venv() {
+  apt_install python3 python3-venv
+  [ -x "$1/bin/python" ] || /usr/bin/python3 -m venv "${@:2}" "$1"
+}
+
+pip_install() {
+  local dir=$1
+  shift
+  installed=1
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+}
+
+# show PYTHON LABEL MODULE...: prints each distribution's version.
+show() {
+  local python=$1 label=$2
+  shift 2
+  "$python" -c '
+import sys
+from importlib.metadata import version
+print(sys.argv[1] + ":", ", ".join(n + " " + version(n) for n in sys.argv[2:]))
+' "$label" "$@"
+}
+
+peers_venv=${VENV:-$here/.venv-peers}
+torch_venv=${TORCH_VENV:-$here/.venv-torch}
+
+install_one() {
+  case $1 in
+    numpy)
+      apt_install python3 python3-numpy
+      /usr/bin/python3 -c 'import numpy; print("system python: numpy", numpy.__version__)' ;;
+    torch)
+      apt_install python3 python3-numpy python3-torch
+      /usr/bin/python3 -c 'import torch; print("system python: torch", torch.__version__, "(CPU only)")' ;;
+    torch2 | litdata | energon)
+      venv "$torch_venv"
+      pip_install "$torch_venv" -r "$here/ci/peers-torch.txt"
+      show "$torch_venv/bin/python" .venv-torch torch litdata megatron-energon ;;
+    grain)
+      venv "$peers_venv"
+      pip_install "$peers_venv" grain==0.2.18 numpy==2.4.6 xxhash==3.5.0
+      show "$peers_venv/bin/python" .venv-peers grain numpy ;;
+    tfdata)
+      venv "$peers_venv"
+      pip_install "$peers_venv" tensorflow-cpu==2.21.0 numpy==2.4.6 xxhash==3.5.0
+      show "$peers_venv/bin/python" .venv-peers tensorflow-cpu numpy ;;
+    jax)
+      venv "$peers_venv"
+      pip_install "$peers_venv" 'jax[cpu]==0.10.2' jaxlib==0.10.2 numpy==2.4.6 xxhash==3.5.0
+      show "$peers_venv/bin/python" .venv-peers jax numpy ;;
+    datarax)
+      local d=${DATARAX_VENV:-$here/.venv-datarax}
+      venv "$d"
+      pip_install "$d" -r "$here/ci/peers-datarax.txt"
+      show "$d/bin/python" .venv-datarax datarax jax flax grain numpy ;;
+    streaming)
+      # Streaming imports torch and torchvision, from Debian (CPU only):
+      # resolving its requirements on PyPI would bring PyPI's torch and its
+      # CUDA libraries, so its pins install with --no-deps over the
+      # system's packages.
+      apt_install python3-numpy python3-xxhash python3-torch python3-torchvision
+      local d=${STREAMING_VENV:-$here/.venv-streaming}
+      venv "$d" --system-site-packages
+      pip_install "$d" --no-deps -r "$here/ci/peers-streaming.txt"
+      show "$d/bin/python" .venv-streaming mosaicml-streaming torch torchvision ;;
+    hf-datasets | webdataset | spdl | ray | deeplake | dali)
+      local req=$1 dist=$1 dir
+      case $1 in
+        hf-datasets) dir=${HF_VENV:-$here/.venv-hf} dist=datasets ;;
+        webdataset) dir=${WDS_VENV:-$here/.venv-wds} ;;
+        dali) dir=${DALI_VENV:-$here/.venv-dali} dist=nvidia-dali-cuda120 ;;
+        *) dir=$here/.venv-$1 ;;
+      esac
+      venv "$dir"
+      pip_install "$dir" -r "$here/ci/peers-$req.txt"
+      show "$dir/bin/python" "$(basename "$dir")" "$dist" ;;
+    ffcv)
+      apt_install libopencv-dev libturbojpeg0-dev pkg-config
+      local d=${FFCV_VENV:-$here/.venv-ffcv}
+      venv "$d"
+      pip_install "$d" -r "$here/ci/peers-ffcv.txt"
+      show "$d/bin/python" .venv-ffcv ffcv torch ;;
+  esac
+}
+
+if [ $# -eq 0 ]; then
+  usage >&2
+  exit 2
 fi
-/usr/bin/python3 -c 'import numpy, torch; print("system: numpy", numpy.__version__, "torch", torch.__version__)'
-
-# The pins were resolved together on Python 3.11 (Debian 12); change them
-# together.
-[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    grain==0.2.18 \
-    tensorflow-cpu==2.21.0 \
-    'jax[cpu]==0.10.2' jaxlib==0.10.2 \
-    numpy==2.4.6 \
-    xxhash==3.5.0
-"$venv/bin/python" -c '
-from importlib.metadata import version
-for name in ("grain", "tensorflow-cpu", "jax", "numpy", "xxhash"):
-    print("venv:", name, version(name))
-'
-
-[ -x "$datarax_venv/bin/python" ] || /usr/bin/python3 -m venv "$datarax_venv"
-"$datarax_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-datarax.txt"
-"$datarax_venv/bin/python" -c '
-from importlib.metadata import version
-for name in ("datarax", "jax", "flax", "grain", "numpy", "xxhash"):
-    print("datarax venv:", name, version(name))
-'
-
-[ -x "$streaming_venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$streaming_venv"
-"$streaming_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-    -r "$here/ci/peers-streaming.txt"
-"$streaming_venv/bin/python" -c '
-from importlib.metadata import version
-import streaming, torch, torchvision
-print("streaming venv: mosaicml-streaming", version("mosaicml-streaming"), "torch", torch.__version__,
-      "torchvision", torchvision.__version__)
-'
-
-# 5. Hugging Face Datasets and WebDataset, each in a virtual environment of
-#    its own, every package pinned (ci/peers-hf-datasets.txt,
-#    ci/peers-webdataset.txt): <repo>/.venv-hf runs peer:hf-datasets unless
-#    SLUICE_HF_PYTHON names another Python (HF_VENV=<dir> puts it elsewhere),
-#    <repo>/.venv-wds runs peer:webdataset unless SLUICE_WDS_PYTHON does
-#    (WDS_VENV=<dir>). Then (6.) SPDL, Ray Data and Deep Lake the same way.
-for pair in "${HF_VENV:-$here/.venv-hf}:hf-datasets:datasets" "${WDS_VENV:-$here/.venv-wds}:webdataset:webdataset" \
-    "$here/.venv-spdl:spdl:spdl" "$here/.venv-ray:ray:ray" "$here/.venv-deeplake:deeplake:deeplake" \
-    "${TORCH_VENV:-$here/.venv-torch}:torch:torch" "${DALI_VENV:-$here/.venv-dali}:dali:nvidia-dali-cuda120"; do
-    dir=${pair%%:*}; rest=${pair#*:}; req=${rest%%:*}; name=${rest#*:}
-    [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir"
-    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-$req.txt"
-    "$dir/bin/python" -c "from importlib.metadata import version; print('$req venv: $name', version('$name'))"
+wanted=()
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+    --list) list; exit 0 ;;
+    all) for f in "${frameworks[@]}"; do wanted+=("${f%%|*}"); done ;;
+    *)
+      known=0
+      for f in "${frameworks[@]}"; do [ "${f%%|*}" = "$arg" ] && known=1; done
+      if [ "$known" = 0 ]; then
+        echo "ci/install-peers.sh: unknown framework '$arg' (ci/install-peers.sh --list shows them)" >&2
+        exit 2
+      fi
+      wanted+=("$arg") ;;
+  esac
 done
 
-# 7. PyTorch 2 (7.) is in <repo>/.venv-torch (ci/peers-torch.txt, above): it
-#    runs peer:torch, peer:torch-idiomatic(-w2), peer:litdata (LitData
-#    needs torch >= 2.4) and peer:energon (Megatron Energon needs torch 2),
-#    unless SLUICE_TORCH_PYTHON names another Python. Its wheel brings NVIDIA's CUDA
-#    libraries as dependencies, unused on a CPU machine: a large download
-#    (about 3 GB), not an obstacle. FFCV (peer:ffcv) has a venv of its own,
-#    <repo>/.venv-ffcv (FFCV_VENV=<dir>, or SLUICE_FFCV_PYTHON), on the same
-#    PyTorch (ci/peers-ffcv.txt): its C extension builds against Debian's
-#    OpenCV and libjpeg-turbo found through pkg-config (the apt step).
-ffcv_venv=${FFCV_VENV:-$here/.venv-ffcv}
-[ -x "$ffcv_venv/bin/python" ] || /usr/bin/python3 -m venv "$ffcv_venv"
-"$ffcv_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/ci/peers-ffcv.txt"
-"$ffcv_venv/bin/python" -c "from importlib.metadata import version; print('ffcv venv: ffcv', version('ffcv'))"
+done_list=" "
+for name in "${wanted[@]}"; do
+  # litdata and energon are torch2's venv: install it once.
+  key=$name
+  case $name in litdata | energon) key=torch2 ;; esac
+  case $done_list in *" $key "*) continue ;; esac
+  done_list="$done_list$key "
+  start=$SECONDS
+  installed=0
+  install_one "$key"
+  if [ "$installed" = 1 ]; then
+    echo "install-peers: $key installed in $((SECONDS - start)) s"
+  else
+    echo "install-peers: $key was installed already (checked in $((SECONDS - start)) s)"
+  fi
+done

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, configures, builds and
-# runs every test (unit tests, the scenario corpus, the CLI). Exits non-zero
-# when any fails.
+# The README's test command: installs what is missing (the build's Debian
+# packages, and numpy in the system's Python, which runs the numpy peers in
+# peers_scenarios and peer_storage_ops: `ci/install-peers.sh numpy`),
+# configures, builds and runs every test (unit tests, the scenario corpus,
+# the CLI). Exits non-zero when any fails.
 #   BUILD_DIR   build directory (default: build)
 #   extra arguments are passed to `meson setup` on first configuration
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
+ci/install-peers.sh numpy >&2
 ci/build.sh "$@"
 build_dir=${BUILD_DIR:-build}
 log="$build_dir/meson-logs/test-output.txt"

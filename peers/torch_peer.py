@@ -61,6 +61,11 @@ def sequences(stream, p):
 
 
 def tiled(values, channels, element_shape):
+    """A per-channel constant repeated over one element (channels last),
+    flat; one channel's is a 0-dim float32 tensor instead, which torch's
+    kernels apply as a scalar (one stream read, not two)."""
+    if channels == 1:
+        return torch.tensor(values[0], dtype=torch.float32)
     count = int(np.prod(element_shape)) if element_shape else 1
     return torch.from_numpy(np.tile(np.asarray(values[:channels], dtype=np.float32), count // channels))
 
@@ -340,10 +345,38 @@ class PlanOrder(Sampler):
         return self.n
 
 
+def numpy_views(batch, dataset, views):
+    """The batch's tensors as numpy arrays, a view made once for each of the
+    Dataset's buffers (Tensor.numpy() took several us a call in torch 1.13).
+    A tensor made for one batch gets a view of its own, not kept: a kept view
+    would keep its tensor alive."""
+    out = {}
+    for k, v in batch.items():
+        view = views.get(id(v))
+        if view is None:
+            view = v.numpy()
+            if any(v is b for b in dataset.buffers.values()):
+                views[id(v)] = view
+        out[k] = view
+    return out
+
+
 def make_batches(plan, options):
-    # batch_size=None: the Dataset returns batches, the loader adds no
-    # collation (PyTorch's documented way to load pre-batched data).
-    loader = DataLoader(BatchedExport(plan), batch_size=None, sampler=PlanOrder(plan), num_workers=options.workers)
+    dataset = BatchedExport(plan)
+    views = {}
+    if options.workers == 0:
+        # In the main process, DataLoader(batch_size=None) does no more than
+        # dataset[k] for each index its sampler gives (and default_convert,
+        # which leaves tensors as they are), through its fetcher: about
+        # 10 us a batch of Python on CV-1 (a seventh of it), so the expert
+        # form indexes the Dataset itself, in the plan's order.
+        for k in range(len(dataset)):
+            yield numpy_views(dataset[k], dataset, views)
+        return
+    # With workers: batch_size=None, the Dataset returns batches and the
+    # loader adds no collation (PyTorch's documented way to load
+    # pre-batched data).
+    loader = DataLoader(dataset, batch_size=None, sampler=PlanOrder(plan), num_workers=options.workers)
     for batch in loader:
         yield {k: v.numpy() for k, v in batch.items()}
 

@@ -15,8 +15,9 @@ static const char usage[] = "usage: sluice report RECORDS_DIR [options]\n"
                             "\n"
                             "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
                             "report.html. They open with a winners table: per scenario variant, the fastest\n"
-                            "verified adapter, its lead over the runner-up with the ratio's 95% interval, and\n"
-                            "whether that lead is real (win) or the data cannot tell. Then an overview chart\n"
+                            "verified adapter, its lead over the runner-up with the ratio's 95% interval,\n"
+                            "whether that lead is real (win) or the data cannot tell, and where peers ran,\n"
+                            "sluice's fastest adapter over the best peer. Then an overview chart\n"
                             "of each variant's fastest adapter against the reference, and per variant every\n"
                             "adapter fastest first: elements/s at the median batch time with its interval and\n"
                             "the mean beside it, the ratios to the fastest, the reference and the best\n"
@@ -86,17 +87,44 @@ static const char *lead_verdict(const sl__report_row *fastest)
     return fastest->vs_best.unranked ? "win, but a side is noisy" : "yes";
 }
 
+/* The variant's fastest ranked row of sluice's own adapters (not a peer's),
+ * or -1. */
+static int fastest_own_row(const sl__report *report, const sl__report_variant *v)
+{
+    for (int i = v->first; i < v->first + v->nranked; i++)
+        if (strncmp(report->rows[i].record->adapter, "peer:", 5) != 0)
+            return i;
+    return -1;
+}
+
+/* Where peers ran: sluice's fastest adapter over the fastest equivalent
+ * peer, with the ratio's interval and call and both names, so that the
+ * winners compare sluice with the loaders its users know whichever row
+ * is the runner-up; "-" where no peer ran. */
+static void own_vs_peer(char *buf, size_t size, const sl__report *report, const sl__report_variant *v)
+{
+    int own = fastest_own_row(report, v);
+    snprintf(buf, size, "-");
+    if (own < 0 || !report->rows[own].vs_best_peer.has)
+        return;
+    const sl__report_row *row = &report->rows[own];
+    char ratio[96];
+    sl__format_ratio(ratio, sizeof ratio, &row->vs_best_peer, true);
+    snprintf(buf, size, "%s: %s over %s", row->record->adapter, ratio, row->vs_best_peer.other);
+}
+
 static sl__table *winners_table(const sl__report *report)
 {
     /* The answer first, so that it is what a narrow screen shows. */
     static const char *const headers[] = {"variant",   "fastest (verified)", "lead is real", "lead (95% interval)",
-                                          "runner-up", "elements/s",         "vs reference"};
-    static const sl__align align[] = {SL__LEFT, SL__LEFT, SL__LEFT, SL__RIGHT, SL__LEFT, SL__RIGHT, SL__RIGHT};
-    sl__table *table = sl__table_new(7, headers, align);
+                                          "runner-up", "elements/s",         "vs reference", "sluice vs best peer"};
+    static const sl__align align[] = {SL__LEFT, SL__LEFT,  SL__LEFT,  SL__RIGHT,
+                                      SL__LEFT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(8, headers, align);
     for (int k = 0; k < report->nvariants; k++) {
         const sl__report_variant *v = &report->variants[k];
         const sl_record *first = report->rows[v->first].record;
-        char variant[64], rate[32] = "-", lead[96] = "-", ref[96] = "-";
+        char variant[64], rate[32] = "-", lead[96] = "-", ref[96] = "-", peer[256];
         const char *winner = "no adapter ran ok", *runner = "-", *real = "-";
         snprintf(variant, sizeof variant, "%s / %s", first->scenario, first->variant);
         if (v->fastest >= 0) {
@@ -117,7 +145,8 @@ static sl__table *winners_table(const sl__report *report)
             else
                 sl__format_ratio(ref, sizeof ref, &row->vs_reference, false);
         }
-        const char *cells[] = {variant, winner, real, lead, runner, rate, ref};
+        own_vs_peer(peer, sizeof peer, report, v);
+        const char *cells[] = {variant, winner, real, lead, runner, rate, ref, peer};
         sl__table_add_row(table, cells);
     }
     return table;

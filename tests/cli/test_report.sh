@@ -262,5 +262,31 @@ else
   ok "the same runs without the wait are not called too busy"
 fi
 
+# The winners compare sluice with the peers: a peer's record beside fused
+# and reference (the reference's own record, renamed a per-batch bitwise
+# peer) puts sluice's fastest adapter over the best peer in the winners
+# row, both named, whichever row is the runner-up.
+mkdir -p "$work/peers"
+cp "$work/run/ci/NLP-1__128__fused.json" "$work/run/ci/NLP-1__128__reference.json" "$work/peers/"
+python3 - "$work/run/ci/NLP-1__128__reference.json" "$work/peers/NLP-1__128__peer:fake.json" <<'EOF'
+import json, sys
+record = json.load(open(sys.argv[1]))
+record.update(adapter="peer:fake", framework="fake 1.0", timing="per-batch", equivalence="bitwise")
+json.dump(record, open(sys.argv[2], "w"), indent=1)
+EOF
+"$sluice" report "$work/peers" >/dev/null 2>&1
+winners_row=$(grep -E '^\| NLP-1 / 128 \|' "$work/peers/report.md" | head -1)
+if printf '%s' "$winners_row" | grep -qE '\| (fused|reference): \(?[0-9.]+x\)? .* over peer:fake \|$'; then
+  ok "the winners row puts sluice's fastest adapter over the best peer"
+else
+  not_ok "the winners row puts sluice's fastest adapter over the best peer" "$winners_row"
+fi
+# Without a peer, that cell is "-".
+if grep -E '^\| NLP-1 / 128 \|' "$work/fixed/report.md" | head -1 | grep -qE '\| - \|$'; then
+  ok "a winners row without a peer says so with -"
+else
+  not_ok "a winners row without a peer says so with -" "$(grep -E '^\| NLP-1 / 128 \|' "$work/fixed/report.md")"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

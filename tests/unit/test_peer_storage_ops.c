@@ -24,7 +24,7 @@ static void need_numpy(void)
 {
     char reason[256] = "";
     if (!sl__peer_python_has("numpy", reason, sizeof reason))
-        cr_skip_test("needs numpy in the system's Python: %s", reason);
+        cr_skip_test("needs numpy in the system's Python (ci/install-peers.sh numpy): %s", reason);
 }
 
 TestSuite(peer_storage_ops, .init = need_numpy, .timeout = 600);

@@ -23,6 +23,7 @@
 #include "sluice/peer_check.h"
 #include "sluice/peer_rank.h"
 #include "sluice/scenario.h"
+#include "sluice_config.h"
 
 static char script_path[8][1024];
 
@@ -448,7 +449,7 @@ Test(peers, the_numpy_peers_are_bitwise)
 {
     char reason[256] = "";
     if (!sl__peer_python_has("numpy", reason, sizeof reason))
-        cr_skip_test("needs numpy in the system's Python: %s", reason);
+        cr_skip_test("needs numpy in the system's Python (ci/install-peers.sh numpy): %s", reason);
     const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
     for (int i = 0; i < 2; i++) {
         sl_record record;
@@ -522,4 +523,24 @@ Test(peers, peer_check_says_bitwise_or_names_the_first_difference)
     cr_assert(strstr(result.detail, "batch 0: field 'x' row 0 value 0") != NULL, "%s", result.detail);
     cr_assert(strstr(result.detail, "the peer has") != NULL && strstr(result.detail, "the reference") != NULL, "%s",
               result.detail);
+}
+
+/* Without SLUICE_TORCH_PYTHON and without .venv-torch, the PyTorch peers run
+ * with the system's Python (SLUICE_PYTHON, else /usr/bin/python3), where
+ * `ci/install-peers.sh torch` puts Debian's CPU-only torch: the README's
+ * main job and the tests then use the one Python the numpy peers use. */
+Test(peers_listed, the_torch_peers_use_the_systems_python_without_their_venv)
+{
+    char venv[1024];
+    snprintf(venv, sizeof venv, "%s/.venv-torch/bin/python", SLUICE_SOURCE_ROOT);
+    if (access(venv, X_OK) == 0)
+        cr_skip_test("%s exists, and is used before the system's Python", venv);
+    cr_assert_eq(unsetenv("SLUICE_TORCH_PYTHON"), 0);
+    cr_assert_eq(setenv("SLUICE_PYTHON", "/nonexistent/sluice-test/system/python3", 1), 0);
+    cr_assert_str_eq(sl__peer_torch_python(), "/nonexistent/sluice-test/system/python3");
+    char reason[256] = "";
+    cr_assert_not(sl_adapter_is_available(sl_adapter_find("peer:torch"), reason, sizeof reason));
+    cr_assert(strstr(reason, "/nonexistent/sluice-test/system/python3") != NULL, "'%s'", reason);
+    unsetenv("SLUICE_PYTHON");
+    cr_assert_str_eq(sl__peer_torch_python(), "/usr/bin/python3");
 }

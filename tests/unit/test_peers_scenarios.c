@@ -37,7 +37,7 @@ static void need_numpy(void)
 {
     char reason[256] = "";
     if (!sl__peer_python_has("numpy", reason, sizeof reason))
-        cr_skip_test("needs numpy in the system's Python: %s", reason);
+        cr_skip_test("needs numpy in the system's Python (ci/install-peers.sh numpy): %s", reason);
 }
 
 TestSuite(peers_scenarios, .init = need_numpy, .timeout = 600);
@@ -141,7 +141,8 @@ Test(peers_scenarios, the_torch_peers_are_bitwise_on_cv4_and_mm1)
 {
     char reason[256] = "";
     if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
-        cr_skip_test("needs PyTorch at %s (SLUICE_TORCH_PYTHON): %s", sl__peer_torch_python(), reason);
+        cr_skip_test("needs PyTorch at %s (ci/install-peers.sh torch, or SLUICE_TORCH_PYTHON): %s",
+                     sl__peer_torch_python(), reason);
     const sl_adapter *both[] = {peer_named("peer:torch"), peer_named("peer:torch-idiomatic")};
     check_resampling_bitwise(both, 2);
 }
@@ -153,7 +154,7 @@ Test(peers_scenarios, the_jax_peers_are_bitwise_on_pc5_in_train_and_eval)
 {
     char reason[256] = "";
     if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
-        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh jax): %s", reason);
     const char *modes[] = {"train", "eval"};
     const sl_adapter *both[] = {sl_adapter_find("peer:jax"), sl_adapter_find("peer:jax-idiomatic")};
     cr_assert(both[0] && both[1]);
@@ -181,7 +182,7 @@ Test(peers_scenarios, the_jax_peers_are_bitwise_on_io4_and_replay_their_cache)
 {
     char reason[256] = "";
     if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
-        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh jax): %s", reason);
     sl_scenario_instance *io4 = NULL;
     sl_bench_options io4_options;
     test_bench_instance("IO-4", "64x64x3", 9, &io4, &io4_options);
@@ -327,7 +328,7 @@ Test(peers_scenarios, the_torch_peers_are_within_mm2s_tolerance)
 {
     char reason[256] = "";
     if (!sl__peer_python_has_in(sl__peer_torch_python(), "numpy,torch", reason, sizeof reason))
-        cr_skip_test("needs PyTorch 2's venv (ci/install-peers.sh): %s", reason);
+        cr_skip_test("needs PyTorch at %s (ci/install-peers.sh torch): %s", sl__peer_torch_python(), reason);
     check_mm2_within("peer:torch", "peer:torch-idiomatic");
 }
 
@@ -338,7 +339,7 @@ Test(peers_scenarios, the_jax_peers_are_within_mm2s_tolerance)
 {
     char reason[256] = "";
     if (!sl__peer_python_has_in(sl__peer_venv_python(), "numpy,jax", reason, sizeof reason))
-        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh): %s", reason);
+        cr_skip_test("needs JAX in the peers' venv (ci/install-peers.sh jax): %s", reason);
     check_mm2_within("peer:jax", "peer:jax-idiomatic");
 }
 
