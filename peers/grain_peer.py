@@ -26,6 +26,7 @@ on. IO-4's cache is a dict from element id to its fields after the ops
 before the cache op, kept across the plan's epochs, as a Grain user keeps
 one in a Map.
 """
+
 import os
 import sys
 
@@ -74,8 +75,8 @@ class ExportedEpoch:
             if self.pack is not None and name == self.pack["field"]:
                 p = self.pack["params"]
                 seq = np.full(p["seq_len"], p["pad_id"], dtype=data.dtype)
-                part = data[i * p["seq_len"]:(i + 1) * p["seq_len"]]
-                seq[:part.shape[0]] = part
+                part = data[i * p["seq_len"] : (i + 1) * p["seq_len"]]
+                seq[: part.shape[0]] = part
                 out[name] = seq
             else:
                 out[name] = data[i]
@@ -128,7 +129,7 @@ class RandomCrop(OpTransform):
         h, w, ch, cw = x.shape[0], x.shape[1], self.p["crop_h"], self.p["crop_w"]
         top, left = (h - ch) // 2, (w - cw) // 2
         out = np.zeros_like(x)
-        out[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
+        out[top : top + ch, left : left + cw] = x[oy : oy + ch, ox : ox + cw]
         return out
 
 
@@ -147,7 +148,7 @@ class RandomCrop3d(OpTransform):
     def apply(self, x, key):
         epoch, i = key
         z, y, w = (int(v) for v in self.plan.decisions(self.op, epoch)[i][:3])
-        return x[z:z + self.p["d"], y:y + self.p["h"], w:w + self.p["w"]].copy()
+        return x[z : z + self.p["d"], y : y + self.p["h"], w : w + self.p["w"]].copy()
 
 
 class RandomFlip3d(OpTransform):
@@ -253,10 +254,22 @@ class DropKey(grain.transforms.Map):
         return batch
 
 
-TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "add": Add, "clip": Clip,
-              "random_crop": RandomCrop, "random_hflip": RandomHFlip, "zscore": ZScore, "random_crop3d": RandomCrop3d,
-              "random_flip3d": RandomFlip3d, "one_hot": OneHot, "pad_tokens": PadTokens, "log1p": Log1p,
-              "hash_ids": HashIds}
+TRANSFORMS = {
+    "normalize": Normalize,
+    "scale": Multiply,
+    "multiply": Multiply,
+    "add": Add,
+    "clip": Clip,
+    "random_crop": RandomCrop,
+    "random_hflip": RandomHFlip,
+    "zscore": ZScore,
+    "random_crop3d": RandomCrop3d,
+    "random_flip3d": RandomFlip3d,
+    "one_hot": OneHot,
+    "pad_tokens": PadTokens,
+    "log1p": Log1p,
+    "hash_ids": HashIds,
+}
 
 
 def idiomatic_batches(plan, options, threads):
@@ -289,7 +302,7 @@ def idiomatic_batches(plan, options, threads):
         ds = ds.batch(plan.batch_size, drop_remainder=False)
         for unit in groups[split:]:
             ds = ds.map(BatchOps(plan, unit))
-        ds = ds.map(DropKey())[first:first + len(batches)]
+        ds = ds.map(DropKey())[first : first + len(batches)]
         # iter(ds) alone would prefetch with Grain's default 16 threads; the
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.
         read = grain.ReadOptions(num_threads=threads, prefetch_buffer_size=2 if threads else 0)

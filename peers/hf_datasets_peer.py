@@ -17,6 +17,7 @@ with pad_id), so a batch reads packed rows. In a batch's time: Datasets'
 gather of the batch's rows through the indices mapping, the Arrow-to-numpy
 conversion of every column, and the ops.
 """
+
 import os
 import sys
 
@@ -100,11 +101,15 @@ def batches_of(plan, ops, epochs):
     run_ops = BatchOps(plan, ops)
     for epoch, start, order, selected in epochs:
         for k, batch in enumerate(selected.iter(batch_size=plan.batch_size)):
-            ids = order[k * plan.batch_size:(k + 1) * plan.batch_size]
+            ids = order[k * plan.batch_size : (k + 1) * plan.batch_size]
             yield run_ops(dict(batch), epoch, ids)
 
 
 if __name__ == "__main__":
     datasets.disable_progress_bars()
-    sluice_peer.main("hf-datasets", "datasets " + datasets.__version__ + " (pyarrow "
-                     + __import__("pyarrow").__version__ + ")", make_batches, SUPPORTED)
+    sluice_peer.main(
+        "hf-datasets",
+        "datasets " + datasets.__version__ + " (pyarrow " + __import__("pyarrow").__version__ + ")",
+        make_batches,
+        SUPPORTED,
+    )

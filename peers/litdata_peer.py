@@ -18,6 +18,7 @@ processes, and the protocol owns stdout: the peer points stdout at stderr
 for the setup and speaks the protocol on a duplicate of the original after
 it.
 """
+
 import atexit
 import os
 import shutil
@@ -93,5 +94,6 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("litdata", "litdata %s (torch %s)" % (version("litdata"), version("torch")), make_batches,
-                     SUPPORTED)
+    sluice_peer.main(
+        "litdata", "litdata %s (torch %s)" % (version("litdata"), version("torch")), make_batches, SUPPORTED
+    )

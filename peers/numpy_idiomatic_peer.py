@@ -16,6 +16,7 @@ then finalizer), from
 peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
 differently, and the protocol compares bits).
 """
+
 import functools
 import os
 import sys
@@ -26,9 +27,28 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
-             "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+SUPPORTED = {
+    "pack_tokens",
+    "normalize",
+    "scale",
+    "clip",
+    "add",
+    "multiply",
+    "random_crop",
+    "random_hflip",
+    "zscore",
+    "random_crop3d",
+    "random_flip3d",
+    "one_hot",
+    "pad_tokens",
+    "log1p",
+    "hash_ids",
+    "bag_offsets",
+    "bucket_by_length",
+    "pad_to_multiple",
+    "attention_mask",
+    "rebatch",
+}
 # What peer:numpy itself adds, from the exported per-element and per-batch
 # decisions (the peers that reuse apply_ops without a batch index do not
 # claim them), and gaussian noise drawn by numpy's own generator, keyed by
@@ -86,7 +106,7 @@ def random_crop(x, p, dec):
     rows = dec[:, 0:1] + np.arange(ch)[None, :]
     cols = dec[:, 1:2] + np.arange(cw)[None, :]
     out = np.zeros_like(x)
-    out[:, top:top + ch, left:left + cw] = x[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    out[:, top : top + ch, left : left + cw] = x[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
     return out
 
 
@@ -119,8 +139,12 @@ def resize(x, out_h, out_w):
 def random_resized_crop(x, p, dec):
     """Each image's exported box (y, x, h, w) cut out and resized to out_h x
     out_w, one image at a time, as torchvision's RandomResizedCrop is used."""
-    return np.stack([resize(x[i:i + 1, y:y + h, left:left + w], p["out_h"], p["out_w"])[0]
-                     for i, (y, left, h, w) in enumerate(dec.tolist())])
+    return np.stack(
+        [
+            resize(x[i : i + 1, y : y + h, left : left + w], p["out_h"], p["out_w"])[0]
+            for i, (y, left, h, w) in enumerate(dec.tolist())
+        ]
+    )
 
 
 def zscore(x):
@@ -142,7 +166,7 @@ def zscore(x):
     mean = lane_sum(v) / count
     centred = v - mean[:, None, None]
     if lanes:
-        centred[:, -1, 8 - lanes:] = 0.0
+        centred[:, -1, 8 - lanes :] = 0.0
     var = lane_sum(centred * centred) / count
     sd = np.sqrt(var)
     with np.errstate(divide="ignore"):
@@ -224,10 +248,12 @@ def dropout_keep(plan, op, ids, epoch, values):
     ids = np.asarray(ids, dtype=np.uint64)
     blocks = -(-values // 4)
     shape = (len(ids), blocks)
-    counter = (np.broadcast_to((ids & np.uint64(sluice_ops.M32))[:, None], shape),
-               np.broadcast_to((ids >> np.uint64(32))[:, None], shape),
-               np.full(shape, epoch, dtype=np.uint64),
-               np.broadcast_to(np.arange(blocks, dtype=np.uint64)[None, :], shape))
+    counter = (
+        np.broadcast_to((ids & np.uint64(sluice_ops.M32))[:, None], shape),
+        np.broadcast_to((ids >> np.uint64(32))[:, None], shape),
+        np.full(shape, epoch, dtype=np.uint64),
+        np.broadcast_to(np.arange(blocks, dtype=np.uint64)[None, :], shape),
+    )
     key = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
     words = np.stack(sluice_ops.philox4x32_10(counter, key), axis=-1).reshape(len(ids), blocks * 4)[:, :values]
     return words >= np.uint64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
@@ -249,8 +275,10 @@ def dropout(plan, op, x, ids, epoch):
 def mel_constants(frame, sample_rate, n_fft, mels):
     """The Hann window (float64) and the mel filter bank (float32, as sluice
     rounds it), made once per geometry as Whisper's lru_cached mel_filters."""
-    return (np.array(sluice_ops.hann_window(frame)),
-            np.array(sluice_ops.mel_filter_bank(sample_rate, n_fft, mels), dtype=np.float32))
+    return (
+        np.array(sluice_ops.hann_window(frame)),
+        np.array(sluice_ops.mel_filter_bank(sample_rate, n_fft, mels), dtype=np.float32),
+    )
 
 
 def log_mel(x, p):
@@ -390,8 +418,8 @@ def sub_ops(ops, k):
     """The two sub-chains a graph op ops[k] owns (its ops_a ops after it and
     the ops_b after those), and the index of the op after them."""
     p = ops[k]["params"]
-    a = ops[k + 1:k + 1 + p["ops_a"]]
-    b = ops[k + 1 + p["ops_a"]:k + 1 + p["ops_a"] + p["ops_b"]]
+    a = ops[k + 1 : k + 1 + p["ops_a"]]
+    b = ops[k + 1 + p["ops_a"] : k + 1 + p["ops_a"] + p["ops_b"]]
     if any(op["kind"] in GRAPHS for op in a + b):
         raise SystemExit("op %d (%s) owns another graph op, which this peer does not nest" % (k, ops[k]["kind"]))
     return a, b, k + 1 + p["ops_a"] + p["ops_b"]

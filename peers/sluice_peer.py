@@ -38,6 +38,7 @@ to exit. Anything for people goes to stderr.
 
 This module needs only the standard library; numpy where a loader uses it.
 """
+
 import argparse
 import ast
 import contextlib
@@ -74,10 +75,10 @@ def read_npy(path):
         (length,), start = struct.unpack("<H", data[8:10]), 10
     else:
         (length,), start = struct.unpack("<I", data[8:12]), 12
-    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    header = ast.literal_eval(data[start : start + length].decode("latin1"))
     if header.get("fortran_order"):
         raise SystemExit("%s is in Fortran order" % path)
-    return header["descr"], tuple(header["shape"]), memoryview(data)[start + length:]
+    return header["descr"], tuple(header["shape"]), memoryview(data)[start + length :]
 
 
 def _unique_keys(pairs):
@@ -108,8 +109,12 @@ def check_manifest(directory):
     except (OSError, ValueError) as e:
         raise SystemExit("%s: not a whole export (%s); export it again" % (directory, e))
     files = manifest.get("files")
-    if (manifest.get("format") != "sluice-folder" or manifest.get("kind") != "export"
-            or not isinstance(files, list) or manifest.get("count") != len(files)):
+    if (
+        manifest.get("format") != "sluice-folder"
+        or manifest.get("kind") != "export"
+        or not isinstance(files, list)
+        or manifest.get("count") != len(files)
+    ):
         raise SystemExit("%s: MANIFEST.json is not a whole export manifest" % directory)
     # Peers may keep what they derive beside the export (a converted data
     # set), so files the manifest does not list are not refused here.
@@ -172,7 +177,7 @@ class Plan:
 
     def batch_ids(self, i):
         b = self.batches[i]
-        return self.order(b["epoch"])[b["offset"]:b["offset"] + b["rows"]]
+        return self.order(b["epoch"])[b["offset"] : b["offset"] + b["rows"]]
 
     def decisions(self, op, epoch):
         """op's per-element decisions in epoch, i32 [dataset size, columns], by element id."""
@@ -244,8 +249,9 @@ class Ring:
         its output in place (no copy at hand-over)."""
         out = {}
         for name, dtype, offset, room in self.layout:
-            out[name] = np.frombuffer(self.map, dtype=DTYPES[dtype][0], count=room // DTYPES[dtype][1],
-                                      offset=slot * self.slot_bytes + offset)
+            out[name] = np.frombuffer(
+                self.map, dtype=DTYPES[dtype][0], count=room // DTYPES[dtype][1], offset=slot * self.slot_bytes + offset
+            )
         return out
 
     def write(self, slot, plan, arrays):
@@ -268,10 +274,13 @@ class Ring:
             if n > room:
                 raise SystemExit("field %s of shape %s is larger than the plan's batch" % (name, list(shape)))
             start = base + offset
-            in_place = (self.address is not None and hasattr(a, "__array_interface__")
-                        and a.__array_interface__["data"][0] == self.address + start)
+            in_place = (
+                self.address is not None
+                and hasattr(a, "__array_interface__")
+                and a.__array_interface__["data"][0] == self.address + start
+            )
             if not in_place:
-                self.view[start:start + n] = data
+                self.view[start : start + n] = data
             shapes.append([int(d) for d in shape])
         return shapes
 
@@ -321,15 +330,20 @@ def parser(prog):
     p.add_argument("--ring-fd", type=int)
     p.add_argument("--ring-slots", type=int, default=2)
     p.add_argument("--ring-slot-bytes", type=int)
-    p.add_argument("--describe", action="store_true",
-                   help="print what the loader implements, as JSON, and exit (sluice asks a loader of the user's)")
+    p.add_argument(
+        "--describe",
+        action="store_true",
+        help="print what the loader implements, as JSON, and exit (sluice asks a loader of the user's)",
+    )
     return p
 
 
 def open_ring(plan, options):
     if options.ring_fd is None or options.ring_slot_bytes is None:
-        raise SystemExit("no --ring-fd/--ring-slot-bytes: a peer is started by sluice (sluice bench or sluice "
-                         "peer-check), which passes its shared-memory ring")
+        raise SystemExit(
+            "no --ring-fd/--ring-slot-bytes: a peer is started by sluice (sluice bench or sluice "
+            "peer-check), which passes its shared-memory ring"
+        )
     return Ring(plan, options.ring_fd, options.ring_slots, options.ring_slot_bytes)
 
 

@@ -21,6 +21,7 @@ so the arithmetic is sluice's bit for bit (docs/peers.md). pack_tokens is
 part of the conversion: each sample is its element's packed sequence, as
 Streaming users store tokenized sequences.
 """
+
 import atexit
 import os
 import shutil
@@ -86,5 +87,6 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("mosaicml-streaming", "mosaicml-streaming " + version("mosaicml-streaming"), make_batches,
-                     SUPPORTED)
+    sluice_peer.main(
+        "mosaicml-streaming", "mosaicml-streaming " + version("mosaicml-streaming"), make_batches, SUPPORTED
+    )

@@ -24,6 +24,7 @@ are sharded. In a batch's time: reading the tar members (from the page
 cache, the shards having just been written), decoding each `.npy`, the
 collation (np.stack of the samples' arrays), and the ops.
 """
+
 import glob
 import os
 import sys
@@ -68,8 +69,7 @@ def write_shards(plan, pack, epochs, name="webdataset", finish=None):
     fields = sample_fields(plan, pack)
     with sluice_peer.written_aside(path) as tmp:
         for epoch, order in epochs:
-            with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT,
-                                 verbose=0) as sink:
+            with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT, verbose=0) as sink:
                 for pos, i in enumerate(order):
                     # The key holds the epoch as well as the position: a
                     # data set whose keys repeat is refused by Energon's
@@ -109,8 +109,9 @@ def make_batches(plan, options):
     pipelines = []
     for epoch, _ in epochs:
         shards = sorted(glob.glob(os.path.join(path, "e%d-*.tar" % epoch)))
-        pipelines.append((epoch, wds.WebDataset(shards, shardshuffle=False).decode()
-                          .batched(plan.batch_size, partial=True)))
+        pipelines.append(
+            (epoch, wds.WebDataset(shards, shardshuffle=False).decode().batched(plan.batch_size, partial=True))
+        )
     names = [f["name"] for f in plan.source_fields]
     return batches_of(plan, ops, names, pipelines)
 

@@ -1,6 +1,7 @@
 """A peer that computes every batch before its hello and then hands them over:
 its bytes are right, but its latencies are only the hand-over, so sluice
 must flag the run `hand-over` and never rank it."""
+
 import os
 import sys
 

@@ -2,6 +2,7 @@
 (setsid) and starts one more, which would outlive the run: sluice must kill
 both. The last one writes its pid to the file SLUICE_TEST_PIDFILE names.
 The peer's own work is honest."""
+
 import os
 import sys
 import time

@@ -1,6 +1,7 @@
 """A peer that delivers every batch correctly and then takes a long time to
 exit (a framework's shutdown): sluice kills it after its exit grace and
 records it `ok`, with a note that says so."""
+
 import os
 import sys
 import time

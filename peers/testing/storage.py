@@ -6,6 +6,7 @@ as a framework's own buffers may be, so an op that wrote into them would
 raise; the batch is also compared with a copy taken before the ops, so a
 write that numpy allowed is refused too. With --writable they are the
 caller's to write (SPDL's and Ray Data's stages)."""
+
 import os
 import sys
 

@@ -2,6 +2,7 @@
 --latency=VALUE, that exact JSON number for every batch: out of range, not an
 integer, or longer than sluice could have seen). The first must be flagged
 `hand-over`; the others are protocol errors."""
+
 import json
 import os
 import sys

@@ -1,6 +1,7 @@
 """plain's batches with the first byte of every field's data flipped: it runs
 to the end and hands over wrong data, so sluice must record a mismatch and
 name where the first batch differs."""
+
 import os
 import sys
 
