@@ -42,7 +42,7 @@ def main():
     import wandb
 
     written = 0
-    for path, run in runs(args.history):
+    for _path, run in runs(args.history):
         env = run["environment"]
         config = {
             "commit": run["commit"],

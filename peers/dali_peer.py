@@ -56,10 +56,10 @@ from nvidia.dali import fn, pipeline_def, types
 from nvidia.dali import math as dmath
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer  # noqa: E402
-import numpy_peer  # noqa: E402
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer
+import numpy_peer
+import sluice_ops
+import sluice_peer
 
 SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
 # rebatch splits a batch into micro-batches and joins them back, which

@@ -41,8 +41,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_peer  # noqa: E402
-import xla_cap  # noqa: E402
+import sluice_peer
+import xla_cap
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 OPTIONS = sluice_peer.parser("datarax")

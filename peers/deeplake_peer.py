@@ -25,9 +25,9 @@ import deeplake
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 SUPPORTED = numpy_peer.SUPPORTED
 
@@ -65,7 +65,7 @@ def write_dataset(plan, path):
     ds = deeplake.create("file://" + path)
     for name, data in columns.items():
         ds.add_column(name, column_type(data))
-    ds.append({name: data for name, data in columns.items()})
+    ds.append(dict(columns.items()))
     ds.commit()
     return ops
 

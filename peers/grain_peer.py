@@ -34,9 +34,9 @@ import grain
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-import numpy_peer as numpy_tuned  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import numpy_peer as numpy_tuned
+import sluice_peer
 
 # Both forms compute every op peer:numpy computes: the tuned form with its
 # code, the idiomatic one with numpy_idiomatic_peer's functions.
@@ -307,8 +307,7 @@ def idiomatic_batches(plan, options, threads):
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.
         read = grain.ReadOptions(num_threads=threads, prefetch_buffer_size=2 if threads else 0)
         it = iter(ds.to_iter_dataset(read))
-        for batch in it:
-            yield batch
+        yield from it
 
 
 class TunedBatch(grain.transforms.Map):
@@ -328,8 +327,7 @@ def tuned_batches(plan, options):
     main thread."""
     ds = grain.MapDataset.range(len(plan.batches)).map(TunedBatch(plan))
     read = grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
-    for batch in ds.to_iter_dataset(read):
-        yield batch
+    yield from ds.to_iter_dataset(read)
 
 
 def make_batches(plan, options):

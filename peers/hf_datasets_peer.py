@@ -25,13 +25,13 @@ import sys
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import datasets  # noqa: E402
-import numpy as np  # noqa: E402
+import datasets
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 SUPPORTED = numpy_peer.SUPPORTED
 
@@ -99,7 +99,7 @@ def make_batches(plan, options):
 
 def batches_of(plan, ops, epochs):
     run_ops = BatchOps(plan, ops)
-    for epoch, start, order, selected in epochs:
+    for epoch, _start, order, selected in epochs:
         for k, batch in enumerate(selected.iter(batch_size=plan.batch_size)):
             ids = order[k * plan.batch_size : (k + 1) * plan.batch_size]
             yield run_ops(dict(batch), epoch, ids)

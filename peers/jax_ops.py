@@ -166,7 +166,7 @@ def dropout(x, ids, epoch, seed, op):
     return jnp.where(keep, B(x * scale), jnp.float32(0.0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def resize_plan(size_in, out):
     """One axis of sluice's bilinear plan for a static shape, in numpy on
     the host (the module's docstring says why): source indices i0, i1 and

@@ -32,8 +32,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED
 

@@ -24,8 +24,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import sluice_ops
+import sluice_peer
 
 SUPPORTED = {
     "pack_tokens",
@@ -271,7 +271,7 @@ def dropout(plan, op, x, ids, epoch):
     return np.where(keep, x * dropout_scale(op["params"]["p"]), np.float32(0.0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mel_constants(frame, sample_rate, n_fft, mels):
     """The Hann window (float64) and the mel filter bank (float32, as sluice
     rounds it), made once per geometry as Whisper's lru_cached mel_filters."""

@@ -62,13 +62,13 @@ import sys
 # numpy loads OpenBLAS; a user's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-from numpy.lib.stride_tricks import as_strided  # noqa: E402
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as idiomatic  # noqa: E402
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as idiomatic
+import sluice_ops
+import sluice_peer
 
 SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
 # The ops the tuned loop applies itself: in place, or (crops, resizes) into
@@ -309,7 +309,7 @@ class Cache:
             return
         tuned = self.tuned
         fields = {name: tuned.gather(name, missing) for name in tuned.fields}
-        for k, op in enumerate(self.before):
+        for _k, op in enumerate(self.before):
             x = fields[op["field"]]
             if op["kind"] == "trig_rounds" and x.dtype == np.float32:
                 fields[op["field"]] = self.trig(x, op["params"]["rounds"], x)  # x is a gather buffer

@@ -35,8 +35,8 @@ import ray  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
 SUPPORTED = numpy_peer.SUPPORTED - {"pad_to_multiple", "attention_mask"}
 
@@ -81,8 +81,7 @@ def make_batches(plan, options):
             stop = batches[-1]["offset"] + batches[-1]["rows"]
             ds = ray.data.from_numpy(plan.order(epoch)[start:stop])
             ds = ds.map_batches(transform, fn_kwargs={"epoch": epoch}, batch_size=plan.batch_size, batch_format="numpy")
-            for batch in ds.iter_batches(batch_size=plan.batch_size, batch_format="numpy"):
-                yield batch
+            yield from ds.iter_batches(batch_size=plan.batch_size, batch_format="numpy")
 
     return batches()
 

@@ -23,9 +23,9 @@ import numpy as np
 from spdl.pipeline import PipelineBuilder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 SUPPORTED = numpy_peer.SUPPORTED
 
@@ -68,8 +68,7 @@ def make_batches(plan, options):
     def batches():
         for pipeline in pipelines:
             with pipeline.auto_stop():
-                for batch in pipeline:
-                    yield batch
+                yield from pipeline
 
     return batches()
 

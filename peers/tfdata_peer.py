@@ -49,8 +49,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # different numerical results", in TensorFlow's own words).
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
 # Grappler's arithmetic optimizer rewrites a chain of multiplies by constants
 # (x * a * b into x * (a * b)), which rounds once where sluice rounds twice:

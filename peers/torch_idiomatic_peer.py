@@ -24,9 +24,9 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from torch.utils.data.dataloader import default_collate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
-from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
+import sluice_ops
+import sluice_peer
+from numpy_idiomatic_peer import GRAPHS, sub_ops
 
 SUPPORTED = {
     "pack_tokens",

@@ -42,9 +42,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
-from torch_idiomatic_peer import TorchArrays  # noqa: E402
+import sluice_ops
+import sluice_peer
+from torch_idiomatic_peer import TorchArrays
 
 SUPPORTED = {
     "pack_tokens",

@@ -33,9 +33,9 @@ import numpy as np
 import webdataset as wds
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 SUPPORTED = numpy_peer.SUPPORTED
 # Samples per shard: several shards per epoch at ci size, as a sharded data

@@ -56,7 +56,10 @@ def device_table(rows):
         gbs = None
         if graph and g.get("measured_batches"):
             gbs = g["bytes"] / g["measured_batches"] / (graph * 1e3)
-        ratio = lambda a, b: a / b if a and b else None
+
+        def ratio(a, b):
+            return a / b if a and b else None
+
         saved = cuda - graph if cuda and graph else None
         print(
             f"| {s}/{v} | {fmt(fused)} | {fmt(cuda)} | {fmt(graph)} | {fmt(ratio(fused, cuda), '.2f')} "

@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 options = sluice_peer.parser("echo").parse_args()
 plan = sluice_peer.Plan(options.export_dir)

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import numpy_peer  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_peer
+import sluice_peer
 
 
 def make_batches(plan, options):

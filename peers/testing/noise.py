@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 SUPPORTED = {"normalize", "gaussian_noise", "random_brightness"}
 

@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 SUPPORTED = {"normalize"}
 FRAMEWORK = "python %d.%d (standard library)" % sys.version_info[:2]

@@ -6,8 +6,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def make_batches(plan, options):

@@ -8,8 +8,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def escape():

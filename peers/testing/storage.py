@@ -13,9 +13,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import numpy_idiomatic_peer  # noqa: E402
-import sluice_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
+import numpy_idiomatic_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 
 def make_batches(plan, options):

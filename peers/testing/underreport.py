@@ -9,8 +9,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 p = sluice_peer.parser("underreport")
 p.add_argument("--latency")
