@@ -25,11 +25,11 @@ import deeplake
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer
 import sluice_peer
 from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 TYPES = {
     np.dtype(np.uint8): deeplake.types.UInt8,

@@ -57,12 +57,12 @@ from megatron.energon import (  # noqa: E402
 from megatron.energon.flavors import BaseWebdatasetFactory  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
 import sluice_peer  # noqa: E402
 import webdataset_peer  # noqa: E402
 from numpy_peer import BatchOps  # noqa: E402
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # What dataset.yaml says: Energon's crude sample type, cooked in the task
 # encoder (the data set's fields are the scenario's, not one of Energon's
 # predefined sample types with a field map).

@@ -38,9 +38,8 @@ import numpy_idiomatic_peer as numpy_peer
 import numpy_peer as numpy_tuned
 import sluice_peer
 
-# Both forms compute every op peer:numpy computes: the tuned form with its
-# code, the idiomatic one with numpy_idiomatic_peer's functions.
-SUPPORTED = numpy_tuned.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops on a whole batch: these and every op after the first of them run as
 # Maps after .batch(). Gaussian noise is one because numpy's generator is
 # keyed per batch (seed, op id, epoch, batch), as peer:numpy keys it; drawn

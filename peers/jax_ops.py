@@ -32,29 +32,6 @@ from jax import lax
 import sluice_ops
 from numpy_idiomatic_peer import GRAPHS, NumpyArrays, sub_ops  # noqa: F401 (GRAPHS and sub_ops: for the peers)
 
-# Ops that only move, select or count values, or compute in integers:
-# bitwise in any framework that keeps the dtypes.
-MOVEMENT = {
-    "random_crop",
-    "random_hflip",
-    "random_crop3d",
-    "random_flip3d",
-    "one_hot",
-    "pad_tokens",
-    "hash_ids",
-    "rot90",
-}
-ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
-# Element ops the JAX and Datarax peers apply beyond those: PC-5's affine (a
-# fenced product, then the bias: XLA capped at AVX, since affine multiplies
-# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
-# on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
-# tolerance). PC-5's dropout needs the elements' ids and epoch, so peer:jax's
-# batch function applies it to the batch, and peer:datarax to each element,
-# its id and epoch riding along (dropout, below). CV-4's resize and MM-1's
-# random_resized_crop by sluice's plan and lerps (XLA capped at AVX: the
-# lerps multiply then add), the latter's row its plan (resized_crop_plan).
-JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel", "resize", "random_resized_crop"}
 # Ops with per-element exported decisions: the decision row rides along
 # (random_resized_crop's: its plan, made from its box by resized_crop_plan).
 RANDOM = (

@@ -43,27 +43,8 @@ jax.config.update("jax_enable_x64", True)
 
 import jax_ops  # noqa: E402
 
-SUPPORTED = (
-    {
-        "pack_tokens",
-        "bag_offsets",
-        "rebatch",
-        "gaussian_noise",
-        "mixup",
-        "cutmix",
-        "bucket_by_length",
-        "pad_to_multiple",
-        "attention_mask",
-    }
-    | jax_ops.MOVEMENT
-    | jax_ops.ARITHMETIC
-)
-# PC-5's affine and dropout (its mask recomputed from the keying the plan
-# documents, jax_ops.dropout_keep; the identity in eval mode), IO-4's
-# trig_rounds and a cache of the peer's own (Cache, below).
-SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
-# PC-2's and PC-4's sub-op graphs, from the exported picks.
-SUPPORTED |= set(jax_ops.GRAPHS)
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def noise(plan, op, x, ids, epoch):

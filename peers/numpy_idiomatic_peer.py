@@ -27,53 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_ops
 import sluice_peer
 
-SUPPORTED = {
-    "pack_tokens",
-    "normalize",
-    "scale",
-    "clip",
-    "add",
-    "multiply",
-    "random_crop",
-    "random_hflip",
-    "zscore",
-    "random_crop3d",
-    "random_flip3d",
-    "one_hot",
-    "pad_tokens",
-    "log1p",
-    "hash_ids",
-    "bag_offsets",
-    "bucket_by_length",
-    "pad_to_multiple",
-    "attention_mask",
-    "rebatch",
-}
-# What peer:numpy itself adds, from the exported per-element and per-batch
-# decisions (the peers that reuse apply_ops without a batch index do not
-# claim them), and gaussian noise drawn by numpy's own generator, keyed by
-# (seed, op id, epoch, batch) as a numpy user keys it: its batches cannot
-# equal sluice's, so sluice checks them statistically (docs/peers.md).
-NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "gaussian_noise"}
-# And IO-4's: sluice's libm-free trig_rounds in float64 (sluice_ops), and a
-# cache of each element's fields after the ops before it, which make_batches
-# keeps across the plan's epochs (apply_ops alone passes a cache through).
-NUMPY_ONLY |= {"trig_rounds", "cache"}
-# And PC-5's: affine from the plan's scale and bias, and dropout's mask
-# recomputed from its documented keying (Philox, sluice_ops) in train mode.
-NUMPY_ONLY |= {"affine", "dropout"}
-# And PC-2's and PC-4's sub-op graphs: branch_mean, random_apply and
-# random_choice run the ops they own (listed after them) on copies or on
-# the rows their exported picks name.
-NUMPY_ONLY |= {"branch_mean", "random_apply", "random_choice"}
-# And CV-4's and MM-1's bilinear resampling: sluice's plan and lerps
-# (sluice_ops) in numpy's float32, random_resized_crop's box from its
-# exported decisions (y, x, h, w per element).
-NUMPY_ONLY |= {"resize", "random_resized_crop"}
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 GRAPHS = ("branch_mean", "random_apply", "random_choice")
-# And MM-2's log_mel: numpy's own FFT and matrix product on sluice's window
-# and filter bank (sluice_ops), held to MM-2's stated tolerance.
-NUMPY_ONLY |= {"log_mel"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -574,4 +530,4 @@ def make_batches(plan, options):
 
 
 if __name__ == "__main__":
-    sluice_peer.main("numpy-idiomatic", "numpy " + np.__version__, make_batches, SUPPORTED | NUMPY_ONLY)
+    sluice_peer.main("numpy-idiomatic", "numpy " + np.__version__, make_batches, SUPPORTED)

@@ -70,7 +70,8 @@ import numpy_idiomatic_peer as idiomatic
 import sluice_ops
 import sluice_peer
 
-SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # The ops the tuned loop applies itself: in place, or (crops, resizes) into
 # buffers made once per op.
 IN_PLACE = {

@@ -354,6 +354,55 @@ def epoch_batches(plan: Plan) -> dict[int, list[dict[str, int]]]:
     return epochs
 
 
+# What each built-in peer script implements (read by the build too).
+OPS_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.txt")
+
+
+def read_ops_table(path: str = OPS_TABLE) -> dict[str, frozenset[str]]:
+    """peers/ops.txt: each built-in peer script's ops, {"numpy_peer.py":
+    {"normalize", ...}}, its groups ("@name = ...") expanded. The one reader
+    of it: the build's adapters/peer_ops_header.py calls it too."""
+    entries: list[tuple[int, str, list[str]]] = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            text = line.split("#", 1)[0]
+            if not text.strip():
+                continue
+            if text[0].isspace():
+                if not entries:
+                    raise SystemExit("%s:%d: a continued line with no declaration before it" % (path, number))
+                entries[-1][2].extend(text.split())
+                continue
+            name, equals, items = text.partition("=")
+            name = name.strip()
+            if not equals or not (name.startswith("@") or name.endswith(".py")):
+                raise SystemExit("%s:%d: expected '@group = op ...' or 'script.py = op ...'" % (path, number))
+            entries.append((number, name, items.split()))
+    groups: dict[str, frozenset[str]] = {}
+    scripts: dict[str, frozenset[str]] = {}
+    for number, name, items in entries:
+        ops: set[str] = set()
+        for item in items:
+            if item.startswith("@") and item not in groups:
+                raise SystemExit("%s:%d: %s is no group declared above" % (path, number, item))
+            ops |= groups[item] if item.startswith("@") else {item}
+        declared = groups if name.startswith("@") else scripts
+        if name in declared:
+            raise SystemExit("%s:%d: %s is declared twice" % (path, number, name))
+        declared[name] = frozenset(ops)
+    return scripts
+
+
+def implements(script: str) -> frozenset[str]:
+    """The ops that the built-in peer script at path `script` (its __file__)
+    implements, as peers/ops.txt declares them."""
+    name = os.path.basename(script)
+    table = read_ops_table()
+    if name not in table:
+        raise SystemExit("%s is not declared in %s" % (name, OPS_TABLE))
+    return table[name]
+
+
 def f32(value: float) -> Array:
     return np.float32(value)
 

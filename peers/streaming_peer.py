@@ -34,7 +34,8 @@ import numpy_idiomatic_peer as numpy_peer
 import sluice_peer
 from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def encoding(dtype, shape):

@@ -62,42 +62,8 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
 
-SUPPORTED = {
-    "pack_tokens",
-    "normalize",
-    "scale",
-    "clip",
-    "add",
-    "multiply",
-    "random_crop",
-    "random_hflip",
-    "random_crop3d",
-    "random_flip3d",
-    "one_hot",
-    "pad_tokens",
-    "log1p",
-    "hash_ids",
-    "bag_offsets",
-    "bucket_by_length",
-    "pad_to_multiple",
-    "attention_mask",
-    "rebatch",
-    "rot90",
-    "random_brightness",
-    "random_scale",
-    "affine",
-    "dropout",
-    "gaussian_noise",
-    "mixup",
-    "cutmix",
-}
-# CV-4's and MM-1's bilinear resampling by sluice's plan and lerps in tf ops;
-# PC-2's and PC-4's sub-op graphs from their exported picks; MM-2's log_mel
-# (tf.signal.rfft and tf.matmul on sluice's window and filter bank).
-SUPPORTED |= {"resize", "random_resized_crop", "log_mel"} | set(GRAPHS)
-# IO-4's trig_rounds (sluice's libm-free sine and cosine, float64 tf ops)
-# and its cache (ElementStore).
-SUPPORTED |= {"trig_rounds", "cache"}
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops with per-element decisions (their rows are gathered by element id).
 DECIDED = (
     "random_crop",

@@ -28,53 +28,15 @@ import sluice_ops
 import sluice_peer
 from numpy_idiomatic_peer import GRAPHS, sub_ops
 
-SUPPORTED = {
-    "pack_tokens",
-    "normalize",
-    "scale",
-    "clip",
-    "add",
-    "multiply",
-    "random_crop",
-    "random_hflip",
-    "zscore",
-    "random_crop3d",
-    "random_flip3d",
-    "one_hot",
-    "pad_tokens",
-    "log1p",
-    "hash_ids",
-    "bag_offsets",
-    "bucket_by_length",
-    "pad_to_multiple",
-    "attention_mask",
-    "rebatch",
-}
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops whose per-element decisions the export writes, and the batch ops (the
 # collate_fn's). Beyond the gate: rot90's turns, brightness offsets and scale
 # factors, MixUp's and CutMix's per-batch draws and partners; and gaussian
 # noise drawn by torch's own generator (checked statistically).
 RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness", "random_scale")
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
-SUPPORTED = SUPPORTED | {"rot90", "random_brightness", "random_scale", "gaussian_noise", "mixup", "cutmix"}
-# IO-4's trig_rounds (sluice's float64 sine and cosine, sluice_ops) with a
-# cache of elements in the Dataset, and PC-5's affine and dropout (its mask
-# recomputed from the keying the plan documents, in int64 arithmetic).
-SUPPORTED = SUPPORTED | {"trig_rounds", "cache", "affine", "dropout"}
-# PC-2's and PC-4's sub-op graphs, per element: branch_mean runs both chains
-# it owns and blends them as sluice does; random_apply and random_choice run
-# the chain the element's exported pick names. Their noise is torch's own,
-# so those scenarios are checked statistically.
-SUPPORTED = SUPPORTED | set(GRAPHS)
-# CV-4's resize and MM-1's random_resized_crop: sluice's bilinear plan and
-# lerps (sluice_ops) in torch's float32, one element at a time, the crop's
-# box from its exported decisions. torchvision's resize weighs and rounds
-# otherwise (and rounds u8 output), so it cannot be bitwise.
-SUPPORTED = SUPPORTED | {"resize", "random_resized_crop"}
 RANDOM = RANDOM + ("random_resized_crop",)
-# MM-2's log_mel with torch's FFT and matmul on sluice's window and filter
-# bank (sluice_ops), held to MM-2's stated tolerance, not bitwise.
-SUPPORTED = SUPPORTED | {"log_mel"}
 
 
 class TorchArrays:

@@ -46,21 +46,8 @@ import sluice_ops
 import sluice_peer
 from torch_idiomatic_peer import TorchArrays
 
-SUPPORTED = {
-    "pack_tokens",
-    "normalize",
-    "scale",
-    "clip",
-    "add",
-    "multiply",
-    "random_crop",
-    "random_hflip",
-    "resize",
-    "random_resized_crop",
-    "pad_tokens",
-}
-# MM-2's log_mel, within its stated tolerance.
-SUPPORTED |= {"log_mel"}
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def sequences(stream, p):

@@ -37,7 +37,8 @@ import numpy_idiomatic_peer as numpy_peer
 import sluice_peer
 from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # Samples per shard: several shards per epoch at ci size, as a sharded data
 # set has; WebDataset streams across shard boundaries.
 SHARD_COUNT = 1000
