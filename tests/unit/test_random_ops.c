@@ -71,7 +71,7 @@ static uint32_t draw_word(uint32_t op_id, int64_t element, int64_t epoch, uint32
         .v[word];
 }
 
-Test(random_ops, brightness_adds_the_documented_offset_within_delta)
+Test(random_brightness, brightness_adds_the_documented_offset_within_delta)
 {
     enum { N = 4000 };
     float *data, *out = malloc((size_t)N * V * sizeof(float));
@@ -102,7 +102,7 @@ Test(random_ops, brightness_adds_the_documented_offset_within_delta)
     free(out);
 }
 
-Test(random_ops, scale_multiplies_by_the_documented_factor_within_its_range)
+Test(random_scale, scale_multiplies_by_the_documented_factor_within_its_range)
 {
     enum { N = 4000 };
     float *data, *out = malloc((size_t)N * V * sizeof(float));
@@ -128,7 +128,7 @@ Test(random_ops, scale_multiplies_by_the_documented_factor_within_its_range)
 
 /* With x = 0 and sigma = 1 the output is the variate itself: value
  * i = 64 g + 16 k + j of an element takes word k of block 16 g + j. */
-Test(random_ops, noise_draws_each_value_from_the_documented_word)
+Test(gaussian_noise, noise_draws_each_value_from_the_documented_word)
 {
     enum { N = 40 };
     float *data, out[N * V];
