@@ -23,6 +23,11 @@ char *test_read_text(const char *path);
  * which meson sets, or the current directory), written to out. */
 const char *test_peer_script(char *out, size_t size, const char *relative);
 
+/* Runs the adapter named `adapter` over epoch 0 of p on one thread and
+ * appends each batch's field 0 to out (row_bytes per row); returns the rows
+ * it handed over, or fails the test. */
+int64_t test_run_adapter_field0(const char *adapter, const sl_pipeline *p, void *out, size_t row_bytes);
+
 /* Builds the ci-profile instance of scenario/variant (seed 42) and bench
  * options for one repetition of 1 warmup and `measured` batches, without
  * probes, checked against the reference, whose digest it computes; or fails

@@ -13,6 +13,7 @@
 #include "kernels_under_test.h"
 #include "sluice/adapter.h"
 #include "sluice/pipeline.h"
+#include "support.h"
 
 enum { H = 7, W = 11, V = H * W, SEED = 3 };
 
@@ -146,20 +147,6 @@ Test(gaussian_noise, noise_draws_each_value_from_the_documented_word)
     free(data);
 }
 
-/* What an adapter's batches are appended to. */
-typedef struct collected {
-    float *out;
-    int64_t rows;
-} collected;
-
-static int collect(const sl_batch *b, void *user)
-{
-    collected *sink = user;
-    memcpy(sink->out + sink->rows * V, b->fields[0].data, sl_tensor_nbytes(&b->fields[0]));
-    sink->rows += b->count;
-    return 0;
-}
-
 /* The three ops chained after a normalize, on random values: every kernel
  * table and executor gives the reference's bits, the noise's spread is
  * sigma's, and another epoch draws other numbers. */
@@ -189,16 +176,8 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
     cr_assert_eq(st, SL_OK, "%s", err.msg);
     const char *adapters[] = {"fused", "iter"};
     for (int a = 0; a < 2; a++) {
-        const sl_adapter *adapter = sl_adapter_find(adapters[a]);
-        int64_t batches = sl_pipeline_batches_per_epoch(p);
-        int64_t *latency = calloc((size_t)batches, sizeof *latency);
-        collected sink = {other, 0};
-        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1},
-                                  collect, &sink, latency, &err),
-                     SL_OK, "%s", err.msg);
-        cr_assert_eq(sink.rows, N);
+        cr_assert_eq(test_run_adapter_field0(adapters[a], p, other, sizeof(float) * V), N);
         cr_assert(memcmp(reference, other, sizeof(float) * N * V) == 0, "%s differs from the reference", adapters[a]);
-        free(latency);
     }
     sl_pipeline_free(p);
 

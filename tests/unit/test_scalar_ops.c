@@ -14,15 +14,15 @@
 #include "kernels_under_test.h"
 #include "sluice/adapter.h"
 #include "sluice/pipeline.h"
+#include "support.h"
 
 enum { N = 5, H = 3, W = 13, V = H * W, SEED = 11 };
 
 /* Values chosen to catch a wrong operation, a fused multiply-add, a flush
  * of subnormals to zero or a lost sign; the rest of each element is filled
  * with a spread of ordinary values. */
-static const float special[] = {0.1f,      1.0f / 3.0f, -7.25f,    3.0e38f,  -3.0e38f, 1.0e-38f, -1.0e-40f,
-                                1.0e-45f,  0.0f,        -0.0f,     INFINITY, -INFINITY, NAN,     16777216.0f,
-                                -16777217.0f};
+static const float special[] = {0.1f, 1.0f / 3.0f, -7.25f,   3.0e38f,   -3.0e38f, 1.0e-38f,    -1.0e-40f,   1.0e-45f,
+                                0.0f, -0.0f,       INFINITY, -INFINITY, NAN,      16777216.0f, -16777217.0f};
 
 static void fill(float *data)
 {
@@ -70,21 +70,8 @@ static bool same_value(float got, float want)
 static void expect_values(const float *got, const float *want, const char *op, const char *how)
 {
     for (int i = 0; i < N * V; i++)
-        cr_expect(same_value(got[i], want[i]), "%s through %s: value %d is %a, expected %a", op, how, i,
-                  (double)got[i], (double)want[i]);
-}
-
-typedef struct collected {
-    float *out;
-    int64_t rows;
-} collected;
-
-static int collect(const sl_batch *batch, void *user)
-{
-    collected *c = user;
-    memcpy(c->out + c->rows * V, batch->fields[0].data, sl_tensor_nbytes(&batch->fields[0]));
-    c->rows += batch->count;
-    return 0;
+        cr_expect(same_value(got[i], want[i]), "%s through %s: value %d is %a, expected %a", op, how, i, (double)got[i],
+                  (double)want[i]);
 }
 
 /* Runs op over the N elements in every way sluice runs it on the CPU and
@@ -111,17 +98,9 @@ static void expect_op_gives(sl_op op, const float *want)
     sl_pipeline *p = pipeline_of(src, 2, op);
     const char *adapters[] = {"fused", "iter"};
     for (int a = 0; a < 2; a++) {
-        const sl_adapter *adapter = sl_adapter_find(adapters[a]);
-        int64_t batches = sl_pipeline_batches_per_epoch(p);
-        int64_t *latency = calloc((size_t)batches, sizeof *latency);
         memset(got, 0, sizeof got);
-        collected sink = {got, 0};
-        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1},
-                                  collect, &sink, latency, &err),
-                     SL_OK, "%s", err.msg);
-        cr_assert_eq(sink.rows, N);
+        cr_assert_eq(test_run_adapter_field0(adapters[a], p, got, sizeof(float) * V), N);
         expect_values(got, want, sl_op_kind_name(op.kind), adapters[a]);
-        free(latency);
     }
     sl_pipeline_free(p);
     sl_source_free(src);
