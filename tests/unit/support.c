@@ -70,6 +70,21 @@ void test_bench_instance(const char *scenario_id, const char *variant, int measu
     cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s", err.msg);
 }
 
+sl_source *test_source_x(sl_dtype dtype, int64_t h, int64_t w, int64_t n, void *data)
+{
+    sl_schema schema;
+    memset(&schema, 0, sizeof schema);
+    schema.nfields = 1;
+    strcpy(schema.fields[0].name, "x");
+    schema.fields[0].dtype = dtype;
+    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {h, w}};
+    void *fields[1] = {data};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&schema, n, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
 /* Where test_run_adapter_field0 appends its batches. */
 typedef struct field0_sink {
     unsigned char *out;

@@ -23,17 +23,7 @@ static sl_source *constant_source(float **data, int64_t n, float value)
     *data = malloc((size_t)n * V * sizeof(float));
     for (int64_t i = 0; i < n * V; i++)
         (*data)[i] = value;
-    sl_schema schema;
-    memset(&schema, 0, sizeof schema);
-    schema.nfields = 1;
-    strcpy(schema.fields[0].name, "x");
-    schema.fields[0].dtype = SL_F32;
-    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {H, W}};
-    void *fields[1] = {*data};
-    sl_source *src;
-    sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&schema, n, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
-    return src;
+    return test_source_x(SL_F32, H, W, n, *data);
 }
 
 static sl_pipeline *pipeline_of(sl_source *src, int64_t batch, const sl_op *ops, int nops, sl_status *status,
@@ -195,16 +185,8 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
 static void expect_refused(sl_op op, sl_dtype dtype, const char *needle)
 {
     uint8_t bytes[2 * V * 4] = {0};
-    sl_schema schema;
-    memset(&schema, 0, sizeof schema);
-    schema.nfields = 1;
-    strcpy(schema.fields[0].name, "x");
-    schema.fields[0].dtype = dtype;
-    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {H, W}};
-    void *fields[1] = {bytes};
-    sl_source *src;
+    sl_source *src = test_source_x(dtype, H, W, 2, bytes);
     sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&schema, 2, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
     sl_status st;
     sl_pipeline *p = pipeline_of(src, 2, &op, 1, &st, &err);
     cr_expect_eq(st, SL_EINVAL, "expected a refusal: %s", needle);

@@ -31,21 +31,6 @@ static void fill(float *data)
         data[i] = i < nspecial ? special[i] : (float)((i * 2654435761u) % 20011u) / 97.0f - 100.0f;
 }
 
-static sl_source *source_of(float *data)
-{
-    sl_schema schema;
-    memset(&schema, 0, sizeof schema);
-    schema.nfields = 1;
-    strcpy(schema.fields[0].name, "x");
-    schema.fields[0].dtype = SL_F32;
-    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {H, W}};
-    void *fields[1] = {data};
-    sl_source *src;
-    sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&schema, N, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
-    return src;
-}
-
 static sl_pipeline *pipeline_of(sl_source *src, int64_t batch, sl_op op)
 {
     sl_pipeline_spec spec;
@@ -80,7 +65,7 @@ static void expect_op_gives(sl_op op, const float *want)
 {
     float data[N * V], got[N * V];
     fill(data);
-    sl_source *src = source_of(data);
+    sl_source *src = test_source_x(SL_F32, H, W, N, data);
     sl_err err = {0};
 
     const sl_kernel_table *tables[] = {sl_kernels_reference(), sl_test_kernels()};
