@@ -61,7 +61,22 @@ import numpy_peer
 import sluice_ops
 import sluice_peer
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt. How: rebatch
+# splits a batch into micro-batches and joins them back, which leaves its
+# bytes as they were, and bucket_by_length is in the exported order already:
+# nothing to run for either. rot90, brightness and scale from their exported
+# decisions, and gaussian noise drawn by DALI's own generator (compared
+# statistically; the pipeline's fixed seed makes a second session draw the
+# first's noise again, which sluice requires of a prefetching peer). CV-3's
+# one-hot labels (fn.one_hot) and MixUp and CutMix from the exported
+# per-batch decisions and partners: the partner's sample by
+# fn.permute_batch, CutMix's box by fn.multi_paste. NLP-2's dynamic padding
+# as DALI pads a batch of variable-length samples: each row cut to its
+# length (fn.slice), then fn.pad to the batch's longest row aligned to the
+# multiple; its attention mask the same way from ones. PC-5's affine as
+# arithmetic, and dropout with its mask recomputed from its keying by
+# Philox4x32-10 as arithmetic on uint64 DataNodes (the element ids and the
+# epoch fed beside the data).
 SUPPORTED = sluice_peer.implements(__file__)
 
 # Ops whose decisions (per element, or per batch for the mixing ops) or

@@ -69,7 +69,15 @@ from datarax.operators.element_operator import ElementOperator  # noqa: E402
 
 import jax_ops  # noqa: E402
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt. How, beyond
+# jax_ops' element ops: MixUp and CutMix from their exported per-batch
+# decisions and partners (a batch stage), gaussian noise from Datarax's own
+# per-record keys (a stochastic ElementOperator, checked statistically),
+# NLP-2's padding and mask (bucket_by_length is in the exported order
+# already), PC-5's affine and dropout, IO-4's trig_rounds and a cache (a
+# batch stage of the peer's own), MM-2's log_mel, and PC-2's and PC-4's
+# sub-op graphs (Pipeline.from_dag: each chain a branch of the DAG, a node
+# merging them by the picks riding along).
 SUPPORTED = sluice_peer.implements(__file__)
 RANDOM = jax_ops.RANDOM
 ID = "_id"

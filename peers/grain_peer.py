@@ -38,7 +38,9 @@ import numpy_idiomatic_peer as numpy_peer
 import numpy_peer as numpy_tuned
 import sluice_peer
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt, the same as
+# peer:numpy's: the tuned form with numpy_peer's code, the idiomatic one with
+# numpy_idiomatic_peer's functions.
 SUPPORTED = sluice_peer.implements(__file__)
 # Ops on a whole batch: these and every op after the first of them run as
 # Maps after .batch(). Gaussian noise is one because numpy's generator is

@@ -32,6 +32,18 @@ from jax import lax
 import sluice_ops
 from numpy_idiomatic_peer import GRAPHS, NumpyArrays, sub_ops  # noqa: F401 (GRAPHS and sub_ops: for the peers)
 
+# How the JAX and Datarax peers compute the element ops peers/ops.txt lists
+# for them: the ops that only move, select or count values, or compute in
+# integers, bitwise in any framework that keeps the dtypes; PC-5's affine (a
+# fenced product, then the bias: XLA capped at AVX, since affine multiplies
+# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64 on)
+# and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
+# tolerance). PC-5's dropout needs the elements' ids and epoch, so peer:jax's
+# batch function applies it to the batch, and peer:datarax to each element,
+# its id and epoch riding along (dropout, below). CV-4's resize and MM-1's
+# random_resized_crop by sluice's plan and lerps (XLA capped at AVX: the
+# lerps multiply then add), the latter's row its plan (resized_crop_plan).
+
 # Ops with per-element exported decisions: the decision row rides along
 # (random_resized_crop's: its plan, made from its box by resized_crop_plan).
 RANDOM = (

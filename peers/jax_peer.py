@@ -43,7 +43,11 @@ jax.config.update("jax_enable_x64", True)
 
 import jax_ops  # noqa: E402
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt. How, beyond
+# jax_ops' element ops: PC-5's affine and dropout (its mask recomputed from
+# the keying the plan documents, jax_ops.dropout_keep; the identity in eval
+# mode), IO-4's trig_rounds and a cache of the peer's own (Cache, below),
+# and PC-2's and PC-4's sub-op graphs from the exported picks.
 SUPPORTED = sluice_peer.implements(__file__)
 
 

@@ -27,7 +27,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_ops
 import sluice_peer
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt (the storage peers,
+# which reuse apply_ops without a batch index, declare less). How, beyond
+# the gate: the ops with exported per-element and per-batch decisions, and
+# gaussian noise drawn by numpy's own generator, keyed by (seed, op id,
+# epoch, batch) as a numpy user keys it: its batches cannot equal sluice's,
+# so sluice checks them statistically (docs/peers.md). IO-4's: sluice's
+# libm-free trig_rounds in float64 (sluice_ops), and a cache of each
+# element's fields after the ops before it, which make_batches keeps across
+# the plan's epochs (apply_ops alone passes a cache through). PC-5's: affine
+# from the plan's scale and bias, and dropout's mask recomputed from its
+# documented keying (Philox, sluice_ops) in train mode. PC-2's and PC-4's
+# sub-op graphs: branch_mean, random_apply and random_choice run the ops
+# they own (listed after them) on copies or on the rows their exported
+# picks name. CV-4's and MM-1's bilinear resampling: sluice's plan and lerps
+# (sluice_ops) in numpy's float32, random_resized_crop's box from its
+# exported decisions (y, x, h, w per element). MM-2's log_mel: numpy's own
+# FFT and matrix product on sluice's window and filter bank (sluice_ops),
+# held to MM-2's stated tolerance.
 SUPPORTED = sluice_peer.implements(__file__)
 GRAPHS = ("branch_mean", "random_apply", "random_choice")
 

@@ -62,7 +62,12 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt. How, beyond the
+# gate: CV-4's and MM-1's bilinear resampling by sluice's plan and lerps in
+# tf ops; PC-2's and PC-4's sub-op graphs from their exported picks; MM-2's
+# log_mel (tf.signal.rfft and tf.matmul on sluice's window and filter
+# bank); IO-4's trig_rounds (sluice's libm-free sine and cosine, float64 tf
+# ops) and its cache (ElementStore).
 SUPPORTED = sluice_peer.implements(__file__)
 # Ops with per-element decisions (their rows are gathered by element id).
 DECIDED = (

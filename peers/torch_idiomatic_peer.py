@@ -28,15 +28,36 @@ import sluice_ops
 import sluice_peer
 from numpy_idiomatic_peer import GRAPHS, sub_ops
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt. How, beyond the
+# gate: IO-4's trig_rounds (sluice's float64 sine and cosine, sluice_ops)
+# with a cache of elements in the Dataset; PC-5's affine and dropout (its
+# mask recomputed from the keying the plan documents, in int64 arithmetic);
+# PC-2's and PC-4's sub-op graphs per element: branch_mean runs both chains
+# it owns and blends them as sluice does, random_apply and random_choice run
+# the chain the element's exported pick names (their noise is torch's own,
+# so those scenarios are checked statistically); CV-4's resize and MM-1's
+# random_resized_crop by sluice's bilinear plan and lerps (sluice_ops) in
+# torch's float32, one element at a time, the crop's box from its exported
+# decisions: torchvision's resize weighs and rounds otherwise (and rounds u8
+# output), so it cannot be bitwise; MM-2's log_mel with torch's FFT and
+# matmul on sluice's window and filter bank (sluice_ops), held to MM-2's
+# stated tolerance, not bitwise.
 SUPPORTED = sluice_peer.implements(__file__)
 # Ops whose per-element decisions the export writes, and the batch ops (the
 # collate_fn's). Beyond the gate: rot90's turns, brightness offsets and scale
 # factors, MixUp's and CutMix's per-batch draws and partners; and gaussian
 # noise drawn by torch's own generator (checked statistically).
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness", "random_scale")
+RANDOM = (
+    "random_crop",
+    "random_hflip",
+    "random_crop3d",
+    "random_flip3d",
+    "rot90",
+    "random_brightness",
+    "random_scale",
+    "random_resized_crop",
+)
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
-RANDOM = RANDOM + ("random_resized_crop",)
 
 
 class TorchArrays:

@@ -46,7 +46,8 @@ import sluice_ops
 import sluice_peer
 from torch_idiomatic_peer import TorchArrays
 
-# What this script implements: its line in peers/ops.txt.
+# What this script implements: its line in peers/ops.txt (MM-2's log_mel
+# within its stated tolerance).
 SUPPORTED = sluice_peer.implements(__file__)
 
 
