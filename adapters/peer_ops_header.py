@@ -46,8 +46,6 @@ def main() -> None:
             raise SystemExit("%s: %s names %s, no op of %s" % (table_path, script, ", ".join(unknown), op_list))
         ops = " | ".join("SL_TRANSFORM(SL_OP_%s)" % op.upper() for op in sorted(table[script]))
         lines.append("#define %s (%s)" % (macro(script), ops or "0"))
-    lines += ["", '/* Each script with its set: X("numpy_peer.py", SL__PEER_OPS_numpy_peer). */']
-    lines.append("#define SL__PEER_OPS_TABLE(X) %s" % " ".join('X("%s", %s)' % (s, macro(s)) for s in sorted(table)))
     lines += ["", "#endif", ""]
     with open(out, "w") as f:
         f.write("\n".join(lines))
