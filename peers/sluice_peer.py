@@ -344,7 +344,7 @@ def epoch_batches(plan: Plan) -> dict[int, list[dict[str, int]]]:
     """The plan's batches grouped by epoch, {epoch: [batch, ...]}. Each epoch's
     must be its order cut every batch_size elements (from some batch on), which
     is what the frameworks' batch() does; anything else is refused."""
-    epochs = {}
+    epochs: dict[int, list[dict[str, int]]] = {}
     for b in plan.batches:
         epochs.setdefault(b["epoch"], []).append(b)
     for epoch, batches in epochs.items():
@@ -373,16 +373,16 @@ def read_ops_table(path: str = OPS_TABLE) -> dict[str, frozenset[str]]:
                     raise SystemExit("%s:%d: a continued line with no declaration before it" % (path, number))
                 entries[-1][2].extend(text.split())
                 continue
-            name, equals, items = text.partition("=")
-            name = name.strip()
+            head, equals, items = text.partition("=")
+            name = head.strip()
             if not equals or not (name.startswith("@") or name.endswith(".py")):
                 raise SystemExit("%s:%d: expected '@group = op ...' or 'script.py = op ...'" % (path, number))
             entries.append((number, name, items.split()))
     groups: dict[str, frozenset[str]] = {}
     scripts: dict[str, frozenset[str]] = {}
-    for number, name, items in entries:
+    for number, name, listed in entries:
         ops: set[str] = set()
-        for item in items:
+        for item in listed:
             if item.startswith("@") and item not in groups:
                 raise SystemExit("%s:%d: %s is no group declared above" % (path, number, item))
             ops |= groups[item] if item.startswith("@") else {item}
