@@ -11,6 +11,7 @@ per-layer static libraries with nm, so it needs a build (any build type).
 
 Prints one line per violation and exits 1 when there is any.
 """
+
 import os
 import subprocess
 import sys
@@ -19,9 +20,15 @@ import sys
 # otherwise. Paths are the static libraries, relative to the build folder.
 LAYERS = [
     ("core", ["engine/core/libsluice_core.a"]),
-    ("kernels", ["kernels/libsluice_kernels.a", "kernels/libsluice_cpu_kernels.a",
-                 "kernels/libsluice_cpu_kernels_avx512_256.a",
-                 "kernels/cuda/libsluice_cuda_kernels.a"]),
+    (
+        "kernels",
+        [
+            "kernels/libsluice_kernels.a",
+            "kernels/libsluice_cpu_kernels.a",
+            "kernels/libsluice_cpu_kernels_avx512_256.a",
+            "kernels/cuda/libsluice_cuda_kernels.a",
+        ],
+    ),
     ("source", ["engine/source/libsluice_source.a"]),
     ("fixtures", ["fixtures/libsluice_fixtures.a"]),
     ("order", ["engine/order/libsluice_order.a"]),
@@ -36,9 +43,7 @@ LAYERS = [
 
 # The engine runs kernels only through the table it is handed: no engine
 # layer may take a symbol from the kernels layer, nor may the fixtures.
-FORBIDDEN = {
-    layer: {"kernels"} for layer in ("source", "fixtures", "order", "pipeline", "exec", "records")
-}
+FORBIDDEN = {layer: {"kernels"} for layer in ("source", "fixtures", "order", "pipeline", "exec", "records")}
 
 
 def symbols(path, defined):
@@ -71,7 +76,9 @@ def relative_includes(root):
                 with open(path, encoding="utf-8", errors="replace") as text:
                     for number, line in enumerate(text, 1):
                         if line.startswith('#include "../'):
-                            found.append(f"{os.path.relpath(path, root)}:{number} climbs out of its folder: {line.strip()}")
+                            found.append(
+                                f"{os.path.relpath(path, root)}:{number} climbs out of its folder: {line.strip()}"
+                            )
     return found
 
 
@@ -100,7 +107,9 @@ def main():
             if order[owner] > order[name]:
                 violations.append(f"{name} uses {symbol} of {owner}, a layer above it")
             elif owner in FORBIDDEN.get(name, ()):
-                violations.append(f"{name} uses {symbol} of {owner}; it may run kernels only through a table it is handed")
+                violations.append(
+                    f"{name} uses {symbol} of {owner}; it may run kernels only through a table it is handed"
+                )
     violations += relative_includes(root)
     for line in violations:
         print(f"check-layers: {line}")

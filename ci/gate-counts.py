@@ -10,6 +10,7 @@ variant and adapter), the mean per batch over the windows of batches 1 and
 later: batch 0's window carries the run's setup, which the gate does not
 compare. Usage: gate-counts.py DUMPS_DIR > counts.tsv
 """
+
 import collections
 import os
 import re

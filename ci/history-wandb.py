@@ -13,6 +13,7 @@ Sync them with `wandb sync OUT/offline-run-*`. It reads the run files
 documented in docs/history.md and needs only the pinned wandb that
 ci/install-wandb.sh installs; no test of the default suite runs it.
 """
+
 import argparse
 import glob
 import json
@@ -41,11 +42,18 @@ def main():
     import wandb
 
     written = 0
-    for path, run in runs(args.history):
+    for _path, run in runs(args.history):
         env = run["environment"]
-        config = {"commit": run["commit"], "position": run["position"], "commit_time": run["commit_time"],
-                  "machine": run["machine"], "cpu_model": env["cpu_model"], "cpu_cores": env["cpu_cores"],
-                  "kernel": env["kernel"], "compiler": env["compiler"]}
+        config = {
+            "commit": run["commit"],
+            "position": run["position"],
+            "commit_time": run["commit_time"],
+            "machine": run["machine"],
+            "cpu_model": env["cpu_model"],
+            "cpu_cores": env["cpu_cores"],
+            "kernel": env["kernel"],
+            "compiler": env["compiler"],
+        }
         values = {}
         for row in run["rows"]:
             if not row["measured"]:
@@ -55,9 +63,16 @@ def main():
             values[name + "/elements_per_s"] = per_batch / row["median_ns"]
             values[name + "/elements_per_s_low"] = per_batch / row["high_ns"]
             values[name + "/elements_per_s_high"] = per_batch / row["low_ns"]
-        w = wandb.init(project=args.project, dir=args.dir, mode="offline", group=run["machine"],
-                       name=f"{run['position']}-{run['commit']}", job_type="sluice-bench", config=config,
-                       reinit=True)
+        w = wandb.init(
+            project=args.project,
+            dir=args.dir,
+            mode="offline",
+            group=run["machine"],
+            name=f"{run['position']}-{run['commit']}",
+            job_type="sluice-bench",
+            config=config,
+            reinit=True,
+        )
         w.log(values, step=run["position"])
         w.finish()
         written += 1

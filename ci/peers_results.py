@@ -4,6 +4,7 @@ framework and timing, and per-round ratios (the ratio of medians within a
 round, so the machine's drift between rounds cancels) with their median and
 range over the rounds. Medians of per-batch times and per-round ratios, as
 issue 20's "one honest number" allows until it lands."""
+
 import glob
 import json
 import os
@@ -43,8 +44,10 @@ for k in range(1, rounds + 1):
     per_round.append(recs)
 
 variants = sorted({(s, v) for recs in per_round for (s, v, a) in recs})
-print("Medians of per-batch times (µs) pooled over %d rounds; ratios are per round (peer's median over "
-      "fused's in the same round), shown as median [min, max] over the rounds.\n" % rounds)
+print(
+    "Medians of per-batch times (µs) pooled over %d rounds; ratios are per round (peer's median over "
+    "fused's in the same round), shown as median [min, max] over the rounds.\n" % rounds
+)
 for s, v in variants:
     adapters = sorted({a for recs in per_round for (s2, v2, a) in recs if (s2, v2) == (s, v)})
     print("### %s %s\n" % (s, v))
@@ -77,16 +80,24 @@ for s, v in variants:
             if dig:
                 note = ("with a digest between batches: %.1f µs; " % (dig / 1e3)) + note
         rows.append((a, r0.get("framework", ""), timing, r0.get("equivalence", ""), med, ratio, note[:160]))
-        if a.startswith("peer:") and r0.get("outcome") == "ok" and timing in ("per-batch", "prefetching") and \
-                r0.get("equivalence") in ("bitwise", "statistical") and ratios:
+        if (
+            a.startswith("peer:")
+            and r0.get("outcome") == "ok"
+            and timing in ("per-batch", "prefetching")
+            and r0.get("equivalence") in ("bitwise", "statistical")
+            and ratios
+        ):
             m = statistics.median(ratios)
             if best is None or m < best[1]:
                 best = (a, m, min(ratios), max(ratios))
     for row in rows:
-        print("| %s | %s | %s | %s | %s | %s | %s |" % (row[0], row[1], row[2], row[3],
-                                                      "%.1f" % row[4] if row[4] else "-", row[5], row[6]))
+        print(
+            "| %s | %s | %s | %s | %s | %s | %s |"
+            % (row[0], row[1], row[2], row[3], "%.1f" % row[4] if row[4] else "-", row[5], row[6])
+        )
     if best:
-        print("\nfastest equivalent per-batch peer: %s; fused (1 thread) is %.2fx faster [%.2f, %.2f] per round\n"
-              % best)
+        print(
+            "\nfastest equivalent per-batch peer: %s; fused (1 thread) is %.2fx faster [%.2f, %.2f] per round\n" % best
+        )
     else:
         print()

@@ -3,7 +3,8 @@
 # packages, and numpy in the system's Python, which runs the numpy peers in
 # peers_scenarios and peer_storage_ops: `ci/install-peers.sh numpy`),
 # configures, builds and runs every test (unit tests, the scenario corpus,
-# the CLI). Exits non-zero when any fails.
+# the CLI), then ruff over the Python (ci/ruff.sh: lint and format check).
+# Exits non-zero when any fails.
 #   BUILD_DIR   build directory (default: build)
 #   extra arguments are passed to `meson setup` on first configuration
 set -euo pipefail
@@ -26,4 +27,11 @@ if [ "$status" -ne 0 ]; then
   sed -n '/^not ok/,/^  \.\.\.$/p' "$build_dir/meson-logs/testlog.txt"
 fi
 echo "tests: ${passed:-0} passed, ${failed} failed, ${skipped:-0} skipped"
+# The Python's lint and format check (peers/, ci/*.py; ruff.toml).
+ruff_status=0
+ci/ruff.sh || ruff_status=$?
+if [ "$ruff_status" -ne 0 ]; then
+  echo "ruff: failed (ci/ruff.sh)"
+  [ "$status" -ne 0 ] || status=$ruff_status
+fi
 exit "$status"

@@ -47,6 +47,7 @@ itself unless given both; the arithmetic expression is the one that
 applies to every gate scenario's normalize (images, TAB-1's 100 features,
 PC-1's tensors) with the same two roundings.
 """
+
 import os
 import sys
 
@@ -55,38 +56,32 @@ from nvidia.dali import fn, pipeline_def, types
 from nvidia.dali import math as dmath
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer  # noqa: E402
-import numpy_peer  # noqa: E402
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer
+import numpy_peer
+import sluice_ops
+import sluice_peer
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip"}
-# rebatch splits a batch into micro-batches and joins them back, which
-# leaves its bytes as they were: nothing to run.
-SUPPORTED |= {"rebatch"}
-# Beyond the gate: rot90, brightness and scale from their exported
+# What this script implements: its line in peers/ops.txt. How: rebatch
+# splits a batch into micro-batches and joins them back, which leaves its
+# bytes as they were, and bucket_by_length is in the exported order already:
+# nothing to run for either. rot90, brightness and scale from their exported
 # decisions, and gaussian noise drawn by DALI's own generator (compared
 # statistically; the pipeline's fixed seed makes a second session draw the
-# first's noise again, which sluice requires of a prefetching peer).
-SUPPORTED |= {"rot90", "random_brightness", "random_scale", "gaussian_noise"}
-# CV-3's one-hot labels (fn.one_hot) and MixUp and CutMix from the exported
-# per-batch decisions and partners: the partner's sample by fn.permute_batch,
-# CutMix's box by fn.multi_paste.
-SUPPORTED |= {"one_hot", "mixup", "cutmix"}
-# NLP-2's dynamic padding as DALI pads a batch of variable-length samples:
-# each row cut to its length (fn.slice), then fn.pad to the batch's longest
-# row aligned to the multiple; its attention mask the same way from ones.
-# bucket_by_length is in the exported order already: nothing to run.
-SUPPORTED |= {"pad_to_multiple", "attention_mask", "bucket_by_length"}
-# PC-5's affine as arithmetic, and dropout with its mask recomputed from its
-# keying by Philox4x32-10 as arithmetic on uint64 DataNodes (the element ids
-# and the epoch fed beside the data).
-SUPPORTED |= {"affine", "dropout"}
+# first's noise again, which sluice requires of a prefetching peer). CV-3's
+# one-hot labels (fn.one_hot) and MixUp and CutMix from the exported
+# per-batch decisions and partners: the partner's sample by
+# fn.permute_batch, CutMix's box by fn.multi_paste. NLP-2's dynamic padding
+# as DALI pads a batch of variable-length samples: each row cut to its
+# length (fn.slice), then fn.pad to the batch's longest row aligned to the
+# multiple; its attention mask the same way from ones. PC-5's affine as
+# arithmetic, and dropout with its mask recomputed from its keying by
+# Philox4x32-10 as arithmetic on uint64 DataNodes (the element ids and the
+# epoch fed beside the data).
+SUPPORTED = sluice_peer.implements(__file__)
 
 # Ops whose decisions (per element, or per batch for the mixing ops) or
 # keying (dropout's) are fed beside the data.
-DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix",
-           "dropout")
+DECIDED = ("random_crop", "random_hflip", "rot90", "random_brightness", "random_scale", "mixup", "cutmix", "dropout")
 # How many inputs each decided op's decisions take (one otherwise): a
 # mixing op's partners and weights, CutMix's paste lists, and dropout's
 # element ids and epoch.
@@ -118,11 +113,24 @@ def random_crop(x, p, offsets, shape):
     h, w = shape[0], shape[1]
     ch, cw = p["crop_h"], p["crop_w"]
     top, left = (h - ch) // 2, (w - cw) // 2
-    crop = fn.slice(x, offsets, types.Constant(np.array([ch, cw], dtype=np.int32)), axes=[0, 1],
-                    normalized_anchor=False, normalized_shape=False)
-    return fn.slice(crop, types.Constant(np.array([-top, -left], dtype=np.int32)),
-                    types.Constant(np.array([h, w], dtype=np.int32)), axes=[0, 1], normalized_anchor=False,
-                    normalized_shape=False, out_of_bounds_policy="pad", fill_values=0)
+    crop = fn.slice(
+        x,
+        offsets,
+        types.Constant(np.array([ch, cw], dtype=np.int32)),
+        axes=[0, 1],
+        normalized_anchor=False,
+        normalized_shape=False,
+    )
+    return fn.slice(
+        crop,
+        types.Constant(np.array([-top, -left], dtype=np.int32)),
+        types.Constant(np.array([h, w], dtype=np.int32)),
+        axes=[0, 1],
+        normalized_anchor=False,
+        normalized_shape=False,
+        out_of_bounds_policy="pad",
+        fill_values=0,
+    )
 
 
 def apply_op(op, x, decision, shape):
@@ -148,8 +156,9 @@ def apply_op(op, x, decision, shape):
         # image, so keep_size never cuts anything. The layout names the
         # height and width for fn.rotate (a relabelling, no copy).
         image = fn.reshape(x, layout="HWC" if len(shape) == 3 else "HW")
-        return fn.rotate(image, angle=fn.cast(decision, dtype=types.FLOAT) * f32(90.0),
-                         interp_type=types.INTERP_NN, keep_size=True)
+        return fn.rotate(
+            image, angle=fn.cast(decision, dtype=types.FLOAT) * f32(90.0), interp_type=types.INTERP_NN, keep_size=True
+        )
     if kind == "random_brightness":
         # d = f32(delta) * ((u24 - 2^23) * 2^-23): the u24 draw is exact in
         # float32 and so are the subtraction and the power of two, leaving
@@ -227,8 +236,12 @@ def dropout(op, x, decision, shape, seed):
     blocks = -(-values // 4)
     block = types.Constant(np.arange(blocks, dtype=np.uint64))
     zeros = types.Constant(np.zeros(blocks, dtype=np.uint64))
-    counter = (Words(ids % u64(1 << 32) + zeros), Words(ids // u64(1 << 32) + zeros), Words(epoch + zeros),
-               Words(block))
+    counter = (
+        Words(ids % u64(1 << 32) + zeros),
+        Words(ids // u64(1 << 32) + zeros),
+        Words(epoch + zeros),
+        Words(block),
+    )
     words = sluice_ops.philox4x32_10(counter, sluice_ops.philox_key(seed, op["op_id"]))
     threshold = u64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
     # Each word's keep as an all-ones (-1) or all-zeros int32 mask, the
@@ -236,9 +249,14 @@ def dropout(op, x, decision, shape, seed):
     masks = [fn.cast(w.node >= threshold, dtype=types.INT32) * types.Constant(np.int32(-1)) for w in words]
     mask = fn.reshape(fn.stack(*masks, axis=1), shape=[blocks * 4])
     if blocks * 4 != values:
-        mask = fn.slice(mask, types.Constant(np.array([0], dtype=np.int32)),
-                        types.Constant(np.array([values], dtype=np.int32)), axes=[0], normalized_anchor=False,
-                        normalized_shape=False)
+        mask = fn.slice(
+            mask,
+            types.Constant(np.array([0], dtype=np.int32)),
+            types.Constant(np.array([values], dtype=np.int32)),
+            axes=[0],
+            normalized_anchor=False,
+            normalized_shape=False,
+        )
     mask = fn.reshape(mask, shape=list(shape))
     scaled = x * f32(numpy_idiomatic_peer.dropout_scale(op["params"]["p"]))
     return fn.reinterpret(fn.reinterpret(scaled, dtype=types.INT32) & mask, dtype=types.FLOAT)
@@ -263,8 +281,9 @@ def mix(op, fields, decision):
         fields[name] = blend(fields[name], partner, w_own, w_partner)
     else:
         partner, ids, anchors, shapes, w_own, w_partner = decision
-        fields[name] = fn.multi_paste(fn.reshape(fields[name], layout="HWC"), in_ids=ids, in_anchors=anchors,
-                                      shapes=shapes, out_anchors=anchors)
+        fields[name] = fn.multi_paste(
+            fn.reshape(fields[name], layout="HWC"), in_ids=ids, in_anchors=anchors, shapes=shapes, out_anchors=anchors
+        )
     fields[label] = blend(fields[label], partner, w_own, w_partner)
 
 
@@ -272,8 +291,14 @@ def row_prefix(x, lengths, capacity):
     """Each row's first `length` values (the length clamped to [0,
     capacity], as sluice clamps it): samples of varying length."""
     length = fn.reshape(dmath.clamp(lengths, 0, capacity), shape=[1])
-    return fn.slice(x, types.Constant(np.array([0], dtype=np.int32)), length, axes=[0], normalized_anchor=False,
-                    normalized_shape=False)
+    return fn.slice(
+        x,
+        types.Constant(np.array([0], dtype=np.int32)),
+        length,
+        axes=[0],
+        normalized_anchor=False,
+        normalized_shape=False,
+    )
 
 
 def pad_to_multiple(x, lengths, p, capacity):
@@ -282,9 +307,15 @@ def pad_to_multiple(x, lengths, p, capacity):
     capacity."""
     out = fn.pad(row_prefix(x, lengths, capacity), axes=[0], fill_value=p["pad_id"], align=p["multiple"])
     if capacity % p["multiple"]:
-        out = fn.slice(out, types.Constant(np.array([0], dtype=np.int32)),
-                       types.Constant(np.array([capacity], dtype=np.int32)), axes=[0], normalized_anchor=False,
-                       normalized_shape=False, out_of_bounds_policy="trim_to_shape")
+        out = fn.slice(
+            out,
+            types.Constant(np.array([0], dtype=np.int32)),
+            types.Constant(np.array([capacity], dtype=np.int32)),
+            axes=[0],
+            normalized_anchor=False,
+            normalized_shape=False,
+            out_of_bounds_policy="trim_to_shape",
+        )
     return out
 
 
@@ -366,10 +397,10 @@ def make_batches(plan, options):
         counts = [DECISION_INPUTS.get(op["kind"], 1) for op in decided]
         inputs = fn.external_source(source=feed, num_outputs=len(names) + sum(counts), batch=True)
         inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-        fields = dict(zip(names, inputs[:len(names)]))
+        fields = dict(zip(names, inputs[: len(names)]))
         decisions, at = {}, len(names)
         for op, count in zip(decided, counts):
-            decisions[op["index"]] = inputs[at] if count == 1 else inputs[at:at + count]
+            decisions[op["index"]] = inputs[at] if count == 1 else inputs[at : at + count]
             at += count
         for op in ops:
             name = op["field"]
@@ -378,16 +409,19 @@ def make_batches(plan, options):
                 continue
             if op["kind"] == "dropout":
                 if plan.raw.get("mode", "train") != "eval":
-                    fields[name] = dropout(op, fields[name], decisions[op["index"]], sources[name].shape[1:],
-                                           int(plan.raw["seed"]))
+                    fields[name] = dropout(
+                        op, fields[name], decisions[op["index"]], sources[name].shape[1:], int(plan.raw["seed"])
+                    )
                 continue
             if op["kind"] == "pad_to_multiple":
-                fields[name] = pad_to_multiple(fields[name], fields[op["params"]["lengths"]], op["params"],
-                                               sources[name].shape[1])
+                fields[name] = pad_to_multiple(
+                    fields[name], fields[op["params"]["lengths"]], op["params"], sources[name].shape[1]
+                )
                 continue
             if op["kind"] == "attention_mask":
-                fields[op["params"]["out"]] = attention_mask(fields[name], fields[op["params"]["lengths"]],
-                                                             sources[name].shape[1])
+                fields[op["params"]["out"]] = attention_mask(
+                    fields[name], fields[op["params"]["lengths"]], sources[name].shape[1]
+                )
                 continue
             fields[name] = apply_op(op, fields[name], decisions.get(op["index"]), sources[name].shape[1:])
         return tuple(fields[spec["name"]] for spec in plan.output)
@@ -402,5 +436,10 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("dali", "nvidia-dali %s (CPU backend)" % version("nvidia-dali-cuda120"), make_batches,
-                     SUPPORTED, kind="prefetching")
+    sluice_peer.main(
+        "dali",
+        "nvidia-dali %s (CPU backend)" % version("nvidia-dali-cuda120"),
+        make_batches,
+        SUPPORTED,
+        kind="prefetching",
+    )

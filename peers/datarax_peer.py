@@ -36,12 +36,13 @@ contract a multiply and an add into one fused multiply-add, its code is
 capped at AVX, peers/xla_cap.py); x64 is on so that i64 fields stay i64 and
 trig_rounds computes in float64.
 """
+
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_peer  # noqa: E402
-import xla_cap  # noqa: E402
+import sluice_peer
+import xla_cap
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 OPTIONS = sluice_peer.parser("datarax")
@@ -68,18 +69,16 @@ from datarax.operators.element_operator import ElementOperator  # noqa: E402
 
 import jax_ops  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
-# Beyond those: MixUp and CutMix from their exported per-batch decisions and
-# partners (a batch stage), gaussian noise from Datarax's own per-record keys
-# (a stochastic ElementOperator, checked statistically), NLP-2's padding and
-# mask (bucket_by_length is in the exported order already), PC-5's affine and
-# dropout, IO-4's trig_rounds and a cache (a batch stage of the peer's own)
-# and MM-2's log_mel.
-SUPPORTED |= set(jax_ops.MIXING) | {"gaussian_noise", "bucket_by_length", "pad_to_multiple", "attention_mask",
-                                    "dropout", "cache"} | jax_ops.JAX_PEER_ELEMENT_OPS
-# And PC-2's and PC-4's sub-op graphs (Pipeline.from_dag: each chain a
-# branch of the DAG, a node merging them by the picks riding along).
-SUPPORTED |= set(jax_ops.GRAPHS)
+# What this script implements: its line in peers/ops.txt. How, beyond
+# jax_ops' element ops: MixUp and CutMix from their exported per-batch
+# decisions and partners (a batch stage), gaussian noise from Datarax's own
+# per-record keys (a stochastic ElementOperator, checked statistically),
+# NLP-2's padding and mask (bucket_by_length is in the exported order
+# already), PC-5's affine and dropout, IO-4's trig_rounds and a cache (a
+# batch stage of the peer's own), MM-2's log_mel, and PC-2's and PC-4's
+# sub-op graphs (Pipeline.from_dag: each chain a branch of the DAG, a node
+# merging them by the picks riding along).
+SUPPORTED = sluice_peer.implements(__file__)
 RANDOM = jax_ops.RANDOM
 ID = "_id"
 EPOCH = "_epoch"
@@ -142,21 +141,35 @@ class ExportedOrderSource(DataSourceModule):
         self.fields = nnx.data({f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields})
         self.slot_ids = nnx.data(jnp.asarray(ids))
         self.slot_rows = nnx.data(jnp.asarray(np.array([row[e] for e in epochs.tolist()], dtype=np.int32)))
-        self.decisions = nnx.data({decision_field(op): element_decisions(plan, op, present)
-                                   for op in plan.ops if op["kind"] in RANDOM + jax_ops.PICKS})
+        self.decisions = nnx.data(
+            {
+                decision_field(op): element_decisions(plan, op, present)
+                for op in plan.ops
+                if op["kind"] in RANDOM + jax_ops.PICKS
+            }
+        )
         # The epoch rides along only for dropout, and whether a slot is a row
         # of its plan batch only for pad_to_multiple: no other plan pays to
         # gather them.
         kinds = {op["kind"] for op in plan.ops}
         self.slot_epochs = nnx.data(jnp.asarray(epochs.astype(np.int64)) if "dropout" in kinds else None)
-        self.valid = nnx.data(jnp.asarray(np.concatenate([np.arange(plan.batch_size) < b["rows"]
-                                                          for b in plan.batches]))
-                              if "pad_to_multiple" in kinds else None)
+        self.valid = nnx.data(
+            jnp.asarray(np.concatenate([np.arange(plan.batch_size) < b["rows"] for b in plan.batches]))
+            if "pad_to_multiple" in kinds
+            else None
+        )
         # Past a short batch's rows the exported partner is -1; those rows are
         # the wrapped-around tail the peer drops, so any row serves.
-        self.mixing = nnx.data({op["index"]: (jnp.asarray(plan.batch_decisions(op)),
-                                              jnp.asarray(np.maximum(plan.batch_partners(op), 0)))
-                                for op in plan.ops if op["kind"] in jax_ops.MIXING})
+        self.mixing = nnx.data(
+            {
+                op["index"]: (
+                    jnp.asarray(plan.batch_decisions(op)),
+                    jnp.asarray(np.maximum(plan.batch_partners(op), 0)),
+                )
+                for op in plan.ops
+                if op["kind"] in jax_ops.MIXING
+            }
+        )
 
     def __len__(self):
         return self.length
@@ -174,8 +187,9 @@ class ExportedOrderSource(DataSourceModule):
                 p = self.pack["params"]
                 idx = ids[:, None] * p["seq_len"] + jnp.arange(p["seq_len"], dtype=ids.dtype)[None, :]
                 n = data.shape[0]
-                out[name] = jnp.where(idx < n, jnp.take(data, jnp.minimum(idx, n - 1)),
-                                      jnp.asarray(p["pad_id"], data.dtype))
+                out[name] = jnp.where(
+                    idx < n, jnp.take(data, jnp.minimum(idx, n - 1)), jnp.asarray(p["pad_id"], data.dtype)
+                )
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         for name, table in self.decisions.items():
@@ -216,8 +230,9 @@ def noise_fn(op):
     def fn(element, key):
         data = dict(element.data)
         x = data[name]
-        data[name] = lax.optimization_barrier(x + lax.optimization_barrier(
-            sigma * jax.random.normal(key, x.shape, jnp.float32)))
+        data[name] = lax.optimization_barrier(
+            x + lax.optimization_barrier(sigma * jax.random.normal(key, x.shape, jnp.float32))
+        )
         return element.replace(data=data)
 
     return fn
@@ -270,8 +285,7 @@ class PadToMultiple(nnx.Module):
         batch = dict(batch)
         x, lengths = batch[self.field], batch[self.p["lengths"]]
         capacity, m = x.shape[1], self.p["multiple"]
-        batch[self.field] = jnp.where(jax_ops.length_mask(lengths, capacity), x,
-                                      jnp.asarray(self.p["pad_id"], x.dtype))
+        batch[self.field] = jnp.where(jax_ops.length_mask(lengths, capacity), x, jnp.asarray(self.p["pad_id"], x.dtype))
         longest = jnp.clip(jnp.where(batch[VALID], lengths, 0).max(), 0, capacity)
         width = jnp.minimum((longest + m - 1) // m * m, capacity)
         batch[WIDTH] = jnp.broadcast_to(width.astype(jnp.int64), lengths.shape)
@@ -288,8 +302,9 @@ class AttentionMask(nnx.Module):
 
     def __call__(self, batch):
         batch = dict(batch)
-        batch[self.p["out"]] = jax_ops.length_mask(batch[self.p["lengths"]],
-                                                   batch[self.field].shape[1]).astype(jnp.uint8)
+        batch[self.p["out"]] = jax_ops.length_mask(batch[self.p["lengths"]], batch[self.field].shape[1]).astype(
+            jnp.uint8
+        )
         return batch
 
 
@@ -320,8 +335,9 @@ class Cache(nnx.Module):
         self.fields = tuple(fields)
         shapes = jax.eval_shape(lambda: run_stages(self.stages, source.get_batch_at(0, batch_size)))
         n = int(source.fields[next(iter(source.fields))].shape[0])
-        self.store = nnx.data({f: nnx.Variable(jnp.zeros((n,) + shapes[f].shape[1:], shapes[f].dtype))
-                               for f in self.fields})
+        self.store = nnx.data(
+            {f: nnx.Variable(jnp.zeros((n,) + shapes[f].shape[1:], shapes[f].dtype)) for f in self.fields}
+        )
         self.held = nnx.Variable(jnp.zeros(n, dtype=bool))
 
     def empty(self):
@@ -402,8 +418,7 @@ class Graph(nnx.Module):
         x = batch[name]
         pick = batch[decision_field(self.op)][:, 0] if kind in jax_ops.PICKS else None
         batch = dict(batch)
-        batch[name] = lax.optimization_barrier(jax_ops.graph_merge(kind, x, a[name], x if b is None else b[name],
-                                                                   pick))
+        batch[name] = lax.optimization_barrier(jax_ops.graph_merge(kind, x, a[name], x if b is None else b[name], pick))
         return batch
 
 
@@ -462,8 +477,9 @@ def build(plan):
         if kind == "attention_mask":
             return AttentionMask(op)
         if kind == "gaussian_noise":
-            return ElementOperator(ElementOperatorConfig(stochastic=True, stream_name="augment"), fn=noise_fn(op),
-                                   rngs=rngs)
+            return ElementOperator(
+                ElementOperatorConfig(stochastic=True, stream_name="augment"), fn=noise_fn(op), rngs=rngs
+            )
         if kind == "dropout":
             return ElementOperator(ElementOperatorConfig(stochastic=False), fn=dropout_fn(plan, op), rngs=rngs)
         if kind == "resize":
@@ -475,8 +491,9 @@ def build(plan):
             # that materializes each resize's output (CV-4/scales at ci
             # size: 108 ms per batch, against 588 ms vmapped; peer:jax's
             # lax.map over chunks, for the same reason).
-            return ElementOperator(ElementOperatorConfig(stochastic=False, batch_strategy="scan"),
-                                   fn=element_fn(op), rngs=rngs)
+            return ElementOperator(
+                ElementOperatorConfig(stochastic=False, batch_strategy="scan"), fn=element_fn(op), rngs=rngs
+            )
         return ElementOperator(ElementOperatorConfig(stochastic=False), fn=element_fn(op), rngs=rngs)
 
     if any(op["kind"] in jax_ops.GRAPHS for op in ops):
@@ -485,8 +502,9 @@ def build(plan):
         nodes, edges = {"input": Identity()}, {"input": []}
         last = chain(ops, stage_of, nodes, edges, "input", "")
         nodes["out"], edges["out"] = DropBookkeeping(), [last]
-        return Pipeline.from_dag(source=source, nodes=nodes, edges=edges, sink="out", batch_size=plan.batch_size,
-                                 rngs=rngs)
+        return Pipeline.from_dag(
+            source=source, nodes=nodes, edges=edges, sink="out", batch_size=plan.batch_size, rngs=rngs
+        )
     stages = []
     for op in ops:
         if op["kind"] == "cache":
@@ -508,7 +526,7 @@ def host(plan, i, batch, narrow):
     width = batch.pop(WIDTH, None)
     if width is not None and rows:
         for k in narrow:
-            batch[k] = batch[k][:, :int(width[0])]
+            batch[k] = batch[k][:, : int(width[0])]
     return batch
 
 

@@ -14,6 +14,7 @@ peers/numpy_peer.py's (numpy, vectorized over the batch), so the arithmetic is
 sluice's, bitwise. Deep Lake runs entirely on the local file system here: no
 network, no credentials.
 """
+
 import atexit
 import os
 import shutil
@@ -24,14 +25,18 @@ import deeplake
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import sluice_peer
+from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
-TYPES = {np.dtype(np.uint8): deeplake.types.UInt8, np.dtype(np.int32): deeplake.types.Int32,
-         np.dtype(np.int64): deeplake.types.Int64, np.dtype(np.float32): deeplake.types.Float32}
+TYPES = {
+    np.dtype(np.uint8): deeplake.types.UInt8,
+    np.dtype(np.int32): deeplake.types.Int32,
+    np.dtype(np.int64): deeplake.types.Int64,
+    np.dtype(np.float32): deeplake.types.Float32,
+}
 
 
 def column_type(data):
@@ -55,12 +60,12 @@ def write_dataset(plan, path):
         stream = columns[op["field"]]
         rows = -(-stream.shape[0] // p["seq_len"])
         packed = np.full(rows * p["seq_len"], p["pad_id"], dtype=stream.dtype)
-        packed[:stream.shape[0]] = stream
+        packed[: stream.shape[0]] = stream
         columns[op["field"]] = packed.reshape(rows, p["seq_len"])
     ds = deeplake.create("file://" + path)
     for name, data in columns.items():
         ds.add_column(name, column_type(data))
-    ds.append({name: data for name, data in columns.items()})
+    ds.append(dict(columns.items()))
     ds.commit()
     return ops
 

@@ -33,6 +33,7 @@ preparation prints on stdout, which the protocol owns: the peer points
 stdout at stderr for the setup and speaks the protocol on a duplicate of the
 original after it.
 """
+
 import os
 import sys
 
@@ -56,12 +57,12 @@ from megatron.energon import (  # noqa: E402
 from megatron.energon.flavors import BaseWebdatasetFactory  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
 import webdataset_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # What dataset.yaml says: Energon's crude sample type, cooked in the task
 # encoder (the data set's fields are the scenario's, not one of Energon's
 # predefined sample types with a field map).
@@ -82,7 +83,7 @@ class ExportSample(Sample):
 def cook(crude):
     """A crude sample (the decoded tar members of one element) as an
     ExportSample. `torch.from_numpy` shares the decoded array's memory."""
-    fields = {key[:-len(".npy")]: torch.from_numpy(a) for key, a in crude.items() if key.endswith(".npy")}
+    fields = {key[: -len(".npy")]: torch.from_numpy(a) for key, a in crude.items() if key.endswith(".npy")}
     return ExportSample(**basic_sample_keys(crude), id=crude["id.cls"], fields=fields)
 
 
@@ -101,8 +102,12 @@ def prepare(directory, epochs):
     # expression, and brace expansion takes a backslash as an escape, so
     # the patterns use character classes.
     BaseWebdatasetFactory.prepare_dataset(
-        directory, tars, split_parts_patterns=[("e%d" % epoch, "e%d-[0-9]+[.]tar$" % epoch) for epoch, _ in epochs],
-        shuffle_seed=None, workers=1)
+        directory,
+        tars,
+        split_parts_patterns=[("e%d" % epoch, "e%d-[0-9]+[.]tar$" % epoch) for epoch, _ in epochs],
+        shuffle_seed=None,
+        workers=1,
+    )
     with open(os.path.join(directory, ".nv-meta", "dataset.yaml"), "w") as f:
         f.write(DATASET_YAML)
 
@@ -110,13 +115,19 @@ def prepare(directory, epochs):
 def make_batches(plan, options):
     pack, ops = webdataset_peer.leading_pack(plan.ops)
     epochs = webdataset_peer.exported_epochs(plan)
-    path = webdataset_peer.write_shards(plan, pack, epochs, name="energon",
-                                        finish=lambda directory: prepare(directory, epochs))
+    path = webdataset_peer.write_shards(
+        plan, pack, epochs, name="energon", finish=lambda directory: prepare(directory, epochs)
+    )
     worker_config = WorkerConfig(rank=0, world_size=1, num_workers=0)
     loaders = []
     for epoch, order in epochs:
-        dataset = get_val_dataset(path, split_part="e%d" % epoch, worker_config=worker_config,
-                                  batch_size=plan.batch_size, task_encoder=ExportTaskEncoder())
+        dataset = get_val_dataset(
+            path,
+            split_part="e%d" % epoch,
+            worker_config=worker_config,
+            batch_size=plan.batch_size,
+            task_encoder=ExportTaskEncoder(),
+        )
         # A split that Energon reads whole is the epoch's batches, and no
         # more: a stale or partial data set is refused here, not found out
         # as a mismatch.
@@ -140,5 +151,9 @@ def batches_of(plan, ops, loaders):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("energon", "megatron-energon %s (torch %s)" % (version("megatron-energon"), version("torch")),
-                     make_batches, SUPPORTED)
+    sluice_peer.main(
+        "energon",
+        "megatron-energon %s (torch %s)" % (version("megatron-energon"), version("torch")),
+        make_batches,
+        SUPPORTED,
+    )

@@ -15,6 +15,7 @@ data set of their own:
 It runs on PyTorch 2 in its own venv (ci/install-peers.sh: FFCV's C
 extension builds against Debian's OpenCV and libjpeg-turbo).
 """
+
 import atexit
 import os
 import sys
@@ -27,10 +28,11 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 class Elements:
@@ -43,8 +45,7 @@ class Elements:
         return len(self.elements[self.names[0]])
 
     def __getitem__(self, i):
-        return tuple(np.asarray(self.elements[n][i]).reshape(self.elements[n].shape[1:] or (1,))
-                     for n in self.names)
+        return tuple(np.asarray(self.elements[n][i]).reshape(self.elements[n].shape[1:] or (1,)) for n in self.names)
 
 
 def make_batches(plan, options):
@@ -66,9 +67,16 @@ def make_batches(plan, options):
     def batches():
         for epoch, epoch_batches in sorted(sluice_peer.epoch_batches(plan).items()):
             start = epoch_batches[0]["offset"]
-            order = plan.order(epoch)[start:start + sum(b["rows"] for b in epoch_batches)]
-            loader = Loader(path, batch_size=plan.batch_size, num_workers=1, order=OrderOption.SEQUENTIAL,
-                            indices=np.asarray(order), drop_last=False, pipelines=pipelines)
+            order = plan.order(epoch)[start : start + sum(b["rows"] for b in epoch_batches)]
+            loader = Loader(
+                path,
+                batch_size=plan.batch_size,
+                num_workers=1,
+                order=OrderOption.SEQUENTIAL,
+                indices=np.asarray(order),
+                drop_last=False,
+                pipelines=pipelines,
+            )
             for k, batch in enumerate(loader):
                 i = plan.batches.index(epoch_batches[k])
                 ids = plan.batch_ids(i)
@@ -81,5 +89,6 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("ffcv", "ffcv %s (torch %s)" % (version("ffcv"), version("torch")), make_batches, SUPPORTED,
-                     kind="prefetching")
+    sluice_peer.main(
+        "ffcv", "ffcv %s (torch %s)" % (version("ffcv"), version("torch")), make_batches, SUPPORTED, kind="prefetching"
+    )

@@ -26,6 +26,7 @@ on. IO-4's cache is a dict from element id to its fields after the ops
 before the cache op, kept across the plan's epochs, as a Grain user keeps
 one in a Map.
 """
+
 import os
 import sys
 
@@ -33,13 +34,14 @@ import grain
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-import numpy_peer as numpy_tuned  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import numpy_peer as numpy_tuned
+import sluice_peer
 
-# Both forms compute every op peer:numpy computes: the tuned form with its
-# code, the idiomatic one with numpy_idiomatic_peer's functions.
-SUPPORTED = numpy_tuned.SUPPORTED
+# What this script implements: its line in peers/ops.txt, the same as
+# peer:numpy's: the tuned form with numpy_peer's code, the idiomatic one with
+# numpy_idiomatic_peer's functions.
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops on a whole batch: these and every op after the first of them run as
 # Maps after .batch(). Gaussian noise is one because numpy's generator is
 # keyed per batch (seed, op id, epoch, batch), as peer:numpy keys it; drawn
@@ -74,8 +76,8 @@ class ExportedEpoch:
             if self.pack is not None and name == self.pack["field"]:
                 p = self.pack["params"]
                 seq = np.full(p["seq_len"], p["pad_id"], dtype=data.dtype)
-                part = data[i * p["seq_len"]:(i + 1) * p["seq_len"]]
-                seq[:part.shape[0]] = part
+                part = data[i * p["seq_len"] : (i + 1) * p["seq_len"]]
+                seq[: part.shape[0]] = part
                 out[name] = seq
             else:
                 out[name] = data[i]
@@ -128,7 +130,7 @@ class RandomCrop(OpTransform):
         h, w, ch, cw = x.shape[0], x.shape[1], self.p["crop_h"], self.p["crop_w"]
         top, left = (h - ch) // 2, (w - cw) // 2
         out = np.zeros_like(x)
-        out[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
+        out[top : top + ch, left : left + cw] = x[oy : oy + ch, ox : ox + cw]
         return out
 
 
@@ -147,7 +149,7 @@ class RandomCrop3d(OpTransform):
     def apply(self, x, key):
         epoch, i = key
         z, y, w = (int(v) for v in self.plan.decisions(self.op, epoch)[i][:3])
-        return x[z:z + self.p["d"], y:y + self.p["h"], w:w + self.p["w"]].copy()
+        return x[z : z + self.p["d"], y : y + self.p["h"], w : w + self.p["w"]].copy()
 
 
 class RandomFlip3d(OpTransform):
@@ -253,10 +255,22 @@ class DropKey(grain.transforms.Map):
         return batch
 
 
-TRANSFORMS = {"normalize": Normalize, "scale": Multiply, "multiply": Multiply, "add": Add, "clip": Clip,
-              "random_crop": RandomCrop, "random_hflip": RandomHFlip, "zscore": ZScore, "random_crop3d": RandomCrop3d,
-              "random_flip3d": RandomFlip3d, "one_hot": OneHot, "pad_tokens": PadTokens, "log1p": Log1p,
-              "hash_ids": HashIds}
+TRANSFORMS = {
+    "normalize": Normalize,
+    "scale": Multiply,
+    "multiply": Multiply,
+    "add": Add,
+    "clip": Clip,
+    "random_crop": RandomCrop,
+    "random_hflip": RandomHFlip,
+    "zscore": ZScore,
+    "random_crop3d": RandomCrop3d,
+    "random_flip3d": RandomFlip3d,
+    "one_hot": OneHot,
+    "pad_tokens": PadTokens,
+    "log1p": Log1p,
+    "hash_ids": HashIds,
+}
 
 
 def idiomatic_batches(plan, options, threads):
@@ -289,13 +303,12 @@ def idiomatic_batches(plan, options, threads):
         ds = ds.batch(plan.batch_size, drop_remainder=False)
         for unit in groups[split:]:
             ds = ds.map(BatchOps(plan, unit))
-        ds = ds.map(DropKey())[first:first + len(batches)]
+        ds = ds.map(DropKey())[first : first + len(batches)]
         # iter(ds) alone would prefetch with Grain's default 16 threads; the
         # worker knob is ReadOptions, 0 threads reads in the caller's thread.
         read = grain.ReadOptions(num_threads=threads, prefetch_buffer_size=2 if threads else 0)
         it = iter(ds.to_iter_dataset(read))
-        for batch in it:
-            yield batch
+        yield from it
 
 
 class TunedBatch(grain.transforms.Map):
@@ -315,8 +328,7 @@ def tuned_batches(plan, options):
     main thread."""
     ds = grain.MapDataset.range(len(plan.batches)).map(TunedBatch(plan))
     read = grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
-    for batch in ds.to_iter_dataset(read):
-        yield batch
+    yield from ds.to_iter_dataset(read)
 
 
 def make_batches(plan, options):

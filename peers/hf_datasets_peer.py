@@ -17,6 +17,7 @@ with pad_id), so a batch reads packed rows. In a batch's time: Datasets'
 gather of the batch's rows through the indices mapping, the Arrow-to-numpy
 conversion of every column, and the ops.
 """
+
 import os
 import sys
 
@@ -24,15 +25,15 @@ import sys
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import datasets  # noqa: E402
-import numpy as np  # noqa: E402
+import datasets
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import sluice_peer
+from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 VALUE = {"u8": "uint8", "i32": "int32", "i64": "int64", "f32": "float32"}
 ARRAYS = {2: datasets.Array2D, 3: datasets.Array3D, 4: datasets.Array4D, 5: datasets.Array5D}
@@ -98,13 +99,17 @@ def make_batches(plan, options):
 
 def batches_of(plan, ops, epochs):
     run_ops = BatchOps(plan, ops)
-    for epoch, start, order, selected in epochs:
+    for epoch, _start, order, selected in epochs:
         for k, batch in enumerate(selected.iter(batch_size=plan.batch_size)):
-            ids = order[k * plan.batch_size:(k + 1) * plan.batch_size]
+            ids = order[k * plan.batch_size : (k + 1) * plan.batch_size]
             yield run_ops(dict(batch), epoch, ids)
 
 
 if __name__ == "__main__":
     datasets.disable_progress_bars()
-    sluice_peer.main("hf-datasets", "datasets " + datasets.__version__ + " (pyarrow "
-                     + __import__("pyarrow").__version__ + ")", make_batches, SUPPORTED)
+    sluice_peer.main(
+        "hf-datasets",
+        "datasets " + datasets.__version__ + " (pyarrow " + __import__("pyarrow").__version__ + ")",
+        make_batches,
+        SUPPORTED,
+    )

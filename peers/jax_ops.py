@@ -22,6 +22,7 @@ rounds differently from sluice's one float32 division for most output sizes
 eagerly as in a jitted function. The plan is static per shape for resize and a function of
 the exported boxes for random_resized_crop; the lerps themselves are XLA's.
 """
+
 import functools
 
 import jax.numpy as jnp
@@ -31,25 +32,30 @@ from jax import lax
 import sluice_ops
 from numpy_idiomatic_peer import GRAPHS, NumpyArrays, sub_ops  # noqa: F401 (GRAPHS and sub_ops: for the peers)
 
-# Ops that only move, select or count values, or compute in integers:
-# bitwise in any framework that keeps the dtypes.
-MOVEMENT = {"random_crop", "random_hflip", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "hash_ids",
-            "rot90"}
-ARITHMETIC = {"normalize", "scale", "multiply", "add", "clip", "log1p", "random_brightness", "random_scale"}
-# Element ops the JAX and Datarax peers apply beyond those: PC-5's affine (a
+# How the JAX and Datarax peers compute the element ops peers/ops.txt lists
+# for them: the ops that only move, select or count values, or compute in
+# integers, bitwise in any framework that keeps the dtypes; PC-5's affine (a
 # fenced product, then the bias: XLA capped at AVX, since affine multiplies
-# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64
-# on) and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
+# then adds), IO-4's trig_rounds (sluice's float64 sine and cosine, x64 on)
+# and MM-2's log_mel (jnp.fft.rfft and a matmul, held to MM-2's stated
 # tolerance). PC-5's dropout needs the elements' ids and epoch, so peer:jax's
 # batch function applies it to the batch, and peer:datarax to each element,
 # its id and epoch riding along (dropout, below). CV-4's resize and MM-1's
 # random_resized_crop by sluice's plan and lerps (XLA capped at AVX: the
 # lerps multiply then add), the latter's row its plan (resized_crop_plan).
-JAX_PEER_ELEMENT_OPS = {"affine", "trig_rounds", "log_mel", "resize", "random_resized_crop"}
+
 # Ops with per-element exported decisions: the decision row rides along
 # (random_resized_crop's: its plan, made from its box by resized_crop_plan).
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
-          "random_scale", "random_resized_crop")
+RANDOM = (
+    "random_crop",
+    "random_hflip",
+    "random_crop3d",
+    "random_flip3d",
+    "rot90",
+    "random_brightness",
+    "random_scale",
+    "random_resized_crop",
+)
 # Graph ops whose exported decision is a pick per element (column 0).
 PICKS = ("random_apply", "random_choice")
 
@@ -103,8 +109,9 @@ def log_mel(p):
     counterpart in XLA), the window and filter bank constants of the
     compiled function."""
     window = jnp.asarray(np.array(sluice_ops.hann_window(p["frame"]), dtype=np.float32))
-    filters = jnp.asarray(np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]),
-                                   dtype=np.float32))
+    filters = jnp.asarray(
+        np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]), dtype=np.float32)
+    )
 
     def f(x, d):
         frames = sluice_ops.log_mel_frames(x.shape[0], p)
@@ -115,6 +122,7 @@ def log_mel(p):
         log_spec = jnp.log10(jnp.fmax(mel, jnp.float32(sluice_ops.LOG_MEL_FLOOR)))
         log_spec = jnp.maximum(log_spec, log_spec.max() - jnp.float32(sluice_ops.LOG_MEL_DECADES))
         return (log_spec + jnp.float32(sluice_ops.LOG_MEL_SHIFT)) * jnp.float32(sluice_ops.LOG_MEL_SCALE)
+
     return f
 
 
@@ -126,10 +134,12 @@ def dropout_keep(ids, epoch, seed, op, values):
     ids = ids.astype(jnp.uint64)
     blocks = -(-values // 4)
     shape = (ids.shape[0], blocks)
-    counter = (jnp.broadcast_to((ids & jnp.uint64(sluice_ops.M32))[:, None], shape),
-               jnp.broadcast_to((ids >> jnp.uint64(32))[:, None], shape),
-               jnp.full(shape, epoch, dtype=jnp.uint64),
-               jnp.broadcast_to(jnp.arange(blocks, dtype=jnp.uint64)[None, :], shape))
+    counter = (
+        jnp.broadcast_to((ids & jnp.uint64(sluice_ops.M32))[:, None], shape),
+        jnp.broadcast_to((ids >> jnp.uint64(32))[:, None], shape),
+        jnp.full(shape, epoch, dtype=jnp.uint64),
+        jnp.broadcast_to(jnp.arange(blocks, dtype=jnp.uint64)[None, :], shape),
+    )
     k0, k1 = sluice_ops.philox_key(seed, op["op_id"])
     words = jnp.stack(sluice_ops.philox4x32_10(counter, (k0, k1)), axis=-1).reshape(ids.shape[0], blocks * 4)
     threshold = sluice_ops.dropout_threshold(np.float32(op["params"]["p"]))
@@ -145,7 +155,7 @@ def dropout(x, ids, epoch, seed, op):
     return jnp.where(keep, B(x * scale), jnp.float32(0.0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def resize_plan(size_in, out):
     """One axis of sluice's bilinear plan for a static shape, in numpy on
     the host (the module's docstring says why): source indices i0, i1 and
@@ -160,7 +170,7 @@ def resized_crop_plan(boxes, p):
     and right source columns, the box's offset added) and float32
     [n, out_h + out_w] (the rows' weights, then the columns')."""
     out_h, out_w = p["out_h"], p["out_w"]
-    y, left, h, w = (boxes[:, j:j + 1].astype(np.int64) for j in range(4))
+    y, left, h, w = (boxes[:, j : j + 1].astype(np.int64) for j in range(4))
     y0, y1, wy = sluice_ops.resize_axis(np.arange(out_h, dtype=np.int64)[None, :], h, out_h, NumpyArrays)
     x0, x1, wx = sluice_ops.resize_axis(np.arange(out_w, dtype=np.int64)[None, :], w, out_w, NumpyArrays)
     return np.concatenate([y0 + y, y1 + y, x0 + left, x1 + left], axis=1), np.concatenate([wy, wx], axis=1)
@@ -178,6 +188,7 @@ def bilinear_at(x, y0, y1, x0, x1, wy, wx):
 
     def at(rows, cols):
         return rows[:, cols].astype(jnp.float32)
+
     return sluice_ops.bilinear(at(rows0, x0), at(rows0, x1), at(rows1, x0), at(rows1, x1), wx, wy)
 
 
@@ -272,6 +283,7 @@ def element_op(op):
     if kind == "one_hot":
         return lambda x, d: (x == jnp.arange(p["classes"], dtype=x.dtype)).astype(jnp.float32)
     if kind == "random_crop":
+
         def crop(x, d):
             ch, cw = p["crop_h"], p["crop_w"]
             h, w = x.shape[0], x.shape[1]
@@ -280,6 +292,7 @@ def element_op(op):
             start = (d[0], d[1]) + (jnp.zeros((), d.dtype),) * len(rest)
             cut = lax.dynamic_slice(x, start, (ch, cw) + rest)
             return jnp.pad(cut, [(top, h - ch - top), (left, w - cw - left)] + [(0, 0)] * len(rest))
+
         return crop
     if kind == "random_hflip":
         return lambda x, d: jnp.where(d[0] != 0, x[:, ::-1], x)
@@ -300,28 +313,37 @@ def element_op(op):
             u = d[0].astype(jnp.float32) * jnp.float32(2.0**-24)  # exact
             f = B(lo + B(B(hi - lo) * u))
             return x * jnp.minimum(f, hi)
+
         return scale
     if kind == "resize":
+
         def resize(x, d):
             y0, y1, wy = resize_plan(x.shape[0], p["out_h"])
             x0, x1, wx = resize_plan(x.shape[1], p["out_w"])
             return bilinear_at(x, y0, y1, x0, x1, jnp.asarray(wy), jnp.asarray(wx))
+
         return resize
     if kind == "random_resized_crop":
+
         def crop(x, d):
             (index, weight), h, w = d, p["out_h"], p["out_w"]
-            return bilinear_at(x, index[:h], index[h:2 * h], index[2 * h:2 * h + w], index[2 * h + w:], weight[:h],
-                               weight[h:])
+            return bilinear_at(
+                x, index[:h], index[h : 2 * h], index[2 * h : 2 * h + w], index[2 * h + w :], weight[:h], weight[h:]
+            )
+
         return crop
     if kind == "random_crop3d":
         return lambda x, d: lax.dynamic_slice(x, (d[0], d[1], d[2]), (p["d"], p["h"], p["w"]))
     if kind == "random_flip3d":
+
         def flip(x, d):
             for bit, axis in ((1, 0), (2, 1), (4, 2)):
                 x = jnp.where((d[0] & bit) != 0, jnp.flip(x, axis=axis), x)
             return x
+
         return flip
     if kind == "pad_tokens":
+
         def pad(x, d):
             length, end, pad_id = p["length"], p["end_id"], p["pad_id"]
             capacity = x.shape[0]
@@ -331,6 +353,7 @@ def element_op(op):
                 x = jnp.pad(x, (0, length - capacity), constant_values=pad_id)
             pos = jnp.arange(length)
             return jnp.where(pos < keep, x[:length], jnp.where(pos == keep, jnp.int32(end), jnp.int32(pad_id)))
+
         return pad
     raise ValueError("no JAX function for op %s" % kind)
 

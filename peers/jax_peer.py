@@ -19,12 +19,13 @@ peer caps XLA's code at AVX (peers/xla_cap.py) and says so in its framework
 string. Eager dispatch runs each operation alone, so the idiomatic form
 needs no cap.
 """
+
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_peer  # noqa: E402
-import xla_cap  # noqa: E402
+import sluice_peer
+import xla_cap
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 OPTIONS = sluice_peer.parser("jax")
@@ -42,22 +43,21 @@ jax.config.update("jax_enable_x64", True)
 
 import jax_ops  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "bag_offsets", "rebatch", "gaussian_noise", "mixup", "cutmix", "bucket_by_length",
-             "pad_to_multiple", "attention_mask"} | jax_ops.MOVEMENT | jax_ops.ARITHMETIC
-# PC-5's affine and dropout (its mask recomputed from the keying the plan
-# documents, jax_ops.dropout_keep; the identity in eval mode), IO-4's
-# trig_rounds and a cache of the peer's own (Cache, below).
-SUPPORTED |= jax_ops.JAX_PEER_ELEMENT_OPS | {"dropout", "cache"}
-# PC-2's and PC-4's sub-op graphs, from the exported picks.
-SUPPORTED |= set(jax_ops.GRAPHS)
+# What this script implements: its line in peers/ops.txt. How, beyond
+# jax_ops' element ops: PC-5's affine and dropout (its mask recomputed from
+# the keying the plan documents, jax_ops.dropout_keep; the identity in eval
+# mode), IO-4's trig_rounds and a cache of the peer's own (Cache, below),
+# and PC-2's and PC-4's sub-op graphs from the exported picks.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def noise(plan, op, x, ids, epoch):
     """Gaussian noise from JAX's own generator, keyed per element as a JAX
     user keys it (seed, op, epoch, element): not sluice's values, so sluice
     checks it statistically."""
-    base = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(int(plan.raw["seed"]) & 0x7FFFFFFF),
-                                                 op["op_id"]), epoch)
+    base = jax.random.fold_in(
+        jax.random.fold_in(jax.random.PRNGKey(int(plan.raw["seed"]) & 0x7FFFFFFF), op["op_id"]), epoch
+    )
     draws = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(base, i), x.shape[1:], jnp.float32))(ids)
     return x + lax.optimization_barrier(jnp.float32(op["params"]["sigma"]) * draws)
 
@@ -93,8 +93,9 @@ def build(plan, ops=None):
                 p = pack["params"]
                 idx = ids[:, None] * p["seq_len"] + jnp.arange(p["seq_len"], dtype=ids.dtype)[None, :]
                 n = data.shape[0]
-                out[name] = jnp.where(idx < n, jnp.take(data, jnp.minimum(idx, n - 1)), jnp.asarray(p["pad_id"],
-                                                                                                    data.dtype))
+                out[name] = jnp.where(
+                    idx < n, jnp.take(data, jnp.minimum(idx, n - 1)), jnp.asarray(p["pad_id"], data.dtype)
+                )
             else:
                 out[name] = jnp.take(data, ids, axis=0)
         return run(ops, out, decisions, ids, epoch, mixing, width)
@@ -126,8 +127,9 @@ def build(plan, ops=None):
                 continue
             if op["kind"] == "dropout":
                 if plan.raw.get("mode", "train") != "eval":
-                    out[name] = lax.optimization_barrier(jax_ops.dropout(out[name], ids, epoch,
-                                                                         int(plan.raw["seed"]), op))
+                    out[name] = lax.optimization_barrier(
+                        jax_ops.dropout(out[name], ids, epoch, int(plan.raw["seed"]), op)
+                    )
                 continue
             if op["kind"] in ("pad_to_multiple", "attention_mask"):
                 p = op["params"]
@@ -194,8 +196,10 @@ class Cache:
         self.filled = np.zeros(n, dtype=bool)
         self.sources = sources
         if eager:
-            self.fill, self.read = fill, lambda store, decisions, ids, epoch, mixing: self.after(
-                store, decisions, ids, epoch, mixing, None)
+            self.fill, self.read = (
+                fill,
+                lambda store, decisions, ids, epoch, mixing: self.after(store, decisions, ids, epoch, mixing, None),
+            )
             return
         first = epoch_decisions(plan, plan.batches[0]["epoch"])
         self.fills, self.reads = {}, {}
@@ -203,17 +207,21 @@ class Cache:
             ids = jax.ShapeDtypeStruct((r,), jnp.int64)
             k = next(k for k, b in enumerate(plan.batches) if b["rows"] == r)
             self.fills[r] = jax.jit(fill, donate_argnums=0).lower(self.store, sources, ids).compile()
-            self.reads[r] = jax.jit(self.after, static_argnums=5).lower(self.store, first, ids, jnp.int64(0),
-                                                                        mixing_of(plan, k), None).compile()
+            self.reads[r] = (
+                jax.jit(self.after, static_argnums=5)
+                .lower(self.store, first, ids, jnp.int64(0), mixing_of(plan, k), None)
+                .compile()
+            )
         self.fill = lambda store, sources, ids: self.fills[int(ids.shape[0])](store, sources, ids)
         self.read = lambda store, decisions, ids, epoch, mixing: self.reads[int(ids.shape[0])](
-            store, decisions, ids, epoch, mixing)
+            store, decisions, ids, epoch, mixing
+        )
 
     def batch(self, host_ids, decisions, epoch, mixing):
         missing = host_ids[~self.filled[host_ids]]
         if len(missing):
             padded = np.full(len(host_ids), missing[0], dtype=np.int64)
-            padded[:len(missing)] = missing
+            padded[: len(missing)] = missing
             self.store = self.fill(self.store, self.sources, jnp.asarray(padded))
             self.filled[missing] = True
         return self.read(self.store, decisions, jnp.asarray(host_ids), jnp.int64(epoch), mixing)
@@ -226,8 +234,9 @@ def epoch_decisions(plan, epoch):
     out = {}
     for op in plan.ops:
         if op["kind"] == "random_resized_crop":
-            out[op["index"]] = tuple(jnp.asarray(a) for a in jax_ops.resized_crop_plan(plan.decisions(op, epoch),
-                                                                                        op["params"]))
+            out[op["index"]] = tuple(
+                jnp.asarray(a) for a in jax_ops.resized_crop_plan(plan.decisions(op, epoch), op["params"])
+            )
         elif op["kind"] in jax_ops.RANDOM + jax_ops.PICKS:
             out[op["index"]] = jnp.asarray(plan.decisions(op, epoch))
     return out
@@ -236,8 +245,11 @@ def epoch_decisions(plan, epoch):
 def mixing_of(plan, i):
     """Batch i's per-batch decisions and partners for each mixing op."""
     rows = plan.batches[i]["rows"]
-    return {op["index"]: (jnp.asarray(plan.batch_decisions(op)[i]), jnp.asarray(plan.batch_partners(op)[i][:rows]))
-            for op in plan.ops if op["kind"] in jax_ops.MIXING}
+    return {
+        op["index"]: (jnp.asarray(plan.batch_decisions(op)[i]), jnp.asarray(plan.batch_partners(op)[i][:rows]))
+        for op in plan.ops
+        if op["kind"] in jax_ops.MIXING
+    }
 
 
 def host_lengths(plan):
@@ -261,8 +273,9 @@ def make_batches(plan, sources, compiled, eager=None, cache=None):
         elif eager is not None:
             out = eager(sources, decisions[epoch], ids, jnp.int64(epoch), mixing_of(plan, i), width)
         else:
-            out = compiled[(int(ids.shape[0]), width)](sources, decisions[epoch], ids, jnp.int64(epoch),
-                                                       mixing_of(plan, i))
+            out = compiled[(int(ids.shape[0]), width)](
+                sources, decisions[epoch], ids, jnp.int64(epoch), mixing_of(plan, i)
+            )
         yield {k: np.asarray(v.block_until_ready()) for k, v in out.items()}
 
 
@@ -294,8 +307,11 @@ def main():
         compiled = {}
         for (rows, width), k in sorted(shapes.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
             ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
-            compiled[(rows, width)] = jax.jit(fn, static_argnums=5).lower(sources, first, ids, jnp.int64(0),
-                                                                         mixing_of(plan, k), width).compile()
+            compiled[(rows, width)] = (
+                jax.jit(fn, static_argnums=5)
+                .lower(sources, first, ids, jnp.int64(0), mixing_of(plan, k), width)
+                .compile()
+            )
         batches = make_batches(plan, sources, compiled)
     sluice_peer.serve("jax-idiomatic" if options.idiomatic else "jax", framework, plan, batches, options)
 

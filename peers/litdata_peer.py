@@ -18,6 +18,7 @@ processes, and the protocol owns stdout: the peer points stdout at stderr
 for the setup and speaks the protocol on a duplicate of the original after
 it.
 """
+
 import atexit
 import os
 import shutil
@@ -31,10 +32,11 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 class Element:
@@ -93,5 +95,6 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("litdata", "litdata %s (torch %s)" % (version("litdata"), version("torch")), make_batches,
-                     SUPPORTED)
+    sluice_peer.main(
+        "litdata", "litdata %s (torch %s)" % (version("litdata"), version("torch")), make_batches, SUPPORTED
+    )

@@ -16,6 +16,7 @@ then finalizer), from
 peers/sluice_ops.py in numpy arithmetic (numpy's np.log1p rounds
 differently, and the protocol compares bits).
 """
+
 import functools
 import os
 import sys
@@ -23,37 +24,29 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import sluice_ops
+import sluice_peer
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "zscore", "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids",
-             "bag_offsets", "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
-# What peer:numpy itself adds, from the exported per-element and per-batch
-# decisions (the peers that reuse apply_ops without a batch index do not
-# claim them), and gaussian noise drawn by numpy's own generator, keyed by
-# (seed, op id, epoch, batch) as a numpy user keys it: its batches cannot
-# equal sluice's, so sluice checks them statistically (docs/peers.md).
-NUMPY_ONLY = {"rot90", "random_brightness", "random_scale", "mixup", "cutmix", "gaussian_noise"}
-# And IO-4's: sluice's libm-free trig_rounds in float64 (sluice_ops), and a
-# cache of each element's fields after the ops before it, which make_batches
-# keeps across the plan's epochs (apply_ops alone passes a cache through).
-NUMPY_ONLY |= {"trig_rounds", "cache"}
-# And PC-5's: affine from the plan's scale and bias, and dropout's mask
-# recomputed from its documented keying (Philox, sluice_ops) in train mode.
-NUMPY_ONLY |= {"affine", "dropout"}
-# And PC-2's and PC-4's sub-op graphs: branch_mean, random_apply and
-# random_choice run the ops they own (listed after them) on copies or on
-# the rows their exported picks name.
-NUMPY_ONLY |= {"branch_mean", "random_apply", "random_choice"}
-# And CV-4's and MM-1's bilinear resampling: sluice's plan and lerps
+# What this script implements: its line in peers/ops.txt (the storage peers,
+# which reuse apply_ops without a batch index, declare less). How, beyond
+# the gate: the ops with exported per-element and per-batch decisions, and
+# gaussian noise drawn by numpy's own generator, keyed by (seed, op id,
+# epoch, batch) as a numpy user keys it: its batches cannot equal sluice's,
+# so sluice checks them statistically (docs/peers.md). IO-4's: sluice's
+# libm-free trig_rounds in float64 (sluice_ops), and a cache of each
+# element's fields after the ops before it, which make_batches keeps across
+# the plan's epochs (apply_ops alone passes a cache through). PC-5's: affine
+# from the plan's scale and bias, and dropout's mask recomputed from its
+# documented keying (Philox, sluice_ops) in train mode. PC-2's and PC-4's
+# sub-op graphs: branch_mean, random_apply and random_choice run the ops
+# they own (listed after them) on copies or on the rows their exported
+# picks name. CV-4's and MM-1's bilinear resampling: sluice's plan and lerps
 # (sluice_ops) in numpy's float32, random_resized_crop's box from its
-# exported decisions (y, x, h, w per element).
-NUMPY_ONLY |= {"resize", "random_resized_crop"}
+# exported decisions (y, x, h, w per element). MM-2's log_mel: numpy's own
+# FFT and matrix product on sluice's window and filter bank (sluice_ops),
+# held to MM-2's stated tolerance.
+SUPPORTED = sluice_peer.implements(__file__)
 GRAPHS = ("branch_mean", "random_apply", "random_choice")
-# And MM-2's log_mel: numpy's own FFT and matrix product on sluice's window
-# and filter bank (sluice_ops), held to MM-2's stated tolerance.
-NUMPY_ONLY |= {"log_mel"}
 
 
 def gather_tokens(stream, ids, seq_len, pad):
@@ -86,7 +79,7 @@ def random_crop(x, p, dec):
     rows = dec[:, 0:1] + np.arange(ch)[None, :]
     cols = dec[:, 1:2] + np.arange(cw)[None, :]
     out = np.zeros_like(x)
-    out[:, top:top + ch, left:left + cw] = x[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    out[:, top : top + ch, left : left + cw] = x[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
     return out
 
 
@@ -119,8 +112,12 @@ def resize(x, out_h, out_w):
 def random_resized_crop(x, p, dec):
     """Each image's exported box (y, x, h, w) cut out and resized to out_h x
     out_w, one image at a time, as torchvision's RandomResizedCrop is used."""
-    return np.stack([resize(x[i:i + 1, y:y + h, left:left + w], p["out_h"], p["out_w"])[0]
-                     for i, (y, left, h, w) in enumerate(dec.tolist())])
+    return np.stack(
+        [
+            resize(x[i : i + 1, y : y + h, left : left + w], p["out_h"], p["out_w"])[0]
+            for i, (y, left, h, w) in enumerate(dec.tolist())
+        ]
+    )
 
 
 def zscore(x):
@@ -142,7 +139,7 @@ def zscore(x):
     mean = lane_sum(v) / count
     centred = v - mean[:, None, None]
     if lanes:
-        centred[:, -1, 8 - lanes:] = 0.0
+        centred[:, -1, 8 - lanes :] = 0.0
     var = lane_sum(centred * centred) / count
     sd = np.sqrt(var)
     with np.errstate(divide="ignore"):
@@ -224,10 +221,12 @@ def dropout_keep(plan, op, ids, epoch, values):
     ids = np.asarray(ids, dtype=np.uint64)
     blocks = -(-values // 4)
     shape = (len(ids), blocks)
-    counter = (np.broadcast_to((ids & np.uint64(sluice_ops.M32))[:, None], shape),
-               np.broadcast_to((ids >> np.uint64(32))[:, None], shape),
-               np.full(shape, epoch, dtype=np.uint64),
-               np.broadcast_to(np.arange(blocks, dtype=np.uint64)[None, :], shape))
+    counter = (
+        np.broadcast_to((ids & np.uint64(sluice_ops.M32))[:, None], shape),
+        np.broadcast_to((ids >> np.uint64(32))[:, None], shape),
+        np.full(shape, epoch, dtype=np.uint64),
+        np.broadcast_to(np.arange(blocks, dtype=np.uint64)[None, :], shape),
+    )
     key = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
     words = np.stack(sluice_ops.philox4x32_10(counter, key), axis=-1).reshape(len(ids), blocks * 4)[:, :values]
     return words >= np.uint64(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])))
@@ -245,12 +244,14 @@ def dropout(plan, op, x, ids, epoch):
     return np.where(keep, x * dropout_scale(op["params"]["p"]), np.float32(0.0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mel_constants(frame, sample_rate, n_fft, mels):
     """The Hann window (float64) and the mel filter bank (float32, as sluice
     rounds it), made once per geometry as Whisper's lru_cached mel_filters."""
-    return (np.array(sluice_ops.hann_window(frame)),
-            np.array(sluice_ops.mel_filter_bank(sample_rate, n_fft, mels), dtype=np.float32))
+    return (
+        np.array(sluice_ops.hann_window(frame)),
+        np.array(sluice_ops.mel_filter_bank(sample_rate, n_fft, mels), dtype=np.float32),
+    )
 
 
 def log_mel(x, p):
@@ -390,8 +391,8 @@ def sub_ops(ops, k):
     """The two sub-chains a graph op ops[k] owns (its ops_a ops after it and
     the ops_b after those), and the index of the op after them."""
     p = ops[k]["params"]
-    a = ops[k + 1:k + 1 + p["ops_a"]]
-    b = ops[k + 1 + p["ops_a"]:k + 1 + p["ops_a"] + p["ops_b"]]
+    a = ops[k + 1 : k + 1 + p["ops_a"]]
+    b = ops[k + 1 + p["ops_a"] : k + 1 + p["ops_a"] + p["ops_b"]]
     if any(op["kind"] in GRAPHS for op in a + b):
         raise SystemExit("op %d (%s) owns another graph op, which this peer does not nest" % (k, ops[k]["kind"]))
     return a, b, k + 1 + p["ops_a"] + p["ops_b"]
@@ -546,4 +547,4 @@ def make_batches(plan, options):
 
 
 if __name__ == "__main__":
-    sluice_peer.main("numpy-idiomatic", "numpy " + np.__version__, make_batches, SUPPORTED | NUMPY_ONLY)
+    sluice_peer.main("numpy-idiomatic", "numpy " + np.__version__, make_batches, SUPPORTED)

@@ -52,6 +52,7 @@ are not where the time goes in the scenarios that use them). The output is
 bitwise the reference's: each value goes through the same float32
 operations in the same order.
 """
+
 import os
 import sys
 
@@ -61,19 +62,31 @@ import sys
 # numpy loads OpenBLAS; a user's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-from numpy.lib.stride_tricks import as_strided  # noqa: E402
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as idiomatic  # noqa: E402
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as idiomatic
+import sluice_ops
+import sluice_peer
 
-SUPPORTED = idiomatic.SUPPORTED | idiomatic.NUMPY_ONLY
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # The ops the tuned loop applies itself: in place, or (crops, resizes) into
 # buffers made once per op.
-IN_PLACE = {"normalize", "scale", "multiply", "add", "clip", "random_crop", "random_hflip", "affine", "dropout",
-            "resize", "random_resized_crop"}
+IN_PLACE = {
+    "normalize",
+    "scale",
+    "multiply",
+    "add",
+    "clip",
+    "random_crop",
+    "random_hflip",
+    "affine",
+    "dropout",
+    "resize",
+    "random_resized_crop",
+}
 # Ops the tuned loop also runs that change a field's shape, into a buffer of
 # their own made once.
 IN_PLACE |= {"log_mel"}
@@ -138,10 +151,10 @@ class TrigRounds:
         for start in range(0, src.shape[0], self.BLOCK):
             n = min(self.BLOCK, src.shape[0] - start)
             y = self.y[:n]
-            y[...] = src[start:start + n]
+            y[...] = src[start : start + n]
             for _ in range(rounds):
                 self.round(n)
-            dst[start:start + n] = y
+            dst[start : start + n] = y
         return out
 
     def round(self, n):
@@ -205,9 +218,11 @@ class DropMask:
         n, blocks = len(ids), -(-values // 4)
         key = (n, blocks)
         if key not in self.buffers:
-            self.buffers[key] = ([np.empty((n, blocks), dtype=np.uint64) for _ in range(6)],
-                                 np.empty((n, blocks, 4), dtype=bool),
-                                 np.arange(blocks, dtype=np.uint64))
+            self.buffers[key] = (
+                [np.empty((n, blocks), dtype=np.uint64) for _ in range(6)],
+                np.empty((n, blocks, 4), dtype=bool),
+                np.arange(blocks, dtype=np.uint64),
+            )
         (c0, c1, c2, c3, p0, p1), drop, draw = self.buffers[key]
         u = np.asarray(ids, dtype=np.uint64)[:, None]
         m32 = np.uint64(sluice_ops.M32)
@@ -249,20 +264,22 @@ class LogMel:
         self.frames = sluice_ops.log_mel_frames(samples, p)
         self.bins = p["n_fft"] // 2 + 1
         self.window = np.array(sluice_ops.hann_window(p["frame"]))
-        self.filters = np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]),
-                                dtype=np.float32)
+        self.filters = np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]), dtype=np.float32)
         self.buffers = {}
 
     def __call__(self, x):
         n, p = x.shape[0], self.p
         frames, bins, mels, frame = self.frames, self.bins, p["mels"], p["frame"]
         if n not in self.buffers:
-            self.buffers[n] = (np.empty((n, frames, frame)), np.empty((n * frames, bins), dtype=np.float32),
-                               np.empty((n, frames, mels), dtype=np.float32), np.empty((n, 1, 1), dtype=np.float32))
+            self.buffers[n] = (
+                np.empty((n, frames, frame)),
+                np.empty((n * frames, bins), dtype=np.float32),
+                np.empty((n, frames, mels), dtype=np.float32),
+                np.empty((n, 1, 1), dtype=np.float32),
+            )
         windowed, power, out, loudest = self.buffers[n]
         x = np.ascontiguousarray(x)
-        view = as_strided(x, (n, frames, frame), (x.strides[0], p["hop"] * x.strides[1], x.strides[1]),
-                          writeable=False)
+        view = as_strided(x, (n, frames, frame), (x.strides[0], p["hop"] * x.strides[1], x.strides[1]), writeable=False)
         np.multiply(view, self.window, out=windowed)
         spectrum = np.fft.rfft(windowed, n=p["n_fft"], axis=-1).reshape(n * frames, bins)
         pairs = spectrum.view(np.float64).reshape(n * frames, bins, 2)
@@ -299,7 +316,7 @@ class Cache:
             return
         tuned = self.tuned
         fields = {name: tuned.gather(name, missing) for name in tuned.fields}
-        for k, op in enumerate(self.before):
+        for _k, op in enumerate(self.before):
             x = fields[op["field"]]
             if op["kind"] == "trig_rounds" and x.dtype == np.float32:
                 fields[op["field"]] = self.trig(x, op["params"]["rounds"], x)  # x is a gather buffer
@@ -335,9 +352,11 @@ def value_plan(x0, x1, wx, channels):
     """An axis plan over columns widened to the values of a row (channels
     last): source value indices and weights, one per output value."""
     c = np.arange(channels, dtype=np.int64)
-    return ((x0[..., None] * channels + c).reshape(x0.shape[:-1] + (-1,)),
-            (x1[..., None] * channels + c).reshape(x1.shape[:-1] + (-1,)),
-            np.repeat(wx, channels, axis=-1))
+    return (
+        (x0[..., None] * channels + c).reshape(x0.shape[:-1] + (-1,)),
+        (x1[..., None] * channels + c).reshape(x1.shape[:-1] + (-1,)),
+        np.repeat(wx, channels, axis=-1),
+    )
 
 
 class Resize:
@@ -384,7 +403,7 @@ def resized_crop(x, ids, p, boxes, field, key):
     its rows straight from x by flat index, then the two lerps in place."""
     n, channels = len(ids), x.shape[3] if x.ndim == 4 else 1
     out_h, out_w = p["out_h"], p["out_w"]
-    y, left, h, w = (boxes[:, j:j + 1].astype(np.int64) for j in range(4))
+    y, left, h, w = (boxes[:, j : j + 1].astype(np.int64) for j in range(4))
     y0, y1, wy = sluice_ops.resize_axis(np.arange(out_h, dtype=np.int64)[None, :], h, out_h, idiomatic.NumpyArrays)
     x0, x1, wx = sluice_ops.resize_axis(np.arange(out_w, dtype=np.int64)[None, :], w, out_w, idiomatic.NumpyArrays)
     v0, v1, wv = value_plan(x0 + left, x1 + left, wx, channels)
@@ -430,8 +449,10 @@ class Ops:
         key = (op["index"], element_shape)
         if key not in self.tiles:
             first, second = ("mean", "inv_std") if op["kind"] == "normalize" else ("scale", "bias")
-            self.tiles[key] = (tiled(op["params"][first], op["params"]["channels"], element_shape),
-                               tiled(op["params"][second], op["params"]["channels"], element_shape))
+            self.tiles[key] = (
+                tiled(op["params"][first], op["params"]["channels"], element_shape),
+                tiled(op["params"][second], op["params"]["channels"], element_shape),
+            )
         return self.tiles[key]
 
     @staticmethod
@@ -458,14 +479,16 @@ class Ops:
         offsets = dec[ids]
         flips = self.plan.decisions(flip_op, epoch)[ids, 0].tolist() if flip_op is not None else [0] * n
         # Python ints: numpy scalars would make each slice slower to build.
-        for k, (i, oy, ox, flip) in enumerate(zip(rows.tolist(), offsets[:, 0].tolist(), offsets[:, 1].tolist(), flips)):
-            src = x[i, oy:oy + ch, ox:ox + cw]
+        for k, (i, oy, ox, flip) in enumerate(
+            zip(rows.tolist(), offsets[:, 0].tolist(), offsets[:, 1].tolist(), flips)
+        ):
+            src = x[i, oy : oy + ch, ox : ox + cw]
             if mirrored != left and flip_op is not None:
-                out[k, top:top + ch] = 0  # the padding's columns differ for the two directions
+                out[k, top : top + ch] = 0  # the padding's columns differ for the two directions
             if flip:
-                out[k, top:top + ch, mirrored:mirrored + cw] = src[:, ::-1]
+                out[k, top : top + ch, mirrored : mirrored + cw] = src[:, ::-1]
             else:
-                out[k, top:top + ch, left:left + cw] = src
+                out[k, top : top + ch, left : left + cw] = src
         return out
 
     @staticmethod
@@ -603,7 +626,7 @@ class Tuned:
         seq = p["seq_len"]
         rows = -(-stream.shape[0] // seq)
         table = np.full(rows * seq, p["pad_id"], dtype=stream.dtype)
-        table[:stream.shape[0]] = stream
+        table[: stream.shape[0]] = stream
         return table.reshape(rows, seq)
 
     def gather(self, name, ids):

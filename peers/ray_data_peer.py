@@ -20,6 +20,7 @@ again: a field's width must be the same in every batch, so the ops that make
 a batch's width depend on its data (pad_to_multiple, attention_mask) are not
 declared.
 """
+
 import os
 import sys
 
@@ -34,15 +35,21 @@ import ray  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
 import sluice_peer  # noqa: E402
+from numpy_peer import BatchOps  # noqa: E402
 
-SUPPORTED = numpy_peer.SUPPORTED - {"pad_to_multiple", "attention_mask"}
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def start_ray(cpus):
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             object_store_memory=512 * 1024 * 1024)
+    ray.init(
+        num_cpus=cpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        object_store_memory=512 * 1024 * 1024,
+    )
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
@@ -74,10 +81,8 @@ def make_batches(plan, options):
             start = batches[0]["offset"]
             stop = batches[-1]["offset"] + batches[-1]["rows"]
             ds = ray.data.from_numpy(plan.order(epoch)[start:stop])
-            ds = ds.map_batches(transform, fn_kwargs={"epoch": epoch}, batch_size=plan.batch_size,
-                                batch_format="numpy")
-            for batch in ds.iter_batches(batch_size=plan.batch_size, batch_format="numpy"):
-                yield batch
+            ds = ds.map_batches(transform, fn_kwargs={"epoch": epoch}, batch_size=plan.batch_size, batch_format="numpy")
+            yield from ds.iter_batches(batch_size=plan.batch_size, batch_format="numpy")
 
     return batches()
 

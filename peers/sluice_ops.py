@@ -33,6 +33,7 @@ operators do the arithmetic, each in float32 (float64 in trig_rounds) and
 rounded once per operation, as sluice's kernels are compiled
 (-ffp-contract=off: no fused multiply-add).
 """
+
 import math
 
 LOG1P_NEAR_HI = float.fromhex("0x1.a827a0p-2")
@@ -105,11 +106,28 @@ INV_TWO_PI = 1.0 / TWO_PI  # C folds 1.0 / SL_DET_TWO_PI, correctly rounded, as 
 # first: 1/3!, -1/5!, ... to 1/19! for the sine and 1/2!, ... to 1/18! for
 # the cosine, alternating. Each is the C source's double division, which
 # Python's division rounds identically.
-SIN_COEFFS = (-1.0 / 121645100408832000.0, 1.0 / 355687428096000.0, -1.0 / 1307674368000.0,
-              1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0,
-              -1.0 / 6.0)
-COS_COEFFS = (-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
-              1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5)
+SIN_COEFFS = (
+    -1.0 / 121645100408832000.0,
+    1.0 / 355687428096000.0,
+    -1.0 / 1307674368000.0,
+    1.0 / 6227020800.0,
+    -1.0 / 39916800.0,
+    1.0 / 362880.0,
+    -1.0 / 5040.0,
+    1.0 / 120.0,
+    -1.0 / 6.0,
+)
+COS_COEFFS = (
+    -1.0 / 6402373705728000.0,
+    1.0 / 20922789888000.0,
+    -1.0 / 87178291200.0,
+    1.0 / 479001600.0,
+    -1.0 / 3628800.0,
+    1.0 / 40320.0,
+    -1.0 / 720.0,
+    1.0 / 24.0,
+    -0.5,
+)
 
 
 def trig_rounds(y, rounds, A):
@@ -245,6 +263,7 @@ def mel_filter_bank(sample_rate, n_fft, mels):
     Nyquist. Each step is the C source's double operation in its order, with
     libm's log and exp for sluice's libm-free ones (they differ by an ulp of
     a double, which rounding to float32 almost always hides)."""
+
     def hz_to_mel(hz):
         return 2595.0 * math.log(1.0 + hz / 700.0) / LN10
 

@@ -38,6 +38,9 @@ to exit. Anything for people goes to stderr.
 
 This module needs only the standard library; numpy where a loader uses it.
 """
+
+from __future__ import annotations
+
 import argparse
 import ast
 import contextlib
@@ -49,6 +52,8 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypedDict
 
 try:
     import numpy as np
@@ -59,10 +64,44 @@ PROTOCOL = 2
 PLAN_VERSION = 2
 
 # sluice's dtype names: (numpy dtype string, bytes per value).
-DTYPES = {"u8": ("|u1", 1), "i32": ("<i4", 4), "i64": ("<i8", 8), "f32": ("<f4", 4)}
+DTYPES: dict[str, tuple[str, int]] = {"u8": ("|u1", 1), "i32": ("<i4", 4), "i64": ("<i8", 8), "f32": ("<f4", 4)}
+
+# The protocol's types. A numpy array: numpy is optional here (a loader may
+# be written with the standard library alone), so it is not named.
+Array = Any
+# An op of the plan, as plan.json writes it ("kind",
+# "index", "field", "params", "decisions", ...): JSON, so a plain mapping.
+Op = dict[str, Any]
+# One output field of a batch: a numpy array (or anything with the buffer
+# protocol, .shape and .dtype), or a (shape, bytes-like) pair for a loader
+# written without numpy.
+Field = Any
+# A batch: each of the plan's output fields by name.
+Batch = Mapping[str, Field]
+# How a loader computes its batches (docs/peers.md, "Like with like").
+Kind = Literal["per-batch", "prefetching", "all-at-once"]
+# A loader: the plan and the parsed command line in, the plan's batches out,
+# in order.
+MakeBatches = Callable[["Plan", argparse.Namespace], Iterable[Batch]]
 
 
-def read_npy(path):
+class Hello(TypedDict):
+    """The peer's first line on stdout."""
+
+    hello: str
+    framework: str
+    protocol: int
+
+
+class Description(TypedDict):
+    """What `--describe` prints: the ops a loader implements and its kind."""
+
+    name: str
+    supports: list[str]
+    kind: Kind
+
+
+def read_npy(path: str) -> tuple[str, tuple[int, ...], memoryview]:
     """A .npy file's dtype string, shape and data bytes, with the standard
     library alone (version 1 to 3 headers, C order)."""
     with open(path, "rb") as f:
@@ -74,13 +113,13 @@ def read_npy(path):
         (length,), start = struct.unpack("<H", data[8:10]), 10
     else:
         (length,), start = struct.unpack("<I", data[8:12]), 12
-    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    header = ast.literal_eval(data[start : start + length].decode("latin1"))
     if header.get("fortran_order"):
         raise SystemExit("%s is in Fortran order" % path)
-    return header["descr"], tuple(header["shape"]), memoryview(data)[start + length:]
+    return header["descr"], tuple(header["shape"]), memoryview(data)[start + length :]
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """An object whose keys are each given once: Python's json keeps the
     last of two equal keys where sluice's reader refuses the file, so one
     file would read two ways."""
@@ -92,13 +131,13 @@ def _unique_keys(pairs):
     return obj
 
 
-def load_json(path):
+def load_json(path: str) -> Any:  # noqa: ANN401 (whatever the JSON holds)
     """A JSON file as sluice's readers read it: repeated keys refused."""
     with open(path) as f:
         return json.load(f, object_pairs_hook=_unique_keys)
 
 
-def check_manifest(directory):
+def check_manifest(directory: str) -> None:
     """Refuses an export folder that is not whole: its MANIFEST.json
     (include/sluice/folder.h) must be complete and of kind "export", and
     every file it lists must be there with the size it lists."""
@@ -106,10 +145,14 @@ def check_manifest(directory):
     try:
         manifest = load_json(path)
     except (OSError, ValueError) as e:
-        raise SystemExit("%s: not a whole export (%s); export it again" % (directory, e))
+        raise SystemExit("%s: not a whole export (%s); export it again" % (directory, e)) from None
     files = manifest.get("files")
-    if (manifest.get("format") != "sluice-folder" or manifest.get("kind") != "export"
-            or not isinstance(files, list) or manifest.get("count") != len(files)):
+    if (
+        manifest.get("format") != "sluice-folder"
+        or manifest.get("kind") != "export"
+        or not isinstance(files, list)
+        or manifest.get("count") != len(files)
+    ):
         raise SystemExit("%s: MANIFEST.json is not a whole export manifest" % directory)
     # Peers may keep what they derive beside the export (a converted data
     # set), so files the manifest does not list are not refused here.
@@ -118,7 +161,7 @@ def check_manifest(directory):
         try:
             actual = os.stat(os.path.join(directory, name)).st_size
         except OSError:
-            raise SystemExit("%s: its manifest lists %s, which is missing" % (directory, name))
+            raise SystemExit("%s: its manifest lists %s, which is missing" % (directory, name)) from None
         if actual != size:
             raise SystemExit("%s: %s has %d bytes, its manifest says %d" % (directory, name, actual, size))
 
@@ -126,39 +169,41 @@ def check_manifest(directory):
 class Plan:
     """An exported plan: its JSON, with lazy access to the arrays beside it."""
 
-    def __init__(self, directory):
+    def __init__(self, directory: str) -> None:
         self.dir = directory
         check_manifest(directory)
         try:
-            self.raw = load_json(os.path.join(directory, "plan.json"))
+            self.raw: dict[str, Any] = load_json(os.path.join(directory, "plan.json"))
         except ValueError as e:
-            raise SystemExit("%s/plan.json: %s" % (directory, e))
+            raise SystemExit("%s/plan.json: %s" % (directory, e)) from None
         if self.raw.get("format") != "sluice-peer-plan" or self.raw.get("version") != PLAN_VERSION:
             raise SystemExit("not a sluice peer plan of version %d: %s" % (PLAN_VERSION, directory))
-        self.batch_size = self.raw["batch_size"]
-        self.batches = self.raw["batches"]
-        self.ops = self.raw["ops"]
-        self.output = self.raw["output"]
-        self.source_fields = self.raw["source"]["fields"]
-        self._orders = {}
-        self._decisions = {}
+        self.batch_size: int = self.raw["batch_size"]
+        # Each batch's {"epoch", "offset", "rows"}, in the order sluice asks.
+        self.batches: list[dict[str, int]] = self.raw["batches"]
+        self.ops: list[Op] = self.raw["ops"]
+        # Each output field's {"name", "dtype", "shape"}, in the ring's order.
+        self.output: list[dict[str, Any]] = self.raw["output"]
+        self.source_fields: list[dict[str, Any]] = self.raw["source"]["fields"]
+        self._orders: dict[int, Any] = {}
+        self._decisions: dict[tuple[int, Any], Any] = {}
 
-    def path(self, name):
+    def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
 
-    def source(self, name):
+    def source(self, name: str) -> Array:
         """A source field, memory-mapped: read as a loader reads a data set file."""
         return np.load(self.path(name + ".npy"), mmap_mode="r")
 
-    def load_source(self, name):
+    def load_source(self, name: str) -> Array:
         """A source field, in memory (what sluice's memory sources hold)."""
         return np.load(self.path(name + ".npy"))
 
-    def raw_source(self, name):
+    def raw_source(self, name: str) -> tuple[str, tuple[int, ...], memoryview]:
         """A source field without numpy: (dtype string, shape, bytes)."""
         return read_npy(self.path(name + ".npy"))
 
-    def order(self, epoch):
+    def order(self, epoch: int) -> Array:
         """Epoch's element ids in batch order (a numpy array, or a list of
         ints without numpy)."""
         if epoch not in self._orders:
@@ -170,11 +215,11 @@ class Plan:
                 self._orders[epoch] = list(struct.unpack("<%dq" % shape[0], data))
         return self._orders[epoch]
 
-    def batch_ids(self, i):
+    def batch_ids(self, i: int) -> Array:
         b = self.batches[i]
-        return self.order(b["epoch"])[b["offset"]:b["offset"] + b["rows"]]
+        return self.order(b["epoch"])[b["offset"] : b["offset"] + b["rows"]]
 
-    def decisions(self, op, epoch):
+    def decisions(self, op: Op, epoch: int) -> Array:
         """op's per-element decisions in epoch, i32 [dataset size, columns], by element id."""
         key = (op["index"], epoch)
         if key not in self._decisions:
@@ -184,15 +229,15 @@ class Plan:
             self._decisions[key] = np.load(self.path(d["file"].replace("{epoch}", str(epoch))))
         return self._decisions[key]
 
-    def batch_decisions(self, op):
+    def batch_decisions(self, op: Op) -> Array:
         """A batch op's per-batch decisions, f32 [nbatches, columns], row k for batches[k]."""
         return self._batch_file(op, "file")
 
-    def batch_partners(self, op):
+    def batch_partners(self, op: Op) -> Array:
         """A mixing op's partners, i32 [nbatches, batch_size], -1 past a short batch."""
         return self._batch_file(op, "partners_file")
 
-    def _batch_file(self, op, key):
+    def _batch_file(self, op: Op, key: str) -> Array:
         d = op.get("decisions") or {}
         if not d.get("exported") or key not in d:
             raise SystemExit("op %d (%s) has no exported %s" % (op["index"], op["kind"], key))
@@ -201,17 +246,17 @@ class Plan:
             self._decisions[cache] = np.load(self.path(d[key]))
         return self._decisions[cache]
 
-    def kinds(self):
+    def kinds(self) -> list[str]:
         return [op["kind"] for op in self.ops]
 
-    def require(self, supported):
+    def require(self, supported: Collection[str]) -> None:
         """Refuses a plan with an op this peer does not implement (sluice's
         adapter excludes such scenarios before it starts a peer)."""
         missing = [k for k in self.kinds() if k not in supported]
         if missing:
             raise SystemExit("this peer lacks transform(s): %s" % ", ".join(missing))
 
-    def field_layout(self):
+    def field_layout(self) -> list[tuple[str, str, int, int]]:
         """Each output field's (name, dtype name, offset in a ring slot, room in bytes)."""
         layout, at = [], 0
         for spec in self.output:
@@ -227,7 +272,7 @@ class Plan:
 class Ring:
     """The shared-memory ring sluice passed: where each batch is handed over."""
 
-    def __init__(self, plan, fd, slots, slot_bytes):
+    def __init__(self, plan: Plan, fd: int, slots: int, slot_bytes: int) -> None:
         self.layout = plan.field_layout()
         need = self.layout[-1][2] + self.layout[-1][3] if self.layout else 0
         if need > slot_bytes:
@@ -239,16 +284,17 @@ class Ring:
         # in place (Ring.arrays) from one that must be copied in.
         self.address = np.frombuffer(self.map, dtype=np.uint8).ctypes.data if np is not None else None
 
-    def arrays(self, slot, rows):
+    def arrays(self, slot: int, rows: int) -> dict[str, Any]:
         """The slot as numpy arrays of rows rows, for a loader that writes
         its output in place (no copy at hand-over)."""
         out = {}
         for name, dtype, offset, room in self.layout:
-            out[name] = np.frombuffer(self.map, dtype=DTYPES[dtype][0], count=room // DTYPES[dtype][1],
-                                      offset=slot * self.slot_bytes + offset)
+            out[name] = np.frombuffer(
+                self.map, dtype=DTYPES[dtype][0], count=room // DTYPES[dtype][1], offset=slot * self.slot_bytes + offset
+            )
         return out
 
-    def write(self, slot, plan, arrays):
+    def write(self, slot: int, plan: Plan, arrays: Batch) -> list[list[int]]:
         """Writes a batch's arrays into slot; returns their shapes."""
         shapes = []
         base = slot * self.slot_bytes
@@ -268,16 +314,19 @@ class Ring:
             if n > room:
                 raise SystemExit("field %s of shape %s is larger than the plan's batch" % (name, list(shape)))
             start = base + offset
-            in_place = (self.address is not None and hasattr(a, "__array_interface__")
-                        and a.__array_interface__["data"][0] == self.address + start)
+            in_place = (
+                self.address is not None
+                and hasattr(a, "__array_interface__")
+                and a.__array_interface__["data"][0] == self.address + start
+            )
             if not in_place:
-                self.view[start:start + n] = data
+                self.view[start : start + n] = data
             shapes.append([int(d) for d in shape])
         return shapes
 
 
 @contextlib.contextmanager
-def written_aside(path):
+def written_aside(path: str) -> Iterator[str]:
     """Yields a fresh directory beside `path` to write into, and renames it to
     `path` when the block ends, so that a run cut short leaves no half-written
     data set for a later run to take as whole; on an error it is removed."""
@@ -291,11 +340,11 @@ def written_aside(path):
         raise
 
 
-def epoch_batches(plan):
+def epoch_batches(plan: Plan) -> dict[int, list[dict[str, int]]]:
     """The plan's batches grouped by epoch, {epoch: [batch, ...]}. Each epoch's
     must be its order cut every batch_size elements (from some batch on), which
     is what the frameworks' batch() does; anything else is refused."""
-    epochs = {}
+    epochs: dict[int, list[dict[str, int]]] = {}
     for b in plan.batches:
         epochs.setdefault(b["epoch"], []).append(b)
     for epoch, batches in epochs.items():
@@ -305,15 +354,64 @@ def epoch_batches(plan):
     return epochs
 
 
-def f32(value):
+# What each built-in peer script implements (read by the build too).
+OPS_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.txt")
+
+
+def read_ops_table(path: str = OPS_TABLE) -> dict[str, frozenset[str]]:
+    """peers/ops.txt: each built-in peer script's ops, {"numpy_peer.py":
+    {"normalize", ...}}, its groups ("@name = ...") expanded. The one reader
+    of it: the build's adapters/peer_ops_header.py calls it too."""
+    entries: list[tuple[int, str, list[str]]] = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            text = line.split("#", 1)[0]
+            if not text.strip():
+                continue
+            if text[0].isspace():
+                if not entries:
+                    raise SystemExit("%s:%d: a continued line with no declaration before it" % (path, number))
+                entries[-1][2].extend(text.split())
+                continue
+            head, equals, items = text.partition("=")
+            name = head.strip()
+            if not equals or not (name.startswith("@") or name.endswith(".py")):
+                raise SystemExit("%s:%d: expected '@group = op ...' or 'script.py = op ...'" % (path, number))
+            entries.append((number, name, items.split()))
+    groups: dict[str, frozenset[str]] = {}
+    scripts: dict[str, frozenset[str]] = {}
+    for number, name, listed in entries:
+        ops: set[str] = set()
+        for item in listed:
+            if item.startswith("@") and item not in groups:
+                raise SystemExit("%s:%d: %s is no group declared above" % (path, number, item))
+            ops |= groups[item] if item.startswith("@") else {item}
+        declared = groups if name.startswith("@") else scripts
+        if name in declared:
+            raise SystemExit("%s:%d: %s is declared twice" % (path, number, name))
+        declared[name] = frozenset(ops)
+    return scripts
+
+
+def implements(script: str) -> frozenset[str]:
+    """The ops that the built-in peer script at path `script` (its __file__)
+    implements, as peers/ops.txt declares them."""
+    name = os.path.basename(script)
+    table = read_ops_table()
+    if name not in table:
+        raise SystemExit("%s is not declared in %s" % (name, OPS_TABLE))
+    return table[name]
+
+
+def f32(value: float) -> Array:
     return np.float32(value)
 
 
-def log(*args):
+def log(*args: object) -> None:
     print(*args, file=sys.stderr, flush=True)
 
 
-def parser(prog):
+def parser(prog: str) -> argparse.ArgumentParser:
     """The arguments sluice passes every peer; a loader may add its own."""
     p = argparse.ArgumentParser(prog=prog)
     p.add_argument("export_dir", nargs="?")
@@ -321,19 +419,24 @@ def parser(prog):
     p.add_argument("--ring-fd", type=int)
     p.add_argument("--ring-slots", type=int, default=2)
     p.add_argument("--ring-slot-bytes", type=int)
-    p.add_argument("--describe", action="store_true",
-                   help="print what the loader implements, as JSON, and exit (sluice asks a loader of the user's)")
+    p.add_argument(
+        "--describe",
+        action="store_true",
+        help="print what the loader implements, as JSON, and exit (sluice asks a loader of the user's)",
+    )
     return p
 
 
-def open_ring(plan, options):
+def open_ring(plan: Plan, options: argparse.Namespace) -> Ring:
     if options.ring_fd is None or options.ring_slot_bytes is None:
-        raise SystemExit("no --ring-fd/--ring-slot-bytes: a peer is started by sluice (sluice bench or sluice "
-                         "peer-check), which passes its shared-memory ring")
+        raise SystemExit(
+            "no --ring-fd/--ring-slot-bytes: a peer is started by sluice (sluice bench or sluice "
+            "peer-check), which passes its shared-memory ring"
+        )
     return Ring(plan, options.ring_fd, options.ring_slots, options.ring_slot_bytes)
 
 
-def die_with_sluice():
+def die_with_sluice() -> None:
     """Asks Linux to kill this process when sluice, its parent, dies: a peer
     must not outlive the run that measures it (best effort elsewhere)."""
     try:
@@ -349,14 +452,15 @@ def die_with_sluice():
         pass
 
 
-def serve(name, framework, plan, batches, options):
+def serve(name: str, framework: str, plan: Plan, batches: Iterable[Batch], options: argparse.Namespace) -> None:
     """Runs the protocol: says hello, then for each request times
     next(batches), writes the batch into the ring slot and answers with its
     latency and shapes."""
     die_with_sluice()
     ring = open_ring(plan, options)
     out = sys.stdout
-    out.write(json.dumps({"hello": name, "framework": framework, "protocol": PROTOCOL}) + "\n")
+    hello: Hello = {"hello": name, "framework": framework, "protocol": PROTOCOL}
+    out.write(json.dumps(hello) + "\n")
     out.flush()
     requests = sys.stdin.buffer
     it = iter(batches)
@@ -377,11 +481,19 @@ def serve(name, framework, plan, batches, options):
         out.flush()
 
 
-def describe(name, supported, kind):
-    print(json.dumps({"name": name, "supports": sorted(supported), "kind": kind}), flush=True)
+def describe(name: str, supported: Collection[str], kind: Kind) -> None:
+    description: Description = {"name": name, "supports": sorted(supported), "kind": kind}
+    print(json.dumps(description), flush=True)
 
 
-def main(name, framework, make_batches, supported, argv=None, kind="per-batch"):
+def main(
+    name: str,
+    framework: str,
+    make_batches: MakeBatches,
+    supported: Collection[str],
+    argv: Sequence[str] | None = None,
+    kind: Kind = "per-batch",
+) -> None:
     """The usual peer entry point: reads the plan named on the command line,
     checks the transforms, and serves make_batches(plan, options). kind says
     how it computes: "per-batch" (when asked), "prefetching" (ahead, on its

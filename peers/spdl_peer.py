@@ -15,6 +15,7 @@ epoch's short last batch with the next epoch's first elements. Each epoch's
 pipeline is built before the hello and started when its first batch is
 asked for, so SPDL's thread start-up counts in that batch, as a user pays it.
 """
+
 import os
 import sys
 
@@ -22,11 +23,12 @@ import numpy as np
 from spdl.pipeline import PipelineBuilder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def build_epoch(plan, sources, epoch, batches, workers):
@@ -46,25 +48,28 @@ def build_epoch(plan, sources, epoch, batches, workers):
         # Two threads run this stage ahead of the sink: buffers of its own.
         return BatchOps(plan, ops, writable=True)(fields, epoch, ids)
 
-    return (PipelineBuilder()
-            .add_source(order.tolist())
-            .aggregate(plan.batch_size, drop_last=False)
-            .pipe(load, concurrency=concurrency, output_order="input", name="load")
-            .pipe(transform, concurrency=concurrency, output_order="input", name="transform")
-            .add_sink(2)
-            .build(num_threads=concurrency))
+    return (
+        PipelineBuilder()
+        .add_source(order.tolist())
+        .aggregate(plan.batch_size, drop_last=False)
+        .pipe(load, concurrency=concurrency, output_order="input", name="load")
+        .pipe(transform, concurrency=concurrency, output_order="input", name="transform")
+        .add_sink(2)
+        .build(num_threads=concurrency)
+    )
 
 
 def make_batches(plan, options):
     sources = {f["name"]: plan.load_source(f["name"]) for f in plan.source_fields}
-    pipelines = [build_epoch(plan, sources, epoch, batches, options.workers)
-                 for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items())]
+    pipelines = [
+        build_epoch(plan, sources, epoch, batches, options.workers)
+        for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items())
+    ]
 
     def batches():
         for pipeline in pipelines:
             with pipeline.auto_stop():
-                for batch in pipeline:
-                    yield batch
+                yield from pipeline
 
     return batches()
 

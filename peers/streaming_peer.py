@@ -21,6 +21,7 @@ so the arithmetic is sluice's bit for bit (docs/peers.md). pack_tokens is
 part of the conversion: each sample is its element's packed sequence, as
 Streaming users store tokenized sequences.
 """
+
 import atexit
 import os
 import shutil
@@ -29,11 +30,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def encoding(dtype, shape):
@@ -86,5 +88,6 @@ def make_batches(plan, options):
 if __name__ == "__main__":
     from importlib.metadata import version
 
-    sluice_peer.main("mosaicml-streaming", "mosaicml-streaming " + version("mosaicml-streaming"), make_batches,
-                     SUPPORTED)
+    sluice_peer.main(
+        "mosaicml-streaming", "mosaicml-streaming " + version("mosaicml-streaming"), make_batches, SUPPORTED
+    )

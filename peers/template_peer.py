@@ -17,6 +17,7 @@ plan.ops (each op's kind, field and params: normalize's mean and inv_std,
 for element e), plan.batches[i]["epoch"]. docs/peers.md says what each op
 computes, bit for bit.
 """
+
 import numpy as np
 
 import sluice_peer
@@ -36,8 +37,8 @@ def make_batches(plan, options):
         for op in plan.ops:
             p, x = op["params"], batch[op["field"]]
             if op["kind"] == "normalize":
-                mean = np.asarray(p["mean"][:p["channels"]], dtype=np.float32)
-                inv_std = np.asarray(p["inv_std"][:p["channels"]], dtype=np.float32)
+                mean = np.asarray(p["mean"][: p["channels"]], dtype=np.float32)
+                inv_std = np.asarray(p["inv_std"][: p["channels"]], dtype=np.float32)
                 batch[op["field"]] = (x.astype(np.float32) - mean) * inv_std
         yield batch
 

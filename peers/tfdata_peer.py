@@ -40,6 +40,7 @@ trig_rounds is sluice's libm-free sine and cosine in float64 tf ops, and
 its cache a tf.Variable per field indexed by element id (ElementStore says
 why not Dataset.cache()).
 """
+
 import os
 import sys
 
@@ -48,8 +49,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # different numerical results", in TensorFlow's own words).
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
 # Grappler's arithmetic optimizer rewrites a chain of multiplies by constants
 # (x * a * b into x * (a * b)), which rounds once where sluice rounds twice:
@@ -61,25 +62,41 @@ import sluice_ops  # noqa: E402
 import sluice_peer  # noqa: E402
 from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
-             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch", "rot90", "random_brightness",
-             "random_scale", "affine", "dropout", "gaussian_noise", "mixup", "cutmix"}
-# CV-4's and MM-1's bilinear resampling by sluice's plan and lerps in tf ops;
-# PC-2's and PC-4's sub-op graphs from their exported picks; MM-2's log_mel
-# (tf.signal.rfft and tf.matmul on sluice's window and filter bank).
-SUPPORTED |= {"resize", "random_resized_crop", "log_mel"} | set(GRAPHS)
-# IO-4's trig_rounds (sluice's libm-free sine and cosine, float64 tf ops)
-# and its cache (ElementStore).
-SUPPORTED |= {"trig_rounds", "cache"}
+# What this script implements: its line in peers/ops.txt. How, beyond the
+# gate: CV-4's and MM-1's bilinear resampling by sluice's plan and lerps in
+# tf ops; PC-2's and PC-4's sub-op graphs from their exported picks; MM-2's
+# log_mel (tf.signal.rfft and tf.matmul on sluice's window and filter
+# bank); IO-4's trig_rounds (sluice's libm-free sine and cosine, float64 tf
+# ops) and its cache (ElementStore).
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops with per-element decisions (their rows are gathered by element id).
-DECIDED = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
-           "random_scale", "random_resized_crop", "random_apply", "random_choice")
+DECIDED = (
+    "random_crop",
+    "random_hflip",
+    "random_crop3d",
+    "random_flip3d",
+    "rot90",
+    "random_brightness",
+    "random_scale",
+    "random_resized_crop",
+    "random_apply",
+    "random_choice",
+)
 # Ops that tf.vectorized_map turns into a while loop (a slice at a
 # data-dependent offset, a tf.cond, a switch over turns, a per-element seed):
 # the tuned form maps them per element (make_batches).
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "gaussian_noise", "dropout",
-          "random_resized_crop", "random_apply", "random_choice")
+RANDOM = (
+    "random_crop",
+    "random_hflip",
+    "random_crop3d",
+    "random_flip3d",
+    "rot90",
+    "gaussian_noise",
+    "dropout",
+    "random_resized_crop",
+    "random_apply",
+    "random_choice",
+)
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
 # Ops that tf.vectorized_map vectorizes but runs slower than a per-element
 # map in parallel, measured: MM-2's log_mel, 2.46x (2.62k against 1.06k
@@ -126,13 +143,17 @@ def dropout(plan, op, x, i, epoch):
     blocks = -(-values // 4)
     i = tf.cast(i, tf.uint64)
     ones = tf.ones([blocks], tf.uint64)
-    counter = (U64(ones * tf.bitwise.bitwise_and(i, tf.constant(sluice_ops.M32, tf.uint64))),
-               U64(ones * tf.bitwise.right_shift(i, tf.constant(32, tf.uint64))),
-               U64(ones * tf.constant(epoch, tf.uint64)), U64(tf.cast(tf.range(blocks, dtype=tf.int64), tf.uint64)))
+    counter = (
+        U64(ones * tf.bitwise.bitwise_and(i, tf.constant(sluice_ops.M32, tf.uint64))),
+        U64(ones * tf.bitwise.right_shift(i, tf.constant(32, tf.uint64))),
+        U64(ones * tf.constant(epoch, tf.uint64)),
+        U64(tf.cast(tf.range(blocks, dtype=tf.int64), tf.uint64)),
+    )
     key = sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])
     words = tf.reshape(tf.stack([w.t for w in sluice_ops.philox4x32_10(counter, key)], axis=-1), [-1])[:values]
-    keep = tf.reshape(words >= tf.constant(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])), tf.uint64),
-                      tf.shape(x))
+    keep = tf.reshape(
+        words >= tf.constant(sluice_ops.dropout_threshold(np.float32(op["params"]["p"])), tf.uint64), tf.shape(x)
+    )
     p = np.float32(op["params"]["p"])
     scale = tf.constant(np.float32(1.0) / (np.float32(1.0) - p), tf.float32)
     return tf.where(keep, x * scale, tf.constant(0.0, tf.float32))
@@ -182,8 +203,11 @@ class TfArrays:
 
 def hash_ids(x, sizes):
     """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay -1."""
-    high = sluice_ops.id_hash_high32(tf.bitcast(x, tf.uint64), lambda v, n: tf.bitwise.right_shift(v, tf.constant(
-        n, tf.uint64)), lambda c: tf.constant(c, tf.uint64))
+    high = sluice_ops.id_hash_high32(
+        tf.bitcast(x, tf.uint64),
+        lambda v, n: tf.bitwise.right_shift(v, tf.constant(n, tf.uint64)),
+        lambda c: tf.constant(c, tf.uint64),
+    )
     hashed = tf.math.floormod(tf.bitcast(high, tf.int64), tf.constant(sizes, tf.int64))
     return tf.where(x < 0, tf.constant(-1, tf.int64), hashed)
 
@@ -206,8 +230,14 @@ def resize(x, out_h, out_w):
     rows0, rows1 = tf.gather(x, y0), tf.gather(x, y1)
     channels = [1] * (len(x.shape) - 2)
     wx, wy = tf.reshape(wx, [1, out_w] + channels), tf.reshape(wy, [out_h, 1] + channels)
-    return sluice_ops.bilinear(tf.gather(rows0, x0, axis=1), tf.gather(rows0, x1, axis=1),
-                               tf.gather(rows1, x0, axis=1), tf.gather(rows1, x1, axis=1), wx, wy)
+    return sluice_ops.bilinear(
+        tf.gather(rows0, x0, axis=1),
+        tf.gather(rows0, x1, axis=1),
+        tf.gather(rows1, x0, axis=1),
+        tf.gather(rows1, x1, axis=1),
+        wx,
+        wy,
+    )
 
 
 def log_mel(x, p):
@@ -218,8 +248,9 @@ def log_mel(x, p):
     tolerance, not bitwise (the FFT and the product sum in their own order).
     tf.signal.stft would apply its own window, so the frames are a gather."""
     window = tf.constant(np.array(sluice_ops.hann_window(p["frame"]), dtype=np.float32))
-    filters = tf.constant(np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]),
-                                   dtype=np.float32))
+    filters = tf.constant(
+        np.array(sluice_ops.mel_filter_bank(p["sample_rate"], p["n_fft"], p["mels"]), dtype=np.float32)
+    )
     frames = sluice_ops.log_mel_frames(x.shape[0], p)
     index = np.arange(p["frame"])[None, :] + p["hop"] * np.arange(frames)[:, None]
     spectrum = tf.signal.rfft(tf.gather(x, index) * window, fft_length=[p["n_fft"]])
@@ -245,7 +276,7 @@ def batch_fn(plan, ops):
             kind, p, x = op["kind"], op["params"], batch[op["field"]]
             if kind in ("mixup", "cutmix"):
                 row = tf.gather(tf.constant(plan.batch_decisions(op)), j)
-                partner = tf.gather(tf.constant(plan.batch_partners(op)), j)[:tf.shape(x)[0]]
+                partner = tf.gather(tf.constant(plan.batch_partners(op)), j)[: tf.shape(x)[0]]
                 if kind == "mixup":
                     w_own, w_partner = row[1], row[2]
                     batch[op["field"]] = blend(x, partner, w_own, w_partner)
@@ -319,8 +350,9 @@ def element_fn(plan, sources, ops, pack, decisions, epoch):
         elif kind == "random_flip3d":
             axes = tf.gather(decisions[op["index"]], i)[0]
             for bit, axis in ((1, 0), (2, 1), (4, 2)):
-                x = tf.cond(tf.bitwise.bitwise_and(axes, bit) != 0, lambda x=x, a=axis: tf.reverse(x, axis=[a]),
-                            lambda x=x: x)
+                x = tf.cond(
+                    tf.bitwise.bitwise_and(axes, bit) != 0, lambda x=x, a=axis: tf.reverse(x, axis=[a]), lambda x=x: x
+                )
         elif kind == "one_hot":
             x = tf.one_hot(x, p["classes"], dtype=tf.float32)
         elif kind == "pad_tokens":
@@ -331,7 +363,7 @@ def element_fn(plan, sources, ops, pack, decisions, epoch):
             if capacity < p["length"]:
                 x = tf.pad(x, [[0, p["length"] - capacity]], constant_values=p["pad_id"])
             pos = tf.range(p["length"])
-            x = tf.where(pos < keep, x[:p["length"]], tf.where(pos == keep, p["end_id"], p["pad_id"]))
+            x = tf.where(pos < keep, x[: p["length"]], tf.where(pos == keep, p["end_id"], p["pad_id"]))
         elif kind == "log1p":
             x = sluice_ops.log1p(x, TfArrays)
         elif kind == "hash_ids":
@@ -349,8 +381,9 @@ def element_fn(plan, sources, ops, pack, decisions, epoch):
             x = x * tf.minimum(lo + (hi - lo) * tf.cast(u24 / 2.0**24, tf.float32), hi)
         elif kind == "affine":
             c = p["channels"]
-            x = (x * tf.constant(np.asarray(p["scale"][:c], dtype=np.float32))
-                 + tf.constant(np.asarray(p["bias"][:c], dtype=np.float32)))
+            x = x * tf.constant(np.asarray(p["scale"][:c], dtype=np.float32)) + tf.constant(
+                np.asarray(p["bias"][:c], dtype=np.float32)
+            )
         elif kind == "dropout":
             x = dropout(plan, op, x, i, epoch)
         elif kind == "resize":
@@ -395,8 +428,11 @@ def element_fn(plan, sources, ops, pack, decisions, epoch):
         pick = tf.gather(decisions[op["index"]], i)[0]
         if op["kind"] == "random_apply":
             return tf.cond(pick != 0, lambda: chain(chains[0], x, i), lambda: x)
-        return tf.cond(pick == 0, lambda: chain(chains[0], x, i),
-                       lambda: tf.cond(pick == 1, lambda: chain(chains[1], x, i), lambda: x))
+        return tf.cond(
+            pick == 0,
+            lambda: chain(chains[0], x, i),
+            lambda: tf.cond(pick == 1, lambda: chain(chains[1], x, i), lambda: x),
+        )
 
     def fn(i, fields=None):
         """Element i's fields after the ops, from the sources (or from
@@ -449,8 +485,10 @@ class ElementStore:
         self.before, self.met = before, set()
         probe = before(tf.constant(0, tf.int64))
         size = plan.raw["dataset_size"]
-        self.store = {name: tf.Variable(tf.zeros([size] + v.shape.as_list(), v.dtype), trainable=False)
-                      for name, v in probe.items()}
+        self.store = {
+            name: tf.Variable(tf.zeros([size] + v.shape.as_list(), v.dtype), trainable=False)
+            for name, v in probe.items()
+        }
 
     def fresh(self, ids):
         """Per id of an epoch (in order), whether no earlier epoch met it."""
@@ -460,6 +498,7 @@ class ElementStore:
 
     def element(self, i, fresh):
         """Element i's cached fields: computed and stored, or read back."""
+
         def compute():
             out = self.before(i)
             writes = [self.store[name].scatter_nd_update([[i]], v[None]) for name, v in out.items()]
@@ -495,10 +534,9 @@ def make_batches(plan, options):
         ops, pack = [op for op in ops if op["index"] > at], None
     dataset = None
     for epoch, batches in sorted(sluice_peer.epoch_batches(plan).items()):
-        decisions = {op["index"]: tf.constant(plan.decisions(op, epoch))
-                     for op in ops if op["kind"] in DECIDED}
+        decisions = {op["index"]: tf.constant(plan.decisions(op, epoch)) for op in ops if op["kind"] in DECIDED}
         start = batches[0]["offset"]
-        ids = plan.order(epoch)[start:start + sum(b["rows"] for b in batches)]
+        ids = plan.order(epoch)[start : start + sum(b["rows"] for b in batches)]
         fn = element_fn(plan, sources, ops, pack, decisions, epoch)
         # tf.vectorized_map turns a per-element crop or flip (a slice at a
         # data-dependent offset, a tf.cond) into a while loop: PR-2's batch
@@ -508,25 +546,34 @@ def make_batches(plan, options):
         if cache is not None:
             fresh = cache.fresh(ids)
             if per_element:
-                ds = (tf.data.Dataset.from_tensor_slices((ids, fresh))
-                      .map(lambda i, f, fn=fn: fn(i, cache.element(i, f)), num_parallel_calls=tf.data.AUTOTUNE)
-                      .batch(plan.batch_size))
+                ds = (
+                    tf.data.Dataset.from_tensor_slices((ids, fresh))
+                    .map(lambda i, f, fn=fn: fn(i, cache.element(i, f)), num_parallel_calls=tf.data.AUTOTUNE)
+                    .batch(plan.batch_size)
+                )
             else:
-                ds = (tf.data.Dataset.from_tensor_slices((ids, fresh))
-                      .batch(plan.batch_size)
-                      .map(lambda b, f, fn=fn: tf.vectorized_map(lambda a: fn(a[0], a[1]), (b, cache.batch(b, f))),
-                           num_parallel_calls=tf.data.AUTOTUNE))
+                ds = (
+                    tf.data.Dataset.from_tensor_slices((ids, fresh))
+                    .batch(plan.batch_size)
+                    .map(
+                        lambda b, f, fn=fn: tf.vectorized_map(lambda a: fn(a[0], a[1]), (b, cache.batch(b, f))),
+                        num_parallel_calls=tf.data.AUTOTUNE,
+                    )
+                )
         elif per_element:
-            ds = (tf.data.Dataset.from_tensor_slices(ids)
-                  .map(fn, num_parallel_calls=tf.data.AUTOTUNE)
-                  .batch(plan.batch_size))
+            ds = (
+                tf.data.Dataset.from_tensor_slices(ids)
+                .map(fn, num_parallel_calls=tf.data.AUTOTUNE)
+                .batch(plan.batch_size)
+            )
         else:
             # tf.data's performance guide: batch before map, and vectorize
             # the function over the batch (one call per batch, batched ops).
-            ds = (tf.data.Dataset.from_tensor_slices(ids)
-                  .batch(plan.batch_size)
-                  .map(lambda batch_ids, fn=fn: tf.vectorized_map(fn, batch_ids),
-                       num_parallel_calls=tf.data.AUTOTUNE))
+            ds = (
+                tf.data.Dataset.from_tensor_slices(ids)
+                .batch(plan.batch_size)
+                .map(lambda batch_ids, fn=fn: tf.vectorized_map(fn, batch_ids), num_parallel_calls=tf.data.AUTOTUNE)
+            )
         # bucket_by_length is in the exported order already; rebatch splits a
         # batch into micro-batches and joins them back, the same bytes.
         batch_ops = [op for op in ops if op["kind"] in BATCH]

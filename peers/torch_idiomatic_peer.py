@@ -14,6 +14,7 @@ arithmetic: torch.log1p rounds differently. The batch ops (bag offsets,
 dynamic padding to a multiple and the attention mask) are a collate_fn over
 the default collate, the way PyTorch users pad per batch.
 """
+
 import os
 import sys
 
@@ -23,39 +24,40 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from torch.utils.data.dataloader import default_collate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
-from numpy_idiomatic_peer import GRAPHS, sub_ops  # noqa: E402
+import sluice_ops
+import sluice_peer
+from numpy_idiomatic_peer import GRAPHS, sub_ops
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip", "zscore",
-             "random_crop3d", "random_flip3d", "one_hot", "pad_tokens", "log1p", "hash_ids", "bag_offsets",
-             "bucket_by_length", "pad_to_multiple", "attention_mask", "rebatch"}
+# What this script implements: its line in peers/ops.txt. How, beyond the
+# gate: IO-4's trig_rounds (sluice's float64 sine and cosine, sluice_ops)
+# with a cache of elements in the Dataset; PC-5's affine and dropout (its
+# mask recomputed from the keying the plan documents, in int64 arithmetic);
+# PC-2's and PC-4's sub-op graphs per element: branch_mean runs both chains
+# it owns and blends them as sluice does, random_apply and random_choice run
+# the chain the element's exported pick names (their noise is torch's own,
+# so those scenarios are checked statistically); CV-4's resize and MM-1's
+# random_resized_crop by sluice's bilinear plan and lerps (sluice_ops) in
+# torch's float32, one element at a time, the crop's box from its exported
+# decisions: torchvision's resize weighs and rounds otherwise (and rounds u8
+# output), so it cannot be bitwise; MM-2's log_mel with torch's FFT and
+# matmul on sluice's window and filter bank (sluice_ops), held to MM-2's
+# stated tolerance, not bitwise.
+SUPPORTED = sluice_peer.implements(__file__)
 # Ops whose per-element decisions the export writes, and the batch ops (the
 # collate_fn's). Beyond the gate: rot90's turns, brightness offsets and scale
 # factors, MixUp's and CutMix's per-batch draws and partners; and gaussian
 # noise drawn by torch's own generator (checked statistically).
-RANDOM = ("random_crop", "random_hflip", "random_crop3d", "random_flip3d", "rot90", "random_brightness",
-          "random_scale")
+RANDOM = (
+    "random_crop",
+    "random_hflip",
+    "random_crop3d",
+    "random_flip3d",
+    "rot90",
+    "random_brightness",
+    "random_scale",
+    "random_resized_crop",
+)
 BATCH = ("bag_offsets", "pad_to_multiple", "attention_mask", "mixup", "cutmix")
-SUPPORTED = SUPPORTED | {"rot90", "random_brightness", "random_scale", "gaussian_noise", "mixup", "cutmix"}
-# IO-4's trig_rounds (sluice's float64 sine and cosine, sluice_ops) with a
-# cache of elements in the Dataset, and PC-5's affine and dropout (its mask
-# recomputed from the keying the plan documents, in int64 arithmetic).
-SUPPORTED = SUPPORTED | {"trig_rounds", "cache", "affine", "dropout"}
-# PC-2's and PC-4's sub-op graphs, per element: branch_mean runs both chains
-# it owns and blends them as sluice does; random_apply and random_choice run
-# the chain the element's exported pick names. Their noise is torch's own,
-# so those scenarios are checked statistically.
-SUPPORTED = SUPPORTED | set(GRAPHS)
-# CV-4's resize and MM-1's random_resized_crop: sluice's bilinear plan and
-# lerps (sluice_ops) in torch's float32, one element at a time, the crop's
-# box from its exported decisions. torchvision's resize weighs and rounds
-# otherwise (and rounds u8 output), so it cannot be bitwise.
-SUPPORTED = SUPPORTED | {"resize", "random_resized_crop"}
-RANDOM = RANDOM + ("random_resized_crop",)
-# MM-2's log_mel with torch's FFT and matmul on sluice's window and filter
-# bank (sluice_ops), held to MM-2's stated tolerance, not bitwise.
-SUPPORTED = SUPPORTED | {"log_mel"}
 
 
 class TorchArrays:
@@ -73,6 +75,7 @@ class TorchArrays:
     def where(cond, a, b):
         def t(v):
             return v if torch.is_tensor(v) else torch.tensor(v, dtype=torch.int32)
+
         return torch.where(cond, t(a), t(b))
 
     @staticmethod
@@ -113,7 +116,7 @@ def zscore(x):
     mean = lane_sum(lanes) / n
     centred = lanes - mean
     if pad:
-        centred[-1, 8 - pad:] = 0
+        centred[-1, 8 - pad :] = 0
     sd = torch.sqrt(lane_sum(centred * centred) / n)
     inv = (1.0 / sd).to(torch.float32) if sd > 0 else torch.tensor(1.0, dtype=torch.float32)
     return (x - mean.to(torch.float32)) * inv
@@ -123,11 +126,13 @@ def hash_ids(x, sizes):
     """Each id of column j to its hash mod sizes[j]; missing (negative) ids stay
     -1. torch has no uint64: int64 arithmetic wraps alike, and a logical shift
     is an arithmetic one masked to the bits it keeps."""
+
     def shr(v, n):
         return (v >> n) & ((1 << (64 - n)) - 1)
 
-    high = sluice_ops.id_hash_high32(x.to(torch.int64), shr,
-                                     lambda c: torch.tensor(sluice_ops.signed64(c), dtype=torch.int64))
+    high = sluice_ops.id_hash_high32(
+        x.to(torch.int64), shr, lambda c: torch.tensor(sluice_ops.signed64(c), dtype=torch.int64)
+    )
     return torch.where(x < 0, torch.tensor(-1, dtype=torch.int64), high % sizes)
 
 
@@ -139,8 +144,11 @@ class ExportedDataset(Dataset):
         self.sources = {f["name"]: torch.from_numpy(plan.load_source(f["name"])) for f in plan.source_fields}
         self.ops = plan.ops
         self.decisions = {}
-        self.sizes = {op["index"]: torch.tensor(op["params"]["sizes"], dtype=torch.int64)
-                      for op in self.ops if op["kind"] == "hash_ids"}
+        self.sizes = {
+            op["index"]: torch.tensor(op["params"]["sizes"], dtype=torch.int64)
+            for op in self.ops
+            if op["kind"] == "hash_ids"
+        }
         for op in self.ops:
             if op["kind"] in RANDOM or op["kind"] in ("random_apply", "random_choice"):
                 for e in range(plan.raw["epochs"]):
@@ -152,11 +160,19 @@ class ExportedDataset(Dataset):
         self.cached = {}
         # log_mel's window and mel filter bank, made once, as a torchaudio
         # transform holds its own.
-        self.mel = {op["index"]: (torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
-                                  torch.tensor(sluice_ops.mel_filter_bank(op["params"]["sample_rate"],
-                                                                          op["params"]["n_fft"], op["params"]["mels"]),
-                                               dtype=torch.float32))
-                    for op in self.ops if op["kind"] == "log_mel"}
+        self.mel = {
+            op["index"]: (
+                torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
+                torch.tensor(
+                    sluice_ops.mel_filter_bank(
+                        op["params"]["sample_rate"], op["params"]["n_fft"], op["params"]["mels"]
+                    ),
+                    dtype=torch.float32,
+                ),
+            )
+            for op in self.ops
+            if op["kind"] == "log_mel"
+        }
 
     def __len__(self):
         return self.plan.raw["dataset_size"]
@@ -168,7 +184,7 @@ class ExportedDataset(Dataset):
         if ops and ops[0]["kind"] == "pack_tokens":
             p, name = ops[0]["params"], ops[0]["field"]
             stream = self.sources[name]
-            seq = stream[i * p["seq_len"]:(i + 1) * p["seq_len"]]
+            seq = stream[i * p["seq_len"] : (i + 1) * p["seq_len"]]
             if seq.shape[0] < p["seq_len"]:
                 seq = torch.cat([seq, torch.full((p["seq_len"] - seq.shape[0],), p["pad_id"], dtype=torch.int32)])
             out[name] = seq
@@ -238,7 +254,7 @@ class ExportedDataset(Dataset):
             h, w, ch, cw = x.shape[0], x.shape[1], p["crop_h"], p["crop_w"]
             top, left = (h - ch) // 2, (w - cw) // 2
             y = torch.zeros_like(x)
-            y[top:top + ch, left:left + cw] = x[oy:oy + ch, ox:ox + cw]
+            y[top : top + ch, left : left + cw] = x[oy : oy + ch, ox : ox + cw]
             x = y
         elif kind == "random_hflip":
             if int(self.decisions[(op["index"], epoch)][i][0]):
@@ -249,10 +265,10 @@ class ExportedDataset(Dataset):
             x = resize(x, p["out_h"], p["out_w"])
         elif kind == "random_resized_crop":
             y, left, h, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
-            x = resize(x[y:y + h, left:left + w], p["out_h"], p["out_w"])
+            x = resize(x[y : y + h, left : left + w], p["out_h"], p["out_w"])
         elif kind == "random_crop3d":
             z, y, w = (int(v) for v in self.decisions[(op["index"], epoch)][i])
-            x = x[z:z + p["d"], y:y + p["h"], w:w + p["w"]].clone()
+            x = x[z : z + p["d"], y : y + p["h"], w : w + p["w"]].clone()
         elif kind == "random_flip3d":
             axes = int(self.decisions[(op["index"], epoch)][i][0])
             dims = [d for bit, d in ((1, 0), (2, 1), (4, 2)) if axes & bit]
@@ -284,8 +300,9 @@ class ExportedDataset(Dataset):
         elif kind == "gaussian_noise":
             # torch's own generator, keyed as a user keys it: the values
             # cannot be sluice's, so sluice checks them statistically.
-            g = torch.Generator().manual_seed(hash((int(self.plan.raw["seed"]), op["op_id"], epoch, i))
-                                              & 0x7FFFFFFFFFFFFFFF)
+            g = torch.Generator().manual_seed(
+                hash((int(self.plan.raw["seed"]), op["op_id"], epoch, i)) & 0x7FFFFFFFFFFFFFFF
+            )
             x = x + torch.tensor(p["sigma"], dtype=torch.float32) * torch.randn(x.shape, generator=g)
         elif kind == "hash_ids":
             x = hash_ids(x, self.sizes[op["index"]])
@@ -295,8 +312,7 @@ class ExportedDataset(Dataset):
             x = log_mel(x, p, *self.mel[op["index"]])
         elif kind == "affine":
             c = p["channels"]
-            x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c],
-                                                                                     dtype=torch.float32)
+            x = x * torch.tensor(p["scale"][:c], dtype=torch.float32) + torch.tensor(p["bias"][:c], dtype=torch.float32)
         elif kind == "dropout" and self.plan.raw.get("mode", "train") != "eval":
             x = dropout(self.plan, op, x, i, epoch)
         return x
@@ -325,10 +341,15 @@ def dropout(plan, op, x, element, epoch):
     values = x.numel()
     blocks = -(-values // 4)
     draw = torch.arange(blocks, dtype=torch.int64)
-    counter = (torch.full_like(draw, element & sluice_ops.M32), torch.full_like(draw, element >> 32),
-               torch.full_like(draw, epoch), draw)
-    words = torch.stack(sluice_ops.philox4x32_10(counter, sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])),
-                        dim=1).reshape(-1)[:values]
+    counter = (
+        torch.full_like(draw, element & sluice_ops.M32),
+        torch.full_like(draw, element >> 32),
+        torch.full_like(draw, epoch),
+        draw,
+    )
+    words = torch.stack(
+        sluice_ops.philox4x32_10(counter, sluice_ops.philox_key(int(plan.raw["seed"]), op["op_id"])), dim=1
+    ).reshape(-1)[:values]
     drop_p = np.float32(op["params"]["p"])
     keep = (words >= sluice_ops.dropout_threshold(drop_p)).reshape(x.shape)
     scale = torch.tensor(np.float32(1.0) / (np.float32(1.0) - drop_p), dtype=torch.float32)
@@ -415,8 +436,9 @@ class Collate:
 def make_batches(plan, options):
     # bucket_by_length is in the exported order already; rebatch splits a
     # batch into micro-batches and joins them back, the same bytes.
-    loader = DataLoader(ExportedDataset(plan), batch_sampler=ExportedOrder(plan), num_workers=options.workers,
-                        collate_fn=Collate(plan))
+    loader = DataLoader(
+        ExportedDataset(plan), batch_sampler=ExportedOrder(plan), num_workers=options.workers, collate_fn=Collate(plan)
+    )
     for batch in loader:
         # Tensors on the CPU share their memory with numpy: no copy.
         yield {k: v.numpy() for k, v in batch.items()}
@@ -424,5 +446,10 @@ def make_batches(plan, options):
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    sluice_peer.main("torch-idiomatic", "torch " + torch.__version__, make_batches, SUPPORTED,
-                     kind="prefetching" if "--workers=2" in sys.argv else "per-batch")
+    sluice_peer.main(
+        "torch-idiomatic",
+        "torch " + torch.__version__,
+        make_batches,
+        SUPPORTED,
+        kind="prefetching" if "--workers=2" in sys.argv else "per-batch",
+    )

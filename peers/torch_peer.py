@@ -33,6 +33,7 @@ torch.matmul(out=) with the filter bank and Whisper's log in place. Its FFT
 and product sum in their own order, so MM-2 holds it to its stated
 tolerance, not to the bit.
 """
+
 import os
 import sys
 
@@ -41,14 +42,13 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sluice_ops  # noqa: E402
-import sluice_peer  # noqa: E402
-from torch_idiomatic_peer import TorchArrays  # noqa: E402
+import sluice_ops
+import sluice_peer
+from torch_idiomatic_peer import TorchArrays
 
-SUPPORTED = {"pack_tokens", "normalize", "scale", "clip", "add", "multiply", "random_crop", "random_hflip",
-             "resize", "random_resized_crop", "pad_tokens"}
-# MM-2's log_mel, within its stated tolerance.
-SUPPORTED |= {"log_mel"}
+# What this script implements: its line in peers/ops.txt (MM-2's log_mel
+# within its stated tolerance).
+SUPPORTED = sluice_peer.implements(__file__)
 
 
 def sequences(stream, p):
@@ -56,7 +56,7 @@ def sequences(stream, p):
     seq = p["seq_len"]
     rows = -(-stream.shape[0] // seq)
     table = torch.full((rows * seq,), p["pad_id"], dtype=stream.dtype)
-    table[:stream.shape[0]] = stream
+    table[: stream.shape[0]] = stream
     return table.view(rows, seq)
 
 
@@ -79,8 +79,11 @@ def value_plan(x0, x1, wx, channels):
     """An axis plan over columns widened to the values of a row (channels
     last): source value indices and weights, one per output value."""
     c = torch.arange(channels)
-    return ((x0.unsqueeze(-1) * channels + c).flatten(-2), (x1.unsqueeze(-1) * channels + c).flatten(-2),
-            wx.repeat_interleave(channels, dim=-1))
+    return (
+        (x0.unsqueeze(-1) * channels + c).flatten(-2),
+        (x1.unsqueeze(-1) * channels + c).flatten(-2),
+        wx.repeat_interleave(channels, dim=-1),
+    )
 
 
 class Resize:
@@ -124,7 +127,7 @@ def resized_crop(x, ids, p, boxes):
     two lerps in place."""
     n, channels = len(ids), x.shape[3] if x.dim() == 4 else 1
     out_h, out_w = p["out_h"], p["out_w"]
-    y, left, h, w = (boxes[:, j:j + 1].to(torch.int64) for j in range(4))
+    y, left, h, w = (boxes[:, j : j + 1].to(torch.int64) for j in range(4))
     y0, y1, wy = sluice_ops.resize_axis(torch.arange(out_h)[None, :], h, out_h, TorchArrays)
     x0, x1, wx = sluice_ops.resize_axis(torch.arange(out_w)[None, :], w, out_w, TorchArrays)
     v0, v1, wv = value_plan(x0 + left, x1 + left, wx, channels)
@@ -133,8 +136,11 @@ def resized_crop(x, ids, p, boxes):
     src = torch.index_select(x.reshape(x.shape[0] * x.shape[1], -1), 0, rows.flatten())
     src = src.to(torch.float32).view(n, 2 * out_h, -1)
     shape = (n, 2 * out_h, v0.shape[1])
-    across = lerp(torch.gather(src, 2, v0[:, None, :].expand(shape)), torch.gather(src, 2, v1[:, None, :].expand(shape)),
-                  wv[:, None, :])
+    across = lerp(
+        torch.gather(src, 2, v0[:, None, :].expand(shape)),
+        torch.gather(src, 2, v1[:, None, :].expand(shape)),
+        wv[:, None, :],
+    )
     out = lerp(across[:, :out_h], across[:, out_h:], wy[:, :, None])
     return out.reshape((n, out_h, out_w) + tuple(x.shape[3:]))
 
@@ -171,11 +177,19 @@ class BatchedExport(Dataset):
         self.tiles = {}
         self.resizes = {}
         self.decisions = {}
-        self.mel = {op["index"]: (torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
-                                  torch.tensor(sluice_ops.mel_filter_bank(op["params"]["sample_rate"],
-                                                                          op["params"]["n_fft"], op["params"]["mels"]),
-                                               dtype=torch.float32))
-                    for op in ops if op["kind"] == "log_mel"}
+        self.mel = {
+            op["index"]: (
+                torch.tensor(sluice_ops.hann_window(op["params"]["frame"]), dtype=torch.float32),
+                torch.tensor(
+                    sluice_ops.mel_filter_bank(
+                        op["params"]["sample_rate"], op["params"]["n_fft"], op["params"]["mels"]
+                    ),
+                    dtype=torch.float32,
+                ),
+            )
+            for op in ops
+            if op["kind"] == "log_mel"
+        }
 
     def __len__(self):
         return len(self.plan.batches)
@@ -193,8 +207,10 @@ class BatchedExport(Dataset):
         key = (op["index"], element_shape)
         if key not in self.tiles:
             p = op["params"]
-            self.tiles[key] = (tiled(p["mean"], p["channels"], element_shape),
-                               tiled(p["inv_std"], p["channels"], element_shape))
+            self.tiles[key] = (
+                tiled(p["mean"], p["channels"], element_shape),
+                tiled(p["inv_std"], p["channels"], element_shape),
+            )
         return self.tiles[key]
 
     def decision(self, op, epoch):
@@ -220,13 +236,13 @@ class BatchedExport(Dataset):
         offsets = self.decision(op, epoch)[rows].tolist()
         flips = self.decision(flip_op, epoch)[rows, 0].tolist() if flip_op is not None else [0] * n
         for k, (i, (oy, ox), flip) in enumerate(zip(rows if from_source else range(n), offsets, flips)):
-            src = x[i, oy:oy + ch, ox:ox + cw]
+            src = x[i, oy : oy + ch, ox : ox + cw]
             if mirrored != left and flip_op is not None:
-                out[k, top:top + ch].zero_()
+                out[k, top : top + ch].zero_()
             if flip:
-                out[k, top:top + ch, mirrored:mirrored + cw].copy_(src.flip(1))
+                out[k, top : top + ch, mirrored : mirrored + cw].copy_(src.flip(1))
             else:
-                out[k, top:top + ch, left:left + cw].copy_(src)
+                out[k, top : top + ch, left : left + cw].copy_(src)
         return out
 
     def pad_tokens(self, x, op):

@@ -24,6 +24,7 @@ are sharded. In a batch's time: reading the tar members (from the page
 cache, the shards having just been written), decoding each `.npy`, the
 collation (np.stack of the samples' arrays), and the ops.
 """
+
 import glob
 import os
 import sys
@@ -32,11 +33,12 @@ import numpy as np
 import webdataset as wds
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy_idiomatic_peer as numpy_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_idiomatic_peer as numpy_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
-SUPPORTED = numpy_peer.SUPPORTED
+# What this script implements: its line in peers/ops.txt.
+SUPPORTED = sluice_peer.implements(__file__)
 # Samples per shard: several shards per epoch at ci size, as a sharded data
 # set has; WebDataset streams across shard boundaries.
 SHARD_COUNT = 1000
@@ -68,8 +70,7 @@ def write_shards(plan, pack, epochs, name="webdataset", finish=None):
     fields = sample_fields(plan, pack)
     with sluice_peer.written_aside(path) as tmp:
         for epoch, order in epochs:
-            with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT,
-                                 verbose=0) as sink:
+            with wds.ShardWriter(os.path.join(tmp, "e%d-%%06d.tar" % epoch), maxcount=SHARD_COUNT, verbose=0) as sink:
                 for pos, i in enumerate(order):
                     # The key holds the epoch as well as the position: a
                     # data set whose keys repeat is refused by Energon's
@@ -109,8 +110,9 @@ def make_batches(plan, options):
     pipelines = []
     for epoch, _ in epochs:
         shards = sorted(glob.glob(os.path.join(path, "e%d-*.tar" % epoch)))
-        pipelines.append((epoch, wds.WebDataset(shards, shardshuffle=False).decode()
-                          .batched(plan.batch_size, partial=True)))
+        pipelines.append(
+            (epoch, wds.WebDataset(shards, shardshuffle=False).decode().batched(plan.batch_size, partial=True))
+        )
     names = [f["name"] for f in plan.source_fields]
     return batches_of(plan, ops, names, pipelines)
 

@@ -4,14 +4,29 @@ XLA's x86 code at AVX (the level before FMA instructions) only for such
 plans, since the cap also costs AVX2's other instructions (docs/peers.md).
 
 Read from plan.json before jax is imported (XLA_FLAGS is read at import)."""
+
 import json
 import os
 
 # Ops whose own arithmetic has a product feeding a sum (polynomials,
 # blends, weighted sums, moments).
-INTERNAL = {"log1p", "mixup", "cutmix", "zscore", "affine", "resize", "random_resized_crop", "log_mel",
-            "trig_rounds", "branch_mean", "random_apply", "random_choice", "random_brightness", "random_scale",
-            "gaussian_noise"}
+INTERNAL = {
+    "log1p",
+    "mixup",
+    "cutmix",
+    "zscore",
+    "affine",
+    "resize",
+    "random_resized_crop",
+    "log_mel",
+    "trig_rounds",
+    "branch_mean",
+    "random_apply",
+    "random_choice",
+    "random_brightness",
+    "random_scale",
+    "gaussian_noise",
+}
 # Ops whose last float operation is a multiply, and ops whose first is an
 # add or subtract: the first followed by the second on the same field is a
 # pattern XLA contracts.

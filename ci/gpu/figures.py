@@ -11,6 +11,7 @@ second; then fused's median batch time at every thread count with its
 speedup over one thread. Only the records' own fields are read (p50_ns,
 bytes, measured_batches), so the figures are the records' figures.
 """
+
 import glob
 import json
 import os
@@ -42,8 +43,10 @@ def fmt(v, spec=".1f"):
 
 def device_table(rows):
     keys = sorted({(s, v) for (s, v, _) in rows})
-    print("| scenario | fused p50 µs (1 thread) | cuda p50 µs | cuda-graph p50 µs | fused ÷ cuda | fused ÷ cuda-graph "
-          "| graph saves per batch µs | cuda-graph output GB/s |")
+    print(
+        "| scenario | fused p50 µs (1 thread) | cuda p50 µs | cuda-graph p50 µs | fused ÷ cuda | fused ÷ cuda-graph "
+        "| graph saves per batch µs | cuda-graph output GB/s |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for s, v in keys:
         fused = p50_us(rows.get((s, v, "fused")))
@@ -53,10 +56,15 @@ def device_table(rows):
         gbs = None
         if graph and g.get("measured_batches"):
             gbs = g["bytes"] / g["measured_batches"] / (graph * 1e3)
-        ratio = (lambda a, b: a / b if a and b else None)
+
+        def ratio(a, b):
+            return a / b if a and b else None
+
         saved = cuda - graph if cuda and graph else None
-        print(f"| {s}/{v} | {fmt(fused)} | {fmt(cuda)} | {fmt(graph)} | {fmt(ratio(fused, cuda), '.2f')} "
-              f"| {fmt(ratio(fused, graph), '.2f')} | {fmt(saved)} | {fmt(gbs, '.2f')} |")
+        print(
+            f"| {s}/{v} | {fmt(fused)} | {fmt(cuda)} | {fmt(graph)} | {fmt(ratio(fused, cuda), '.2f')} "
+            f"| {fmt(ratio(fused, graph), '.2f')} | {fmt(saved)} | {fmt(gbs, '.2f')} |"
+        )
         for a in ("cuda", "cuda-graph"):
             r = rows.get((s, v, a))
             if r and r.get("outcome") != "ok":
@@ -72,8 +80,9 @@ def threads_table(root):
         return
     ks = sorted(by_threads)
     keys = sorted({(s, v) for rows in by_threads.values() for (s, v, _) in rows})
-    print("| scenario | " + " | ".join(f"{k} threads p50 µs" for k in ks) + " | speedup at " +
-          str(ks[-1]) + " threads |")
+    print(
+        "| scenario | " + " | ".join(f"{k} threads p50 µs" for k in ks) + " | speedup at " + str(ks[-1]) + " threads |"
+    )
     print("| --- | " + " | ".join("---" for _ in ks) + " | --- |")
     for s, v in keys:
         p = [p50_us(by_threads[k].get((s, v, "fused"))) for k in ks]

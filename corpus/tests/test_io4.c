@@ -38,7 +38,7 @@ static void expect_same(const run_output *a, const run_output *b, const char *wh
     cr_assert(memcmp(a->bytes[0], b->bytes[0], a->size[0]) == 0, "%s: values differ", what);
 }
 
-Test(io4_cache, three_epochs_through_the_cache_equal_three_without_it)
+Test(cache, three_epochs_through_the_cache_equal_three_without_it)
 {
     sl_scenario_instance *instance = harness_build("IO-4", "64x64x3");
     int64_t batches = EPOCHS * sl_pipeline_batches_per_epoch(instance->pipeline);
@@ -66,7 +66,7 @@ Test(io4_cache, three_epochs_through_the_cache_equal_three_without_it)
     sl_scenario_instance_free(instance);
 }
 
-Test(io4_cache, later_epochs_read_the_cache_not_the_source)
+Test(cache, later_epochs_read_the_cache_not_the_source)
 {
     sl_scenario_instance *instance = harness_build("IO-4", "64x64x3");
     const sl_pipeline *p = instance->pipeline;
@@ -109,7 +109,7 @@ Test(io4_cache, later_epochs_read_the_cache_not_the_source)
     sl_scenario_instance_free(instance);
 }
 
-Test(io4_cache, a_cache_after_a_random_op_is_refused)
+Test(cache, a_cache_after_a_random_op_is_refused)
 {
     sl_scenario_instance *instance = harness_build("IO-4", "64x64x3");
     sl_pipeline_spec spec;
@@ -129,7 +129,7 @@ Test(io4_cache, a_cache_after_a_random_op_is_refused)
     sl_scenario_instance_free(instance);
 }
 
-Test(io4_cache, the_record_carries_speedups_and_cache_bytes)
+Test(cache, the_record_carries_speedups_and_cache_bytes)
 {
     sl_scenario_instance *instance = harness_build("IO-4", "64x64x3");
     sl_bench_options options;

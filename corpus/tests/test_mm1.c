@@ -139,7 +139,7 @@ static double expected_area_fraction(double lo, double hi, double ratio, double 
     return sum / inside * (1 - miss) + miss;
 }
 
-Test(mm1, images_are_in_bounds_boxes_resized_bilinearly)
+Test(random_resized_crop, images_are_in_bounds_boxes_resized_bilinearly)
 {
     sl_scenario_instance *instance = harness_build("MM-1", "64x64");
     const sl_op *crop = &instance->spec.ops[0];

@@ -80,7 +80,7 @@ static float *run_scenario_ops(const float *waves, int64_t n, const char *adapte
     return mel;
 }
 
-Test(mm2, a_pure_tone_peaks_in_the_right_mel_bin)
+Test(log_mel, a_pure_tone_peaks_in_the_right_mel_bin)
 {
     /* Tones at the peaks of filters from 20 (about 500 Hz) to 78 (about
      * 7.6 kHz), where a filter is at least as wide as the DFT's 40 Hz
@@ -155,7 +155,7 @@ static void log_mel_double(const float *wave, double *out)
         out[i] = (fmax(out[i], loudest - 8) + 4) / 4;
 }
 
-Test(mm2, spectrograms_match_one_computed_in_double)
+Test(log_mel, spectrograms_match_one_computed_in_double)
 {
     /* Both back ends' products are float sums (the reference's in a fixed
      * order, the BLAS's in its own); against exact sums each is within the

@@ -107,7 +107,7 @@ static float *run_ops(const sl_scenario_instance *instance, const sl_op *ops, in
     return c.rows;
 }
 
-Test(pc2, equals_the_mean_of_its_branches_run_as_separate_passes_and_the_branches_differ)
+Test(branch_mean, equals_the_mean_of_its_branches_run_as_separate_passes_and_the_branches_differ)
 {
     sl_scenario_instance *instance = harness_build("PC-2", "64x64x3");
     const sl_op graph_ops[] = {sl_op_branch_mean("x", 1, 1), sl_op_random_brightness("x", BRIGHTNESS_OP, 0.2f),

@@ -1,5 +1,6 @@
 """A peer that says hello, takes the first request, then dies: sluice must
 record it as crashed with this stderr and carry on."""
+
 import json
 import sys
 

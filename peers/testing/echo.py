@@ -4,6 +4,7 @@ the reference digests from the file SLUICE_TEST_ANSWERS names (a user's
 lines and leaves the ring's slots as they are. sluice reads the batches from
 the ring, so it must be recorded a mismatch. It also says on stderr whether
 the export it was given holds anything like an answer."""
+
 import json
 import os
 import struct
@@ -11,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 options = sluice_peer.parser("echo").parse_args()
 plan = sluice_peer.Plan(options.export_dir)
@@ -33,5 +34,14 @@ for line in sys.stdin:
     rows = plan.batches[i]["rows"]
     shapes = [[rows] + spec["shape"] for spec in plan.output]
     t0 = time.perf_counter_ns()
-    print(json.dumps({"batch": i, "latency_ns": time.perf_counter_ns() - t0, "shapes": shapes,
-                      "digest": answers[i] if i < len(answers) else "0" * 16}), flush=True)
+    print(
+        json.dumps(
+            {
+                "batch": i,
+                "latency_ns": time.perf_counter_ns() - t0,
+                "shapes": shapes,
+                "digest": answers[i] if i < len(answers) else "0" * 16,
+            }
+        ),
+        flush=True,
+    )

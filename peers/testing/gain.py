@@ -4,14 +4,15 @@ every output by log10((1 + g)^3) / 4 (docs/determinism.md): 3.26e-4 for
 g = 0.1 %, beyond MM-2's stated tolerance of 2.5e-4, which sluice must then
 record as a mismatch; a shift well inside it must still pass, so that the
 check is seen to be a bound on values, not on bits."""
+
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import numpy_peer  # noqa: E402
-import sluice_peer  # noqa: E402
+import numpy_peer
+import sluice_peer
 
 
 def make_batches(plan, options):

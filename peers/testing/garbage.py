@@ -1,4 +1,5 @@
 """A peer that prints something other than the protocol."""
+
 import json
 import sys
 

@@ -1,5 +1,6 @@
 """A peer that says hello and then never sends a batch: sluice must kill it at
 the per-batch limit and record a timeout."""
+
 import json
 import sys
 import time

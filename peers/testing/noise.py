@@ -7,13 +7,14 @@ it out and 2 doubles it, both of which sluice must record as a mismatch.
 --fresh-draws seeds the generator from the process id, so that a second
 session (a prefetching peer's, with a digest between batches) draws other
 noise than the first: sluice must refuse that replay as a mismatch."""
+
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 SUPPORTED = {"normalize", "gaussian_noise", "random_brightness"}
 
@@ -37,7 +38,7 @@ def make_batches(plan, factor, seed):
             elif kind == "random_brightness":
                 # d = float32(delta) * float32((u24 - 2^23) / 2^23), per element.
                 u24 = plan.decisions(op, b["epoch"])[ids, 0].astype(np.int64)
-                v = (u24 - (1 << 23)).astype(np.float32) * np.float32(2.0 ** -23)
+                v = (u24 - (1 << 23)).astype(np.float32) * np.float32(2.0**-23)
                 d = np.float32(p["delta"]) * v
                 x = x + d.reshape((-1,) + (1,) * (x.ndim - 1))
             fields[name] = x.astype(np.float32)

@@ -5,12 +5,13 @@ float32 as sluice does: each value's difference and product are computed in
 double, which holds them exactly or rounds them once more harmlessly (53
 bits are at least 2 x 24 + 2), and rounded to float32 by array('f').
 The testing peers import it to do honest work and then misbehave."""
+
 import array
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluice_peer  # noqa: E402
+import sluice_peer
 
 SUPPORTED = {"normalize"}
 FRAMEWORK = "python %d.%d (standard library)" % sys.version_info[:2]
@@ -43,7 +44,7 @@ def batch(plan, srcs, i):
         row = ITEM[descr]
         for d in shape[1:]:
             row *= d
-        rows = b"".join(bytes(data[k * row:(k + 1) * row]) for k in ids)
+        rows = b"".join(bytes(data[k * row : (k + 1) * row]) for k in ids)
         fields[name] = [descr, (len(ids),) + tuple(shape[1:]), rows]
     for op in plan.ops:
         f = fields[op["field"]]
@@ -57,7 +58,6 @@ def make_batches(plan, options=None):
     srcs = sources(plan)
     for i in range(len(plan.batches)):
         yield batch(plan, srcs, i)
-
 
 
 if __name__ == "__main__":

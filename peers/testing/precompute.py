@@ -1,12 +1,14 @@
 """A peer that computes every batch before its hello and then hands them over:
 its bytes are right, but its latencies are only the hand-over, so sluice
 must flag the run `hand-over` and never rank it."""
+
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def make_batches(plan, options):

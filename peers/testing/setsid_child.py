@@ -2,13 +2,15 @@
 (setsid) and starts one more, which would outlive the run: sluice must kill
 both. The last one writes its pid to the file SLUICE_TEST_PIDFILE names.
 The peer's own work is honest."""
+
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def escape():

@@ -6,15 +6,16 @@ as a framework's own buffers may be, so an op that wrote into them would
 raise; the batch is also compared with a copy taken before the ops, so a
 write that numpy allowed is refused too. With --writable they are the
 caller's to write (SPDL's and Ray Data's stages)."""
+
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import numpy_idiomatic_peer  # noqa: E402
-import sluice_peer  # noqa: E402
-from numpy_peer import BatchOps  # noqa: E402
+import numpy_idiomatic_peer
+import sluice_peer
+from numpy_peer import BatchOps
 
 
 def make_batches(plan, options):
@@ -40,7 +41,9 @@ def main():
     parser.add_argument("--writable", action="store_true")
     options = parser.parse_args()
     plan = sluice_peer.Plan(options.export_dir)
-    plan.require(numpy_idiomatic_peer.SUPPORTED)
+    # The ops every storage peer implements (each one's line in
+    # peers/ops.txt; WebDataset's stands for them).
+    plan.require(sluice_peer.implements("webdataset_peer.py"))
     sluice_peer.serve("storage", "numpy " + np.__version__, plan, make_batches(plan, options), options)
 
 

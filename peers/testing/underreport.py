@@ -2,14 +2,16 @@
 --latency=VALUE, that exact JSON number for every batch: out of range, not an
 integer, or longer than sluice could have seen). The first must be flagged
 `hand-over`; the others are protocol errors."""
+
 import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 p = sluice_peer.parser("underreport")
 p.add_argument("--latency")

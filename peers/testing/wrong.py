@@ -1,12 +1,14 @@
 """plain's batches with the first byte of every field's data flipped: it runs
 to the end and hands over wrong data, so sluice must record a mismatch and
 name where the first batch differs."""
+
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def make_batches(plan, options):

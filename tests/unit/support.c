@@ -1,6 +1,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -67,4 +68,50 @@ void test_bench_instance(const char *scenario_id, const char *variant, int measu
     options->skip_probes = true;
     options->check_against_reference = true;
     cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s", err.msg);
+}
+
+sl_source *test_source_x(sl_dtype dtype, int64_t h, int64_t w, int64_t n, void *data)
+{
+    sl_schema schema;
+    memset(&schema, 0, sizeof schema);
+    schema.nfields = 1;
+    strcpy(schema.fields[0].name, "x");
+    schema.fields[0].dtype = dtype;
+    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {h, w}};
+    void *fields[1] = {data};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_source_memory_create(&schema, n, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
+/* Where test_run_adapter_field0 appends its batches. */
+typedef struct field0_sink {
+    unsigned char *out;
+    size_t row_bytes;
+    int64_t rows;
+} field0_sink;
+
+static int append_field0(const sl_batch *batch, void *user)
+{
+    field0_sink *sink = user;
+    memcpy(sink->out + (size_t)sink->rows * sink->row_bytes, batch->fields[0].data,
+           sl_tensor_nbytes(&batch->fields[0]));
+    sink->rows += batch->count;
+    return 0;
+}
+
+int64_t test_run_adapter_field0(const char *adapter, const sl_pipeline *p, void *out, size_t row_bytes)
+{
+    const sl_adapter *a = sl_adapter_find(adapter);
+    cr_assert_not_null(a, "no adapter %s", adapter);
+    int64_t batches = sl_pipeline_batches_per_epoch(p);
+    int64_t *latency = calloc((size_t)batches, sizeof *latency);
+    field0_sink sink = {out, row_bytes, 0};
+    sl_err err = {0};
+    cr_assert_eq(a->run(a, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1}, append_field0,
+                        &sink, latency, &err),
+                 SL_OK, "%s: %s", adapter, err.msg);
+    free(latency);
+    return sink.rows;
 }

@@ -23,6 +23,15 @@ char *test_read_text(const char *path);
  * which meson sets, or the current directory), written to out. */
 const char *test_peer_script(char *out, size_t size, const char *relative);
 
+/* A memory source of n elements of one field "x" of dtype [h, w], reading
+ * data (borrowed: the caller keeps it alive), or fails the test. */
+sl_source *test_source_x(sl_dtype dtype, int64_t h, int64_t w, int64_t n, void *data);
+
+/* Runs the adapter named `adapter` over epoch 0 of p on one thread and
+ * appends each batch's field 0 to out (row_bytes per row); returns the rows
+ * it handed over, or fails the test. */
+int64_t test_run_adapter_field0(const char *adapter, const sl_pipeline *p, void *out, size_t row_bytes);
+
 /* Builds the ci-profile instance of scenario/variant (seed 42) and bench
  * options for one repetition of 1 warmup and `measured` batches, without
  * probes, checked against the reference, whose digest it computes; or fails

@@ -205,7 +205,7 @@ static bool same_set(const int64_t *ids, const int64_t *other, int64_t from, int
     return same;
 }
 
-Test(batch_ops, bucketing_regroups_only_within_windows)
+Test(bucket_by_length, bucketing_regroups_only_within_windows)
 {
     /* 103 elements, batches of 5, windows of 3 batches: the last window is
      * partial and the last batch short (3 rows). */
@@ -246,7 +246,7 @@ Test(batch_ops, bucketing_regroups_only_within_windows)
     sl_source_free(src);
 }
 
-Test(batch_ops, bucketed_batches_depend_on_seed_epoch_and_index_only)
+Test(bucket_by_length, bucketed_batches_depend_on_seed_epoch_and_index_only)
 {
     sl_source *src = sequences(64, 1, CAPACITY);
     sl_pipeline *p = padded(src, 4, 4, false, (sl_shard){0, 1});
@@ -271,7 +271,7 @@ Test(batch_ops, bucketed_batches_depend_on_seed_epoch_and_index_only)
     sl_source_free(src);
 }
 
-Test(batch_ops, bucketing_drops_the_shuffles_rows_and_shards_disjointly)
+Test(bucket_by_length, bucketing_drops_the_shuffles_rows_and_shards_disjointly)
 {
     sl_source *src = sequences(50, 1, CAPACITY);
     /* drop_last: 50 elements make 7 batches of 7; the dropped element is the
@@ -305,7 +305,7 @@ Test(batch_ops, bucketing_drops_the_shuffles_rows_and_shards_disjointly)
     sl_source_free(src);
 }
 
-Test(batch_ops, pad_width_is_the_smallest_multiple_holding_the_longest)
+Test(pad_to_multiple, pad_width_is_the_smallest_multiple_holding_the_longest)
 {
     /* One sequence per batch, at every edge of the rounding: empty, one
      * token, a multiple of 64 and one either side of it, the capacity, past
@@ -422,7 +422,7 @@ Test(batch_ops, bad_specs_are_refused_naming_op_and_field)
     sl_source_free(seq);
 }
 
-Test(batch_ops, bag_offsets_add_a_field_every_executor_fills)
+Test(bag_offsets, bag_offsets_add_a_field_every_executor_fills)
 {
     sl_fixture_spec spec = {.kind = SL_FIXTURE_SPARSE, .n = 30, .features = 3, .categorical = 4};
     sl_source *src;

@@ -47,9 +47,26 @@ static void require_requested_table(void)
                  sl_test_kernels()->name);
 }
 
+/* The kernel tests of one op are in a suite named after it (docs/testing.md
+ * lists them by op); every suite here runs on the table SLUICE_KERNELS names. */
 TestSuite(kernels, .init = require_requested_table);
+TestSuite(normalize, .init = require_requested_table);
+TestSuite(clip, .init = require_requested_table);
+TestSuite(random_crop, .init = require_requested_table);
+TestSuite(random_hflip, .init = require_requested_table);
+TestSuite(rot90, .init = require_requested_table);
+TestSuite(pack_tokens, .init = require_requested_table);
+TestSuite(zscore, .init = require_requested_table);
+TestSuite(random_crop3d, .init = require_requested_table);
+TestSuite(random_flip3d, .init = require_requested_table);
+TestSuite(one_hot, .init = require_requested_table);
+TestSuite(mixup, .init = require_requested_table);
+TestSuite(cutmix, .init = require_requested_table);
+TestSuite(affine, .init = require_requested_table);
+TestSuite(dropout, .init = require_requested_table);
+TestSuite(resize, .init = require_requested_table);
 
-Test(kernels, reference_normalize_matches_hand_values)
+Test(normalize, reference_normalize_matches_hand_values)
 {
     const uint8_t src[6] = {0, 128, 255, 10, 20, 30};
     const float mean[3] = {0.0f, 128.0f, 5.0f};
@@ -65,7 +82,7 @@ Test(kernels, reference_normalize_matches_hand_values)
         cr_expect_eq(out[i], expected[i], "index %d: %g != %g", i, out[i], expected[i]);
 }
 
-Test(kernels, optimized_normalize_is_bitwise_reference)
+Test(normalize, optimized_normalize_is_bitwise_reference)
 {
     const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int channel_counts[] = {1, 3, 4, 7, 100, 128};
@@ -210,7 +227,7 @@ Test(kernels, noise_chain_draws_the_documented_words_in_every_table)
     }
 }
 
-Test(kernels, clip_keeps_nan_the_same_way_everywhere)
+Test(clip, clip_keeps_nan_the_same_way_everywhere)
 {
     sl_ew_step clip = {.kind = SL_EW_CLIP, .a = 0.0f, .b = 1.0f};
     float a[3] = {NAN, -1.0f, 2.0f}, b[3] = {NAN, -1.0f, 2.0f};
@@ -221,7 +238,7 @@ Test(kernels, clip_keeps_nan_the_same_way_everywhere)
     cr_expect_eq(b[2], 1.0f);
 }
 
-Test(kernels, crop_pad_places_the_window_centred)
+Test(random_crop, crop_pad_places_the_window_centred)
 {
     /* A 4x4 one-byte image holding its own index; a 2x2 crop at (1, 2)
      * lands centred at rows 1-2, columns 1-2, zeros elsewhere. */
@@ -237,7 +254,7 @@ Test(kernels, crop_pad_places_the_window_centred)
     }
 }
 
-Test(kernels, crop_pad_and_flip_agree_on_rgb_images)
+Test(random_crop, crop_pad_and_flip_agree_on_rgb_images)
 {
     enum { h = 64, w = 64, c = 3 };
     static uint8_t img[h * w * c], a[h * w * c], b[h * w * c];
@@ -259,7 +276,7 @@ Test(kernels, crop_pad_and_flip_agree_on_rgb_images)
     cr_assert(memcmp(b, img, sizeof img) == 0, "flipping twice must restore the image");
 }
 
-Test(kernels, flip_agrees_for_every_pixel_size)
+Test(random_hflip, flip_agrees_for_every_pixel_size)
 {
     /* 1, 3, 4 and 12 bytes have specialized row reversals; 5 takes the
      * fallback. Odd and even widths both. */
@@ -285,7 +302,7 @@ Test(kernels, flip_agrees_for_every_pixel_size)
         }
 }
 
-Test(kernels, rot90_turns_as_numpy_does)
+Test(rot90, rot90_turns_as_numpy_does)
 {
     /* numpy.rot90 of [[1,2,3],[4,5,6],[7,8,9]] for k = 0..3, written out. */
     const uint8_t img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -305,7 +322,7 @@ Test(kernels, rot90_turns_as_numpy_does)
         }
 }
 
-Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
+Test(rot90, rot90_agrees_for_every_pixel_size_side_and_turn)
 {
     /* 1, 3, 4 and 12 bytes have constant-size instances, 5 takes the
      * variable one; sides below, at and across the 16-pixel tile. */
@@ -336,7 +353,7 @@ Test(kernels, rot90_agrees_for_every_pixel_size_side_and_turn)
         }
 }
 
-Test(kernels, pack_copies_then_pads)
+Test(pack_tokens, pack_copies_then_pads)
 {
     const int32_t stream[5] = {5, 6, 7, 8, 9};
     const sl_kernel_table *tables[2] = {sl_kernels_reference(), sl_test_kernels()};
@@ -350,7 +367,7 @@ Test(kernels, pack_copies_then_pads)
     }
 }
 
-Test(kernels, moments_match_hand_values_and_the_stated_order)
+Test(zscore, moments_match_hand_values_and_the_stated_order)
 {
     const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
     double mean, var;
@@ -427,7 +444,7 @@ Test(kernels, channel_moments_match_hand_values_and_each_channels_moments)
         }
 }
 
-Test(kernels, crop3d_takes_the_patch_at_its_offset)
+Test(random_crop3d, crop3d_takes_the_patch_at_its_offset)
 {
     /* A 3x4x5 one-byte volume holding its own index: the 2x2x3 patch at
      * (1, 2, 1) starts at index (1 * 4 + 2) * 5 + 1 = 31. */
@@ -454,7 +471,7 @@ Test(kernels, crop3d_takes_the_patch_at_its_offset)
         }
 }
 
-Test(kernels, flip3d_mirrors_exactly_the_chosen_axes)
+Test(random_flip3d, flip3d_mirrors_exactly_the_chosen_axes)
 {
     /* Even and odd sides; 4-byte voxels take the row path, 5-byte ones the
      * reference fallback. Every one of the eight axis sets. */
@@ -488,7 +505,7 @@ Test(kernels, flip3d_mirrors_exactly_the_chosen_axes)
             }
 }
 
-Test(kernels, one_hot_marks_the_label)
+Test(one_hot, one_hot_marks_the_label)
 {
     const int32_t labels[4] = {0, 2, 3, -1};
     const float expected[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
@@ -501,7 +518,7 @@ Test(kernels, one_hot_marks_the_label)
     }
 }
 
-Test(kernels, blend_rounds_each_step_like_the_reference)
+Test(mixup, blend_rounds_each_step_like_the_reference)
 {
     const int64_t sizes[] = {1, 7, 8, 33, 12288 + 5};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -527,7 +544,7 @@ Test(kernels, blend_rounds_each_step_like_the_reference)
     }
 }
 
-Test(kernels, paste_box_copies_only_the_box)
+Test(cutmix, paste_box_copies_only_the_box)
 {
     enum { H = 6, W = 7, C = 3 };
     uint8_t src[H * W * C], dst[H * W * C], a[H * W * C], b[H * W * C];
@@ -550,7 +567,7 @@ Test(kernels, paste_box_copies_only_the_box)
     }
 }
 
-Test(kernels, affine_matches_hand_values_and_the_reference_bit_for_bit)
+Test(affine, affine_matches_hand_values_and_the_reference_bit_for_bit)
 {
     const float scale[3] = {2.0f, -0.5f, 0.25f}, bias[3] = {1.0f, 0.0f, -3.0f};
     sl_affine_consts k;
@@ -597,7 +614,7 @@ Test(kernels, affine_matches_hand_values_and_the_reference_bit_for_bit)
         }
 }
 
-Test(kernels, dropout_keeps_by_the_keyed_words_and_tables_agree)
+Test(dropout, dropout_keeps_by_the_keyed_words_and_tables_agree)
 {
     /* p = 1/4: threshold 2^30, scale 1 / 0.75 rounded to float. */
     const int64_t sizes[] = {1, 3, 4, 5, 31, 4096 + 5};
@@ -656,7 +673,7 @@ Test(kernels, backward_kernels_match_hand_values)
     }
 }
 
-Test(kernels, normalize_constants_are_tiled_and_checked)
+Test(normalize, normalize_constants_are_tiled_and_checked)
 {
     const float mean[3] = {1, 2, 3}, stddev[3] = {2, 4, 8};
     sl_normalize_consts k;
@@ -790,7 +807,7 @@ static void plan_free(test_plan *t)
     free(t->scratch);
 }
 
-Test(kernels, resize_plan_samples_at_half_pixel_centres)
+Test(resize, resize_plan_samples_at_half_pixel_centres)
 {
     /* For every output index the weight is the exact fraction of
      * (d + 1/2) in / out - 1/2 (clamped to [0, in - 1]), rounded once to
@@ -816,7 +833,7 @@ Test(kernels, resize_plan_samples_at_half_pixel_centres)
     }
 }
 
-Test(kernels, resize_matches_hand_values)
+Test(resize, resize_matches_hand_values)
 {
     /* 2x2 -> 4x4 samples at -1/4 (clamped to 0), 1/4, 3/4 and 5/4 (clamped
      * to 1) on each axis, so the row [0, 4] becomes [0, 1, 3, 4]. */
@@ -835,7 +852,7 @@ Test(kernels, resize_matches_hand_values)
     plan_free(&t);
 }
 
-Test(kernels, optimized_resize_is_bitwise_reference)
+Test(resize, optimized_resize_is_bitwise_reference)
 {
     /* Down, up, by odd ratios, to and from one pixel, with 1, 3 and 4
      * channels, from a window of a wider image (a stride beyond the row). */

@@ -30,7 +30,14 @@ static void require_requested_table(void)
                  sl_test_kernels()->name);
 }
 
+/* The kernel tests of one op are in a suite named after it (docs/testing.md
+ * lists them by op); every suite here runs on the table SLUICE_KERNELS names. */
 TestSuite(sparse_text_kernels, .init = require_requested_table);
+TestSuite(log1p, .init = require_requested_table);
+TestSuite(hash_ids, .init = require_requested_table);
+TestSuite(bag_offsets, .init = require_requested_table);
+TestSuite(pad_to_multiple, .init = require_requested_table);
+TestSuite(attention_mask, .init = require_requested_table);
 
 static uint32_t word(uint32_t seed, uint64_t i, int lane)
 {
@@ -59,7 +66,7 @@ static uint32_t bits_of(float x)
  * (0x1.99c26ep-2) it was 1.5355 ulp, which this bound now refuses. */
 #define LOG1P_MAX_ULP 0.835
 
-Test(sparse_text_kernels, log1p_special_values)
+Test(log1p, log1p_special_values)
 {
     const float in[] = {0.0f, -0.0f, INFINITY, -1.0f, -2.0f, -INFINITY, 0x1p-140f, -0x1p-140f, 1.0f};
     float out[sizeof in / sizeof in[0]];
@@ -81,7 +88,7 @@ Test(sparse_text_kernels, log1p_special_values)
     cr_expect_eq(bits_of(nan_out), 0x7fc01234u);
 }
 
-Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
+Test(log1p, log1p_is_within_its_stated_bound_of_double_log1p)
 {
     /* Every 509th float of [0, inf) and of (-1, 0): about 4.2 million
      * values, with each exponent and many mantissas, plus the worst cases of
@@ -125,7 +132,7 @@ Test(sparse_text_kernels, log1p_is_within_its_stated_bound_of_double_log1p)
     cr_expect_gt(worst, 0.5);
 }
 
-Test(sparse_text_kernels, optimized_log1p_is_bitwise_reference)
+Test(log1p, optimized_log1p_is_bitwise_reference)
 {
     const sl_kernel_table *ref = sl_kernels_reference(), *best = sl_test_kernels();
     const int64_t sizes[] = {1, 5, 17, 333, 1024 + 3};
@@ -161,7 +168,7 @@ Test(sparse_text_kernels, optimized_log1p_is_bitwise_reference)
  * bound would see. */
 #define LOG1P_SAMPLE_DIGEST 0x2753e7a9b46c57afull
 
-Test(sparse_text_kernels, log1p_bits_are_pinned)
+Test(log1p, log1p_bits_are_pinned)
 {
     enum { CHUNK = 4096 };
     float in[CHUNK], out[CHUNK];
@@ -202,7 +209,7 @@ static int64_t documented_hash_id(int64_t id, int64_t size)
     return (int64_t)((splitmix64_first_output((uint64_t)id) >> 32) % (uint64_t)size);
 }
 
-Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
+Test(hash_ids, hash_ids_follow_the_definition_in_every_table)
 {
     enum { ROWS = 301, COLS = 5 };
     const int64_t sizes[COLS] = {1, 2, 1000, 999983, (int64_t)1 << 31};
@@ -245,7 +252,7 @@ Test(sparse_text_kernels, hash_ids_follow_the_definition_in_every_table)
  * of sluice, from which the expected hashes below are worked out by hand.
  * The finalizer alone (what the docs used to say) maps id 0 to 0, and a
  * peer written from that got 0 of 1024 rows right. */
-Test(sparse_text_kernels, hash_ids_match_splitmix64s_published_outputs)
+Test(hash_ids, hash_ids_match_splitmix64s_published_outputs)
 {
     const int64_t sizes[2] = {1000, (int64_t)1 << 31};
     sl_hash_consts k;
@@ -272,7 +279,7 @@ Test(sparse_text_kernels, hash_ids_match_splitmix64s_published_outputs)
  * first, so a slip in writing it out cannot pass unseen: SplitMix64 seeded
  * with 0 first returns 0xe220a8397b1dcdaf (Vigna's splitmix64.c), the value
  * docs/determinism.md quotes for id 0. */
-Test(sparse_text_kernels, hash_ids_of_edge_ids_match_the_documented_formula)
+Test(hash_ids, hash_ids_of_edge_ids_match_the_documented_formula)
 {
     cr_assert_eq(splitmix64_first_output(0), 0xe220a8397b1dcdafull, "the written-out formula is not SplitMix64's");
     enum { IDS = 9, COLS = 4 };
@@ -299,7 +306,7 @@ Test(sparse_text_kernels, hash_ids_of_edge_ids_match_the_documented_formula)
     }
 }
 
-Test(sparse_text_kernels, hash_remainder_is_exact_for_every_32_bit_hash_at_awkward_sizes)
+Test(hash_ids, hash_remainder_is_exact_for_every_32_bit_hash_at_awkward_sizes)
 {
     /* The optimized remainder is multiply-based; check it against % for
      * sizes that are powers of two, one off them, primes and the largest
@@ -327,7 +334,7 @@ Test(sparse_text_kernels, hash_remainder_is_exact_for_every_32_bit_hash_at_awkwa
     free(out);
 }
 
-Test(sparse_text_kernels, hash_constants_refuse_bad_sizes)
+Test(hash_ids, hash_constants_refuse_bad_sizes)
 {
     sl_hash_consts k;
     sl_err err = {0};
@@ -338,7 +345,7 @@ Test(sparse_text_kernels, hash_constants_refuse_bad_sizes)
     cr_expect_eq(sl_hash_consts_init(&k, 0, big, &err), SL_EINVAL);
 }
 
-Test(sparse_text_kernels, bag_offsets_count_present_ids_down_each_column)
+Test(bag_offsets, bag_offsets_count_present_ids_down_each_column)
 {
     /* Three rows, two columns; -1 is a missing id, an empty bag. */
     const int64_t ids[6] = {4, -1, 0, 7, 9, -1};
@@ -354,7 +361,7 @@ Test(sparse_text_kernels, bag_offsets_count_present_ids_down_each_column)
     }
 }
 
-Test(sparse_text_kernels, pad_rows_compacts_in_place_and_pads)
+Test(pad_to_multiple, pad_rows_compacts_in_place_and_pads)
 {
     /* Three rows of stride 5 cut to width 3; lengths 2, 7 (clamped to 3)
      * and -4 (clamped to 0). */
@@ -372,7 +379,7 @@ Test(sparse_text_kernels, pad_rows_compacts_in_place_and_pads)
     }
 }
 
-Test(sparse_text_kernels, optimized_pad_and_mask_are_bitwise_reference)
+Test(attention_mask, optimized_pad_and_mask_are_bitwise_reference)
 {
     enum { ROWS = 37, STRIDE = 130 };
     const int64_t widths[] = {0, 1, 64, 128, 129, 130};

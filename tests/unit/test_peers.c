@@ -473,6 +473,73 @@ Test(peers_listed, every_peer_is_registered_and_says_why_when_unavailable)
     }
 }
 
+/* What peers/ops.txt declares for each script, as the Python side reads it
+ * (sluice_peer.read_ops_table, what the scripts' SUPPORTED come from), at
+ * most 64 lines of "script op op ...". */
+typedef struct declared_ops {
+    int count;
+    char script[64][64];
+    sl_transform_set ops[64];
+    bool used[64];
+} declared_ops;
+
+static void read_declared_ops(declared_ops *out)
+{
+    char peers[4096], command[8192];
+    test_peer_script(peers, sizeof peers, "");
+    snprintf(command, sizeof command,
+             "%s -c 'import sys; sys.path.insert(0, sys.argv[1]); import sluice_peer\n"
+             "for script, ops in sorted(sluice_peer.read_ops_table().items()): print(script, *sorted(ops))' %s",
+             sl__peer_python(), peers);
+    FILE *p = popen(command, "r");
+    cr_assert_not_null(p, "cannot run %s", command);
+    memset(out, 0, sizeof *out);
+    char line[4096];
+    while (fgets(line, sizeof line, p)) {
+        cr_assert_lt(out->count, 64, "more than 64 scripts in peers/ops.txt");
+        char *save = NULL;
+        const char *script = strtok_r(line, " \n", &save);
+        cr_assert_not_null(script);
+        snprintf(out->script[out->count], sizeof out->script[out->count], "%s", script);
+        for (const char *name = strtok_r(NULL, " \n", &save); name; name = strtok_r(NULL, " \n", &save)) {
+            sl_op_kind kind;
+            cr_assert(sl_op_kind_parse(name, &kind), "peers/ops.txt: %s names '%s', no sluice op", script, name);
+            out->ops[out->count] |= SL_TRANSFORM(kind);
+        }
+        out->count++;
+    }
+    cr_assert_eq(pclose(p), 0, "%s failed", command);
+    cr_assert_gt(out->count, 0, "peers/ops.txt declares no script");
+}
+
+/* Each built-in peer runs exactly the ops peers/ops.txt declares for its
+ * script, the set its Python reads as SUPPORTED, and every script declared
+ * there is run by a built-in peer: the C table and the Python agree. */
+Test(peers_listed, each_peer_runs_the_ops_its_script_declares_in_peers_ops_txt)
+{
+    declared_ops declared;
+    read_declared_ops(&declared);
+    for (int i = 0; i < sl__peer_count; i++) {
+        const sl__peer *peer = sl__peers[i];
+        int line = -1;
+        for (int k = 0; k < declared.count; k++)
+            if (strcmp(declared.script[k], peer->script) == 0)
+                line = k;
+        cr_assert_geq(line, 0, "%s runs %s, which peers/ops.txt does not declare", peer->adapter.name, peer->script);
+        sl_transform_set c_side = sl_adapter_transforms(&peer->adapter);
+        sl_transform_set extra = c_side & ~declared.ops[line], missing = declared.ops[line] & ~c_side;
+        char extra_names[512] = "", missing_names[512] = "";
+        sl_transform_set_format(extra, extra_names, sizeof extra_names);
+        sl_transform_set_format(missing, missing_names, sizeof missing_names);
+        cr_expect_eq(c_side, declared.ops[line],
+                     "%s: adapters/peers.c has [%s] beyond peers/ops.txt's %s and lacks [%s]", peer->adapter.name,
+                     extra_names, peer->script, missing_names);
+        declared.used[line] = true;
+    }
+    for (int k = 0; k < declared.count; k++)
+        cr_expect(declared.used[k], "peers/ops.txt declares %s, which no built-in peer runs", declared.script[k]);
+}
+
 Test(peers_listed, a_missing_module_makes_a_peer_unavailable_with_the_reason)
 {
     char reason[256] = "";

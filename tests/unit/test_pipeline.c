@@ -400,7 +400,7 @@ Test(pipeline, output_schema_and_fingerprint)
     sl_source_free(src);
 }
 
-Test(pipeline, token_packing_pads_the_tail)
+Test(pack_tokens, token_packing_pads_the_tail)
 {
     /* 10 tokens in sequences of 4: three sequences, the last half padding. */
     int32_t *tokens = malloc(10 * sizeof *tokens);
@@ -435,7 +435,7 @@ Test(pipeline, token_packing_pads_the_tail)
     sl_source_free(src);
 }
 
-Test(pipeline, token_packing_is_the_same_through_every_source)
+Test(pack_tokens, token_packing_is_the_same_through_every_source)
 {
     /* A pread source has no mapped view, so packing reads the tokens and then
      * pads in place: a different path from memory and mmap. */
@@ -603,7 +603,7 @@ Test(pipeline, files_deleted_or_made_unreadable_mid_run_still_read_whole)
     test_tmpdir_remove(dir);
 }
 
-Test(pipeline, pad_tokens_cuts_pads_and_ends_every_row)
+Test(pad_tokens, pad_tokens_cuts_pads_and_ends_every_row)
 {
     /* Rows of capacity 6 with end token 9: a short row, one whose end token
      * comes exactly at the cut, one too long, and one with no end token. */

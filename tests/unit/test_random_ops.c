@@ -13,6 +13,7 @@
 #include "kernels_under_test.h"
 #include "sluice/adapter.h"
 #include "sluice/pipeline.h"
+#include "support.h"
 
 enum { H = 7, W = 11, V = H * W, SEED = 3 };
 
@@ -22,17 +23,7 @@ static sl_source *constant_source(float **data, int64_t n, float value)
     *data = malloc((size_t)n * V * sizeof(float));
     for (int64_t i = 0; i < n * V; i++)
         (*data)[i] = value;
-    sl_schema schema;
-    memset(&schema, 0, sizeof schema);
-    schema.nfields = 1;
-    strcpy(schema.fields[0].name, "x");
-    schema.fields[0].dtype = SL_F32;
-    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {H, W}};
-    void *fields[1] = {*data};
-    sl_source *src;
-    sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&schema, n, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
-    return src;
+    return test_source_x(SL_F32, H, W, n, *data);
 }
 
 static sl_pipeline *pipeline_of(sl_source *src, int64_t batch, const sl_op *ops, int nops, sl_status *status,
@@ -71,7 +62,7 @@ static uint32_t draw_word(uint32_t op_id, int64_t element, int64_t epoch, uint32
         .v[word];
 }
 
-Test(random_ops, brightness_adds_the_documented_offset_within_delta)
+Test(random_brightness, brightness_adds_the_documented_offset_within_delta)
 {
     enum { N = 4000 };
     float *data, *out = malloc((size_t)N * V * sizeof(float));
@@ -102,7 +93,7 @@ Test(random_ops, brightness_adds_the_documented_offset_within_delta)
     free(out);
 }
 
-Test(random_ops, scale_multiplies_by_the_documented_factor_within_its_range)
+Test(random_scale, scale_multiplies_by_the_documented_factor_within_its_range)
 {
     enum { N = 4000 };
     float *data, *out = malloc((size_t)N * V * sizeof(float));
@@ -128,7 +119,7 @@ Test(random_ops, scale_multiplies_by_the_documented_factor_within_its_range)
 
 /* With x = 0 and sigma = 1 the output is the variate itself: value
  * i = 64 g + 16 k + j of an element takes word k of block 16 g + j. */
-Test(random_ops, noise_draws_each_value_from_the_documented_word)
+Test(gaussian_noise, noise_draws_each_value_from_the_documented_word)
 {
     enum { N = 40 };
     float *data, out[N * V];
@@ -144,20 +135,6 @@ Test(random_ops, noise_draws_each_value_from_the_documented_word)
         }
     sl_source_free(src);
     free(data);
-}
-
-/* What an adapter's batches are appended to. */
-typedef struct collected {
-    float *out;
-    int64_t rows;
-} collected;
-
-static int collect(const sl_batch *b, void *user)
-{
-    collected *sink = user;
-    memcpy(sink->out + sink->rows * V, b->fields[0].data, sl_tensor_nbytes(&b->fields[0]));
-    sink->rows += b->count;
-    return 0;
 }
 
 /* The three ops chained after a normalize, on random values: every kernel
@@ -189,16 +166,8 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
     cr_assert_eq(st, SL_OK, "%s", err.msg);
     const char *adapters[] = {"fused", "iter"};
     for (int a = 0; a < 2; a++) {
-        const sl_adapter *adapter = sl_adapter_find(adapters[a]);
-        int64_t batches = sl_pipeline_batches_per_epoch(p);
-        int64_t *latency = calloc((size_t)batches, sizeof *latency);
-        collected sink = {other, 0};
-        cr_assert_eq(adapter->run(adapter, p, &(sl_run_request){.start = {0, 0}, .nbatches = batches, .threads = 1},
-                                  collect, &sink, latency, &err),
-                     SL_OK, "%s", err.msg);
-        cr_assert_eq(sink.rows, N);
+        cr_assert_eq(test_run_adapter_field0(adapters[a], p, other, sizeof(float) * V), N);
         cr_assert(memcmp(reference, other, sizeof(float) * N * V) == 0, "%s differs from the reference", adapters[a]);
-        free(latency);
     }
     sl_pipeline_free(p);
 
@@ -216,16 +185,8 @@ Test(random_ops, every_executor_and_table_gives_the_reference_bits)
 static void expect_refused(sl_op op, sl_dtype dtype, const char *needle)
 {
     uint8_t bytes[2 * V * 4] = {0};
-    sl_schema schema;
-    memset(&schema, 0, sizeof schema);
-    schema.nfields = 1;
-    strcpy(schema.fields[0].name, "x");
-    schema.fields[0].dtype = dtype;
-    schema.fields[0].shape = (sl_shape){.rank = 2, .dims = {H, W}};
-    void *fields[1] = {bytes};
-    sl_source *src;
+    sl_source *src = test_source_x(dtype, H, W, 2, bytes);
     sl_err err = {0};
-    cr_assert_eq(sl_source_memory_create(&schema, 2, fields, SL_BORROW, &src, &err), SL_OK, "%s", err.msg);
     sl_status st;
     sl_pipeline *p = pipeline_of(src, 2, &op, 1, &st, &err);
     cr_expect_eq(st, SL_EINVAL, "expected a refusal: %s", needle);

@@ -50,7 +50,7 @@ static sl_status run_ops(sl_source *src, int64_t n, const sl_op *ops, int nops, 
     return SL_OK;
 }
 
-Test(volume_ops, zscore_matches_hand_values_and_zeroes_a_constant_volume)
+Test(zscore, zscore_matches_hand_values_and_zeroes_a_constant_volume)
 {
     /* Volume 0: 1, 2, ..., 8: mean 4.5, population variance 63 / 12 = 5.25.
      * Volume 1: all 7, whose std is 0: it becomes zeros, not NaN. */
@@ -75,7 +75,7 @@ Test(volume_ops, zscore_matches_hand_values_and_zeroes_a_constant_volume)
     sl_source_free(src);
 }
 
-Test(volume_ops, crop3d_of_the_whole_volume_is_the_volume_and_flips_follow_p)
+Test(random_crop3d, crop3d_of_the_whole_volume_is_the_volume_and_flips_follow_p)
 {
     enum { N = 6, D = 4, H = 5, W = 6, V = D * H * W };
     sl_fixture_spec spec = {.kind = SL_FIXTURE_VOLUMES, .n = N, .d = D, .h = H, .w = W};
