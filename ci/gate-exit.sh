@@ -26,3 +26,29 @@ gate_exit() {
     gate_verdict="FAIL: a signal could not be measured (see above)"
   fi
 }
+
+# gate_confirm FIRST_SLOWER SECOND_STATUS SECOND_SLOWER: the wall-time
+# status after a confirming pass. FIRST_SLOWER lists the rows the first
+# pass found slower (`sluice check --unsettled`), and only those were
+# measured again, with fresh processes; SECOND_STATUS and SECOND_SLOWER are
+# that pass's. A row fails only when both passes found it slower: a false
+# alarm must then happen twice to the same row. A row slower once is not
+# confirmed: wall time cannot tell (3). A second pass that failed to run
+# (a status other than 0, 1 or 3) is passed on. Rows that were only
+# inconclusive in the first pass are never measured again, so they never
+# get a fresh single chance to fail the gate. Sets gate_wall and prints the
+# confirmed rows.
+gate_confirm() {
+  local first=$1 second_status=$2 second=$3 confirmed
+  confirmed=$(comm -12 <(sort -u "$first") <(sort -u "$second" 2>/dev/null || true))
+  if [ -n "$confirmed" ]; then
+    gate_wall=1
+    echo "wall time: slower in both passes (confirmed):"
+    printf '  %s\n' "$confirmed"
+  elif [ "$second_status" != 0 ] && [ "$second_status" != 1 ] && [ "$second_status" != 3 ]; then
+    gate_wall=$second_status
+  else
+    gate_wall=3
+    echo "wall time: no row slower in both passes; slower once is not confirmed, so it cannot tell"
+  fi
+}

@@ -8,10 +8,11 @@
 #     D1 and LL data misses per batch, each row in a process of its own,
 #     the run's setup left out; deterministic, so a fixed threshold;
 #   - wall time: the gate set run alternately, base then head, GATE_ROUNDS
-#     times (A B A B A B), compared by `sluice check` over repetition
-#     medians with Holm's procedure over the rows; the rows it finds slower
-#     or cannot tell about are run again alone, with a fresh A B A B, and
-#     that second measurement decides them.
+#     times (A B A B ..., each run one process), compared by `sluice check`
+#     over one figure per process with Holm's procedure over the rows; the
+#     rows it finds slower are run again alone, with fresh processes, and a
+#     row fails only if that pass finds it slower too (rows it could not
+#     tell about are never rerun: they get no fresh chance to fail).
 # Exit status: 0 pass; 1 head is slower (either signal); 3 INCONCLUSIVE (no
 # row slower, and wall time could not tell for some row, the machine too
 # busy or too unsteady, with no counts to decide it: GATE_COUNTS=0, or
@@ -25,8 +26,8 @@
 # counts; a clean working tree is its commit's build. A gate with both
 # builds cached costs the measurements only.
 #
-# Environment: GATE_ROUNDS (default 3), GATE_REPETITIONS (repetitions per
-# run, default 5), GATE_DIR (scratch, default build-gate), GATE_CACHE,
+# Environment: GATE_ROUNDS (processes a side, default 8; below 2 refused,
+# below 5 warned), GATE_REPETITIONS (repetitions per process, default 2), GATE_DIR (scratch, default build-gate), GATE_CACHE,
 # GATE_MESON_ARGS (meson arguments for both builds, e.g. -Dgate_knob=true),
 # GATE_BASE_ENV and GATE_HEAD_ENV (environment for one side's runs, e.g.
 # SLUICE_TEST_KERNEL_WORK_PCT=10 with the knob), GATE_COUNTS=0 to skip the
@@ -42,8 +43,19 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 base_rev=$1
-rounds=${GATE_ROUNDS:-3}
-repetitions=${GATE_REPETITIONS:-5}
+rounds=${GATE_ROUNDS:-8}
+repetitions=${GATE_REPETITIONS:-2}
+# The wall-time test is over processes, one per run: with one a side it
+# can never call a row slower, and below five a side only a change several
+# times the processes' spread (docs/gate.md, "What N processes detect").
+if ! [ "$rounds" -ge 2 ] 2>/dev/null; then
+  echo "ci/gate.sh: GATE_ROUNDS=$rounds: the wall-time test needs at least 2 processes a side (default 8)" >&2
+  exit 2
+fi
+if [ "$rounds" -lt 5 ]; then
+  echo "ci/gate.sh: warning: GATE_ROUNDS=$rounds processes a side: wall time can call only a change several times" \
+    "their spread slower, and will mostly say 'cannot tell' (8 or more recommended)" >&2
+fi
 dir=${GATE_DIR:-build-gate}
 cache=${GATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice-gate}
 jobs=${GATE_JOBS:-$(nproc)}
@@ -57,7 +69,7 @@ if ! base_commit=$(git rev-parse --verify --quiet "$base_rev^{commit}"); then
   exit 2
 fi
 repo=$(pwd)
-rm -rf "$dir/runs" "$dir/rerun" "$dir/baselines" "$dir/counts"
+rm -rf "$dir/runs" "$dir/rerun" "$dir/baselines" "$dir/counts" "$dir/slower" "$dir/slower-again"
 mkdir -p "$dir/runs" "$cache"
 # The gate's builds need no tests, no CUDA and no MPI (whose libraries
 # make every callgrind process start a second slower).
@@ -145,10 +157,12 @@ for r in $(seq 1 "$rounds"); do
   bench A "$dir/runs/A$r" "${select[@]}"
   bench B "$dir/runs/B$r" "${select[@]}"
 done
+source ci/gate-exit.sh
 wall=0
-check base "$dir/runs" "$dir/unsettled" || wall=$?
-if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
-  echo "== wall time again, for the $(wc -l <"$dir/unsettled") rows above that were slower or inconclusive: a fresh A B A B"
+check base "$dir/runs" "$dir/slower" || wall=$?
+if [ "$wall" -eq 1 ] && [ -s "$dir/slower" ]; then
+  echo "== wall time again, to confirm the $(wc -l <"$dir/slower") rows above found slower: fresh processes, A B A B"
+  cp "$dir/slower" "$dir/unsettled"
   for r in $(seq 1 "$rounds"); do
     for side in A B; do
       # One run per scenario variant, with the adapters to measure again.
@@ -158,8 +172,10 @@ if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
       done
     done
   done
-  wall=0
-  check rerun "$dir/rerun" "$dir/unsettled-again" || wall=$?
+  again=0
+  check rerun "$dir/rerun" "$dir/slower-again" || again=$?
+  gate_confirm "$dir/slower" "$again" "$dir/slower-again"
+  wall=$gate_wall
 fi
 
 counts=0
@@ -237,7 +253,6 @@ if [ "${GATE_COUNTS:-1}" != 0 ]; then
   fi
 fi
 
-source ci/gate-exit.sh
 gate_exit "$counts" "$wall"
 status=$gate_status
 echo "gate: $(($(date +%s) - start)) s; $gate_verdict"
