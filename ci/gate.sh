@@ -33,6 +33,7 @@
 # SLUICE_TEST_KERNEL_WORK_PCT=10 with the knob), GATE_COUNTS=0 to skip the
 # counts, GATE_JOBS (parallel callgrind runs, default the CPUs),
 # GATE_STRICT=1 (exit 3 whenever wall time cannot tell, counts or not),
+# GATE_ASLR=1 (leave the wall-time runs' address-space layout randomized),
 # GATE_ROW=SCENARIO/VARIANT/ADAPTER to judge one row only and GATE_HEAD_SRC=DIR
 # to build the head side from another source tree than this one (both for
 # ci/bisect.sh, whose candidate is checked out elsewhere).
@@ -118,14 +119,25 @@ B=$head_build/tools/sluice
 # AVX-512 code, so both signals use the AVX2 table.
 run_args=(--kernels cpu-avx2 --threads 1 --no-probes --quiet)
 
-# bench SIDE OUT ARGS...: one run of the gate set, or of the rows named.
+# Every wall-time run with the address-space layout fixed (setarch -R, no
+# randomization) unless GATE_ASLR=1: a randomized layout is one of the
+# things that moves one process's figure against another's
+# (ci/gate-spread.sh measures what is left). Where the kernel refuses the
+# personality (some containers), the runs go as they are.
+layout=()
+if [ "${GATE_ASLR:-0}" != 1 ] && setarch "$(uname -m)" -R true 2>/dev/null; then
+  layout=(setarch "$(uname -m)" -R)
+fi
+
+# bench SIDE OUT ARGS...: one run (one process) of the gate set, or of the
+# rows named.
 bench() {
   local side=$1 out=$2
   shift 2
   if [ "$side" = A ]; then
-    env "${base_env[@]}" "$A" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
+    env "${base_env[@]}" "${layout[@]}" "$A" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
   else
-    env "${head_env[@]}" "$B" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
+    env "${head_env[@]}" "${layout[@]}" "$B" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
   fi
 }
 
