@@ -52,3 +52,19 @@ gate_confirm() {
     echo "wall time: no row slower in both passes; slower once is not confirmed, so it cannot tell"
   fi
 }
+
+# gate_rounds SCRIPT ROUNDS: refuses (exit 2) fewer than 2 processes a side
+# and warns below 5. The wall-time test is over processes, one per run:
+# with one a side it can never call a row slower, and below five a side
+# only a change several times their spread (docs/gate.md, "What N
+# processes detect").
+gate_rounds() {
+  if ! [ "$2" -ge 2 ] 2>/dev/null; then
+    echo "$1: GATE_ROUNDS=$2: the wall-time test needs at least 2 processes a side (default 8)" >&2
+    exit 2
+  fi
+  if [ "$2" -lt 5 ]; then
+    echo "$1: warning: GATE_ROUNDS=$2 processes a side: only a change several times their spread can be" \
+      "called slower, and most rows will say 'cannot tell' (8 or more recommended)" >&2
+  fi
+}

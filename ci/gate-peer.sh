@@ -51,14 +51,9 @@ rounds=${GATE_ROUNDS:-8}
 repetitions=${GATE_REPETITIONS:-2}
 dir=$(realpath -m "${GATE_DIR:-build-gate-peer}")
 read -r -a check_args <<<"${GATE_CHECK_ARGS:-}"
-if ! [ "$rounds" -ge 2 ] 2>/dev/null; then
-  echo "ci/gate-peer.sh: GATE_ROUNDS=$rounds: the test needs at least 2 processes a side (default 8)" >&2
-  exit 2
-fi
-if [ "$rounds" -lt 5 ]; then
-  echo "ci/gate-peer.sh: warning: GATE_ROUNDS=$rounds processes a side: only a change several times their" \
-    "spread can be called slower (8 or more recommended)" >&2
-fi
+# shellcheck source=ci/gate-exit.sh
+source "$root/ci/gate-exit.sh"
+gate_rounds ci/gate-peer.sh "$rounds"
 select=("$@")
 [ ${#select[@]} -eq 0 ] && select=(--scenarios gate)
 name=$(basename "$new")
@@ -69,8 +64,6 @@ cp "$new" "$dir/B/$name"
 source_A=$(dirname "$(realpath "$old")")
 source_B=$(dirname "$(realpath "$new")")
 start=$(date +%s)
-# shellcheck source=ci/gate-exit.sh
-source "$root/ci/gate-exit.sh"
 
 # bench SIDE OUT ARGS...: one run (one process) of a side's loader.
 bench() {

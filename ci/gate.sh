@@ -46,17 +46,9 @@ fi
 base_rev=$1
 rounds=${GATE_ROUNDS:-8}
 repetitions=${GATE_REPETITIONS:-2}
-# The wall-time test is over processes, one per run: with one a side it
-# can never call a row slower, and below five a side only a change several
-# times the processes' spread (docs/gate.md, "What N processes detect").
-if ! [ "$rounds" -ge 2 ] 2>/dev/null; then
-  echo "ci/gate.sh: GATE_ROUNDS=$rounds: the wall-time test needs at least 2 processes a side (default 8)" >&2
-  exit 2
-fi
-if [ "$rounds" -lt 5 ]; then
-  echo "ci/gate.sh: warning: GATE_ROUNDS=$rounds processes a side: wall time can call only a change several times" \
-    "their spread slower, and will mostly say 'cannot tell' (8 or more recommended)" >&2
-fi
+# shellcheck source=ci/gate-exit.sh
+source ci/gate-exit.sh
+gate_rounds ci/gate.sh "$rounds"
 dir=${GATE_DIR:-build-gate}
 cache=${GATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice-gate}
 jobs=${GATE_JOBS:-$(nproc)}
@@ -169,7 +161,6 @@ for r in $(seq 1 "$rounds"); do
   bench A "$dir/runs/A$r" "${select[@]}"
   bench B "$dir/runs/B$r" "${select[@]}"
 done
-source ci/gate-exit.sh
 wall=0
 check base "$dir/runs" "$dir/slower" || wall=$?
 if [ "$wall" -eq 1 ] && [ -s "$dir/slower" ]; then

@@ -17,16 +17,7 @@ quiet_machine="--max-load 0 --max-wait 1"
 
 # run NAME STATUS NEEDLE CHECK_ARGS: one benchmark, its status and output.
 run() {
-  local out rc
-  out=$(SLUICE_BENCHMARK_CHECK_ARGS="$4" bash "$script" "$sluice" "$work/build" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$2" ]; then
-    not_ok "$1" "exit $rc, expected $2" "$(printf '%s' "$out" | tail -5)"
-  elif ! printf '%s' "$out" | grep -qF -- "$3"; then
-    not_ok "$1" "output lacks '$3'" "$(printf '%s' "$out" | tail -5)"
-  else
-    ok "$1"
-  fi
+  expect_run "$2" "$3" "$1" -- env SLUICE_BENCHMARK_CHECK_ARGS="$4" bash "$script" "$sluice" "$work/build"
 }
 mkdir -p "$work/build"
 run "without a baseline it is a SKIP (77) that says how to save one" 77 "SKIP: no baseline 'gate'" ""

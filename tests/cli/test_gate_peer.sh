@@ -27,31 +27,14 @@ bench=(--scenarios TAB-1 --warmup 1 --batches 4)
 
 # gate NAME STATUS NEEDLE OLD NEW: one peer gate, its status and output.
 gate() {
-  local out rc
-  out=$(GATE_DIR="$work/$1" bash "$root/ci/gate-peer.sh" "$4" "$5" "${bench[@]}" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$2" ]; then
-    not_ok "$1: exit $2" "exit $rc" "$(printf '%s' "$out" | tail -8)"
-  elif ! printf '%s' "$out" | grep -qF -- "$3"; then
-    not_ok "$1: exit $2" "output lacks '$3'" "$(printf '%s' "$out" | tail -8)"
-  else
-    ok "$1: exit $2"
-  fi
+  expect_run "$2" "$3" "$1: exit $2" -- env GATE_DIR="$work/$1" bash "$root/ci/gate-peer.sh" "$4" "$5" "${bench[@]}"
 }
 gate "the same loader against itself passes" 0 "pass" "$loaders/my_loader.py" "$loaders/my_loader.py"
 gate "a loader with real extra work per batch is slower" 1 "slower in both passes" "$loaders/my_loader.py" \
   "$loaders/my_loader_slow.py"
-out=$(bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py" 2>&1)
-if [ $? -eq 2 ] && printf '%s' "$out" | grep -q "usage: ci/gate-peer.sh OLD.py NEW.py"; then
-  ok "one loader is a bad command line: exit 2"
-else
-  not_ok "one loader is a bad command line: exit 2" "$out"
-fi
-out=$(GATE_ROUNDS=1 bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py" "$loaders/my_loader.py" 2>&1)
-if [ $? -eq 2 ] && printf '%s' "$out" | grep -q "at least 2 processes a side"; then
-  ok "one process a side is refused up front: exit 2"
-else
-  not_ok "one process a side is refused up front: exit 2" "$out"
-fi
+expect_run 2 "usage: ci/gate-peer.sh OLD.py NEW.py" "one loader is a bad command line: exit 2" -- \
+  bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py"
+expect_run 2 "at least 2 processes a side" "one process a side is refused up front: exit 2" -- \
+  env GATE_ROUNDS=1 bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py" "$loaders/my_loader.py"
 echo "1..$n"
 [ "$failed" -eq 0 ]

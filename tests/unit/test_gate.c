@@ -65,6 +65,19 @@ static sl_gate_result one_row(const side *a, const side *b, sl_gate_busy busy, c
 
 static side a, b;
 
+/* Both sides of a row: `processes` processes of `reps` repetitions, their
+ * levels spread by `spread` (the base's pattern turned by turn_a, the
+ * head's by turn_b), the head scaled by `scale`; seeds 1 and 2 (and more
+ * for rows of a family). */
+static void two_sides(int processes, int reps, double spread, int turn_a, int turn_b, double scale, uint32_t seed)
+{
+    double la[SL_GATE_MAX_PROCESSES], lb[SL_GATE_MAX_PROCESSES];
+    levels(la, processes, spread, turn_a);
+    levels(lb, processes, spread, turn_b);
+    side_of(&a, processes, reps, la, 1.0, seed);
+    side_of(&b, processes, reps, lb, scale, seed + 1);
+}
+
 Test(gate, the_t_distribution_matches_its_tables)
 {
     /* Printed tables: t = 2 with 5 degrees of freedom has a two-sided p of
@@ -83,11 +96,7 @@ Test(gate, the_t_distribution_matches_its_tables)
 
 Test(gate, same_code_in_processes_that_agree_is_same)
 {
-    double la[8], lb[8];
-    levels(la, 8, 0.005, 0);
-    levels(lb, 8, 0.005, 3);
-    side_of(&a, 8, 2, la, 1.0, 1);
-    side_of(&b, 8, 2, lb, 1.0, 2);
+    two_sides(8, 2, 0.005, 0, 3, 1.0, 1);
     sl_gate_options options;
     sl_gate_options_init(&options);
     sl_gate_result r = one_row(&a, &b, quiet, &options);
@@ -105,11 +114,7 @@ Test(gate, the_process_is_the_unit_not_the_repetition)
      * inside a process reads as precision, that is p below 0.001; over
      * five processes it is p near 0.1. Not slower: the processes are
      * what varies independently. */
-    double la[5], lb[5];
-    levels(la, 5, 0.08, 1);
-    levels(lb, 5, 0.08, 5);
-    side_of(&a, 5, 4, la, 1.0, 1);
-    side_of(&b, 5, 4, lb, 1.08, 2);
+    two_sides(5, 4, 0.08, 1, 5, 1.08, 1);
     sl_gate_options options;
     sl_gate_options_init(&options);
     sl_gate_result r = one_row(&a, &b, quiet, &options);
@@ -129,11 +134,7 @@ Test(gate, a_doubling_with_five_processes_a_side_is_slower_on_nine_rows_in_ten)
     sl_gate_options_init(&options);
     sl_gate_result rows[24];
     for (int i = 0; i < 24; i++) {
-        double la[5], lb[5];
-        levels(la, 5, 0.10, i);
-        levels(lb, 5, 0.10, i + 3);
-        side_of(&a, 5, 2, la, 1.0, (uint32_t)i);
-        side_of(&b, 5, 2, lb, 2.0, (uint32_t)i + 100);
+        two_sides(5, 2, 0.10, i, i + 3, 2.0, 100u + 2u * (uint32_t)i);
         cr_assert(sl_gate_compare(&a.view, &b.view, BATCHES, quiet, &options, &rows[i]));
     }
     sl_gate_decide(rows, 24, &options);
@@ -171,11 +172,7 @@ Test(gate, too_few_processes_cannot_tell_and_say_how_many_they_need)
     /* Three processes a side 10% apart, no change: the test could not
      * have seen 5%, so the row cannot tell; the number it names is the
      * first at which the test would. */
-    double la[3], lb[3];
-    levels(la, 3, 0.10, 0);
-    levels(lb, 3, 0.10, 4);
-    side_of(&a, 3, 3, la, 1.0, 1);
-    side_of(&b, 3, 3, lb, 1.0, 2);
+    two_sides(3, 3, 0.10, 0, 4, 1.0, 1);
     sl_gate_options options;
     sl_gate_options_init(&options);
     sl_gate_result r = one_row(&a, &b, quiet, &options);
@@ -196,11 +193,7 @@ Test(gate, a_p_that_passes_alone_fails_in_a_family_of_twenty_four)
     /* One row, 8 processes a side 2% apart, 3% slower by t over
      * their logs (min_effect lowered to 2% so that only the test decides):
      * found alone at 0.01, not among 24 rows at 0.01/24 for the first. */
-    double la[8], lb[8];
-    levels(la, 8, 0.02, 0);
-    levels(lb, 8, 0.02, 4);
-    side_of(&a, 8, 2, la, 1.0, 1);
-    side_of(&b, 8, 2, lb, 1.03, 2);
+    two_sides(8, 2, 0.02, 0, 4, 1.03, 1);
     sl_gate_options options;
     sl_gate_options_init(&options);
     options.min_effect = 0.02;
@@ -250,11 +243,7 @@ Test(gate, a_change_within_the_base_spread_is_not_slower)
  * machine as busy as `busy` says. */
 static sl_gate_result slower_on(sl_gate_busy busy, const sl_gate_options *options)
 {
-    double la[8], lb[8];
-    levels(la, 8, 0.02, 0);
-    levels(lb, 8, 0.02, 5);
-    side_of(&a, 8, 2, la, 1.0, 1);
-    side_of(&b, 8, 2, lb, 1.30, 2);
+    two_sides(8, 2, 0.02, 0, 5, 1.30, 1);
     return one_row(&a, &b, busy, options);
 }
 
@@ -315,11 +304,7 @@ Test(gate, an_unknown_wait_is_unknown_not_zero)
 
 Test(gate, rows_that_did_not_run_stay_out_of_the_family)
 {
-    double la[8], lb[8];
-    levels(la, 8, 0.02, 0);
-    levels(lb, 8, 0.02, 5);
-    side_of(&a, 8, 2, la, 1.0, 1);
-    side_of(&b, 8, 2, lb, 1.30, 2);
+    two_sides(8, 2, 0.02, 0, 5, 1.30, 1);
     sl_gate_options options;
     sl_gate_options_init(&options);
     sl_gate_result rows[3] = {{.verdict = SL_GATE_NOT_OK}, {.verdict = SL_GATE_NOT_OK}};
