@@ -78,6 +78,15 @@ static void two_sides(int processes, int reps, double spread, int turn_a, int tu
     side_of(&b, processes, reps, lb, scale, seed + 1);
 }
 
+/* The row of sides a and b decided alone with the default options on a
+ * quiet machine. */
+static sl_gate_result decided_by_default(void)
+{
+    sl_gate_options options;
+    sl_gate_options_init(&options);
+    return one_row(&a, &b, quiet, &options);
+}
+
 Test(gate, the_t_distribution_matches_its_tables)
 {
     /* Printed tables: t = 2 with 5 degrees of freedom has a two-sided p of
@@ -97,9 +106,7 @@ Test(gate, the_t_distribution_matches_its_tables)
 Test(gate, same_code_in_processes_that_agree_is_same)
 {
     two_sides(8, 2, 0.005, 0, 3, 1.0, 1);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r = one_row(&a, &b, quiet, &options);
+    sl_gate_result r = decided_by_default();
     cr_expect_eq(r.verdict, SL_GATE_SAME, "%s", r.rule);
     cr_expect_eq(r.base_processes, 8);
     cr_expect_eq(r.base_repetitions, 16);
@@ -173,9 +180,7 @@ Test(gate, too_few_processes_cannot_tell_and_say_how_many_they_need)
      * have seen 5%, so the row cannot tell; the number it names is the
      * first at which the test would. */
     two_sides(3, 3, 0.10, 0, 4, 1.0, 1);
-    sl_gate_options options;
-    sl_gate_options_init(&options);
-    sl_gate_result r = one_row(&a, &b, quiet, &options);
+    sl_gate_result r = decided_by_default();
     cr_expect_eq(r.verdict, SL_GATE_INCONCLUSIVE, "%s", r.rule);
     cr_expect_not_null(strstr(r.rule, "cannot tell"), "%s", r.rule);
     cr_expect_gt(r.detectable, 0.05, "%s", r.rule);
