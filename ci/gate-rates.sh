@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
-# Measures the gate as it decides (docs/gate.md): whole `ci/gate.sh HEAD`
-# decisions, both signals, on a -Dgate_knob=true build of the committed
-# HEAD, with the head side given real extra work in the normalize kernels
-# (SLUICE_TEST_KERNEL_WORK_PCT: 3, 5, 10, 30 percent of their work), the
-# same work reshaped (SLUICE_TEST_KERNEL_REFACTOR=1, a harmless refactor),
-# or nothing (the same code on both sides: every failure is a false alarm).
-# Each trial is a gate of its own with fresh runs, so trials share no
-# samples. Every condition runs on the machine as it is ("idle": on a
-# shared machine other work goes on, and each trial records the load
-# average) and under stress-ng keeping every CPU busy, at normal priority.
+# Measures the gate as it decides (docs/gate.md, "Measured rates"): whole
+# `ci/gate.sh HEAD` decisions, each signal's verdict kept apart (counts,
+# wall time), on a -Dgate_knob=true build of the committed HEAD, with the
+# head side given real extra work in the normalize kernels
+# (SLUICE_TEST_KERNEL_WORK_PCT: 5, 10, 30 percent of their work: the
+# kernels repeat that share of each call's pixels), the same work reshaped
+# (SLUICE_TEST_KERNEL_REFACTOR=1, a harmless refactor), or nothing (the
+# same code on both sides: every failure is a false alarm). Each trial is a
+# gate of its own with fresh processes, so trials share no samples.
+#
+# Regimes (GATE_RATE_LOADS): "quiet" (the machine as it is: run it on a
+# quiet one; each trial records the load average), "busy" (stress-ng
+# keeping one CPU busy, as a shared runner's neighbour does) and "stress"
+# (stress-ng keeping every CPU busy), both at normal priority.
 #
 # The counts are deterministic, so ci/gate.sh computes each side's once per
 # condition and reuses them: every trial of a condition gets the same
 # counts verdict, and its wall-time half is measured afresh.
 #
-# Environment: GATE_RATE_TRIALS (A/A trials per load, default 20),
-# GATE_RATE_SLOW_TRIALS (trials per slowdown and per refactor, default 10),
-# GATE_RATE_LOADS (default "idle stress"), GATE_RATE_OUT (the results, one
-# line per trial, default build-gate-rates/trials.tsv); GATE_* as for
-# ci/gate.sh. This takes hours; it is not part of .ci/run.
+# Environment: GATE_RATE_TRIALS (trials per condition and regime, default
+# 20), GATE_RATE_LOADS (default "quiet busy stress"), GATE_RATE_CONDITIONS
+# (default "same refactor work5 work10 work30"), GATE_RATE_OUT (the
+# results, one line per trial, default build-gate-rates/trials.tsv); GATE_*
+# as for ci/gate.sh. The defaults take many hours; a sample is e.g.
+# GATE_RATE_TRIALS=1 GATE_RATE_LOADS=quiet GATE_RATE_CONDITIONS="same work30".
+# It is not part of .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${GATE_RATE_TRIALS:-20}
-slow_trials=${GATE_RATE_SLOW_TRIALS:-10}
-read -r -a loads <<<"${GATE_RATE_LOADS:-idle stress}"
+read -r -a loads <<<"${GATE_RATE_LOADS:-quiet busy stress}"
+read -r -a conditions <<<"${GATE_RATE_CONDITIONS:-same refactor work5 work10 work30}"
 out=${GATE_RATE_OUT:-build-gate-rates/trials.tsv}
 if [ -n "$(git status --porcelain --untracked-files=normal)" ]; then
   echo "ci/gate-rates.sh measures the committed HEAD; commit or stash your changes first" >&2
@@ -68,23 +74,33 @@ trial() {
 }
 
 for load in "${loads[@]}"; do
-  if [ "$load" = stress ]; then
-    # Every CPU kept busy, at normal priority, for as long as the trials
-    # take; the gate's processes share the CPUs with it.
-    stress-ng --cpu "$(nproc)" --cpu-method matrixprod --timeout 24h --quiet &
+  if [ "$load" = stress ] || [ "$load" = busy ]; then
+    # Every CPU (stress) or one (busy) kept busy, at normal priority, for
+    # as long as the trials take; the gate's processes share the CPUs.
+    cpus=$(nproc)
+    [ "$load" = busy ] && cpus=1
+    stress-ng --cpu "$cpus" --cpu-method matrixprod --timeout 24h --quiet &
     stress_pid=$!
     sleep 5
   fi
-  for n in $(seq 1 "$trials"); do trial "$load" same "$n" ""; done
-  for n in $(seq 1 "$slow_trials"); do trial "$load" refactor "$n" SLUICE_TEST_KERNEL_REFACTOR=1; done
-  for pct in 3 5 10 30; do
-    for n in $(seq 1 "$slow_trials"); do trial "$load" "work$pct" "$n" "SLUICE_TEST_KERNEL_WORK_PCT=$pct"; done
+  for condition in "${conditions[@]}"; do
+    case $condition in
+      same) env= ;;
+      refactor) env=SLUICE_TEST_KERNEL_REFACTOR=1 ;;
+      work*) env=SLUICE_TEST_KERNEL_WORK_PCT=${condition#work} ;;
+      *)
+        echo "ci/gate-rates.sh: unknown condition '$condition' (same, refactor, workP)" >&2
+        exit 2
+        ;;
+    esac
+    for n in $(seq 1 "$trials"); do trial "$load" "$condition" "$n" "$env"; done
   done
   stop_stress
 done
 
-# The table: per load and condition, how the decisions fell.
-echo
+# The table: per regime and condition, each signal's verdicts and the
+# gate's exits (counts: 1 slower; wall time: 1 slower in both passes, 3
+# cannot tell).
 awk -F'\t' 'NR > 1 {
     key = $1 "\t" $2; n[key]++
     s[key, $4]++
@@ -93,10 +109,11 @@ awk -F'\t' 'NR > 1 {
     if ($6 == 3) i[key]++
   }
   END {
-    printf "%-7s %-9s %6s %7s %7s %12s %14s %14s\n", "load", "condition", "trials", "fail 1", "incon 3", "pass 0",
-      "counts slower", "wall slower"
+    printf "%-7s %-9s %6s %8s %8s %8s %14s %12s %16s\n", "regime", "condition", "trials", "exit 1", "exit 3",
+      "exit 0", "counts slower", "wall slower", "wall cannot tell"
     for (k in n) {
       split(k, p, "\t")
-      printf "%-7s %-9s %6d %7d %7d %12d %14d %14d\n", p[1], p[2], n[k], s[k, 1], s[k, 3], s[k, 0], c[k], w[k]
+      printf "%-7s %-9s %6d %8d %8d %8d %14d %12d %16d\n", p[1], p[2], n[k], s[k, 1], s[k, 3], s[k, 0], c[k], w[k],
+        i[k]
     }
   }' "$out" | sort

@@ -8,10 +8,11 @@
 #     D1 and LL data misses per batch, each row in a process of its own,
 #     the run's setup left out; deterministic, so a fixed threshold;
 #   - wall time: the gate set run alternately, base then head, GATE_ROUNDS
-#     times (A B A B A B), compared by `sluice check` over repetition
-#     medians with Holm's procedure over the rows; the rows it finds slower
-#     or cannot tell about are run again alone, with a fresh A B A B, and
-#     that second measurement decides them.
+#     times (A B A B ..., each run one process), compared by `sluice check`
+#     over one figure per process with Holm's procedure over the rows; the
+#     rows it finds slower are run again alone, with fresh processes, and a
+#     row fails only if that pass finds it slower too (rows it could not
+#     tell about are never rerun: they get no fresh chance to fail).
 # Exit status: 0 pass; 1 head is slower (either signal); 3 INCONCLUSIVE (no
 # row slower, and wall time could not tell for some row, the machine too
 # busy or too unsteady, with no counts to decide it: GATE_COUNTS=0, or
@@ -25,13 +26,14 @@
 # counts; a clean working tree is its commit's build. A gate with both
 # builds cached costs the measurements only.
 #
-# Environment: GATE_ROUNDS (default 3), GATE_REPETITIONS (repetitions per
-# run, default 5), GATE_DIR (scratch, default build-gate), GATE_CACHE,
+# Environment: GATE_ROUNDS (processes a side, default 8; below 2 refused,
+# below 5 warned), GATE_REPETITIONS (repetitions per process, default 2), GATE_DIR (scratch, default build-gate), GATE_CACHE,
 # GATE_MESON_ARGS (meson arguments for both builds, e.g. -Dgate_knob=true),
 # GATE_BASE_ENV and GATE_HEAD_ENV (environment for one side's runs, e.g.
 # SLUICE_TEST_KERNEL_WORK_PCT=10 with the knob), GATE_COUNTS=0 to skip the
 # counts, GATE_JOBS (parallel callgrind runs, default the CPUs),
 # GATE_STRICT=1 (exit 3 whenever wall time cannot tell, counts or not),
+# GATE_ASLR=1 (leave the wall-time runs' address-space layout randomized),
 # GATE_ROW=SCENARIO/VARIANT/ADAPTER to judge one row only and GATE_HEAD_SRC=DIR
 # to build the head side from another source tree than this one (both for
 # ci/bisect.sh, whose candidate is checked out elsewhere).
@@ -42,8 +44,11 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 base_rev=$1
-rounds=${GATE_ROUNDS:-3}
-repetitions=${GATE_REPETITIONS:-5}
+rounds=${GATE_ROUNDS:-8}
+repetitions=${GATE_REPETITIONS:-2}
+# shellcheck source=ci/gate-exit.sh
+source ci/gate-exit.sh
+gate_rounds ci/gate.sh "$rounds"
 dir=${GATE_DIR:-build-gate}
 cache=${GATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice-gate}
 jobs=${GATE_JOBS:-$(nproc)}
@@ -57,7 +62,7 @@ if ! base_commit=$(git rev-parse --verify --quiet "$base_rev^{commit}"); then
   exit 2
 fi
 repo=$(pwd)
-rm -rf "$dir/runs" "$dir/rerun" "$dir/baselines" "$dir/counts"
+rm -rf "$dir/runs" "$dir/rerun" "$dir/baselines" "$dir/counts" "$dir/slower" "$dir/slower-again"
 mkdir -p "$dir/runs" "$cache"
 # The gate's builds need no tests, no CUDA and no MPI (whose libraries
 # make every callgrind process start a second slower).
@@ -106,14 +111,25 @@ B=$head_build/tools/sluice
 # AVX-512 code, so both signals use the AVX2 table.
 run_args=(--kernels cpu-avx2 --threads 1 --no-probes --quiet)
 
-# bench SIDE OUT ARGS...: one run of the gate set, or of the rows named.
+# Every wall-time run with the address-space layout fixed (setarch -R, no
+# randomization) unless GATE_ASLR=1: a randomized layout is one of the
+# things that moves one process's figure against another's
+# (ci/gate-spread.sh measures what is left). Where the kernel refuses the
+# personality (some containers), the runs go as they are.
+layout=()
+if [ "${GATE_ASLR:-0}" != 1 ] && setarch "$(uname -m)" -R true 2>/dev/null; then
+  layout=(setarch "$(uname -m)" -R)
+fi
+
+# bench SIDE OUT ARGS...: one run (one process) of the gate set, or of the
+# rows named.
 bench() {
   local side=$1 out=$2
   shift 2
   if [ "$side" = A ]; then
-    env "${base_env[@]}" "$A" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
+    env "${base_env[@]}" "${layout[@]}" "$A" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
   else
-    env "${head_env[@]}" "$B" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
+    env "${head_env[@]}" "${layout[@]}" "$B" bench "${run_args[@]}" --repetitions "$repetitions" --output-dir "$out" "$@" >/dev/null
   fi
 }
 
@@ -146,9 +162,10 @@ for r in $(seq 1 "$rounds"); do
   bench B "$dir/runs/B$r" "${select[@]}"
 done
 wall=0
-check base "$dir/runs" "$dir/unsettled" || wall=$?
-if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
-  echo "== wall time again, for the $(wc -l <"$dir/unsettled") rows above that were slower or inconclusive: a fresh A B A B"
+check base "$dir/runs" "$dir/slower" || wall=$?
+if [ "$wall" -eq 1 ] && [ -s "$dir/slower" ]; then
+  echo "== wall time again, to confirm the $(wc -l <"$dir/slower") rows above found slower: fresh processes, A B A B"
+  cp "$dir/slower" "$dir/unsettled"
   for r in $(seq 1 "$rounds"); do
     for side in A B; do
       # One run per scenario variant, with the adapters to measure again.
@@ -158,8 +175,10 @@ if [ "$wall" -ne 0 ] && [ -s "$dir/unsettled" ]; then
       done
     done
   done
-  wall=0
-  check rerun "$dir/rerun" "$dir/unsettled-again" || wall=$?
+  again=0
+  check rerun "$dir/rerun" "$dir/slower-again" || again=$?
+  gate_confirm "$dir/slower" "$again" "$dir/slower-again"
+  wall=$gate_wall
 fi
 
 counts=0
@@ -237,7 +256,6 @@ if [ "${GATE_COUNTS:-1}" != 0 ]; then
   fi
 fi
 
-source ci/gate-exit.sh
 gate_exit "$counts" "$wall"
 status=$gate_status
 echo "gate: $(($(date +%s) - start)) s; $gate_verdict"

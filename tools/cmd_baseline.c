@@ -33,7 +33,7 @@ static void report_bad_file(const char *message, void *user)
 
 int sl__cmd_baseline(int argc, char **argv)
 {
-    const char *from[8] = {"records/ci"};
+    const char *from[16] = {"records/ci"};
     int nfrom = 0;
     const char *baseline_dir = "baselines", *name = NULL;
     sl__cli cli = sl__cli_start("baseline", usage, argc, argv);
@@ -44,8 +44,8 @@ int sl__cmd_baseline(int argc, char **argv)
             fputs(usage, stdout);
             return SL__EXIT_OK;
         } else if (sl__cli_option(&cli, "--from", &value)) {
-            if (nfrom == 8)
-                sl__cli_usage_error(&cli, "option --from: at most 8 runs");
+            if (nfrom == 16)
+                sl__cli_usage_error(&cli, "option --from: at most 16 runs");
             from[nfrom++] = value;
         } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
             baseline_dir = value;

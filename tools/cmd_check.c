@@ -20,17 +20,32 @@
 static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "       sluice check --counts BASE.tsv NEW.tsv [options]\n"
                             "\n"
-                            "With --baseline, compares the batch times of a run (every repetition's samples)\n"
-                            "with baseline NAME's, for every scenario, variant and adapter both ran ok. Each\n"
-                            "repetition is one fresh run, so the test is over repetition medians: a row is\n"
-                            "slower when its median moved up by at least --min-effect and the one-sided exact\n"
-                            "Mann-Whitney p of the repetition medians is within its Holm level (the rows of a\n"
-                            "check are one family at --alpha). It is inconclusive, not slower, when the runs\n"
-                            "waited for a CPU that other work held for more than --max-wait of their time, or\n"
-                            "the machine's load average exceeded --max-load; and inconclusive, not same, when\n"
-                            "the base's own repetitions disagree by more than --max-spread. Faster is the mirror\n"
-                            "of slower. Adapters that did not run here are left out; a row that failed on a\n"
-                            "side is 'not ok'.\n"
+                            "With --baseline, compares the batch times of a run with baseline NAME's, for every\n"
+                            "scenario, variant and adapter both ran ok. The unit is the process (one `sluice\n"
+                            "bench` run): repetitions inside one process agree to a few percent, while two\n"
+                            "processes of the same binary can differ by 30%, so each process gives one figure\n"
+                            "(the median of its repetitions) and the test is Student's t over their logs. Pool\n"
+                            "several runs with --records (and the base's with `baseline save --from`): one\n"
+                            "run a side is one process a side, and every row then says 'cannot tell'.\n"
+                            "\n"
+                            "A row is slower when its figure moved up by at least --min-effect and the\n"
+                            "one-sided p is within its Holm level (the rows are one family at --alpha), unless\n"
+                            "the change is within the base's own spread between processes, the runs waited for\n"
+                            "a CPU more than --max-wait of their time (or that wait is unknown), or the load\n"
+                            "average passed --max-load: then it is inconclusive. Faster is the mirror. A row\n"
+                            "neither slower nor faster whose test could not have detected --min-effect with\n"
+                            "the processes it has says 'cannot tell' and how many processes a side it would\n"
+                            "need, never 'same'. Every row prints its processes, their spread (the pooled\n"
+                            "standard deviation of the log process figures) and the smallest change its test\n"
+                            "detects with 80% power at alpha over the rows. What that means, at one-sided\n"
+                            "alpha 0.01/24 and 80% power (docs/gate.md has each gate row's measured spread):\n"
+                            "  spread between processes     2%     5%    10%    20%\n"
+                            "  5 processes a side         7.9%    21%    44%   102%\n"
+                            "  8 processes a side         5.2%    13%    28%    59%\n"
+                            "  16 processes a side        3.2%   8.2%    17%    34%\n"
+                            "  processes a side for 5%       9     38    137   >200\n"
+                            "Adapters that did not run here are left out; a row that failed on a side is\n"
+                            "'not ok'.\n"
                             "\n"
                             "With --counts, compares callgrind's counts per batch of two builds\n"
                             "(ci/gate-counts.py writes them): a row is slower when its instructions per batch\n"
@@ -41,21 +56,21 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "options:\n"
                             "  --baseline NAME        the baseline (see sluice baseline save)\n"
                             "  --records DIR          the run to check (default records/ci); repeat it to pool\n"
-                            "                         the repetitions of several runs (ABAB, ci/gate.sh)\n"
+                            "                         several runs, each one process (ci/gate.sh)\n"
                             "  --baseline-dir DIR     where baselines live (default baselines)\n"
                             "  --alpha P              family-wise level over the rows (default 0.01)\n"
                             "  --min-effect F         smallest slowdown that counts, as a fraction (default 0.05)\n"
-                            "  --max-spread F         largest spread of the base's repetition medians the rows\n"
-                            "                         are decided with (default: twice --min-effect)\n"
+                            "  --max-spread F         a slower row whose base processes spread by more than F is\n"
+                            "                         inconclusive (default: only a change within that spread)\n"
                             "  --max-load L           largest load average a slower row is believed under\n"
                             "                         (default: twice the CPUs the records name; 0: no limit)\n"
                             "  --max-wait F           largest share of their runnable time the runs may have\n"
                             "                         waited for a CPU for a slower row to be believed (the\n"
                             "                         records' cpu_wait_fraction; default --min-effect / (1 +\n"
                             "                         --min-effect), the wait that alone makes that change;\n"
-                            "                         1: no limit)\n"
-                            "  --unsettled FILE       write the rows that were slower or inconclusive, one\n"
-                            "                         'scenario variant adapter' a line, for a rerun\n"
+                            "                         1: no limit, which also believes an unknown wait)\n"
+                            "  --unsettled FILE       write the rows found slower, one 'scenario variant\n"
+                            "                         adapter' a line, for a run that confirms them\n"
                             "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
                             "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
                             "  --counts BASE NEW      compare two builds' counts per batch instead\n"
@@ -63,9 +78,9 @@ static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
                             "  --max-d1 F, --max-ll F (default 0.25 and 1.0)\n"
                             "  -h, --help             show this help\n"
                             "\n"
-                            "exit status: 0 when no row is slower or inconclusive; 1 when a row is slower, or\n"
-                            "a file could not be read, or the baseline comes from another machine; 3 when no\n"
-                            "row is slower but one is inconclusive; 2 for a bad command line.\n";
+                            "exit status: 0 when every row is same, faster or not ok; 1 when a row is slower,\n"
+                            "or a file could not be read, or the baseline comes from another machine; 3 when no\n"
+                            "row is slower but one is inconclusive or cannot tell; 2 for a bad command line.\n";
 
 static void report_bad_file(const char *message, void *user)
 {
@@ -88,7 +103,7 @@ static size_t sample_count(const sl_record *r)
 }
 
 typedef struct check_args {
-    const char *records[8];
+    const char *records[16];
     int nrecords;
     const char *baseline_dir, *name;
     const char *counts_base, *counts_new;
@@ -113,8 +128,8 @@ static void parse_args(int argc, char **argv, check_args *args)
         } else if (sl__cli_option(&cli, "--baseline", &value)) {
             args->name = value;
         } else if (sl__cli_option(&cli, "--records", &value)) {
-            if (args->nrecords == 8)
-                sl__cli_usage_error(&cli, "option --records: at most 8 runs");
+            if (args->nrecords == 16)
+                sl__cli_usage_error(&cli, "option --records: at most 16 runs");
             args->records[args->nrecords++] = value;
         } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
             args->baseline_dir = value;
@@ -129,6 +144,9 @@ static void parse_args(int argc, char **argv, check_args *args)
             args->max_load_given = true;
         } else if (sl__cli_option(&cli, "--max-wait", &value)) {
             args->gate.max_cpu_wait = parse_fraction(&cli, "--max-wait", value, 1e-6, 1.0);
+            /* 1: every share passes, and so does an unknown one. */
+            if (args->gate.max_cpu_wait >= 1.0)
+                args->gate.max_cpu_wait = -1.0;
         } else if (sl__cli_option(&cli, "--unsettled", &value)) {
             args->unsettled = value;
         } else if (sl__cli_option(&cli, "--inflate", &value)) {
@@ -222,6 +240,13 @@ static double load_of(const sl_environment *env)
     return env->load_start > env->load_end ? env->load_start : env->load_end;
 }
 
+/* The worse of two CPU wait shares; unknown (-1) when either is: an
+ * unknown wait may be any wait, and must not pass as the other side's. */
+static double worse_wait(double a, double b)
+{
+    return a < 0.0 || b < 0.0 ? -1.0 : fmax(a, b);
+}
+
 /* One row: the run's record i against the baseline's of the same scenario,
  * variant and adapter. Returns false for a row left out. */
 static bool compare_record(const sl_record_set *fresh, int i, const sl_record_set *base, const sl_gate_options *gate,
@@ -245,9 +270,11 @@ static bool compare_record(const sl_record_set *fresh, int i, const sl_record_se
     } else {
         sl_gate_busy busy = {
             .load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i])),
-            .cpu_wait = fmax(base->environments[j].cpu_wait_fraction, fresh->environments[i].cpu_wait_fraction)};
-        if (!sl_gate_compare(base->records[j].samples_ns, sample_count(&base->records[j]), r->samples_ns,
-                             sample_count(r), (size_t)r->measured_batches, busy, gate, result))
+            .cpu_wait = worse_wait(base->environments[j].cpu_wait_fraction, fresh->environments[i].cpu_wait_fraction)};
+        sl_gate_side base_side = {base->records[j].samples_ns, sample_count(&base->records[j]),
+                                  base->records[j].repetition_process};
+        sl_gate_side fresh_side = {r->samples_ns, sample_count(r), r->repetition_process};
+        if (!sl_gate_compare(&base_side, &fresh_side, (size_t)r->measured_batches, busy, gate, result))
             snprintf(result->rule, sizeof result->rule, "not ok: no samples");
     }
     return true;
@@ -262,7 +289,7 @@ static bool write_unsettled(const char *path, const sl_record_set *fresh, const 
     if (!out)
         return false;
     for (int k = 0; k < count; k++)
-        if (rows[k].verdict == SL_GATE_SLOWER || rows[k].verdict == SL_GATE_INCONCLUSIVE) {
+        if (rows[k].verdict == SL_GATE_SLOWER) {
             const sl_record *r = &fresh->records[index[k]];
             fprintf(out, "%s %s %s\n", r->scenario, r->variant, r->adapter);
         }
@@ -273,6 +300,29 @@ static bool write_unsettled(const char *path, const sl_record_set *fresh, const 
         sl__cli_error("check", "%s", err.msg);
     free(text);
     return ok;
+}
+
+/* Said before the table: a check whose runs hold one process a side can
+ * only say "cannot tell", and one with a handful is weak whatever the
+ * machine; the table's "detects" column says how weak, row by row. */
+static void warn_powerless(const sl_gate_result *rows, int count)
+{
+    int fewest = SL_GATE_MAX_PROCESSES;
+    for (int k = 0; k < count; k++)
+        if (rows[k].verdict != SL_GATE_NOT_OK) {
+            fewest = rows[k].base_processes < fewest ? rows[k].base_processes : fewest;
+            fewest = rows[k].new_processes < fewest ? rows[k].new_processes : fewest;
+        }
+    if (fewest < 2)
+        fprintf(stderr,
+                "sluice check: warning: some rows have one process a side; the test is over processes, so they "
+                "cannot tell. Pool several runs: --records DIR1 --records DIR2 ... (and `baseline save --from` each "
+                "of the base's)\n");
+    else if (fewest < 5)
+        fprintf(stderr,
+                "sluice check: warning: %d processes a side; below 5 a side only a change several times the "
+                "processes' spread can be called slower (the 'detects' column)\n",
+                fewest);
 }
 
 static int check_wall_time(check_args *args)
@@ -300,34 +350,42 @@ static int check_wall_time(check_args *args)
             index[count++] = i;
     sl_gate_decide(rows, count, &args->gate);
 
-    static const char *const headers[] = {"scenario", "variant",     "adapter",  "base p50 (µs)", "new p50 (µs)",
-                                          "change",   "repetitions", "p slower", "decided by"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
-    sl__table *table = sl__table_new(9, headers, align);
+    warn_powerless(rows, count);
+    static const char *const headers[] = {"scenario",  "variant", "adapter", "base (µs)", "new (µs)",  "change",
+                                          "processes", "spread",  "detects", "p slower",  "decided by"};
+    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT};
+    sl__table *table = sl__table_new(11, headers, align);
     int tally[SL_GATE_NOT_OK + 1] = {0};
     for (int k = 0; k < count; k++) {
         const sl_gate_result *g = &rows[k];
         const sl_record *r = &fresh.records[index[k]];
-        char b50[32] = "-", n50[32] = "-", change[32] = "-", reps[32] = "-", p[32] = "-";
+        char b50[32] = "-", n50[32] = "-", change[32] = "-", processes[32] = "-", spread[32] = "-", detects[32] = "-",
+             p[32] = "-";
         if (g->verdict != SL_GATE_NOT_OK) {
             snprintf(b50, sizeof b50, "%.1f", g->base_median / 1e3);
             snprintf(n50, sizeof n50, "%.1f", g->new_median / 1e3);
             snprintf(change, sizeof change, "%+.1f%%", (g->ratio - 1.0) * 100.0);
-            snprintf(reps, sizeof reps, "%d vs %d", g->base_repetitions, g->new_repetitions);
+            snprintf(processes, sizeof processes, "%d vs %d", g->base_processes, g->new_processes);
+            if (g->process_spread >= 0.0)
+                snprintf(spread, sizeof spread, "%.1f%%", g->process_spread * 100.0);
+            if (g->detectable >= 0.0 && isfinite(g->detectable))
+                snprintf(detects, sizeof detects, "%.1f%%", g->detectable * 100.0);
             snprintf(p, sizeof p, "%.2g", g->p_slower);
         }
         tally[g->verdict]++;
-        const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50, change, reps, p, g->rule};
+        const char *cells[] = {r->scenario, r->variant, r->adapter, b50, n50,    change,
+                               processes,   spread,     detects,    p,   g->rule};
         sl__table_add_row(table, cells);
     }
     sl__table_print(table, stdout, 0);
-    double max_spread = args->gate.max_base_spread > 0 ? args->gate.max_base_spread : 2.0 * args->gate.min_effect;
-    printf("\n%d rows: %d slower, %d inconclusive, %d faster, %d same, %d not ok (wall time: +%.0f%% and Holm at %g "
-           "over repetition medians; inconclusive past a base spread of %.0f%%, a CPU wait of %.1f%% or a load of "
-           "%.1f); baseline %s\n",
+    printf("\n%d rows: %d slower, %d inconclusive or cannot tell, %d faster, %d same, %d not ok (wall time: +%.0f%% "
+           "and Holm at %g over one figure per process; cannot tell below %.0f%% power for +%.0f%%; inconclusive "
+           "within the base's spread, past a CPU wait of %.1f%% (negative: no limit) or a load of %.1f (0: none)); "
+           "baseline %s\n",
            count, tally[SL_GATE_SLOWER], tally[SL_GATE_INCONCLUSIVE], tally[SL_GATE_FASTER], tally[SL_GATE_SAME],
-           tally[SL_GATE_NOT_OK], args->gate.min_effect * 100.0, args->gate.alpha, max_spread * 100.0,
+           tally[SL_GATE_NOT_OK], args->gate.min_effect * 100.0, args->gate.alpha,
+           (args->gate.power > 0.0 ? args->gate.power : 0.8) * 100.0, args->gate.min_effect * 100.0,
            sl_gate_max_cpu_wait(&args->gate) * 100.0, args->gate.max_load, base_dir);
     bool written = !args->unsettled || write_unsettled(args->unsettled, &fresh, index, rows, count);
     sl__table_free(table);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
 
@@ -45,6 +46,12 @@ void sl__machine_sample(sl__machine_load *out)
 {
     *out = (sl__machine_load){.load1 = -1.0};
     sample_own_threads(out);
+    struct timespec cpu, wall;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0 && clock_gettime(CLOCK_MONOTONIC, &wall) == 0) {
+        out->has_clocks = true;
+        out->thread_cpu_ns = (long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec;
+        out->monotonic_ns = (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec;
+    }
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
         if (fscanf(f, "%lf", &out->load1) != 1)
@@ -76,12 +83,23 @@ double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machi
     return (double)(end->ticks_steal - start->ticks_steal) / (double)(end->ticks_total - start->ticks_total);
 }
 
+/* The sampling thread's time off its CPU over the wall time between two
+ * samples; -1 without clocks or without time passing. */
+static double off_cpu_fraction(const sl__machine_load *start, const sl__machine_load *end)
+{
+    if (!start->has_clocks || !end->has_clocks || end->monotonic_ns <= start->monotonic_ns)
+        return -1.0;
+    double share =
+        1.0 - (double)(end->thread_cpu_ns - start->thread_cpu_ns) / (double)(end->monotonic_ns - start->monotonic_ns);
+    return share < 0.0 ? 0.0 : (share > 1.0 ? 1.0 : share);
+}
+
 double sl__process_wait_fraction(const sl__machine_load *start, const sl__machine_load *end)
 {
     if (!start->has_schedstat || !end->has_schedstat || end->task_run_ns < start->task_run_ns ||
         end->task_wait_ns < start->task_wait_ns)
-        return -1.0;
+        return off_cpu_fraction(start, end);
     unsigned long long run = end->task_run_ns - start->task_run_ns;
     unsigned long long wait = end->task_wait_ns - start->task_wait_ns;
-    return run + wait > 0 ? (double)wait / (double)(run + wait) : -1.0;
+    return run + wait > 0 ? (double)wait / (double)(run + wait) : off_cpu_fraction(start, end);
 }

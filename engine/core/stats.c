@@ -363,6 +363,78 @@ bool sl_mann_whitney_greater(const int64_t *a, size_t na, const int64_t *b, size
     return true;
 }
 
+/* The continued fraction of the regularized incomplete beta function
+ * (modified Lentz), which converges fast for x < (a + 1) / (a + b + 2). */
+static double beta_fraction(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    d = 1.0 / (fabs(d) < tiny ? tiny : d);
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + num * d;
+        c = 1.0 + num / c;
+        d = 1.0 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + num * d;
+        c = 1.0 + num / c;
+        d = 1.0 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        double step = d * c;
+        h *= step;
+        if (fabs(step - 1.0) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+/* I_x(a, b), the regularized incomplete beta function. */
+static double incomplete_beta(double a, double b, double x)
+{
+    if (x <= 0.0)
+        return 0.0;
+    if (x >= 1.0)
+        return 1.0;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return front * beta_fraction(a, b, x) / a;
+    return 1.0 - front * beta_fraction(b, a, 1.0 - x) / b;
+}
+
+double sl_student_t_upper(double t, double df)
+{
+    if (isnan(t) || !(df > 0.0))
+        return NAN;
+    if (isinf(t))
+        return t > 0.0 ? 0.0 : 1.0;
+    double tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    return t > 0.0 ? tail : 1.0 - tail;
+}
+
+double sl_student_t_quantile_upper(double p, double df)
+{
+    if (!(p > 0.0 && p < 1.0) || !(df > 0.0))
+        return NAN;
+    /* The tail falls as t grows; widen the bracket until it holds p. */
+    double lo = -1.0, hi = 1.0;
+    while (sl_student_t_upper(lo, df) < p && lo > -1e12)
+        lo *= 2.0;
+    while (sl_student_t_upper(hi, df) > p && hi < 1e12)
+        hi *= 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * (1.0 + fabs(hi)); i++) {
+        double mid = 0.5 * (lo + hi);
+        if (sl_student_t_upper(mid, df) > p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 typedef struct ranked_p {
     double p;
     int index;

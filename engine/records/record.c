@@ -382,6 +382,8 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     sl__json_put(root, "repetition_kept", cJSON_CreateNumber(r->repetition_kept), &ok);
     sl__json_put(root, "repetition_elements_per_s",
                  cJSON_CreateDoubleArray(r->repetition_elements_per_s, r->repetitions), &ok);
+    if (r->repetitions > 0 && r->repetition_process[r->repetitions - 1] > 0)
+        sl__json_put(root, "repetition_process", cJSON_CreateIntArray(r->repetition_process, r->repetitions), &ok);
     sl__json_put(root, "output_digest", sl__json_hex64(r->output_digest), &ok);
 
     sl_latency_summary s;
@@ -619,6 +621,37 @@ static sl_status read_kernel_choice(const cJSON *root, sl_record *r, const char 
     return SL_OK;
 }
 
+/* The process of each repetition: absent for one run; otherwise one entry
+ * per repetition, starting at 0 and growing by 0 or 1. */
+static sl_status read_repetition_process(const cJSON *root, sl_record *r, const char *path, sl_err *err)
+{
+    memset(r->repetition_process, 0, sizeof r->repetition_process);
+    const cJSON *array = sl__json_member(root, "repetition_process");
+    if (!array)
+        return SL_OK;
+    sl_status status = sl__json_expect(array, cJSON_Array, path, "repetition_process", err);
+    if (status != SL_OK)
+        return status;
+    if (cJSON_GetArraySize(array) != r->repetitions)
+        return sl_fail(err, SL_EFORMAT, "%s: field 'repetition_process' has %d entries, but repetitions is %d", path,
+                       cJSON_GetArraySize(array), r->repetitions);
+    int i = 0, previous = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, array)
+    {
+        int value = cJSON_IsNumber(item) ? item->valueint : -1;
+        if (!cJSON_IsNumber(item) || item->valuedouble != (double)value || value < previous || value > previous + 1 ||
+            (i == 0 && value != 0))
+            return sl_fail(err, SL_EFORMAT,
+                           "%s: field 'repetition_process[%d]' is not a process number (0 first, then the same or "
+                           "one more than the one before)",
+                           path, i);
+        r->repetition_process[i++] = value;
+        previous = value;
+    }
+    return SL_OK;
+}
+
 static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *path, sl_err *err)
 {
     sl_status status =
@@ -646,7 +679,7 @@ static sl_status read_repetitions(const cJSON *root, sl_record *r, const char *p
             return status;
         r->repetition_elements_per_s[i++] = item->valuedouble;
     }
-    return SL_OK;
+    return read_repetition_process(root, r, path, err);
 }
 
 /* Reads an array of non-negative nanosecond counts that must have `expected`

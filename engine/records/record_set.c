@@ -132,8 +132,13 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
             return sl_fail(err, SL_ENOMEM, "out of memory pooling %s", from->paths[i]);
         memcpy(grown + have, src->samples_ns, add * sizeof *grown);
         dst->samples_ns = grown;
-        for (int r = 0; r < src->repetitions; r++)
+        /* The runs pooled are processes of their own: the first of src
+         * follows the last of dst. */
+        int next_process = dst->repetitions > 0 ? dst->repetition_process[dst->repetitions - 1] + 1 : 0;
+        for (int r = 0; r < src->repetitions; r++) {
             dst->repetition_elements_per_s[dst->repetitions + r] = src->repetition_elements_per_s[r];
+            dst->repetition_process[dst->repetitions + r] = next_process + src->repetition_process[r];
+        }
         dst->repetitions += src->repetitions;
         dst->wall_ns += src->wall_ns;
         /* The pooled record speaks for the busiest of its runs, so that a
@@ -143,8 +148,12 @@ sl_status sl_record_set_append_runs(sl_record_set *into, const sl_record_set *fr
         env->load_start = more->load_start > env->load_start ? more->load_start : env->load_start;
         env->load_end = more->load_end > env->load_end ? more->load_end : env->load_end;
         env->steal_fraction = more->steal_fraction > env->steal_fraction ? more->steal_fraction : env->steal_fraction;
+        /* A run whose wait is unknown makes the pool's unknown: it may
+         * have been any wait. */
         env->cpu_wait_fraction =
-            more->cpu_wait_fraction > env->cpu_wait_fraction ? more->cpu_wait_fraction : env->cpu_wait_fraction;
+            more->cpu_wait_fraction < 0.0 || env->cpu_wait_fraction < 0.0
+                ? -1.0
+                : (more->cpu_wait_fraction > env->cpu_wait_fraction ? more->cpu_wait_fraction : env->cpu_wait_fraction);
     }
     return SL_OK;
 }

@@ -17,8 +17,10 @@ typedef enum sl_gate_verdict {
     SL_GATE_SAME = 0,
     SL_GATE_SLOWER,
     SL_GATE_FASTER,
-    /* The data cannot tell: the base's own repetitions disagree by more
-     * than the gate could resolve, or the machine was too busy. */
+    /* The data cannot tell: too few processes for the row's test to reach
+     * its level ("cannot tell", with how many it would need), a change
+     * inside the base's own spread, or a machine too busy or of unknown
+     * busyness. */
     SL_GATE_INCONCLUSIVE,
     /* A side did not run ok: nothing to compare. */
     SL_GATE_NOT_OK,
@@ -29,14 +31,15 @@ typedef struct sl_gate_options {
      * over the rows' p values): the chance that any row of a decision is
      * called slower by the test when none is, under its assumptions. */
     double alpha;
-    /* A move counts only when the medians differ by at least this (0.05:
+    /* A move counts only when the figures differ by at least this (0.05:
      * 5%). */
     double min_effect;
-    /* A row is inconclusive when the base's repetition medians disagree
-     * by more than this: the width of the 95% interval of their median,
-     * over it (the range below 6 repetitions). The machine then moved the
-     * base more than the gate is asked to resolve. 0 means twice
-     * min_effect. */
+    /* A row is called slower only when its change is larger than the
+     * base's own spread (its process figures' range, or above 5 processes
+     * the width of their median's 95% interval, over the median): a change
+     * the base alone shows between its processes is not the code's. When
+     * above 0, a slower row whose base spread exceeds this is inconclusive
+     * whatever its change. */
     double max_base_spread;
     /* A slower row is inconclusive when the 1-minute load average during
      * either side's runs exceeded this; 0 means no limit (the caller sets
@@ -44,35 +47,66 @@ typedef struct sl_gate_options {
     double max_load;
     /* A slower row is inconclusive when either side's runs spent more than
      * this share of their runnable time waiting for a CPU that other work
-     * held (sl_gate_busy.cpu_wait). 0 means the share that alone would
-     * lengthen a run by min_effect: min_effect / (1 + min_effect), 4.8%
-     * for 5%. Negative means no limit. */
+     * held (sl_gate_busy.cpu_wait), or when that share is unknown. 0 means
+     * the share that alone would lengthen a run by min_effect: min_effect /
+     * (1 + min_effect), 4.8% for 5%. Negative means no limit. */
     double max_cpu_wait;
+    /* The power the "cannot tell" rule asks of a row's test: a row whose
+     * test would detect a change of min_effect with less than this chance,
+     * given its processes and their spread, cannot tell (0 means 0.8). */
+    double power;
     /* A testing aid: the new samples are multiplied by (1 + inflate) before
      * the comparison. 0 in real use; never a measure of detection. */
     double inflate;
 } sl_gate_options;
 
-/* alpha 0.01, min_effect 0.05, max_base_spread 0 (twice min_effect),
- * max_load 0, max_cpu_wait 0 (from min_effect), inflate 0. */
+/* alpha 0.01, min_effect 0.05, max_base_spread 0 (the change itself),
+ * max_load 0, max_cpu_wait 0 (from min_effect), power 0.8, inflate 0. */
 void sl_gate_options_init(sl_gate_options *options);
 /* The CPU wait share past which a slower row is inconclusive, with 0
  * resolved from min_effect; negative when there is no limit. */
 double sl_gate_max_cpu_wait(const sl_gate_options *options);
 
+/* One side of a row: samples in whole repetitions of per_repetition
+ * batches (a record's samples_ns, several runs' pooled), and the process
+ * each repetition ran in (sl_record.repetition_process: 0 first, then the
+ * same or one more); NULL means every repetition ran in one process. */
+typedef struct sl_gate_side {
+    const int64_t *samples;
+    size_t count;
+    const int *process;
+} sl_gate_side;
+
+/* The most processes a side may hold. */
+#define SL_GATE_MAX_PROCESSES 64
+
 typedef struct sl_gate_result {
-    double base_median, new_median; /* pooled over every batch of every repetition */
+    double base_median, new_median; /* the median of each side's process figures */
     double ratio;                   /* new_median / base_median */
     int base_repetitions, new_repetitions;
-    /* One-sided, exact Mann-Whitney p over the repetitions' medians (not
-     * the batches, which move together within a repetition). */
+    int base_processes, new_processes;
+    /* One-sided p of Student's t test over the log of one figure per
+     * process (the median of its repetitions' medians), the two sides'
+     * variances pooled: the model with a random effect per process, where
+     * the repetitions inside a process share its effect. 1 when a side has
+     * a single process (nothing measures their spread). */
     double p_slower, p_faster;
-    double base_spread; /* of the base's repetition medians */
+    /* The spread between processes: the pooled standard deviation of the
+     * log process figures, as a fraction (exp(sd) - 1); -1 unknown (one
+     * process a side). */
+    double process_spread;
+    /* The smallest change the row's test detects with options->power at
+     * its Holm level, with the processes it has (-1 unknown), and how many
+     * processes a side it would need to detect min_effect (0 unknown, -1
+     * more than SL_GATE_MAX_PROCESSES). Set by sl_gate_decide. */
+    double detectable;
+    int needed_processes;
+    double base_spread; /* of the base's process figures, as a fraction (options->max_base_spread) */
     double load;        /* the higher of the two sides' loads, -1 unknown */
     double cpu_wait;    /* the higher of the two sides' CPU wait shares, -1 unknown */
     double holm_level;  /* the level p_slower was held to (sl_gate_decide) */
     sl_gate_verdict verdict;
-    char rule[200]; /* the rule that decided, in words */
+    char rule[240]; /* the rule that decided, in words */
 } sl_gate_result;
 
 /* How busy the machine was while a row's runs took their times, the worse
@@ -84,22 +118,30 @@ typedef struct sl_gate_busy {
     double cpu_wait;
 } sl_gate_busy;
 
-/* The figures of one row: samples come in repetitions of per_repetition
- * batches (a record's samples_ns, or several runs' pooled). The verdict is
- * left to sl_gate_decide, which needs every row. False when a side has no
- * samples or they are not whole repetitions. */
-bool sl_gate_compare(const int64_t *base, size_t nbase, const int64_t *fresh, size_t nfresh, size_t per_repetition,
-                     sl_gate_busy busy, const sl_gate_options *options, sl_gate_result *out);
+/* The figures of one row. The verdict is left to sl_gate_decide, which
+ * needs every row. False when a side has no samples, they are not whole
+ * repetitions, or a side's process numbers are not 0 first and then the
+ * same or one more, up to SL_GATE_MAX_PROCESSES. */
+bool sl_gate_compare(const sl_gate_side *base, const sl_gate_side *fresh, size_t per_repetition, sl_gate_busy busy,
+                     const sl_gate_options *options, sl_gate_result *out);
+
+/* The smallest change, as a fraction, that a one-sided two-sample t test
+ * over n processes a side detects with the given power at level, when the
+ * log process figures spread by sd; INFINITY when n < 2. */
+double sl_gate_detectable(int n, double sd, double level, double power);
 
 /* The verdict of every row of a check, in this order of rules:
- *   1. slower: the median moved up by at least min_effect and p_slower is
+ *   1. a row with one process a side cannot tell (nothing measures the
+ *      spread between processes);
+ *   2. slower: the figure moved up by at least min_effect and p_slower is
  *      within its Holm level over the rows; inconclusive instead when the
- *      runs waited for a CPU more than max_cpu_wait of their time or the
- *      load was above max_load;
- *   2. inconclusive: the base's repetitions spread by more than
- *      max_base_spread and the new median is above the base's;
- *   3. faster: the mirror of 1, with p_faster under its own Holm levels;
- *   4. same, saying which condition of 1 failed.
+ *      runs waited for a CPU more than max_cpu_wait of their time (or the
+ *      wait is unknown), the load was above max_load, or the change is
+ *      within the base's own spread (max_base_spread);
+ *   3. faster: the mirror of 2, with p_faster under its own Holm levels;
+ *   4. cannot tell: the row's test could not detect min_effect with the
+ *      processes it has (it says how many a side it would need);
+ *   5. same, saying why.
  * Rows marked SL_GATE_NOT_OK beforehand are left as they are and out of
  * the family. */
 void sl_gate_decide(sl_gate_result *rows, int count, const sl_gate_options *options);

@@ -158,6 +158,14 @@ typedef struct sl_record {
     int rounds;
     int repetition_kept; /* index of the median repetition */
     double repetition_elements_per_s[SL_RECORD_MAX_REPETITIONS];
+    /* Which process (one `sluice bench` run) each repetition ran in,
+     * numbered from 0 in the order the runs were pooled: all 0 for one
+     * run, 0 0 1 1 2 2 for three runs of two pooled (`check --records`,
+     * `baseline save --from`). The gate's unit is the process: repetitions
+     * of one process share its address-space layout and thread placement,
+     * and agree far better than two processes do (docs/gate.md). In the
+     * JSON only when the record holds more than one process. */
+    int repetition_process[SL_RECORD_MAX_REPETITIONS];
     /* measured_batches entries, of the kept repetition. sl_record_read and
      * sl_bench_run allocate it and sl_record_release frees it; a caller that
      * points it at its own array must not call sl_record_release. */

@@ -113,6 +113,15 @@ typedef struct sl_mann_whitney {
 #define SL_MANN_WHITNEY_EXACT_MAX 40
 bool sl_mann_whitney_greater(const int64_t *a, size_t na, const int64_t *b, size_t nb, sl_mann_whitney *out);
 
+/* Student's t distribution with df degrees of freedom (df > 0): the upper
+ * tail P(T > t), from the regularized incomplete beta function, and the
+ * quantile q with P(T > q) = p (0 < p < 1), found by bisection on the
+ * tail. The gate tests the log of one figure per process with them: the
+ * processes, not the repetitions inside one, are what vary
+ * independently (docs/gate.md). */
+double sl_student_t_upper(double t, double df);
+double sl_student_t_quantile_upper(double p, double df);
+
 /* Holm's step-down procedure over m p values at family-wise level alpha:
  * sorted ascending, p(i) is rejected while p(i) <= alpha / (m - i + 1)
  * (i from 1), and nothing after the first that is not. reject[j] says

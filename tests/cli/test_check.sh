@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `sluice check` as the gate uses it, on records whose samples are set by
 # hand so that every answer is known: the same run is the same, a run ten
-# times slower is slower (exit 1), a base whose repetitions disagree is
-# inconclusive (exit 3), a failed row is 'not ok' and an unavailable one
-# left out, every row says the rule that decided it, and --unsettled lists
-# the rows to measure again. Counts: a row whose instructions grew past
-# the threshold is slower. TAP output.
+# times slower is slower (exit 1), a row whose processes spread too much
+# for its test to see 5% cannot tell and says how many processes it needs
+# (exit 3), one process a side cannot tell even a doubling (exit 3, with a
+# warning up front), a failed row is 'not ok' and an unavailable one left
+# out, every row says the rule that decided it, --unsettled lists the rows
+# found slower, and pooled runs keep their processes apart. Counts: a row
+# whose instructions grew past the threshold is slower. TAP output.
 set -u
 sluice=$1
 work=$(mktemp -d)
@@ -20,14 +22,16 @@ if ! "$sluice" bench --scenarios NLP-1 --adapters fused,iter,cuda --warmup 1 --b
   exit 1
 fi
 
-# make NAME SPREAD: a copy of the run whose fused and iter records hold
-# eight repetitions of 20 batches near 1000 ns, repetition r scaled by 1 +
-# SPREAD * r / 7 and 1 ns longer per r (no two medians tie); cuda stays as
-# it ran (unavailable without a GPU).
+# make NAME SPREAD [one]: a copy of the run whose fused and iter records
+# hold eight repetitions of 20 batches near 1000 ns, repetition r scaled by
+# 1 + SPREAD * r / 7 and 1 ns longer per r (no two medians tie), each
+# repetition a process of its own (eight runs pooled), or with "one" all
+# in one process (one run); cuda stays as it ran (unavailable without a
+# GPU).
 make() {
-  python3 - "$work/run/ci" "$work/$1" "$2" <<'PY'
+  python3 - "$work/run/ci" "$work/$1" "$2" "${3:-}" <<'PY'
 import json, os, shutil, sys
-src, dst, spread = sys.argv[1], sys.argv[2], float(sys.argv[3])
+src, dst, spread, one = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "one"
 os.makedirs(dst, exist_ok=True)
 for name in os.listdir(src):
     if not name.endswith(".json"):
@@ -38,6 +42,9 @@ for name in os.listdir(src):
                    for r in range(8) for i in range(20)]
         record.update({"measured_batches": 20, "repetitions": 8, "repetition_kept": 0, "samples_ns": samples,
                        "latency_ns": samples[:20], "repetition_elements_per_s": [1.0] * 8})
+        record.pop("repetition_process", None)
+        if not one:
+            record["repetition_process"] = list(range(8))
     # A quiet machine, so that only --max-load and --max-wait decide the
     # load and wait rules, whatever this machine was doing.
     record["environment"].update({"load_start": 0.5, "load_end": 0.5, "cpu_wait_fraction": 0.001})
@@ -58,9 +65,33 @@ if [ "$(sort "$work/unsettled" | tr '\n' ';')" = "NLP-1 128 fused;NLP-1 128 iter
 else
   not_ok "--unsettled lists the slower rows, one 'scenario variant adapter' a line" "$(cat "$work/unsettled")"
 fi
-expect 3 "inconclusive: the base's 8 repetitions disagree by" \
-  "a base whose repetitions spread 30% is inconclusive, exit 3" -- check --baseline unsteady --baseline-dir "$work/b" \
-  --records "$work/steady"
+expect 3 "processes a side" "processes that spread 10% cannot tell 5%, exit 3, and say how many they need" -- \
+  check --baseline unsteady --baseline-dir "$work/b" --records "$work/unsteady"
+out=$("$sluice" check --baseline unsteady --baseline-dir "$work/b" --records "$work/unsteady" 2>&1)
+if printf '%s' "$out" | grep -q "same:"; then
+  not_ok "a row that cannot tell never says same" "$(printf '%s' "$out" | grep "same:")"
+else
+  ok "a row that cannot tell never says same"
+fi
+# One run a side is one process a side: even a doubling cannot be told.
+make single 0.02 one
+"$sluice" baseline save single --from "$work/single" --baseline-dir "$work/b" >/dev/null 2>&1
+expect 3 "cannot tell: 1 process against 1 (+100.0%)" "one process a side cannot tell a doubling, exit 3" -- check \
+  --baseline single --baseline-dir "$work/b" --records "$work/single" --inflate 1
+expect 3 "warning: some rows have one process a side" "one process a side is warned about up front" -- check \
+  --baseline single --baseline-dir "$work/b" --records "$work/single"
+# Runs pooled are processes of their own: two runs of one process each.
+"$sluice" baseline save pooled2 --from "$work/single" --from "$work/single" --baseline-dir "$work/b" >/dev/null 2>&1
+if python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(r["repetition_process"] != [0] * 8 + [1] * 8)' "$work/b/pooled2/NLP-1__128__fused.json"; then
+  ok "baseline save --from A --from B numbers each run's repetitions as its own process"
+else
+  not_ok "baseline save --from A --from B numbers each run's repetitions as its own process"
+fi
+expect 3 "cannot tell: 2 processes against 1" "pooled runs count as processes in check" -- check \
+  --baseline pooled2 --baseline-dir "$work/b" --records "$work/single"
 expect 3 "but the load average reached" "a slowdown under too much load is inconclusive" -- check \
   --baseline steady --baseline-dir "$work/b" --records "$work/steady" --inflate 9 --max-load 0.000001
 # The same run, its processes waiting for a CPU 35% of their runnable time
@@ -73,6 +104,11 @@ expect 3 "but the runs waited for a CPU 35.0% of their time, above 4.8%" \
   --baseline steady --baseline-dir "$work/b" --records "$work/waiting" --inflate 9
 expect 1 "slower: +900.0%" "--max-wait 1 believes it, exit 1" -- check --baseline steady --baseline-dir "$work/b" \
   --records "$work/waiting" --inflate 9 --max-wait 1
+# A wait nobody could measure is unknown, not none.
+cp -r "$work/steady" "$work/unknown-wait"
+sed -i 's/"cpu_wait_fraction":[[:space:]]*[0-9.e-]*/"cpu_wait_fraction": -1/' "$work/unknown-wait/"*.json
+expect 3 "how long the runs waited for a CPU is unknown" "a slowdown whose runs' CPU wait is unknown is inconclusive" \
+  -- check --baseline steady --baseline-dir "$work/b" --records "$work/unknown-wait" --inflate 9
 expect 2 "option --max-wait: '1.5' is not a number in" "--max-wait past 1 is refused, exit 2" -- check \
   --baseline steady --baseline-dir "$work/b" --records "$work/waiting" --max-wait 1.5
 out=$("$sluice" check --baseline steady --baseline-dir "$work/b" --records "$work/steady" 2>&1)

@@ -35,5 +35,36 @@ case_of skipped 0 0 0 "pass"
 # A signal that failed to run (check's exit 2) is not a pass.
 case_of 2 0 0 1 "could not be measured"
 case_of 0 2 0 1 "could not be measured"
+
+# Confirm, never retry (gate_confirm): the second pass measures only the
+# rows the first found slower; a row fails only when both found it slower.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# confirm WHAT FIRST SECOND_STATUS SECOND EXPECTED: FIRST and SECOND are
+# the rows each pass found slower, ';'-separated.
+confirm() {
+  tr ';' '\n' <<<"$2" | sed '/^$/d' >"$work/first"
+  tr ';' '\n' <<<"$4" | sed '/^$/d' >"$work/second"
+  gate_confirm "$work/first" "$3" "$work/second" >/dev/null
+  if [ "$gate_wall" = "$5" ]; then
+    ok "$1: wall $5"
+  else
+    not_ok "$1: wall $5" "got $gate_wall"
+  fi
+}
+confirm "slower in both passes fails" "CV-1 a fused;TAB-1 b iter" 1 "TAB-1 b iter" 1
+confirm "slower once, same the second time, is not confirmed" "CV-1 a fused" 0 "" 3
+confirm "slower once, cannot tell the second time, is not confirmed" "CV-1 a fused" 3 "" 3
+confirm "two different rows slower once each confirm nothing" "CV-1 a fused" 1 "TAB-1 b iter" 3
+confirm "a second pass that could not run is passed on" "CV-1 a fused" 2 "" 2
+# ci/gate.sh reruns only the first pass's slower rows, and only when it
+# found some: an inconclusive first pass (3) is never rerun.
+gate_sh=$(dirname "$1")/gate.sh
+if grep -q 'if \[ "$wall" -eq 1 \] && \[ -s "$dir/slower" \]' "$gate_sh" &&
+  ! grep -q 'check[^|]*--unsettled[^|]*inconclusive' "$gate_sh"; then
+  ok "ci/gate.sh confirms only rows found slower"
+else
+  not_ok "ci/gate.sh confirms only rows found slower"
+fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -30,6 +30,49 @@ Test(machine_load, the_wait_share_is_wait_over_run_and_wait)
     cr_expect_eq(sl__process_wait_fraction(&start, &end), -1.0);
 }
 
+Test(machine_load, a_run_shorter_than_a_tick_is_measured_by_its_clocks)
+{
+    /* schedstat did not move (a kernel that accounts at ticks, a run
+     * shorter than one), but the thread's CPU clock and the wall clock
+     * did: 600 ns of CPU in 1000 ns of wall time is 40% off the CPU, an
+     * upper bound on the wait, never the unknown -1 that passed as none. */
+    sl__machine_load start = {.has_schedstat = true,
+                              .task_run_ns = 1000,
+                              .task_wait_ns = 500,
+                              .has_clocks = true,
+                              .thread_cpu_ns = 5000,
+                              .monotonic_ns = 90000};
+    sl__machine_load end = start;
+    end.thread_cpu_ns += 600;
+    end.monotonic_ns += 1000;
+    cr_expect_float_eq(sl__process_wait_fraction(&start, &end), 0.4, 1e-12);
+    /* No schedstat at all: the clocks alone. */
+    start.has_schedstat = end.has_schedstat = false;
+    cr_expect_float_eq(sl__process_wait_fraction(&start, &end), 0.4, 1e-12);
+    /* A thread clock ahead of the wall clock (rounding) is no wait. */
+    end.thread_cpu_ns = start.thread_cpu_ns + 1200;
+    cr_expect_eq(sl__process_wait_fraction(&start, &end), 0.0);
+    /* No time passed: unknown. */
+    cr_expect_eq(sl__process_wait_fraction(&start, &start), -1.0);
+}
+
+Test(machine_load, a_short_real_run_has_a_known_wait)
+{
+    /* A quarter of a millisecond of spinning, shorter than any scheduler
+     * tick: the share is known, between 0 and 1. */
+    sl__machine_load start, end;
+    sl__machine_sample(&start);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 250000L);
+    sl__machine_sample(&end);
+    double share = sl__process_wait_fraction(&start, &end);
+    cr_expect_geq(share, 0.0, "the wait of a run shorter than a tick is known: %g", share);
+    cr_expect_leq(share, 1.0);
+}
+
 static atomic_bool stop_spinning;
 
 static void *spin(void *unused)

@@ -81,6 +81,12 @@ typedef struct sl__machine_load {
     unsigned long long ticks_total, ticks_steal, ticks_idle;
     bool has_schedstat;
     unsigned long long task_run_ns, task_wait_ns;
+    /* The sampling thread's CPU time and the monotonic clock, in ns: where
+     * schedstat moved by nothing (a run shorter than a scheduler tick on a
+     * kernel that accounts at ticks), the time the thread was off its CPU
+     * bounds the wait from above. */
+    bool has_clocks;
+    long long thread_cpu_ns, monotonic_ns;
 } sl__machine_load;
 
 void sl__machine_sample(sl__machine_load *out);
@@ -88,12 +94,16 @@ void sl__machine_sample(sl__machine_load *out);
  * to other guests; -1 when unknown (no /proc/stat, or no tick passed). */
 double sl__machine_steal_fraction(const sl__machine_load *start, const sl__machine_load *end);
 /* The share of its runnable time that this process spent waiting for a
- * CPU between two samples: wait / (run + wait). Other work on the machine
+ * CPU between two samples: wait / (run + wait), from schedstat; where
+ * schedstat did not move, 1 - (the sampling thread's CPU time) / (the wall
+ * time between the samples), which counts any time off the CPU (blocking
+ * too) as waiting: an upper bound, never a zero that hides a wait. Other work on the machine
  * shows here directly, whatever the load average says (two busy processes
  * on two CPUs hold the load near 2 and take a third of a benchmark's
  * time). Threads that ended between the samples take their figures with
  * them, so for a run whose workers come and go it describes the threads
- * alive at the end. -1 when unknown: no schedstat, or no time passed. */
+ * alive at the end. -1 when unknown: no schedstat and no clocks, or no
+ * time passed. */
 double sl__process_wait_fraction(const sl__machine_load *start, const sl__machine_load *end);
 
 /* Reads a whole file as sl_read_file does, refusing one larger than

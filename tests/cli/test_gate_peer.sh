@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ci/gate-peer.sh, the gate for a loader of one's own, on two versions of a
+# small loader of the standard library (tests/cli/loaders): the same
+# version against itself passes (exit 0), a version that does real extra
+# work on every batch fails (exit 1, and the row says slower), and a bad
+# command line is refused (exit 2). On TAB-1 alone (a per-feature z-score),
+# with few batches, so that it takes seconds; the slowdown is several times
+# the batch (about 6x here), and the test asks only whether a version is
+# twice as slow (--min-effect 1), which four processes a side answer even
+# when a busy machine scatters them by 15% (they detect about 40% then).
+# The machine running the tests may be busy: only the test decides here
+# (--max-load 0 --max-wait 1; the load and wait rules have tests of their
+# own). TAP output. usage: test_gate_peer.sh SLUICE SOURCE_ROOT
+sluice=$1
+root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/tap.sh"
+if [ ! -x /usr/bin/python3 ] && ! command -v python3 >/dev/null; then
+  echo "1..0 # SKIP the loaders need python3"
+  exit 0
+fi
+export SLUICE=$sluice GATE_ROUNDS=4 GATE_REPETITIONS=2
+export GATE_CHECK_ARGS="--min-effect 1 --max-load 0 --max-wait 1"
+loaders=$root/tests/cli/loaders
+bench=(--scenarios TAB-1 --warmup 1 --batches 4)
+
+# gate NAME STATUS NEEDLE OLD NEW: one peer gate, its status and output.
+gate() {
+  expect_run "$2" "$3" "$1: exit $2" -- env GATE_DIR="$work/$1" bash "$root/ci/gate-peer.sh" "$4" "$5" "${bench[@]}"
+}
+gate "the same loader against itself passes" 0 "pass" "$loaders/my_loader.py" "$loaders/my_loader.py"
+gate "a loader with real extra work per batch is slower" 1 "slower in both passes" "$loaders/my_loader.py" \
+  "$loaders/my_loader_slow.py"
+expect_run 2 "usage: ci/gate-peer.sh OLD.py NEW.py" "one loader is a bad command line: exit 2" -- \
+  bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py"
+expect_run 2 "at least 2 processes a side" "one process a side is refused up front: exit 2" -- \
+  env GATE_ROUNDS=1 bash "$root/ci/gate-peer.sh" "$loaders/my_loader.py" "$loaders/my_loader.py"
+echo "1..$n"
+[ "$failed" -eq 0 ]
