@@ -363,11 +363,11 @@ static const char html_head[] =
     "body{font-family:system-ui,sans-serif;margin:1em auto;max-width:90em;padding:0 1em;color:#222;line-height:1.4}\n"
     ".scroll{overflow-x:auto;margin:0.5em 0 1.2em;max-width:100%}\n"
     "table{border-collapse:collapse}\n"
-    /* Cells wrap (at spaces, and inside a word only when nothing else
-     * fits): with the constant, empty and note columns moved under the
-     * table, no table is wider than the page at 800 px. */
-    "table{max-width:100%}\n"
-    "th,td{border:1px solid #ccc;padding:0.2em 0.4em;font-size:0.9em;white-space:normal;overflow-wrap:anywhere;"
+    /* Cells wrap at spaces (a number or a word is never cut): with the
+     * constant, empty and note columns moved under the table, no table is
+     * wider than the page at 800 px (ci/report-screenshots.sh measures it
+     * in a browser). */
+    "th,td{border:1px solid #ccc;padding:0.2em 0.4em;font-size:0.9em;white-space:normal;overflow-wrap:break-word;"
     "vertical-align:top}\n"
     ".swatch{display:inline-block;width:0.8em;height:0.8em;margin-right:0.3em;border-radius:2px;"
     "vertical-align:baseline}\n"
