@@ -282,8 +282,8 @@ static void variant_table(const sl__report *report, const sl__report_variant *v,
         } else {
             snprintf(note, sizeof note, "%s", r->reason);
         }
-        const char *texts[VARIANT_COLUMNS] = {adapter, standing_of(row), rate, interval,       best,  ref,  peer,
-                                              mean,    p50,              p99,  r->equivalence, where, step, note};
+        const char *texts[VARIANT_COLUMNS] = {adapter, standing_of(row), rate,  interval, best, ref, peer, mean, p50,
+                                              p99,     r->equivalence,   where, step,     note};
         for (int c = 0; c < VARIANT_COLUMNS; c++)
             cells[k][c] = sl__cli_strdup(texts[c]);
         view->colours[k] = sl__adapter_colour(r->adapter);

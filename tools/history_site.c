@@ -515,9 +515,9 @@ static void index_page(FILE *out, const sl_history *h, const sl_history_series *
                 step_evidence(out, step);
                 fputs("</small>", out);
             } else {
-                fputs(!last         ? "<span class=\"muted\">never measured</span>"
+                fputs(!last          ? "<span class=\"muted\">never measured</span>"
                       : !s->testable ? "<span class=\"muted\">too short to test</span>"
-                                    : "<span class=\"muted\">none</span>",
+                                     : "<span class=\"muted\">none</span>",
                       out);
             }
             if (s->nkernel_changes)

@@ -295,7 +295,7 @@ const char *sl__adapter_colour(const char *adapter)
     static const struct {
         const char *name, *colour;
     } own[] = {
-        {"reference", "#7f7f7f"}, {"iter", "#1f77b4"}, {"fused", "#2ca02c"},
+        {"reference", "#7f7f7f"},   {"iter", "#1f77b4"}, {"fused", "#2ca02c"},
         {"per-element", "#ff7f0e"}, {"cuda", "#d62728"}, {"cuda-graph", "#9467bd"},
     };
     static const char *const palette[] = {"#8c564b", "#e377c2", "#bcbd22", "#17becf", "#393b79", "#637939",

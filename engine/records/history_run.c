@@ -188,15 +188,18 @@ int sl_history_run_processes(const sl_history_run *run)
     return most;
 }
 
-sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir,
-                                     sl_err *err)
+sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir, sl_err *err)
 {
     if (strcmp(run->commit, other->commit) != 0)
-        return sl_fail(err, SL_EMISMATCH, "%s: commit %s, but the run's first records are of commit %s; a run holds "
-                       "the processes of one commit", records_dir, other->commit, run->commit);
+        return sl_fail(err, SL_EMISMATCH,
+                       "%s: commit %s, but the run's first records are of commit %s; a run holds "
+                       "the processes of one commit",
+                       records_dir, other->commit, run->commit);
     if (strcmp(run->machine, other->machine) != 0)
-        return sl_fail(err, SL_EMISMATCH, "%s: measured on machine %s, but the run's first records on %s; a run holds "
-                       "the processes of one machine", records_dir, other->machine, run->machine);
+        return sl_fail(err, SL_EMISMATCH,
+                       "%s: measured on machine %s, but the run's first records on %s; a run holds "
+                       "the processes of one machine",
+                       records_dir, other->machine, run->machine);
     if (sl_history_run_processes(run) >= SL_HISTORY_MAX_PROCESSES)
         return sl_fail(err, SL_EINVAL, "%s: a run holds at most %d processes", records_dir, SL_HISTORY_MAX_PROCESSES);
     sl_history_row *grown = realloc(run->rows, (size_t)(run->nrows + other->nrows) * sizeof *grown);

@@ -214,10 +214,10 @@ static sl_status find_steps(const sl_history *history, const sl_history_options 
             step->change_hi = expm1(shift[k].hi);
             step->level = shift[k].level;
             step->p = cp[k].p;
-            step->instructions = check_instructions(
-                sl_history_point_row(history, &s->points[step->before]),
-                sl_history_point_row(history, &s->points[step->after]), step->change,
-                options->instructions_threshold, &step->instructions_change);
+            step->instructions =
+                check_instructions(sl_history_point_row(history, &s->points[step->before]),
+                                   sl_history_point_row(history, &s->points[step->after]), step->change,
+                                   options->instructions_threshold, &step->instructions_change);
         }
         start = end;
     }

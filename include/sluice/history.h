@@ -115,8 +115,7 @@ void sl_history_machine_label(const sl_environment *env, char *buf, size_t size)
  * machine (records_dir names it in a refusal), to run as its next process;
  * other's rows move into run and other is left empty. Refuses another
  * commit or machine. */
-sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir,
-                                     sl_err *err);
+sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir, sl_err *err);
 /* How many processes the run holds (the largest process index plus 1). */
 int sl_history_run_processes(const sl_history_run *run);
 

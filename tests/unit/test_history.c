@@ -319,9 +319,9 @@ typedef struct planted {
     double step;        /* relative change of the time per batch from step_at on */
     double noise;       /* relative standard deviation between commits */
     uint64_t seed;
-    bool counts;       /* give every point an instruction count */
-    double count_step; /* relative change of the count from step_at on */
-    int processes;     /* per commit; 0 is 1 */
+    bool counts;          /* give every point an instruction count */
+    double count_step;    /* relative change of the count from step_at on */
+    int processes;        /* per commit; 0 is 1 */
     double process_noise; /* relative standard deviation between processes of one commit */
     bool busy;            /* one process in ten slowed by 20 to 60%, as another job does */
     int choice_change;    /* the first commit whose kernel_choice (and level) differs, or 0: none */
@@ -568,7 +568,12 @@ Test(history, a_doubling_after_four_commits_is_found_with_two_after_and_three_pr
      * and 4. */
     int found = 0, other = 0;
     for (uint64_t s = 0; s < 100; s++) {
-        planted p = {.commits = 6, .machine_change = -1, .step_at = 4, .step = 1.0, .seed = 3000 + s, .processes = 3,
+        planted p = {.commits = 6,
+                     .machine_change = -1,
+                     .step_at = 4,
+                     .step = 1.0,
+                     .seed = 3000 + s,
+                     .processes = 3,
                      .process_noise = 0.10};
         found += slowdown_found_at(&p, 4, &other);
     }
@@ -595,8 +600,13 @@ Test(history, a_twenty_percent_slowdown_is_found_with_four_commits_after)
      * about a dozen processes a side. */
     int found = 0, other = 0;
     for (uint64_t s = 0; s < 100; s++) {
-        planted p = {.commits = 8, .machine_change = -1, .step_at = 4, .step = 0.25, .seed = 4000 + s,
-                     .processes = 4, .process_noise = 0.10};
+        planted p = {.commits = 8,
+                     .machine_change = -1,
+                     .step_at = 4,
+                     .step = 0.25,
+                     .seed = 4000 + s,
+                     .processes = 4,
+                     .process_noise = 0.10};
         found += slowdown_found_at(&p, 4, &other);
     }
     cr_expect_geq(found, 90, "the 20%% step was found at its commit in %d of 100", found);
@@ -607,8 +617,13 @@ static int false_steps(bool busy, uint64_t first, int histories)
 {
     int flagged = 0;
     for (uint64_t s = 0; s < (uint64_t)histories; s++) {
-        planted p = {.commits = 8, .machine_change = -1, .step_at = -1, .seed = first + s, .processes = 3,
-                     .process_noise = 0.10, .busy = busy};
+        planted p = {.commits = 8,
+                     .machine_change = -1,
+                     .step_at = -1,
+                     .seed = first + s,
+                     .processes = 3,
+                     .process_noise = 0.10,
+                     .busy = busy};
         sl_history h;
         build(&h, &p);
         sl_history_series *series;
@@ -638,8 +653,14 @@ Test(history, a_changed_kernel_choice_splits_the_series_and_is_never_a_step)
     /* The tuner of commit 6 chose another table, 17% faster (PR-2 fused in
      * issue 30): the series is split there and flagged; the same numbers
      * with one choice throughout are a step. */
-    planted p = {.commits = 12, .machine_change = -1, .step_at = -1, .seed = 77, .processes = 3,
-                 .process_noise = 0.05, .choice_change = 6, .choice_step = -0.15};
+    planted p = {.commits = 12,
+                 .machine_change = -1,
+                 .step_at = -1,
+                 .seed = 77,
+                 .processes = 3,
+                 .process_noise = 0.05,
+                 .choice_change = 6,
+                 .choice_step = -0.15};
     sl_history h;
     build(&h, &p);
     sl_history_series *series;
