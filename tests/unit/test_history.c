@@ -557,6 +557,26 @@ static bool slowdown_found_at(const planted *p, int at, int *other)
     return found;
 }
 
+/* Of 100 keyed histories of `commits` commits, `processes` per commit 10%
+ * apart (sd), batches (1 + step) times as long from commit 4 on: in how
+ * many the slowdown is found at commits 3..4; *other counts steps
+ * elsewhere. */
+static int found_in_100(int commits, double step, int processes, uint64_t first_seed, int *other)
+{
+    int found = 0;
+    for (uint64_t s = 0; s < 100; s++) {
+        planted p = {.commits = commits,
+                     .machine_change = -1,
+                     .step_at = 4,
+                     .step = step,
+                     .seed = first_seed + s,
+                     .processes = processes,
+                     .process_noise = 0.10};
+        found += slowdown_found_at(&p, 4, other);
+    }
+    return found;
+}
+
 Test(history, a_doubling_after_four_commits_is_found_with_two_after_and_three_processes_each)
 {
     /* Every batch twice as long from commit 4 of 6 on; processes of one
@@ -566,17 +586,7 @@ Test(history, a_doubling_after_four_commits_is_found_with_two_after_and_three_pr
      * commit in every one of 100 keyed histories, so that bisect (which
      * takes the step's last good and first bad commit) names commits 3
      * and 4. */
-    int found = 0, other = 0;
-    for (uint64_t s = 0; s < 100; s++) {
-        planted p = {.commits = 6,
-                     .machine_change = -1,
-                     .step_at = 4,
-                     .step = 1.0,
-                     .seed = 3000 + s,
-                     .processes = 3,
-                     .process_noise = 0.10};
-        found += slowdown_found_at(&p, 4, &other);
-    }
+    int other = 0, found = found_in_100(6, 1.0, 3, 3000, &other);
     cr_expect_geq(found, 98, "the 2x step was found at its commit in %d of 100", found);
     cr_expect_leq(other, 3, "%d steps elsewhere", other);
 
@@ -598,17 +608,7 @@ Test(history, a_twenty_percent_slowdown_is_found_with_four_commits_after)
      * four processes per commit 10% apart (sd). With three it is found in
      * 83 of these 100: a 20% step against 10% between processes needs
      * about a dozen processes a side. */
-    int found = 0, other = 0;
-    for (uint64_t s = 0; s < 100; s++) {
-        planted p = {.commits = 8,
-                     .machine_change = -1,
-                     .step_at = 4,
-                     .step = 0.25,
-                     .seed = 4000 + s,
-                     .processes = 4,
-                     .process_noise = 0.10};
-        found += slowdown_found_at(&p, 4, &other);
-    }
+    int other = 0, found = found_in_100(8, 0.25, 4, 4000, &other);
     cr_expect_geq(found, 90, "the 20%% step was found at its commit in %d of 100", found);
     cr_expect_leq(other, 10, "%d steps elsewhere", other);
 }
