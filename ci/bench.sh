@@ -18,7 +18,13 @@
 # republishes its site into DIR/site (`sluice history publish`), for a
 # scheduled job on main (docs/history.md). With HISTORY_INSTRUCTIONS=1 the
 # gate rows' instruction counts (ci/count-instructions.sh, valgrind) are
-# filed with the run, so that steps can be confirmed by them.
+# filed with the run, so that steps can be confirmed by them. With
+# HISTORY_PROCESSES=N (default 1) bench runs N times, each process's records
+# in a folder of its own, and the N are filed as the commit's processes: the
+# level moves between processes of one binary by far more than within one,
+# and a short series needs several processes per commit to show a step
+# (docs/history.md). A commit filed already on this machine (a nightly on an
+# unchanged main) is skipped with a message, exit 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -77,7 +83,13 @@ if [ -d "$output_dir/$profile" ]; then
   [ "$status" -eq 0 ] && status=$report_status
 fi
 if [ -n "$history" ] && [ -d "$output_dir/$profile" ]; then
-  add=(history add "$output_dir/$profile" --into "$history")
+  add=(history add "$output_dir/$profile" --into "$history" --skip-filed)
+  processes=${HISTORY_PROCESSES:-1}
+  for ((p = 2; p <= processes; p++)); do
+    # A later --output-dir wins over one in args.
+    "$sluice" bench "${args[@]}" --output-dir "$output_dir/processes/$p" --quiet || status=1
+    add+=("$output_dir/processes/$p/$profile")
+  done
   if [ "${HISTORY_INSTRUCTIONS:-0}" = 1 ]; then
     ci/count-instructions.sh "$sluice" "$output_dir/$profile/instructions.tsv"
     add+=(--instructions "$output_dir/$profile/instructions.tsv")

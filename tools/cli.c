@@ -634,6 +634,12 @@ void sl__html_escape(FILE *out, const char *text)
 
 void sl__table_print_html(const sl__table *table, FILE *out, int class_column)
 {
+    sl__table_print_html_marked(table, out, class_column, -1, NULL);
+}
+
+void sl__table_print_html_marked(const sl__table *table, FILE *out, int class_column, int mark_column,
+                                 const char *const *marks)
+{
     fputs("<table>\n", out);
     for (int r = 0; r <= table->nrows; r++) {
         const char *cls = r > 0 && class_column >= 0 ? table->cells[r * table->ncols + class_column] : NULL;
@@ -646,6 +652,12 @@ void sl__table_print_html(const sl__table *table, FILE *out, int class_column)
         for (int c = 0; c < table->ncols; c++) {
             const char *tag = r == 0 ? "th" : "td";
             fprintf(out, "<%s%s>", tag, r > 0 && table->align[c] == SL__RIGHT ? " class=\"r\"" : "");
+            const char *mark = r > 0 && c == mark_column && marks ? marks[r - 1] : NULL;
+            if (mark) {
+                fputs("<span class=\"swatch\" style=\"background:", out);
+                sl__html_escape(out, mark);
+                fputs("\"></span>", out);
+            }
             sl__html_escape(out, table->cells[r * table->ncols + c]);
             fprintf(out, "</%s>", tag);
         }

@@ -148,6 +148,10 @@ void sl__table_print_markdown(const sl__table *table, FILE *out);
 /* As an HTML <table>; the cell in column class_column (or -1) also becomes
  * the row's CSS class, so a report can colour strengths and gaps. */
 void sl__table_print_html(const sl__table *table, FILE *out, int class_column);
+/* The same with a coloured swatch before the cell of mark_column in each
+ * row r (marks[r], a CSS colour; NULL: none), e.g. an adapter's colour. */
+void sl__table_print_html_marked(const sl__table *table, FILE *out, int class_column, int mark_column,
+                                 const char *const *marks);
 /* Writes text escaped for Markdown, table cells included: HTML's special
  * characters as entities, Markdown's (| \ ` * _ [ ] # ! ~) with a
  * backslash, line breaks and other control characters as spaces, so that a

@@ -304,7 +304,45 @@ typedef struct bench_report {
      * also hold records of earlier runs, which the summary leaves out. */
     sl__summary summary;
     int write_errors;
+    /* What Ctrl-C says (sl_cleanup_set_last_words): the runs finished so
+     * far and where their records are. Two buffers, so that the one a
+     * signal may be reading is never the one being rewritten. */
+    const char *dir;
+    int finished;
+    char finished_names[1536]; /* read by no handler: one buffer */
+    char last_words[2][2048];
+    int current_words;
 } bench_report;
+
+/* Rewrites the message an interrupt prints: every record written so far
+ * stays in the folder (a record is written whole, atomically), so it says
+ * how many and which, and where. */
+static void update_last_words(bench_report *report, const sl_record *record)
+{
+    int next = 1 - report->current_words;
+    char *names = report->finished_names;
+    if (record) {
+        report->finished++;
+        size_t used = strlen(names), room = sizeof report->finished_names - used;
+        if (room > 80)
+            snprintf(names + used, room, "%s%s/%s/%s", used ? ", " : "", record->scenario, record->variant,
+                     record->adapter);
+        else if (!strstr(names, ", ..."))
+            snprintf(names + used, room, ", ...");
+    }
+    if (report->finished == 0)
+        snprintf(report->last_words[next], sizeof report->last_words[next],
+                 "\nsluice bench: interrupted before any run finished; nothing is kept in %s/\n", report->dir);
+    else
+        snprintf(report->last_words[next], sizeof report->last_words[next],
+                 "\nsluice bench: interrupted; %d run%s finished (%s) and %s kept in %s/; the summary was not "
+                 "written (`sluice summary %s` shows the kept records)\n",
+                 report->finished, report->finished == 1 ? "" : "s", names,
+                 report->finished == 1 ? "its record is" : "their records are", report->dir, report->dir);
+    /* The other buffer's text is complete before it is published. */
+    report->current_words = next;
+    sl_cleanup_set_last_words(report->last_words[next]);
+}
 
 /* One line per distributed record: the figures a reader of a job wants
  * first, from the record's scenario metrics (docs/records.md). Other
@@ -381,6 +419,8 @@ static void on_record(void *user, const sl_record *record, const sl_environment 
 {
     bench_report *report = user;
     note_ranks(report, record);
+    if (path && report->dir)
+        update_last_words(report, record);
     sl_record written;
     sl_environment written_env;
     sl_err err = {0};
@@ -629,7 +669,14 @@ int sl__cmd_bench(int argc, char **argv)
          * waiting for rank 0 at their first collective. */
         return SL__EXIT_FAILED;
     }
-    if (sl_session_run(session, &err) != SL_OK) {
+    if (root) {
+        report.dir = sl_session_dir(session);
+        update_last_words(&report, NULL);
+    }
+    int session_status = sl_session_run(session, &err);
+    /* Past the runs, an interrupt has nothing more to say than the shell. */
+    sl_cleanup_set_last_words(NULL);
+    if (session_status != SL_OK) {
         sl__cli_error("bench", "%s", err.msg);
         status = SL__EXIT_FAILED;
     } else if (root) {

@@ -18,7 +18,7 @@
 
 extern char **environ;
 
-static const char usage[] = "usage: sluice history add RECORDS_DIR [--into HISTORY_DIR] [options]\n"
+static const char usage[] = "usage: sluice history add RECORDS_DIR... [--into HISTORY_DIR] [options]\n"
                             "       sluice history publish HISTORY_DIR --output SITE [--min-effect F]\n"
                             "       sluice history bisect ROW [--history HISTORY_DIR] [--machine ID] [--repo DIR]\n"
                             "       sluice history export HISTORY_DIR --format asv|bencher --output DIR\n"
@@ -26,15 +26,19 @@ static const char usage[] = "usage: sluice history add RECORDS_DIR [--into HISTO
                             "A history of bench runs across commits, one series per machine and row\n"
                             "(scenario, variant, adapter), with the steps found in each (docs/history.md).\n"
                             "\n"
-                            "add       files the records of one `sluice bench` run (e.g. records/ci) under\n"
-                            "          their commit and machine, atomically; refuses a run already filed\n"
-                            "          and records that mix commits or machines\n"
+                            "add       files the records of `sluice bench` runs of one commit (e.g. records/ci)\n"
+                            "          under their commit and machine, atomically; several folders are\n"
+                            "          several processes of that commit, each a point of its own (what\n"
+                            "          lets a short series show a step); refuses a run already filed and\n"
+                            "          records that mix commits or machines\n"
                             "  --into DIR           the history (default history; created when missing)\n"
                             "  --position N         the commit's place in commit order (default: asked of git,\n"
                             "                       the first-parent count of the commit in --repo)\n"
                             "  --repo DIR           the git checkout the commit is in (default .)\n"
                             "  --instructions FILE  instruction counts of the run's rows\n"
                             "                       (ci/count-instructions.sh), to confirm steps with\n"
+                            "  --skip-filed         a commit filed already on that machine is not an error:\n"
+                            "                       say so, file nothing and exit 0\n"
                             "publish   writes a static site (index.html, rows/*.html) of every series with\n"
                             "          its steps: commit range, size with its interval, confidence\n"
                             "  --output SITE        where the site goes\n"
@@ -106,8 +110,11 @@ static bool git_line(const char *repo, const char *const *args, int nargs, char 
 /* --- add ----------------------------------------------------------------------- */
 
 typedef struct add_args {
-    const char *records, *into, *repo, *instructions;
+    const char **records; /* one folder per process of the commit */
+    int nrecords;
+    const char *into, *repo, *instructions;
     int64_t position; /* -1: ask git */
+    bool skip_filed;
 } add_args;
 
 /* The commit's position and time from git: its first-parent count, which
@@ -129,37 +136,62 @@ static bool position_from_git(const char *repo, const char *commit, int64_t *pos
     return true;
 }
 
-static int history_add(const add_args *args)
+/* The run of one records folder (one process): false, having said why,
+ * when a record cannot be read or the records do not make a run. */
+static bool run_of_folder(const add_args *args, const char *records, int64_t *position, char *commit_time,
+                          size_t time_size, sl_history_run *run)
 {
     sl_record_set set;
     sl_err err = {0};
     int bad = 0;
-    if (sl_record_set_load(args->records, &set, report_bad_file, &bad, &err) != SL_OK) {
+    if (sl_record_set_load(records, &set, report_bad_file, &bad, &err) != SL_OK) {
         sl__cli_error("history", "%s", err.msg);
-        return SL__EXIT_FAILED;
+        return false;
     }
     if (bad) {
-        sl__cli_error("history", "%s: %d record%s could not be read; nothing filed", args->records, bad,
-                      bad == 1 ? "" : "s");
+        sl__cli_error("history", "%s: %d record%s could not be read; nothing filed", records, bad, bad == 1 ? "" : "s");
         sl_record_set_free(&set);
-        return SL__EXIT_FAILED;
+        return false;
     }
-    int64_t position = args->position;
-    char commit_time[64] = "";
-    if (set.count > 0 && position < 0 &&
-        !position_from_git(args->repo, set.environments[0].git_commit, &position, commit_time, sizeof commit_time)) {
+    if (set.count > 0 && *position < 0 &&
+        !position_from_git(args->repo, set.environments[0].git_commit, position, commit_time, time_size)) {
         sl__cli_error("history",
                       "cannot place commit %s in commit order: git rev-list --count --first-parent failed in %s; run "
                       "in the checkout that built it (--repo DIR) or give --position N",
                       set.environments[0].git_commit, args->repo);
         sl_record_set_free(&set);
-        return SL__EXIT_FAILED;
+        return false;
     }
+    sl_status status = sl_history_run_from_records(&set, records, *position, commit_time, run, &err);
+    if (status != SL_OK)
+        sl__cli_error("history", "%s", err.msg);
+    sl_record_set_free(&set);
+    return status == SL_OK;
+}
+
+static int history_add(const add_args *args)
+{
+    int64_t position = args->position;
+    char commit_time[64] = "";
     sl_history_run run;
-    sl_status status = sl_history_run_from_records(&set, args->records, position, commit_time, &run, &err);
+    if (!run_of_folder(args, args->records[0], &position, commit_time, sizeof commit_time, &run))
+        return SL__EXIT_FAILED;
+    sl_err err = {0};
+    sl_status status = SL_OK;
+    for (int i = 1; status == SL_OK && i < args->nrecords; i++) {
+        sl_history_run process;
+        if (!run_of_folder(args, args->records[i], &position, commit_time, sizeof commit_time, &process)) {
+            sl_history_run_free(&run);
+            return SL__EXIT_FAILED;
+        }
+        status = sl_history_run_add_process(&run, &process, args->records[i], &err);
+        if (status != SL_OK)
+            sl_history_run_free(&process);
+    }
     if (status == SL_OK && args->instructions)
         status = sl_history_run_add_instructions(&run, args->instructions, &err);
     char filed[4096] = "";
+    bool was_filed = false;
     /* Two adds at once would each find a position free and both file it:
      * the history folder is held, as a bench holds its records folder. */
     int lock = -1;
@@ -168,16 +200,19 @@ static int history_add(const add_args *args)
     if (status == SL_OK)
         status = sl_folder_lock(args->into, "sluice history add", &lock, &err);
     if (status == SL_OK)
-        status = sl_history_add(args->into, &run, filed, sizeof filed, &err);
+        status = sl_history_add_unless_filed(args->into, &run, filed, sizeof filed,
+                                             args->skip_filed ? &was_filed : NULL, &err);
     sl_folder_unlock(lock);
-    if (status == SL_OK)
-        printf("filed %d rows of commit %s (position %" PRId64 ") on machine %s: %s\n", run.nrows, run.commit,
-               run.position, run.machine, filed);
+    if (status == SL_OK && was_filed)
+        printf("skipped: commit %s is filed already on machine %s (%s); nothing filed\n", run.commit, run.machine,
+               filed);
+    else if (status == SL_OK)
+        printf("filed %d rows of commit %s (position %" PRId64 ", %d process%s) on machine %s: %s\n", run.nrows,
+               run.commit, run.position, sl_history_run_processes(&run),
+               sl_history_run_processes(&run) == 1 ? "" : "es", run.machine, filed);
     else
         sl__cli_error("history", "%s", err.msg);
-    if (status == SL_OK || run.rows)
-        sl_history_run_free(&run);
-    sl_record_set_free(&set);
+    sl_history_run_free(&run);
     return status == SL_OK ? SL__EXIT_OK : SL__EXIT_FAILED;
 }
 
@@ -340,6 +375,13 @@ int sl__cmd_history(int argc, char **argv)
 {
     sl__cli cli = sl__cli_start("history", usage, argc, argv);
     const char *action = NULL, *operand = NULL, *value;
+    /* add takes several records folders: the operands after the first. */
+    const char **operands = calloc((size_t)(argc > 0 ? argc : 1), sizeof *operands);
+    int noperands = 0;
+    if (!operands) {
+        sl__cli_error("history", "out of memory");
+        return SL__EXIT_FAILED;
+    }
     add_args add = {.into = "history", .repo = ".", .position = -1};
     bisect_args bisect = {.history = "history", .repo = "."};
     const char *output = NULL, *format = NULL;
@@ -357,6 +399,8 @@ int sl__cmd_history(int argc, char **argv)
             add.repo = bisect.repo = value;
         } else if (sl__cli_option(&cli, "--instructions", &value)) {
             add.instructions = value;
+        } else if (sl__cli_flag(&cli, "--skip-filed")) {
+            add.skip_filed = true;
         } else if (sl__cli_option(&cli, "--output", &value)) {
             output = value;
         } else if (sl__cli_option(&cli, "--min-effect", &value)) {
@@ -377,7 +421,9 @@ int sl__cmd_history(int argc, char **argv)
         } else if (!action) {
             action = sl__cli_arg(&cli);
         } else if (!operand) {
-            operand = sl__cli_arg(&cli);
+            operand = operands[noperands++] = sl__cli_arg(&cli);
+        } else if (strcmp(action, "add") == 0) {
+            operands[noperands++] = sl__cli_arg(&cli);
         } else {
             sl__cli_unknown(&cli);
         }
@@ -387,9 +433,13 @@ int sl__cmd_history(int argc, char **argv)
     if (strcmp(action, "add") == 0) {
         if (!operand)
             sl__cli_usage_error(&cli, "say which records to file: sluice history add RECORDS_DIR");
-        add.records = operand;
-        return history_add(&add);
+        add.records = operands;
+        add.nrecords = noperands;
+        int exit_status = history_add(&add);
+        free(operands);
+        return exit_status;
     }
+    free(operands); /* only add needs them past here */
     if (strcmp(action, "publish") == 0) {
         if (!operand || !output)
             sl__cli_usage_error(&cli, "say `sluice history publish HISTORY_DIR --output SITE`");

@@ -113,7 +113,7 @@ static void own_vs_peer(char *buf, size_t size, const sl__report *report, const 
     snprintf(buf, size, "%s: %s over %s", row->record->adapter, ratio, row->vs_best_peer.other);
 }
 
-static sl__table *winners_table(const sl__report *report)
+static sl__table *winners_table(const sl__report *report, const char **colours)
 {
     /* The answer first, so that it is what a narrow screen shows. */
     static const char *const headers[] = {"variant",   "fastest (verified)", "lead is real", "lead (95% interval)",
@@ -126,10 +126,12 @@ static sl__table *winners_table(const sl__report *report)
         const sl_record *first = report->rows[v->first].record;
         char variant[64], rate[32] = "-", lead[96] = "-", ref[96] = "-", peer[256];
         const char *winner = "no adapter ran ok", *runner = "-", *real = "-";
+        colours[k] = NULL;
         snprintf(variant, sizeof variant, "%s / %s", first->scenario, first->variant);
         if (v->fastest >= 0) {
             const sl__report_row *row = &report->rows[v->fastest];
             winner = row->record->adapter;
+            colours[k] = sl__adapter_colour(winner);
             sl__format_rate(rate, sizeof rate, row->t.rate);
             if (row->vs_best.has) {
                 /* The lead's own figures: its call is the next column. */
@@ -182,11 +184,11 @@ static const char *standing_of(const sl__report_row *row)
 
 #define STANDING_COLUMN 1
 
-/* Where a row ran and when: the device a device row was verified and timed
- * on (its name, compute capability, driver and runtime from the record's
- * device object), else the CPU; then the back end asked for when another
- * one ran; then the time the record was made. Device and CPU rows sit in
- * one table with the same statistics, so this is what tells them apart. */
+/* Where a row ran: the device a device row was verified and timed on (its
+ * name, compute capability, driver and runtime from the record's device
+ * object), else the CPU; then the back end asked for when another one ran.
+ * Device and CPU rows sit in one table with the same statistics, so this
+ * is what tells them apart. */
 static void ran_on(char *buf, size_t size, const sl__report_row *row)
 {
     const sl_record *r = row->record;
@@ -198,21 +200,78 @@ static void ran_on(char *buf, size_t size, const sl__report_row *row)
         used = (size_t)snprintf(buf, size, "%s: %s", r->backend_active[0] ? r->backend_active : "cpu",
                                 row->env ? row->env->cpu_model : "an unknown CPU");
     if (used < size && r->backend_requested[0] && strcmp(r->backend_requested, r->backend_active) != 0)
-        used += (size_t)snprintf(buf + used, size - used, "; %s was asked for", r->backend_requested);
-    if (used < size && row->env && row->env->time_utc[0])
-        snprintf(buf + used, size - used, "; %s", row->env->time_utc);
+        snprintf(buf + used, size - used, "; %s was asked for", r->backend_requested);
 }
 
-static sl__table *variant_table(const sl__report *report, const sl__report_variant *v, double step_ms)
+/* A variant's table, built whole and then made to fit a narrow page: a
+ * column no row fills ("-" throughout: no peers, no --step-ms) is dropped,
+ * a column every row shares (verified, ran on) becomes one line under the
+ * table, and the notes (why a row is noisy, an outcome's reason), the
+ * widest cells, are lines under the table too. What is left is at most
+ * VARIANT_MAX_COLUMNS columns of short cells that wrap, so that the table
+ * fits 800 px without scrolling (docs/report.md). */
+enum {
+    COL_ADAPTER,
+    COL_STANDING,
+    COL_RATE,
+    COL_INTERVAL,
+    COL_VS_FASTEST,
+    COL_VS_REFERENCE,
+    COL_VS_PEER,
+    COL_MEAN,
+    COL_P50,
+    COL_P99,
+    COL_VERIFIED,
+    COL_RAN_ON,
+    COL_STEP,
+    COL_NOTE,
+    VARIANT_COLUMNS
+};
+
+typedef struct variant_view {
+    sl__table *table;
+    int nrows;
+    const char *colours[64]; /* each row's adapter colour */
+    char under[4096];        /* the lines under the table, '\n' between */
+} variant_view;
+
+static bool column_empty(char *cells[][VARIANT_COLUMNS], int nrows, int c)
 {
-    /* Who and where first, then the figures, then the detail. */
-    static const char *const headers[] = {"adapter",      "standing",     "elements/s",   "95% interval", "vs fastest",
-                                          "vs reference", "vs best peer", "mean/s",       "p50 (µs)",     "p99 (µs)",
-                                          "verified",     "ran on",       "step verdict", "note"};
-    static const sl__align align[] = {SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
-                                      SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
-    sl__table *table = sl__table_new(14, headers, align);
-    for (int i = v->first; i < v->end - v->nfolded; i++) {
+    for (int i = 0; i < nrows; i++)
+        if (cells[i][c][0] && strcmp(cells[i][c], "-") != 0)
+            return false;
+    return true;
+}
+
+static bool column_constant(char *cells[][VARIANT_COLUMNS], int nrows, int c)
+{
+    for (int i = 1; i < nrows; i++)
+        if (strcmp(cells[i][c], cells[0][c]) != 0)
+            return false;
+    return nrows > 0;
+}
+
+static void add_line(variant_view *view, const char *line)
+{
+    size_t used = strlen(view->under);
+    snprintf(view->under + used, sizeof view->under - used, "%s%s", used ? "\n" : "", line);
+}
+
+static void variant_table(const sl__report *report, const sl__report_variant *v, double step_ms, variant_view *view)
+{
+    static const char *const headers[VARIANT_COLUMNS] = {
+        "adapter", "standing", "elements/s", "95% interval", "vs fastest", "vs reference", "vs best peer",
+        "mean/s",  "p50 (µs)", "p99 (µs)",   "verified",     "ran on",     "step verdict", "note"};
+    static const sl__align align[VARIANT_COLUMNS] = {SL__LEFT,  SL__LEFT,  SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                                     SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT, SL__RIGHT,
+                                                     SL__LEFT,  SL__LEFT,  SL__LEFT,  SL__LEFT};
+    memset(view, 0, sizeof *view);
+    int nrows = v->end - v->nfolded - v->first;
+    if (nrows > (int)(sizeof view->colours / sizeof *view->colours))
+        nrows = (int)(sizeof view->colours / sizeof *view->colours);
+    char *(*cells)[VARIANT_COLUMNS] = sl__cli_alloc((size_t)(nrows ? nrows : 1) * sizeof *cells);
+    for (int k = 0; k < nrows; k++) {
+        int i = v->first + k;
         const sl__report_row *row = &report->rows[i];
         const sl_record *r = row->record;
         char adapter[sizeof r->adapter + sizeof r->framework + 4];
@@ -252,11 +311,76 @@ static sl__table *variant_table(const sl__report *report, const sl__report_varia
         } else {
             snprintf(note, sizeof note, "%s", r->reason);
         }
-        const char *cells[] = {adapter, standing_of(row), rate,  interval, best, ref, peer, mean, p50,
-                               p99,     r->equivalence,   where, step,     note};
-        sl__table_add_row(table, cells);
+        const char *texts[VARIANT_COLUMNS] = {adapter, standing_of(row), rate,  interval, best, ref, peer, mean, p50,
+                                              p99,     r->equivalence,   where, step,     note};
+        for (int c = 0; c < VARIANT_COLUMNS; c++)
+            cells[k][c] = sl__cli_strdup(texts[c]);
+        view->colours[k] = sl__adapter_colour(r->adapter);
     }
-    return table;
+    bool keep[VARIANT_COLUMNS];
+    int nkept = 0;
+    for (int c = 0; c < VARIANT_COLUMNS; c++) {
+        keep[c] = c == COL_ADAPTER || c == COL_STANDING || !column_empty(cells, nrows, c);
+        if (keep[c] && c == COL_VERIFIED && column_constant(cells, nrows, c)) {
+            char line[512];
+            snprintf(line, sizeof line, "verified: %s, every row.", cells[0][c]);
+            add_line(view, line);
+            keep[c] = false;
+        }
+        if (keep[c] && c == COL_RAN_ON) {
+            /* Where every row ran, once; the records' times then go with
+             * it. When rows ran on different devices, each says its own,
+             * with its time. */
+            if (column_constant(cells, nrows, c)) {
+                char line[512];
+                snprintf(line, sizeof line, "ran on %s, every row.", cells[0][c]);
+                add_line(view, line);
+                keep[c] = false;
+            } else {
+                for (int k = 0; k < nrows; k++) {
+                    const sl__report_row *row = &report->rows[v->first + k];
+                    if (row->env && row->env->time_utc[0]) {
+                        char with_time[512];
+                        snprintf(with_time, sizeof with_time, "%s; %s", cells[k][c], row->env->time_utc);
+                        free(cells[k][c]);
+                        cells[k][c] = sl__cli_strdup(with_time);
+                    }
+                }
+            }
+        }
+        if (c == COL_NOTE) {
+            for (int k = 0; keep[c] && k < nrows; k++) {
+                if (!cells[k][c][0])
+                    continue;
+                char line[1024];
+                snprintf(line, sizeof line, "%s: %s", cells[k][COL_ADAPTER], cells[k][c]);
+                add_line(view, line);
+            }
+            keep[c] = false;
+        }
+        nkept += keep[c];
+    }
+    const char *kept_headers[VARIANT_COLUMNS];
+    sl__align kept_align[VARIANT_COLUMNS];
+    int n = 0;
+    for (int c = 0; c < VARIANT_COLUMNS; c++)
+        if (keep[c]) {
+            kept_headers[n] = headers[c];
+            kept_align[n++] = align[c];
+        }
+    view->table = sl__table_new(nkept, kept_headers, kept_align);
+    for (int k = 0; k < nrows; k++) {
+        const char *kept_cells[VARIANT_COLUMNS];
+        n = 0;
+        for (int c = 0; c < VARIANT_COLUMNS; c++)
+            if (keep[c])
+                kept_cells[n++] = cells[k][c];
+        sl__table_add_row(view->table, kept_cells);
+        for (int c = 0; c < VARIANT_COLUMNS; c++)
+            free(cells[k][c]);
+    }
+    free(cells);
+    view->nrows = nrows;
 }
 
 /* --- the page ------------------------------------------------------------------------- */
@@ -268,8 +392,17 @@ static const char html_head[] =
     "body{font-family:system-ui,sans-serif;margin:1em auto;max-width:90em;padding:0 1em;color:#222;line-height:1.4}\n"
     ".scroll{overflow-x:auto;margin:0.5em 0 1.2em;max-width:100%}\n"
     "table{border-collapse:collapse}\n"
-    "th,td{border:1px solid #ccc;padding:0.2em 0.5em;font-size:0.9em;white-space:nowrap;vertical-align:top}\n"
-    "td:last-child{white-space:normal;min-width:14em}\n"
+    /* Cells wrap at spaces (a number or a word is never cut): with the
+     * constant, empty and note columns moved under the table, no table is
+     * wider than the page at 800 px (ci/report-screenshots.sh measures it
+     * in a browser). */
+    "th,td{border:1px solid #ccc;padding:0.2em 0.4em;font-size:0.9em;white-space:normal;overflow-wrap:break-word;"
+    "vertical-align:top}\n"
+    ".swatch{display:inline-block;width:0.8em;height:0.8em;margin-right:0.3em;border-radius:2px;"
+    "vertical-align:baseline}\n"
+    "ul.under{margin:-0.6em 0 1.2em;padding-left:1.2em;font-size:0.85em;color:#444}\n"
+    "dl.legend{font-size:0.85em;color:#444}dl.legend dt{font-weight:bold;float:left;clear:left;margin-right:0.4em}"
+    "dl.legend dd{margin:0 0 0.2em 0}\n"
     "th{background:#f0f0f0;position:sticky;top:0}td.r{text-align:right;font-variant-numeric:tabular-nums}\n"
     ".fastest{background:#d8f5d8}.tied{background:#eef8e4}.mismatch,.failed{background:#fbd3d3}\n"
     ".warn{color:#a00}.folded{color:#555;font-size:0.9em}\n"
@@ -279,13 +412,6 @@ static const char html_head[] =
 
 static void write_environment(FILE *out, const sl__report *report, bool html)
 {
-    if (report->nenvironments > 1)
-        fprintf(out,
-                html ? "<p class=\"warn\"><b>These records come from %d different machines or commits; numbers "
-                       "from different environments are not comparable.</b></p>\n"
-                     : "**These records come from %d different machines or commits; numbers from different "
-                       "environments are not comparable.**\n\n",
-                report->nenvironments);
     for (int e = 0; e < report->nenvironments; e++)
         sl__write_environment(out, report->environments[e], html);
 }
@@ -315,6 +441,17 @@ static void write_lede(const report_args *args, const sl__report *report, const 
                 "step of %g ms fed, and by what margin (step / p99).</p>\n",
                 args->step_ms);
     }
+    /* Above the Winners, which it contradicts: a winner across machines or
+     * commits is no winner. */
+    if (report->nenvironments > 1) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "These records come from %d different machines or commits (listed under Environment); numbers "
+                 "from different environments are not comparable, and neither are the Winners below.",
+                 report->nenvironments);
+        fprintf(o->md, "**%s**\n\n", line);
+        fprintf(o->html, "<p class=\"warn\"><b>%s</b></p>\n", line);
+    }
     if (report->nbusy > 0) {
         char line[512];
         snprintf(line, sizeof line,
@@ -328,13 +465,63 @@ static void write_lede(const report_args *args, const sl__report *report, const 
     }
 }
 
-static void write_table(const outputs *o, const sl__table *table, int class_column)
+/* What the marks in the tables mean, once, under the Winners. */
+static void write_legend(const outputs *o)
+{
+    static const char *const items[][2] = {
+        {"(1.23x)", "a ratio in parentheses has a noisy row on one side (its interval is wider than 10% of its "
+                    "median, or its mean and median disagree by more than 10%): shown for diagnosis, never ranked"},
+        {"cannot tell", "the ratio's 95% interval covers 1: the data cannot say which is faster; more repetitions "
+                        "(--rounds) or a quieter machine may"},
+        {"too busy to rank", "the machine's load average was above its CPUs, more than 5% of its time was stolen, "
+                             "or the run waited for a CPU: the lede says how many runs and how busy"},
+        {"colours", "each adapter has one colour, fixed by its name, in every table and chart of every report; a "
+                    "row's background is its standing (fastest, tied, behind, mismatch, failed)"},
+    };
+    fputs("Legend:\n\n", o->md);
+    fputs("<dl class=\"legend\">\n", o->html);
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
+        fprintf(o->md, "- **%s**: ", items[i][0]);
+        sl__markdown_escape(o->md, items[i][1]);
+        fputc('\n', o->md);
+        fprintf(o->html, "<dt>%s</dt><dd>", items[i][0]);
+        sl__html_escape(o->html, items[i][1]);
+        fputs("</dd>\n", o->html);
+    }
+    fputs("\n", o->md);
+    fputs("</dl>\n", o->html);
+}
+
+static void write_table(const outputs *o, const sl__table *table, int class_column, int mark_column,
+                        const char *const *marks)
 {
     sl__table_print_markdown(table, o->md);
     fputc('\n', o->md);
     fputs("<div class=\"scroll\">\n", o->html);
-    sl__table_print_html(table, o->html, class_column);
+    sl__table_print_html_marked(table, o->html, class_column, mark_column, marks);
     fputs("</div>\n", o->html);
+}
+
+/* The lines under a table ('\n' between), escaped for each document. */
+static void write_under(const outputs *o, const char *lines)
+{
+    if (!lines[0])
+        return;
+    fputs("<ul class=\"under\">\n", o->html);
+    for (const char *line = lines; *line;) {
+        size_t n = strcspn(line, "\n");
+        char one[1100];
+        snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), line);
+        fputs("<li>", o->html);
+        sl__html_escape(o->html, one);
+        fputs("</li>\n", o->html);
+        fputs("- ", o->md);
+        sl__markdown_escape(o->md, one);
+        fputc('\n', o->md);
+        line += n + (line[n] == '\n');
+    }
+    fputs("</ul>\n", o->html);
+    fputc('\n', o->md);
 }
 
 /* Charts are drawn through files in a temporary folder that gnuplot reads
@@ -382,9 +569,11 @@ static void write_variant(const report_args *args, const sl__report *report, con
     fputs(".\n\n", o->md);
     fputs(".</p>\n", o->html);
     if (v->end - v->nfolded > v->first) {
-        sl__table *table = variant_table(report, v, args->step_ms);
-        write_table(o, table, STANDING_COLUMN);
-        sl__table_free(table);
+        variant_view view;
+        variant_table(report, v, args->step_ms, &view);
+        write_table(o, view.table, STANDING_COLUMN, 0, view.colours);
+        write_under(o, view.under);
+        sl__table_free(view.table);
     }
     if (v->nfolded > 0) {
         char line[2048];
@@ -431,9 +620,12 @@ static void write_reports(const report_args *args, const sl__report *report, con
 
     fputs("## Winners\n\n", o->md);
     fputs("<h2>Winners</h2>\n", o->html);
-    sl__table *winners = winners_table(report);
-    write_table(o, winners, -1);
+    const char **colours = sl__cli_alloc((size_t)(report->nvariants ? report->nvariants : 1) * sizeof *colours);
+    sl__table *winners = winners_table(report, colours);
+    write_table(o, winners, -1, 1, colours);
     sl__table_free(winners);
+    free(colours);
+    write_legend(o);
 
     charts c = {0};
     sl_err workdir_err = {0};

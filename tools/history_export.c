@@ -11,7 +11,11 @@
  *
  * Benchmarks are named <profile>.<scenario>.<variant>.<adapter> for asv and
  * <profile>/<scenario>/<variant>/<adapter> for Bencher; only rows that
- * measured something are exported (asv gets null for a failed run). */
+ * measured something are exported (asv gets null for a failed run). A run
+ * of several processes is one value per benchmark in both: the process
+ * whose median is the median of the processes' (the lower of the two
+ * middle ones for an even count), as a record keeps its median
+ * repetition. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
@@ -77,6 +81,49 @@ static double quantile(const int64_t *sorted, int64_t n, double q)
     double h = (double)(n - 1) * q;
     int64_t i = (int64_t)floor(h);
     return i + 1 < n ? (double)sorted[i] + (h - (double)i) * (double)(sorted[i + 1] - sorted[i]) : (double)sorted[i];
+}
+
+static bool same_key(const sl_history_key *a, const sl_history_key *b)
+{
+    return strcmp(a->scenario, b->scenario) == 0 && strcmp(a->variant, b->variant) == 0 &&
+           strcmp(a->adapter, b->adapter) == 0 && strcmp(a->profile, b->profile) == 0;
+}
+
+/* The row that stands for row i's benchmark in the run, or NULL when row i
+ * is not the first of its benchmark (another row of it was exported). Of
+ * several measured processes, the one with the median median. */
+static const sl_history_row *benchmark_row(const sl_history_run *run, int i)
+{
+    const sl_history_row *row = &run->rows[i];
+    for (int j = 0; j < i; j++)
+        if (same_key(&run->rows[j].key, &row->key))
+            return NULL;
+    int measured = 0;
+    for (int j = i; j < run->nrows; j++)
+        measured += same_key(&run->rows[j].key, &row->key) && run->rows[j].measured;
+    if (measured <= 1) {
+        for (int j = i; j < run->nrows; j++)
+            if (same_key(&run->rows[j].key, &row->key) && run->rows[j].measured)
+                return &run->rows[j];
+        return row;
+    }
+    /* The one ranked (measured - 1) / 2 by median, ties by place. */
+    int want = (measured - 1) / 2;
+    for (int j = i; j < run->nrows; j++) {
+        const sl_history_row *c = &run->rows[j];
+        if (!same_key(&c->key, &row->key) || !c->measured)
+            continue;
+        int rank = 0;
+        for (int k = i; k < run->nrows; k++) {
+            const sl_history_row *o = &run->rows[k];
+            if (k != j && same_key(&o->key, &row->key) && o->measured &&
+                (o->figure.median_ns < c->figure.median_ns || (o->figure.median_ns == c->figure.median_ns && k < j)))
+                rank++;
+        }
+        if (rank == want)
+            return c;
+    }
+    return row;
 }
 
 static cJSON *one(double value)
@@ -189,8 +236,8 @@ int sl__history_export_asv(const sl_history *history, const char *dir)
         cJSON *results = cJSON_CreateObject();
         double started = js_time(run->environment.time_utc);
         for (int i = 0; i < run->nrows; i++) {
-            const sl_history_row *row = &run->rows[i];
-            if (!row->measured && row->outcome != SL_RECORD_FAILED && row->outcome != SL_RECORD_MISMATCH)
+            const sl_history_row *row = benchmark_row(run, i);
+            if (!row || (!row->measured && row->outcome != SL_RECORD_FAILED && row->outcome != SL_RECORD_MISMATCH))
                 continue;
             char name[160];
             asv_name(row, name, sizeof name);
@@ -238,8 +285,8 @@ int sl__history_export_bencher(const sl_history *history, const char *dir)
             return 1;
         cJSON *root = cJSON_CreateObject();
         for (int i = 0; i < run->nrows; i++) {
-            const sl_history_row *row = &run->rows[i];
-            if (!row->measured)
+            const sl_history_row *row = benchmark_row(run, i);
+            if (!row || !row->measured)
                 continue;
             char name[160];
             snprintf(name, sizeof name, "%s/%s/%s/%s", row->key.profile, row->key.scenario, row->key.variant,

@@ -49,7 +49,7 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.5em 0;font-size:.9em}"
     "td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:middle}"
     "td.r,th.r{text-align:right}.wrap{overflow-x:auto}"
-    "code{font-size:.95em}.slower{color:#b00020}.faster{color:#1b7f3b}.muted{color:#777}"
+    "code{font-size:.95em}.slower{color:#b00020}.faster{color:#1b7f3b}.muted{color:#777}.warn{color:#8a5a00}"
     "svg.chart{width:100%;height:auto;max-width:1100px;border:1px solid #eee}"
     "svg text{font-family:sans-serif;font-size:11px;fill:#444}"
     "@media (max-width:820px){td,th{padding:.2em .3em;font-size:.85em}}";
@@ -338,6 +338,24 @@ static void machine_paragraph(FILE *out, const sl_history_machine *m)
     fputs(".</p>\n", out);
 }
 
+/* Where the kernel choice changed: the series is split there, the change
+ * is the tuner's (each build of `auto` tunes its own), and no step is
+ * sought across it. */
+static void kernel_change_notes(FILE *out, const sl_history *h, const sl_history_series *s)
+{
+    for (int k = 0; k < s->nkernel_changes; k++) {
+        int at = s->kernel_changes[k];
+        const sl_history_row *row = row_at(h, s, at);
+        fputs("<p class=\"warn\">The kernel choice changed at <code>", out);
+        sl__html_escape(out, run_at(h, s, at)->commit);
+        fputs("</code> (now <code>", out);
+        sl__html_escape(out, row->kernel_choice[0] ? row->kernel_choice : "not recorded");
+        fputs("</code>): the series is split there and not compared across it, because a changed choice is the "
+              "tuner's, not the commit's. Pin the table (<code>--kernels NAME</code>) to compare across.</p>\n",
+              out);
+    }
+}
+
 static void series_page(FILE *out, const sl_history *h, const sl_history_series *s, const sl_history_options *o)
 {
     char title[256];
@@ -352,7 +370,18 @@ static void series_page(FILE *out, const sl_history *h, const sl_history_series 
     fputs("<div class=\"wrap\">\n", out);
     chart(out, h, s);
     fputs("</div>\n<h2>Steps</h2>\n", out);
-    if (s->nsteps == 0) {
+    kernel_change_notes(out, h, s);
+    if (!s->testable) {
+        fprintf(out,
+                "<p class=\"warn\">Too short to test: %d measured process%s over %d commit%s%s, and no arrangement "
+                "of so few points is rarer than p &le; %.2f. A step can be told from the noise with at least %d "
+                "processes over two commits or more: run more commits, or several processes per commit "
+                "(<code>sluice history add DIR1 DIR2 ...</code>, <code>HISTORY_PROCESSES=3 ci/bench.sh</code>). "
+                "No step here is not \"no change\".</p>\n",
+                s->measured_points, s->measured_points == 1 ? "" : "es", s->measured_commits,
+                s->measured_commits == 1 ? "" : "s", s->nkernel_changes ? " between kernel-choice changes" : "",
+                o->changepoint.alpha, sl_changepoint_points_needed(&o->changepoint));
+    } else if (s->nsteps == 0) {
         fprintf(out,
                 "<p>None: no change of at least %.0f%% that a permutation test at p &le; %.2f tells from the "
                 "noise.</p>\n",
@@ -376,6 +405,7 @@ static void series_page(FILE *out, const sl_history *h, const sl_history_series 
     }
     fputs(
         "<h2>Runs</h2>\n<div class=\"wrap\"><table>\n<tr><th class=\"r\">position</th><th>commit</th><th>committed</th>"
+        "<th class=\"r\">process</th>"
         "<th class=\"r\">elements/s</th><th class=\"r\">95% interval</th><th class=\"r\">median batch (µs)</th>"
         "<th>outcome</th><th class=\"r\">instructions</th><th>output</th></tr>\n",
         out);
@@ -393,7 +423,7 @@ static void series_page(FILE *out, const sl_history *h, const sl_history_series 
         snprintf(when, sizeof when, "%.10s %.5s", run->commit_time,
                  strlen(run->commit_time) > 11 ? run->commit_time + 11 : "");
         sl__html_escape(out, when);
-        fputs("</td>", out);
+        fprintf(out, "</td><td class=\"r\">%d</td>", row->process + 1);
         figure_cells(out, row);
         fputs("<td>", out);
         sl__html_escape(out, sl_record_outcome_name(row->outcome));
@@ -485,8 +515,14 @@ static void index_page(FILE *out, const sl_history *h, const sl_history_series *
                 step_evidence(out, step);
                 fputs("</small>", out);
             } else {
-                fputs(last ? "<span class=\"muted\">none</span>" : "<span class=\"muted\">never measured</span>", out);
+                fputs(!last          ? "<span class=\"muted\">never measured</span>"
+                      : !s->testable ? "<span class=\"muted\">too short to test</span>"
+                                     : "<span class=\"muted\">none</span>",
+                      out);
             }
+            if (s->nkernel_changes)
+                fprintf(out, "<br><small class=\"warn\">kernel choice changed %d time%s: split there</small>",
+                        s->nkernel_changes, s->nkernel_changes == 1 ? "" : "s");
             fputs("</td></tr>\n", out);
         }
         fputs("</table></div>\n", out);

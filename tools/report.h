@@ -89,6 +89,11 @@ void sl__format_rate(char *buf, size_t size, double value);
  * "not run here: cuda, cuda-graph (unavailable: no NVIDIA driver)". */
 void sl__report_folded_line(const sl__report *report, const sl__report_variant *v, char *buf, size_t size);
 
+/* The adapter's colour ("#1f77b4") in every chart and table: fixed by its
+ * name (a table for sluice's adapters, a digest of the name into a palette
+ * for peers), never by its rank. */
+const char *sl__adapter_colour(const char *adapter);
+
 /* One environment fingerprint as a bullet list, escaped for HTML or
  * Markdown: CPU, compiler and flags, commit, kernel, libraries, time. */
 void sl__write_environment(FILE *out, const sl_environment *env, bool html);

@@ -138,8 +138,15 @@ static FILE *begin_script(const chart_files *f, int height, char *reason, size_t
     return s;
 }
 
+/* An adapter's colour (sl__adapter_colour) as gnuplot's "rgb variable"
+ * reads it: 0xRRGGBB. */
+static long colour_value(const char *adapter)
+{
+    return strtol(sl__adapter_colour(adapter) + 1, NULL, 16);
+}
+
 /* Horizontal bars, one per row of data: label, value, interval low, high,
- * position. Shared by the rates and the overview. A rate's bar starts at
+ * position, colour. Shared by the rates and the overview. A rate's bar starts at
  * the axis (0 on a linear axis, below the smallest interval on a log one);
  * a ratio's starts at origin 1, so that it points right when faster and
  * left when slower (origin > 0). */
@@ -175,8 +182,8 @@ static bool bars(const chart_files *f, int nbars, double lowest, double highest,
     if (origin > 0.0)
         fprintf(s, "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb '#aa3333' dt 2\n", origin, origin);
     fprintf(s,
-            "plot '%s' using 2:5:($2 < %g ? $2 : %g):($2 < %g ? %g : $2):($5 - 0.32):($5 + 0.32):ytic(1) with "
-            "boxxyerror lc rgb '#4477aa' notitle, \\\n"
+            "plot '%s' using 2:5:($2 < %g ? $2 : %g):($2 < %g ? %g : $2):($5 - 0.32):($5 + 0.32):6:ytic(1) with "
+            "boxxyerror lc rgb variable notitle, \\\n"
             "     '' using 2:5:3:4 with xerrorbars lc rgb 'black' pt 0 notitle\n",
             f->data, from, from, from, from);
     fclose(s);
@@ -197,7 +204,8 @@ bool sl__chart_rates(const sl__report *report, const sl__report_variant *v, cons
         char name[64];
         label(name, sizeof name, row->record->adapter);
         double hi = isfinite(row->t.rate_hi) ? row->t.rate_hi : row->t.rate;
-        fprintf(d, "\"%s\" %.6g %.6g %.6g %d\n", name, row->t.rate, row->t.rate_lo, hi, n++);
+        fprintf(d, "\"%s\" %.6g %.6g %.6g %d %ld\n", name, row->t.rate, row->t.rate_lo, hi, n++,
+                colour_value(row->record->adapter));
         lowest = fmin(lowest, row->t.rate_lo);
         highest = fmax(highest, hi);
     }
@@ -227,6 +235,7 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
      * of batches at most that long. */
     int blocks = 0;
     char names[16][64];
+    const char *colours[16];
     for (int i = v->first; i < v->first + v->nranked && blocks < 16; i++) {
         const sl_record *r = report->rows[i].record;
         size_t n = r->samples_ns ? (size_t)r->repetitions * (size_t)r->measured_batches : 0;
@@ -240,6 +249,7 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
         fputs("\n\n", d);
         free(sorted);
         label(names[blocks], sizeof names[blocks], r->adapter);
+        colours[blocks] = sl__adapter_colour(r->adapter);
         blocks++;
     }
     fclose(d);
@@ -259,7 +269,8 @@ bool sl__chart_latency(const sl__report *report, const sl__report_variant *v, co
           "plot ",
           s);
     for (int b = 0; b < blocks; b++)
-        fprintf(s, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", b ? ", \\\n     " : "", f.data, b, names[b]);
+        fprintf(s, "%s'%s' index %d using 1:2 with steps lw 2 lc rgb '%s' title '%s'", b ? ", \\\n     " : "", f.data,
+                b, colours[b], names[b]);
     fputc('\n', s);
     fclose(s);
     return draw(&f, svg, reason, size);
@@ -284,7 +295,8 @@ bool sl__chart_overview(const sl__report *report, const char *workdir, char **sv
         snprintf(text, sizeof text, "%s/%s %s", row->record->scenario, row->record->variant, row->record->adapter);
         label(name, sizeof name, text);
         const sl_ratio *q = &row->vs_reference.ratio;
-        fprintf(d, "\"%s\" %.6g %.6g %.6g %d\n", name, q->ratio, q->lo, q->hi, n++);
+        fprintf(d, "\"%s\" %.6g %.6g %.6g %d %ld\n", name, q->ratio, q->lo, q->hi, n++,
+                colour_value(row->record->adapter));
         lowest = fmin(lowest, fmin(q->lo, 1.0));
         highest = fmax(highest, fmax(q->hi, 1.0));
     }

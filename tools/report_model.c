@@ -2,6 +2,7 @@
  * to the reference, to the fastest and to the best equivalent peer with
  * their intervals, and the order and standing every view shows. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,4 +284,28 @@ void sl__write_environment(FILE *out, const sl_environment *env, bool html)
     fprintf(out, "%s%stime (UTC): ", close, open);
     escape(out, env->time_utc);
     fprintf(out, "%s%s", close, html ? "</ul>\n" : "\n");
+}
+
+const char *sl__adapter_colour(const char *adapter)
+{
+    /* sluice's own adapters have fixed colours; any other name (a peer)
+     * takes one of the palette by a digest of its name. Neither depends on
+     * the adapter's rank, so an adapter is the same colour in every chart,
+     * table and report. */
+    static const struct {
+        const char *name, *colour;
+    } own[] = {
+        {"reference", "#7f7f7f"},   {"iter", "#1f77b4"}, {"fused", "#2ca02c"},
+        {"per-element", "#ff7f0e"}, {"cuda", "#d62728"}, {"cuda-graph", "#9467bd"},
+    };
+    static const char *const palette[] = {"#8c564b", "#e377c2", "#bcbd22", "#17becf", "#393b79", "#637939",
+                                          "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strcmp(adapter, own[i].name) == 0)
+            return own[i].colour;
+    /* FNV-1a: fixed, and nothing about the run enters it. */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)adapter; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    return palette[h % (sizeof palette / sizeof *palette)];
 }

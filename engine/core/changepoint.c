@@ -21,18 +21,37 @@ typedef struct split {
     double q;
 } split;
 
-/* The best split of x[s, e) that leaves at least min points on each side:
+/* Where a split may fall and how many groups (commits) a stretch holds:
+ * group[i] is point i's group number, nondecreasing, and a split may fall
+ * only between two groups, never inside one. */
+typedef struct grouping {
+    const int *group;
+} grouping;
+
+static bool may_cut(const grouping *g, int at, int n)
+{
+    return at == 0 || at == n || g->group[at] != g->group[at - 1];
+}
+
+/* The groups x[a, b) touches; a < b. */
+static int groups_in(const grouping *g, int a, int b)
+{
+    return g->group[b - 1] - g->group[a] + 1;
+}
+
+/* The best split of x[s, e) that leaves at least min groups on each side:
  * the largest q over tau and the end kappa of the right side, x[s, tau)
  * against x[tau, kappa) (Matteson and James's search; letting the right
  * side end before the segment does is what finds a change that is undone
- * later, A B A, where comparing A with the mixture B A would not). The
- * pairwise distances are summed once into a table of prefix sums, so every
- * (tau, kappa) costs O(1) and a segment of L points O(L^2). Ties go to the
- * smallest tau, then kappa. False when the segment is too short. */
-static bool best_split(const double *x, int s, int e, int min, double *prefix, split *best)
+ * later, A B A, where comparing A with the mixture B A would not). tau and
+ * kappa fall between groups only. The pairwise distances are summed once
+ * into a table of prefix sums, so every (tau, kappa) costs O(1) and a
+ * segment of L points O(L^2). Ties go to the smallest tau, then kappa.
+ * False when the segment has too few groups. */
+static bool best_split(const double *x, int n, const grouping *g, int s, int e, int min, double *prefix, split *best)
 {
     int L = e - s;
-    if (L < 2 * min)
+    if (L < 2 || groups_in(g, s, e) < 2 * min)
         return false;
     size_t w = (size_t)L + 1;
     /* prefix[a * w + b] = sum over a' < a, b' < b of |x[s + a'] - x[s + b']|. */
@@ -50,10 +69,14 @@ static bool best_split(const double *x, int s, int e, int min, double *prefix, s
     (prefix[(size_t)(a1)*w + (size_t)(b1)] - prefix[(size_t)(a0)*w + (size_t)(b1)] -                                   \
      prefix[(size_t)(a1)*w + (size_t)(b0)] + prefix[(size_t)(a0)*w + (size_t)(b0)])
     bool found = false;
-    for (int tau = min; tau <= L - min; tau++) {
+    for (int tau = 1; tau < L; tau++) {
+        if (!may_cut(g, s + tau, n) || groups_in(g, s, s + tau) < min || groups_in(g, s + tau, e) < min)
+            continue;
         double m = tau;
         double within_left = RECT(0, tau, 0, tau) / 2.0;
-        for (int kappa = tau + min; kappa <= L; kappa++) {
+        for (int kappa = tau + 1; kappa <= L; kappa++) {
+            if (!may_cut(g, s + kappa, n) || groups_in(g, s + tau, s + kappa) < min)
+                continue;
             double k = kappa - tau;
             double between = RECT(0, tau, tau, kappa);
             double within_right = RECT(tau, kappa, tau, kappa) / 2.0;
@@ -73,12 +96,13 @@ static bool best_split(const double *x, int s, int e, int min, double *prefix, s
 
 /* The best split over every segment of the partition cuts[0..ncuts) (cut
  * points, 0 and n included). */
-static bool best_over_segments(const double *x, const int *cuts, int ncuts, int min, double *prefix, split *best)
+static bool best_over_segments(const double *x, int n, const grouping *g, const int *cuts, int ncuts, int min,
+                               double *prefix, split *best)
 {
     bool found = false;
     for (int c = 0; c + 1 < ncuts; c++) {
         split here;
-        if (best_split(x, cuts[c], cuts[c + 1], min, prefix, &here) && (!found || here.q > best->q)) {
+        if (best_split(x, n, g, cuts[c], cuts[c + 1], min, prefix, &here) && (!found || here.q > best->q)) {
             *best = here;
             found = true;
         }
@@ -151,48 +175,74 @@ static void clip_to_mads(double *x, int n, double c, double *scratch)
         x[i] = fmin(fmax(x[i], mid - c * mad), mid + c * mad);
 }
 
+/* x winsorized within each segment of the partition cuts, into out: a
+ * point is clipped against its own segment's median and MAD, never the
+ * whole series', so a new level found by an earlier split is not pulled
+ * back towards the old one. A segment's median and MAD do not depend on
+ * the order of its points, so clipping commutes with the shuffles within
+ * segments and the permutation test is unchanged by it. */
+static void clip_within_segments(const double *x, int n, const int *cuts, int ncuts, double c, double *out,
+                                 double *scratch)
+{
+    memcpy(out, x, (size_t)n * sizeof *out);
+    if (!(c > 0.0))
+        return;
+    for (int k = 0; k + 1 < ncuts; k++)
+        if (cuts[k + 1] - cuts[k] > 2)
+            clip_to_mads(out + cuts[k], cuts[k + 1] - cuts[k], c, scratch);
+}
+
 int sl_edivisive(const double *x, int n, const sl_changepoint_options *options, sl_changepoint *out, int max)
+{
+    return sl_edivisive_grouped(x, NULL, n, options, out, max);
+}
+
+int sl_edivisive_grouped(const double *x, const int *group, int n, const sl_changepoint_options *options,
+                         sl_changepoint *out, int max)
 {
     sl_changepoint_options defaults;
     sl_changepoint_defaults(&defaults);
     if (!options)
         options = &defaults;
     int min = options->min_segment > 0 ? options->min_segment : 1;
-    if (n < 2 * min || max <= 0)
+    if (n < 2 || max <= 0)
         return 0;
     int *cuts = malloc((size_t)(n + 2) * sizeof *cuts);
+    int *own_groups = group ? NULL : malloc((size_t)n * sizeof *own_groups);
     double *y = malloc((size_t)n * sizeof *y);
     double *prefix = malloc((size_t)(n + 1) * (size_t)(n + 1) * sizeof *prefix);
     double *values = malloc((size_t)n * 3 * sizeof *values);
-    if (!cuts || !y || !prefix || !values) {
+    if (!cuts || (!group && !own_groups) || !y || !prefix || !values) {
         free(cuts);
+        free(own_groups);
         free(y);
         free(prefix);
         free(values);
         return -1;
     }
-    /* The median and MAD of a shuffled series are those of the series, so
-     * clipping commutes with the shuffles and the test is unchanged; it
-     * only makes one wild point count as a point at the edge of the bulk
-     * rather than by its size. */
-    memcpy(values, x, (size_t)n * sizeof *values);
-    if (options->clip_mads > 0.0)
-        clip_to_mads(values, n, options->clip_mads, values + n);
-    x = values;
+    if (!group) {
+        /* Ungrouped: every point is a group of its own. */
+        for (int i = 0; i < n; i++)
+            own_groups[i] = i;
+        group = own_groups;
+    }
+    grouping g = {group};
     cuts[0] = 0;
     cuts[1] = n;
     int ncuts = 2, found = 0;
     sl_philox_key key = sl_philox_key_for(options->seed, 0);
     for (int order = 0; found < max; order++) {
+        /* Clipped afresh within the segments found so far. */
+        clip_within_segments(x, n, cuts, ncuts, options->clip_mads, values, values + n);
         split best;
-        if (!best_over_segments(x, cuts, ncuts, min, prefix, &best))
+        if (!best_over_segments(values, n, &g, cuts, ncuts, min, prefix, &best))
             break;
         int beaten_by = 0;
         for (int r = 0; r < options->permutations; r++) {
-            memcpy(y, x, (size_t)n * sizeof *y);
+            memcpy(y, values, (size_t)n * sizeof *y);
             shuffle_segments(y, cuts, ncuts, key, order, r);
             split shuffled;
-            if (best_over_segments(y, cuts, ncuts, min, prefix, &shuffled) && shuffled.q >= best.q)
+            if (best_over_segments(y, n, &g, cuts, ncuts, min, prefix, &shuffled) && shuffled.q >= best.q)
                 beaten_by++;
         }
         double p = (1.0 + beaten_by) / (1.0 + options->permutations);
@@ -202,11 +252,45 @@ int sl_edivisive(const double *x, int n, const sl_changepoint_options *options, 
         insert_cut(cuts, &ncuts, best.tau);
     }
     free(cuts);
+    free(own_groups);
     free(y);
     free(prefix);
     free(values);
     qsort(out, (size_t)found, sizeof *out, compare_changepoints);
     return found;
+}
+
+/* C(n, k) as a double (exact while it fits in 53 bits, which is all the
+ * comparison with 1 / alpha needs). */
+static double binomial(int n, int k)
+{
+    double c = 1.0;
+    for (int i = 1; i <= k; i++)
+        c = c * (n - k + i) / i;
+    return c;
+}
+
+bool sl_changepoint_testable(int n, int ngroups, const sl_changepoint_options *options)
+{
+    sl_changepoint_options defaults;
+    sl_changepoint_defaults(&defaults);
+    if (!options)
+        options = &defaults;
+    int min = options->min_segment > 0 ? options->min_segment : 1;
+    return ngroups >= 2 * min && n >= 2 && binomial(n, n / 2) * options->alpha >= 1.0 &&
+           (1.0 + options->permutations) * options->alpha >= 1.0;
+}
+
+int sl_changepoint_points_needed(const sl_changepoint_options *options)
+{
+    sl_changepoint_options defaults;
+    sl_changepoint_defaults(&defaults);
+    if (!options)
+        options = &defaults;
+    int n = 2;
+    while (n < 1000 && binomial(n, n / 2) * options->alpha < 1.0)
+        n++;
+    return n;
 }
 
 /* P(U <= u) for u = 0 .. m n under no shift, exactly: the number of ways

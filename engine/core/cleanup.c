@@ -113,9 +113,32 @@ static void remove_directory_in_handler(const char *path)
     rmdir(path);
 }
 
+/* What the handler says on stderr before the process dies of the signal
+ * (sl_cleanup_set_last_words); NULL: nothing. */
+static _Atomic(const char *) last_words;
+
+void sl_cleanup_set_last_words(const char *text)
+{
+    atomic_store(&last_words, text);
+}
+
 static void on_signal(int signo)
 {
     int saved_errno = errno;
+    const char *words = atomic_load(&last_words);
+    if (words) {
+        /* write(2) and a hand-counted length: both async-signal-safe. */
+        size_t n = 0;
+        while (words[n])
+            n++;
+        while (n > 0) {
+            ssize_t done = write(STDERR_FILENO, words, n);
+            if (done <= 0)
+                break;
+            words += done;
+            n -= (size_t)done;
+        }
+    }
     for (int i = 0; i < CLEANUP_SLOTS; i++) {
         if (atomic_load(&slots[i].state) != SLOT_READY)
             continue;

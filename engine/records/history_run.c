@@ -106,6 +106,7 @@ static void copy_row(const sl_record *r, sl_history_row *row)
     row->outcome = r->outcome;
     row->output_digest = r->output_digest;
     row->instructions = -1;
+    sl__copy_string(row->kernel_choice, sizeof row->kernel_choice, r->kernel_choice);
 }
 
 /* The samples behind the figure: every repetition's batches, or the kept
@@ -175,6 +176,44 @@ sl_status sl_history_run_from_records(const sl_record_set *set, const char *reco
             }
         }
     }
+    return SL_OK;
+}
+
+int sl_history_run_processes(const sl_history_run *run)
+{
+    int most = 0;
+    for (int i = 0; i < run->nrows; i++)
+        if (run->rows[i].process + 1 > most)
+            most = run->rows[i].process + 1;
+    return most;
+}
+
+sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir, sl_err *err)
+{
+    if (strcmp(run->commit, other->commit) != 0)
+        return sl_fail(err, SL_EMISMATCH,
+                       "%s: commit %s, but the run's first records are of commit %s; a run holds "
+                       "the processes of one commit",
+                       records_dir, other->commit, run->commit);
+    if (strcmp(run->machine, other->machine) != 0)
+        return sl_fail(err, SL_EMISMATCH,
+                       "%s: measured on machine %s, but the run's first records on %s; a run holds "
+                       "the processes of one machine",
+                       records_dir, other->machine, run->machine);
+    if (sl_history_run_processes(run) >= SL_HISTORY_MAX_PROCESSES)
+        return sl_fail(err, SL_EINVAL, "%s: a run holds at most %d processes", records_dir, SL_HISTORY_MAX_PROCESSES);
+    sl_history_row *grown = realloc(run->rows, (size_t)(run->nrows + other->nrows) * sizeof *grown);
+    if (!grown)
+        return sl_fail(err, SL_ENOMEM, "%s: out of memory for %d rows", records_dir, run->nrows + other->nrows);
+    run->rows = grown;
+    int process = sl_history_run_processes(run);
+    for (int i = 0; i < other->nrows; i++) {
+        run->rows[run->nrows] = other->rows[i];
+        run->rows[run->nrows++].process = process;
+    }
+    /* The samples now belong to run. */
+    other->nrows = 0;
+    sl_history_run_free(other);
     return SL_OK;
 }
 
@@ -268,6 +307,11 @@ static cJSON *row_json(const sl_history_row *row, bool *ok)
     }
     if (row->instructions >= 0)
         sl__json_put(o, "instructions", cJSON_CreateNumber((double)row->instructions), ok);
+    /* Both optional, so that run files written before them read the same. */
+    if (row->process > 0)
+        sl__json_put(o, "process", cJSON_CreateNumber(row->process), ok);
+    if (row->kernel_choice[0])
+        sl__json_put(o, "kernel_choice", cJSON_CreateString(row->kernel_choice), ok);
     return o;
 }
 
@@ -444,6 +488,21 @@ static sl_status read_row(const cJSON *o, int index, sl_history_row *row, const 
         if (status == SL_OK && row->instructions <= 0)
             status = sl_fail(err, SL_EFORMAT, "%s: field '%s' must be positive", path, name);
     }
+    const cJSON *process = sl__json_member(o, "process");
+    if (status == SL_OK && process) {
+        int64_t value;
+        snprintf(name, sizeof name, "%s.process", prefix);
+        status = sl__json_int64(process, path, name, &value, err);
+        if (status == SL_OK && (value < 0 || value >= SL_HISTORY_MAX_PROCESSES))
+            status = sl_fail(err, SL_EFORMAT, "%s: field '%s' must be 0 to %d, found %" PRId64, path, name,
+                             SL_HISTORY_MAX_PROCESSES - 1, value);
+        row->process = (int)value;
+    }
+    const cJSON *choice = sl__json_member(o, "kernel_choice");
+    if (status == SL_OK && choice) {
+        snprintf(name, sizeof name, "%s.kernel_choice", prefix);
+        status = sl__json_text(choice, path, name, row->kernel_choice, sizeof row->kernel_choice, err);
+    }
     return status;
 }
 
@@ -512,9 +571,10 @@ sl_status sl_history_run_read(const char *path, sl_history_run *run, sl_err *err
         for (int j = 0; status == SL_OK && j < i; j++) {
             const sl_history_row *a = &run->rows[i], *b = &run->rows[j];
             if (strcmp(a->key.scenario, b->key.scenario) == 0 && strcmp(a->key.variant, b->key.variant) == 0 &&
-                strcmp(a->key.adapter, b->key.adapter) == 0 && strcmp(a->key.profile, b->key.profile) == 0)
-                status = sl_fail(err, SL_EFORMAT, "%s: rows[%d] repeats rows[%d] (%s %s %s)", path, i, j,
-                                 a->key.scenario, a->key.variant, a->key.adapter);
+                strcmp(a->key.adapter, b->key.adapter) == 0 && strcmp(a->key.profile, b->key.profile) == 0 &&
+                a->process == b->process)
+                status = sl_fail(err, SL_EFORMAT, "%s: rows[%d] repeats rows[%d] (%s %s %s, process %d)", path, i, j,
+                                 a->key.scenario, a->key.variant, a->key.adapter, a->process);
         }
     cJSON_Delete(root);
     if (status == SL_OK && !(run->path = strdup(path)))

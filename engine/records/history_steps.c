@@ -98,12 +98,16 @@ static bool add_point(sl_history_series *s, int run, int row)
 /* --- steps --------------------------------------------------------------------- */
 
 /* The step at measured point c (the first after the change), sized from
- * the measured points between the cuts beside it, at most
- * SL_HISTORY_STEP_WINDOW on each side. */
-static bool size_step(const double *x, int start, int c, int end, sl_shift *shift)
+ * the measured points between the cuts beside it, of at most
+ * SL_HISTORY_STEP_WINDOW commits (groups) on each side. */
+static bool size_step(const double *x, const int *group, int start, int c, int end, sl_shift *shift)
 {
-    int from = c - start > SL_HISTORY_STEP_WINDOW ? c - SL_HISTORY_STEP_WINDOW : start;
-    int to = end - c > SL_HISTORY_STEP_WINDOW ? c + SL_HISTORY_STEP_WINDOW : end;
+    int from = c;
+    while (from > start && group[c - 1] - group[from - 1] < SL_HISTORY_STEP_WINDOW)
+        from--;
+    int to = c;
+    while (to < end && group[to] - group[c] < SL_HISTORY_STEP_WINDOW)
+        to++;
     return sl_shift_estimate(x + from, c - from, x + c, to - c, SL_CI_LEVEL, shift);
 }
 
@@ -120,72 +124,105 @@ static sl_step_instructions check_instructions(const sl_history_row *before, con
     return (*moved > 0) == (change < 0) ? SL_STEP_CONFIRMED : SL_STEP_CONTRADICTED;
 }
 
-static sl_status find_steps(const sl_history *history, const sl_history_options *options, sl_history_series *s,
-                            sl_err *err)
+/* The change points of the measured points x[start, end) (one stretch of
+ * one kernel choice), sized, the ones below the minimum effect dropped;
+ * appended to cp and shift (indices into x). Returns how many, or -1 when
+ * memory ran out. */
+static int stretch_steps(const double *x, const int *group, int start, int end, const sl_history_options *options,
+                         sl_changepoint *cp, sl_shift *shift)
 {
-    int *measured = malloc((size_t)(s->npoints ? s->npoints : 1) * sizeof *measured);
-    double *x = malloc((size_t)(s->npoints ? s->npoints : 1) * sizeof *x);
-    sl_changepoint *cp = malloc((size_t)(s->npoints ? s->npoints : 1) * sizeof *cp);
-    sl_shift *shift = malloc((size_t)(s->npoints ? s->npoints : 1) * sizeof *shift);
-    if (!measured || !x || !cp || !shift) {
-        free(measured);
-        free(x);
-        free(cp);
-        free(shift);
-        return sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->key.scenario, s->key.variant,
-                       s->key.adapter);
-    }
-    int n = 0;
-    for (int i = 0; i < s->npoints; i++) {
-        const sl_history_row *row = sl_history_point_row(history, &s->points[i]);
-        double rate = row->measured ? sl_history_rate(&row->figure) : 0.0;
-        if (rate > 0.0 && isfinite(rate)) {
-            measured[n] = i;
-            x[n++] = log(rate);
-        }
-    }
-    int ncp = sl_edivisive(x, n, &options->changepoint, cp, n);
-    sl_status status = ncp < 0 ? sl_fail(err, SL_ENOMEM, "out of memory searching %s %s %s for steps", s->key.scenario,
-                                         s->key.variant, s->key.adapter)
-                               : SL_OK;
+    int n = end - start;
+    int ncp = sl_edivisive_grouped(x + start, group + start, n, &options->changepoint, cp, n);
+    if (ncp < 0)
+        return -1;
+    for (int k = 0; k < ncp; k++)
+        cp[k].index += start;
     /* Size every change from its neighbours; drop the smallest one below
      * the minimum effect and size the rest again (its segments merged),
      * until every change left is large enough to report. */
-    while (status == SL_OK && ncp > 0) {
+    while (ncp > 0) {
         int smallest = -1;
         for (int k = 0; k < ncp; k++) {
-            int start = k > 0 ? cp[k - 1].index : 0, end = k + 1 < ncp ? cp[k + 1].index : n;
-            if (!size_step(x, start, cp[k].index, end, &shift[k])) {
-                status = sl_fail(err, SL_ENOMEM, "out of memory sizing the steps of %s %s %s", s->key.scenario,
-                                 s->key.variant, s->key.adapter);
-                break;
-            }
+            int from = k > 0 ? cp[k - 1].index : start, to = k + 1 < ncp ? cp[k + 1].index : end;
+            if (!size_step(x, group, from, cp[k].index, to, &shift[k]))
+                return -1;
             double effect = fabs(expm1(shift[k].estimate));
             if (effect < options->min_effect && (smallest < 0 || effect < fabs(expm1(shift[smallest].estimate))))
                 smallest = k;
         }
-        if (status != SL_OK || smallest < 0)
+        if (smallest < 0)
             break;
         memmove(&cp[smallest], &cp[smallest + 1], (size_t)(ncp - smallest - 1) * sizeof *cp);
         ncp--;
     }
-    if (status == SL_OK && ncp > 0 && !(s->steps = calloc((size_t)ncp, sizeof *s->steps)))
+    return ncp;
+}
+
+static sl_status find_steps(const sl_history *history, const sl_history_options *options, sl_history_series *s,
+                            sl_err *err)
+{
+    size_t room = (size_t)(s->npoints ? s->npoints : 1);
+    int *measured = malloc(room * sizeof *measured), *group = malloc(room * sizeof *group);
+    double *x = malloc(room * sizeof *x);
+    sl_changepoint *cp = malloc(room * sizeof *cp);
+    sl_shift *shift = malloc(room * sizeof *shift);
+    s->steps = calloc(room, sizeof *s->steps);
+    s->kernel_changes = calloc(room, sizeof *s->kernel_changes);
+    sl_status status = SL_OK;
+    if (!measured || !group || !x || !cp || !shift || !s->steps || !s->kernel_changes)
         status = sl_fail(err, SL_ENOMEM, "out of memory for the steps of %s %s %s", s->key.scenario, s->key.variant,
                          s->key.adapter);
-    for (int k = 0; status == SL_OK && k < ncp; k++) {
-        sl_history_step *step = &s->steps[s->nsteps++];
-        step->before = measured[cp[k].index - 1];
-        step->after = measured[cp[k].index];
-        step->change = expm1(shift[k].estimate);
-        step->change_lo = expm1(shift[k].lo);
-        step->change_hi = expm1(shift[k].hi);
-        step->level = shift[k].level;
-        step->p = cp[k].p;
-        step->instructions = check_instructions(sl_history_point_row(history, &s->points[step->before]),
-                                                sl_history_point_row(history, &s->points[step->after]), step->change,
-                                                options->instructions_threshold, &step->instructions_change);
+    /* The measured points' log rates, each with its commit (the run) as
+     * its group: a commit's processes are points of one group. */
+    int n = 0;
+    for (int i = 0; status == SL_OK && i < s->npoints; i++) {
+        const sl_history_row *row = sl_history_point_row(history, &s->points[i]);
+        double rate = row->measured ? sl_history_rate(&row->figure) : 0.0;
+        if (rate > 0.0 && isfinite(rate)) {
+            measured[n] = i;
+            group[n] = s->points[i].run;
+            x[n++] = log(rate);
+        }
+    }
+    s->measured_points = n;
+    for (int i = 0; i < n; i++)
+        s->measured_commits += i == 0 || group[i] != group[i - 1];
+    /* Stretches of one kernel choice, each searched on its own: a changed
+     * choice is the tuner's, so it is flagged and never compared across. */
+    for (int start = 0; status == SL_OK && start < n;) {
+        const char *choice = sl_history_point_row(history, &s->points[measured[start]])->kernel_choice;
+        int end = start + 1;
+        while (end < n && strcmp(sl_history_point_row(history, &s->points[measured[end]])->kernel_choice, choice) == 0)
+            end++;
+        if (end < n)
+            s->kernel_changes[s->nkernel_changes++] = measured[end];
+        int commits = 0;
+        for (int i = start; i < end; i++)
+            commits += i == start || group[i] != group[i - 1];
+        if (sl_changepoint_testable(end - start, commits, &options->changepoint))
+            s->testable = true;
+        int ncp = stretch_steps(x, group, start, end, options, cp, shift);
+        if (ncp < 0)
+            status = sl_fail(err, SL_ENOMEM, "out of memory searching %s %s %s for steps", s->key.scenario,
+                             s->key.variant, s->key.adapter);
+        for (int k = 0; status == SL_OK && k < ncp; k++) {
+            sl_history_step *step = &s->steps[s->nsteps++];
+            step->before = measured[cp[k].index - 1];
+            step->after = measured[cp[k].index];
+            step->change = expm1(shift[k].estimate);
+            step->change_lo = expm1(shift[k].lo);
+            step->change_hi = expm1(shift[k].hi);
+            step->level = shift[k].level;
+            step->p = cp[k].p;
+            step->instructions =
+                check_instructions(sl_history_point_row(history, &s->points[step->before]),
+                                   sl_history_point_row(history, &s->points[step->after]), step->change,
+                                   options->instructions_threshold, &step->instructions_change);
+        }
+        start = end;
     }
     free(measured);
+    free(group);
     free(x);
     free(cp);
     free(shift);
@@ -229,6 +266,7 @@ void sl_history_series_free(sl_history_series *series, int nseries)
     for (int i = 0; i < nseries; i++) {
         free(series[i].points);
         free(series[i].steps);
+        free(series[i].kernel_changes);
     }
     free(series);
 }

@@ -188,8 +188,10 @@ static bool parse_run_name(const char *name, int64_t *position, char *commit, si
 }
 
 /* Refuses a run whose commit is filed already, or whose position another
- * commit holds. */
-static sl_status check_not_filed(const char *runs, const sl_history_run *run, sl_err *err)
+ * commit holds; with was_filed, a commit filed already is not refused but
+ * said there, its file's name in filed_name. */
+static sl_status check_not_filed(const char *runs, const sl_history_run *run, bool *was_filed, char *filed_name,
+                                 size_t filed_size, sl_err *err)
 {
     DIR *d = opendir(runs);
     if (!d)
@@ -202,6 +204,11 @@ static sl_status check_not_filed(const char *runs, const sl_history_run *run, sl
         char commit[64];
         if (!parse_run_name(entry->d_name, &position, commit, sizeof commit))
             continue;
+        if (strcmp(commit, run->commit) == 0 && was_filed) {
+            *was_filed = true;
+            snprintf(filed_name, filed_size, "%s/%s", runs, entry->d_name);
+            break;
+        }
         if (strcmp(commit, run->commit) == 0)
             status = sl_fail(err, SL_ESTATE,
                              "commit %s on machine %s is filed already (%s/%s); a history keeps one run per commit "
@@ -220,6 +227,15 @@ static sl_status check_not_filed(const char *runs, const sl_history_run *run, sl
 sl_status sl_history_add(const char *history_dir, const sl_history_run *run, char *filed, size_t filed_size,
                          sl_err *err)
 {
+    return sl_history_add_unless_filed(history_dir, run, filed, filed_size, NULL, err);
+}
+
+sl_status sl_history_add_unless_filed(const char *history_dir, const sl_history_run *run, char *filed,
+                                      size_t filed_size, bool *was_filed, sl_err *err)
+{
+    char filed_already[PATH_MAX + 300] = ""; /* the runs folder, a slash and a file name */
+    if (was_filed)
+        *was_filed = false;
     sl_status status = open_history(history_dir, true, err);
     if (status != SL_OK)
         return status;
@@ -233,7 +249,12 @@ sl_status sl_history_add(const char *history_dir, const sl_history_run *run, cha
     if (status == SL_OK)
         status = join(path, runs, name, err);
     if (status == SL_OK)
-        status = check_not_filed(runs, run, err);
+        status = check_not_filed(runs, run, was_filed, filed_already, sizeof filed_already, err);
+    if (status == SL_OK && was_filed && *was_filed) {
+        if (filed)
+            sl__copy_string(filed, filed_size, filed_already);
+        return SL_OK;
+    }
     if (status == SL_OK)
         status = file_machine(machine_dir, run, err);
     if (status == SL_OK)

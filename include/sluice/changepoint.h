@@ -36,14 +36,16 @@ extern "C" {
  * that fails. The shuffles are drawn from Philox under `seed`: the same
  * series always gives the same answer.
  *
- * The search runs on x winsorized at its median +- clip_mads MADs (default
- * 3): a run that another job slowed by half then counts as a point at the
- * edge of the bulk, not as a jump many steps wide, which on a shared
- * machine is the difference between finding a 10% step and drowning it,
- * while the bulk keeps its magnitudes (ranks would lose them, and with
- * them the exact commit of a step; docs/history.md gives the rates). The
- * median and MAD do not depend on the order of the points, so the
- * permutation test is unchanged by the clipping. */
+ * The search runs on x winsorized within each current segment at its
+ * median +- clip_mads MADs (default 3), recomputed after every split: a run
+ * that another job slowed by half then counts as a point at the edge of
+ * its segment's bulk, not as a jump many steps wide, while a new level,
+ * once split off, is clipped against itself and not against the old one
+ * (issue 30: clipping against the whole series pulled a short new level
+ * back into the old). A segment's median and MAD do not depend on the
+ * order of its points, so the permutation test, which shuffles within
+ * segments, is unchanged by the clipping. docs/history.md gives the
+ * rates. */
 typedef struct sl_changepoint_options {
     double alpha;     /* the largest p a split may have */
     int permutations; /* shuffles per test */
@@ -71,6 +73,27 @@ typedef struct sl_changepoint {
  * of index; returns how many, or -1 when memory ran out. Points that are
  * not finite must not be passed. */
 int sl_edivisive(const double *x, int n, const sl_changepoint_options *options, sl_changepoint *out, int max);
+
+/* The same over points in groups: group[i] (nondecreasing) is the group of
+ * point i, e.g. the commit whose processes the points are. A change may
+ * fall only between groups, and min_segment counts groups; the shuffles
+ * move points across groups within a segment, which under no change (every
+ * process of every commit of a segment from one distribution) leaves the
+ * test exact. Several processes per commit are what let a short series
+ * reach alpha: 4 commits then 2, one process each, are 6 points, and no
+ * arrangement of 6 is rarer than 1 in 20; three processes each make 18.
+ * group NULL: every point its own group (sl_edivisive). */
+int sl_edivisive_grouped(const double *x, const int *group, int n, const sl_changepoint_options *options,
+                         sl_changepoint *out, int max);
+
+/* Whether n points in ngroups groups can show a change at all: at least
+ * two groups (2 min_segment), and some split whose arrangement is rarer
+ * than alpha (C(n, n/2) >= 1 / alpha; at alpha 0.01 that is 9 points) with
+ * enough shuffles to say so. A series that cannot is "too short to test",
+ * which is not the same as "no step". */
+bool sl_changepoint_testable(int n, int ngroups, const sl_changepoint_options *options);
+/* The fewest points that can be testable under options. */
+int sl_changepoint_points_needed(const sl_changepoint_options *options);
 
 /* The shift of b over a (Hodges and Lehmann, 1963): the median of the
  * na * nb differences b_j - a_i, with the distribution-free interval of

@@ -26,6 +26,13 @@ extern "C" {
  * `sluice` command; a library user keeps its own signal policy. */
 void sl_cleanup_on_signals(void);
 
+/* A message the handlers above write to stderr, as it is when the signal
+ * comes, before the process dies of it (e.g. `sluice bench`: which runs
+ * finished and where their records are). The text must stay alive and
+ * unchanged while it is set: a caller that updates it fills another buffer
+ * and sets that one. NULL: nothing is said. */
+void sl_cleanup_set_last_words(const char *text);
+
 /* Removes, from directory dir, sluice's temporaries (named as above) whose
  * process no longer exists, and returns how many it removed (0 when dir
  * cannot be read). Another live process's temporaries are never touched. */

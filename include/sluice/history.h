@@ -29,6 +29,9 @@ extern "C" {
 /* The version of history.json, machine.json and the run files. */
 #define SL_HISTORY_VERSION 1
 
+/* The most `sluice bench` processes one run may hold. */
+#define SL_HISTORY_MAX_PROCESSES 64
+
 /* The headline figure of a record, as the history keeps it: the median
  * batch time over every repetition's measured batches with its 95%
  * interval, and the elements of one batch, which turn it into elements per
@@ -72,6 +75,18 @@ typedef struct sl_history_row {
     int64_t nsamples;
     int64_t *samples_ns;  /* every measured batch of every repetition */
     int64_t instructions; /* callgrind's count inside sl_bench_run; -1 when not counted */
+    /* Which of the commit's processes measured it: a run may hold several
+     * `sluice bench` processes of one commit (`history add DIR1 DIR2 ...`),
+     * each a figure of its own, because the level moves between processes
+     * of one binary by far more than between repetitions of one. 0 for
+     * the first, and in run files written before processes were kept. */
+    int process;
+    /* The record's kernel_choice ("normalize_u8=cpu-avx2,..."): which table
+     * each kernel came from. With `auto` each build tunes its own choice,
+     * so a change of it between runs is the tuner's, not the commit's:
+     * the series is split there and the split flagged, never filed as a
+     * step. Empty when the record did not say. */
+    char kernel_choice[1024];
 } sl_history_row;
 
 /* One run: every row of one `sluice bench` run, at one commit on one
@@ -95,6 +110,14 @@ typedef struct sl_history_run {
 void sl_history_machine_id(const sl_environment *env, char *id, size_t size);
 /* "Intel(R) Xeon(R) Processor, 2 CPUs, Linux 6.1.0 x86_64, gcc 12.2.0". */
 void sl_history_machine_label(const sl_environment *env, char *buf, size_t size);
+
+/* Adds the rows of other, another process of the same commit on the same
+ * machine (records_dir names it in a refusal), to run as its next process;
+ * other's rows move into run and other is left empty. Refuses another
+ * commit or machine. */
+sl_status sl_history_run_add_process(sl_history_run *run, sl_history_run *other, const char *records_dir, sl_err *err);
+/* How many processes the run holds (the largest process index plus 1). */
+int sl_history_run_processes(const sl_history_run *run);
 
 /* A run from the records of one bench run. Refuses, naming the records
  * folder and the file: no records, records of different commits or
@@ -122,6 +145,11 @@ sl_status sl_history_run_read(const char *path, sl_history_run *run, sl_err *err
  * the run filed or absent. filed (may be NULL) receives the run's path. */
 sl_status sl_history_add(const char *history_dir, const sl_history_run *run, char *filed, size_t filed_size,
                          sl_err *err);
+/* The same, except that a commit filed already on that machine is not
+ * refused: nothing is written, *was_filed is true and filed receives the
+ * filed run's path (for a scheduled job on an unchanged main). */
+sl_status sl_history_add_unless_filed(const char *history_dir, const sl_history_run *run, char *filed,
+                                      size_t filed_size, bool *was_filed, sl_err *err);
 
 typedef struct sl_history_machine {
     char id[24];
@@ -187,6 +215,16 @@ typedef struct sl_history_series {
     sl_history_point *points;
     int nsteps;
     sl_history_step *steps;
+    /* Where the measured rows' kernel_choice changed: the index of the
+     * first point with the new choice. The series is searched for steps
+     * between these splits only, never across one. */
+    int nkernel_changes;
+    int *kernel_changes;
+    /* The measured points and commits, and whether any stretch between
+     * kernel changes had enough of them to test (sl_changepoint_testable):
+     * false is "too short to test", not "no step". */
+    int measured_points, measured_commits;
+    bool testable;
 } sl_history_series;
 
 typedef struct sl_history_options {

@@ -288,5 +288,76 @@ else
   not_ok "a winners row without a peer says so with -" "$(grep -E '^\| NLP-1 / 128 \|' "$work/fixed/report.md")"
 fi
 
+# At 800 px (issue 30): no table needs more width than the page. A table
+# of wrapping cells fits when it has few enough columns: the variant
+# table drops what no row fills and moves shared columns and notes under
+# it; the cells wrap at spaces (ci/report-screenshots.sh measures the same
+# page in a browser).
+html="$work/fixed/report.html"
+"$sluice" report "$work/fixed" >/dev/null 2>&1
+widest=$(python3 - "$html" <<'EOF2'
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+print(max(table.count("<th>") for table in re.findall(r"<table>.*?</table>", page, re.S)))
+EOF2
+)
+if [ "$widest" -le 9 ] && grep -q 'th,td{[^}]*white-space:normal' "$html" && ! grep -q 'white-space:nowrap' "$html"; then
+  ok "every table has at most 9 columns and its cells wrap"
+else
+  not_ok "every table has at most 9 columns and its cells wrap" "widest table: $widest columns"
+fi
+if grep -q '<li>fused: noisy: ' "$html" && ! grep -q '<td>noisy: ' "$html" &&
+  grep -q '<li>verified: bitwise, every row.</li>' "$html" && ! grep -q '<th>vs best peer</th>' "$html"; then
+  ok "notes and the shared verified column are lines under the table; an empty column is dropped"
+else
+  not_ok "notes and the shared verified column are lines under the table" "$(grep -o '<li>[^<]*' "$html" | head -3)"
+fi
+for term in '(1.23x)' 'cannot tell' 'too busy to rank'; do
+  if grep -qF "<dt>$term</dt>" "$html" && grep -qF -- "- **$term**: " "$work/fixed/report.md"; then
+    ok "the legend explains \"$term\" in both documents"
+  else
+    not_ok "the legend explains \"$term\" in both documents"
+  fi
+done
+
+# One colour per adapter, whatever its rank: in a second set fused is made
+# the fastest (its batches 1000 times shorter); its swatch keeps its colour.
+python3 - "$work/fixed/NLP-1__128__fused.json" "$work/fast" <<'EOF2'
+import json, os, sys
+record = json.load(open(sys.argv[1]))
+record["samples_ns"] = [max(1, v // 1000) for v in record["samples_ns"]]
+record["latency_ns"] = [max(1, v // 1000) for v in record["latency_ns"]]
+os.makedirs(sys.argv[2], exist_ok=True)
+json.dump(record, open(os.path.join(sys.argv[2], "NLP-1__128__fused.json"), "w"), indent=1)
+EOF2
+cp "$work/fixed/NLP-1__128__reference.json" "$work/fast/"
+"$sluice" report "$work/fast" >/dev/null 2>&1
+swatch() { grep -o "background:#[0-9a-f]*\"></span>$2<" "$1" | head -1 | cut -d'"' -f1; }
+rank() { grep -E '^\| ' "$1" | grep -nE "^\| $2 \|" | head -1 | cut -d: -f1; }
+slow_fused=$(swatch "$work/fixed/report.html" fused) fast_fused=$(swatch "$work/fast/report.html" fused)
+slow_ref=$(swatch "$work/fixed/report.html" reference) fast_ref=$(swatch "$work/fast/report.html" reference)
+if [ "$(rank "$work/fixed/report.md" fused)" != "$(rank "$work/fast/report.md" fused)" ] && [ -n "$slow_fused" ] &&
+  [ "$slow_fused" = "$fast_fused" ] && [ "$slow_ref" = "$fast_ref" ] && [ "$slow_fused" != "$slow_ref" ]; then
+  ok "an adapter keeps its colour when its rank changes ($slow_fused fused, $slow_ref reference)"
+else
+  not_ok "an adapter keeps its colour when its rank changes" "fused $slow_fused / $fast_fused" \
+    "reference $slow_ref / $fast_ref"
+fi
+
+# Records of two commits: the warning comes before the Winners it
+# contradicts.
+mkdir -p "$work/mixed"
+cp "$work/fixed/"*.json "$work/mixed/"
+sed -i -E 's/("git_commit":[[:space:]]*")[^"]*"/\1abcdef0123456789abcdef0123456789abcdef01"/' \
+  "$work/mixed/NLP-1__128__reference.json"
+"$sluice" report "$work/mixed" >/dev/null 2>&1
+warn=$(grep -n 'different machines or commits' "$work/mixed/report.html" | head -1 | cut -d: -f1)
+winners=$(grep -n '<h2>Winners</h2>' "$work/mixed/report.html" | cut -d: -f1)
+if [ -n "$warn" ] && [ -n "$winners" ] && [ "$warn" -lt "$winners" ]; then
+  ok "the mixed-commit warning is above the Winners"
+else
+  not_ok "the mixed-commit warning is above the Winners" "warning at line ${warn:-none}, Winners at ${winners:-none}"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

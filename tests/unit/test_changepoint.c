@@ -275,3 +275,39 @@ Test(shift, large_samples_use_the_normal_approximation)
     cr_expect_float_eq(shift.estimate, (d[1799] + d[1800]) / 2.0, 1e-12);
     cr_expect(shift.level >= 0.95 && shift.level < 0.951, "level %f", shift.level);
 }
+
+Test(changepoint, a_change_falls_between_groups_never_inside_one)
+{
+    /* Three points per group; the level moves inside group 2 (at point 7,
+     * not at a group's start 6 or 9): the change found must be at a
+     * group's start. */
+    double x[18];
+    int group[18];
+    for (int i = 0; i < 18; i++) {
+        group[i] = i / 3;
+        x[i] = (i >= 7 ? 1.0 : 0.0) + 0.01 * gaussian(11, i);
+    }
+    sl_changepoint cp[18];
+    int n = sl_edivisive_grouped(x, group, 18, NULL, cp, 18);
+    cr_assert_geq(n, 1);
+    for (int k = 0; k < n; k++)
+        cr_expect_eq(cp[k].index % 3, 0, "a change at point %d, inside a group", cp[k].index);
+    cr_expect_eq(sl_edivisive(x, 18, NULL, cp, 18), 1);
+    cr_expect_eq(cp[0].index, 7, "ungrouped, every point is its own group");
+}
+
+Test(changepoint, too_few_points_are_too_short_to_test)
+{
+    /* C(8, 4) = 70 < 100: no arrangement of 8 points is rarer than 1%;
+     * C(9, 4) = 126 is. One group cannot change at all. */
+    cr_expect_not(sl_changepoint_testable(6, 6, NULL));
+    cr_expect_not(sl_changepoint_testable(8, 8, NULL));
+    cr_expect(sl_changepoint_testable(9, 9, NULL));
+    cr_expect(sl_changepoint_testable(18, 6, NULL));
+    cr_expect_not(sl_changepoint_testable(30, 1, NULL));
+    cr_expect_eq(sl_changepoint_points_needed(NULL), 9);
+    /* And a series too short finds nothing, however clear. */
+    double x[6] = {0, 0, 0, 0, 1, 1};
+    sl_changepoint cp[6];
+    cr_expect_eq(sl_edivisive(x, 6, NULL, cp, 6), 0);
+}
