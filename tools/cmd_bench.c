@@ -543,7 +543,15 @@ int sl__cmd_bench(int argc, char **argv)
          * waiting for rank 0 at their first collective. */
         return SL__EXIT_FAILED;
     }
-    if (sl_session_run(session, &err) != SL_OK) {
+    sl_status ran = sl_session_run(session, &err);
+    /* Every collective step is behind the job now: the ranks check in at
+     * its end and leave MPI before rank 0 writes its report, so that no
+     * rank waits on rank 0 under the watchdog while it does (a summary of
+     * many batches once took longer than the watchdog's limit, and the
+     * other ranks aborted a healthy job, blaming rank 0; D23). */
+    if (launched)
+        sl__launch_end(launched);
+    if (ran != SL_OK) {
         sl__cli_error("bench", "%s", err.msg);
         status = SL__EXIT_FAILED;
     } else if (root) {
@@ -553,7 +561,5 @@ int sl__cmd_bench(int argc, char **argv)
     sl_session_free(session);
     free(variants);
     free(adapters);
-    if (launched)
-        sl__launch_end(launched);
     return status;
 }
