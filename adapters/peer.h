@@ -255,6 +255,10 @@ const char *sl__peer_torch_python(void);
  * adapter made on first use and kept for the process's life, or NULL with
  * err set when the file cannot be a peer. */
 const sl_adapter *sl__user_peer(const char *name, sl_err *err);
+/* Whether path names a loader file (a regular file), its absolute path
+ * into resolved; else "<path>: no such loader file". `peer:<path>` and
+ * `sluice peer-check` both ask it first, so both say the same (D27). */
+sl_status sl__peer_loader_file(const char *path, char *resolved, size_t size, sl_err *err);
 /* The user's loaders made so far, which the registry lists after the
  * peers. */
 int sl__user_peer_count(void);

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,10 @@
 
 extern char **environ;
 
-#define TAIL_SHOWN 160
+#define TAIL_SHOWN     160
+/* Room for the peer's PYTHONPATH entry: the peers folder and the caller's
+ * PYTHONPATH. A longer one is refused, naming both (it used to be cut). */
+#define PYTHONPATH_MAX 8192
 
 /* The environment of a peer: the caller's, with the peers folder first on
  * PYTHONPATH, so that a loader outside peers/ can `import sluice_peer`. */
@@ -33,7 +35,11 @@ static char **peer_environment(char *pythonpath, size_t size)
     if (!env)
         return NULL;
     const char *old = getenv("PYTHONPATH");
-    snprintf(pythonpath, size, "PYTHONPATH=%s%s%s", sl__peer_dir(), old && *old ? ":" : "", old ? old : "");
+    int n_written =
+        snprintf(pythonpath, size, "PYTHONPATH=%s%s%s", sl__peer_dir(), old && *old ? ":" : "", old ? old : "");
+    /* Cut, it would name another folder: empty tells the caller to refuse. */
+    if (n_written < 0 || (size_t)n_written >= size)
+        pythonpath[0] = '\0';
     size_t k = 0;
     env[k++] = pythonpath;
     for (size_t i = 0; i < n; i++)
@@ -64,32 +70,88 @@ sl_status sl__peer_spawn(sl__peer_child *c, const char *const *argv, bool want_s
         close_pair(errp);
         return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(e));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    if (want_stdin)
-        posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    else
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, errp[1], 2);
-    /* The ring's descriptor is passed by number; dup2 onto itself clears
-     * its close-on-exec flag in the child only. */
-    if (keep_fd >= 0)
-        posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
-    posix_spawnattr_init(&attr);
-    /* Its own process group, so killing it also kills its workers. */
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    char pythonpath[1200];
+    char pythonpath[PYTHONPATH_MAX];
     char **env = peer_environment(pythonpath, sizeof pythonpath);
-    int rc = env ? posix_spawn(&c->pid, argv[0], &actions, &attr, (char *const *)argv, env) : ENOMEM;
+    if (!env) {
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_ENOMEM, "no memory for the peer's environment");
+    }
+    if (pythonpath[0] == '\0') {
+        free(env);
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_EINVAL,
+                       "the peer's PYTHONPATH (the peers folder %s, then $PYTHONPATH) is longer than %d bytes; "
+                       "shorten PYTHONPATH or SLUICE_PEERS_DIR",
+                       sl__peer_dir(), PYTHONPATH_MAX - 1);
+    }
+    /* fork and exec rather than posix_spawn, for one thing posix_spawn
+     * cannot do: PR_SET_PDEATHSIG, so that the peer is killed when sluice
+     * dies, even of SIGKILL, which no handler and no sweep of sluice's can
+     * follow. Between fork and exec the child calls only async-signal-safe
+     * functions. The signal follows the thread that forked; sluice starts
+     * peers from the thread that runs the bench, which outlives them. */
+    pid_t parent = getpid();
+    int exec_errno[2] = {-1, -1};
+    if (pipe2(exec_errno, O_CLOEXEC) != 0) {
+        int e = errno;
+        free(env);
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(e));
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        /* Its own process group, so killing it also kills its workers. */
+        int failed = setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0;
+        /* sluice died before the request took effect: nothing will. */
+        if (getppid() != parent)
+            _exit(127);
+        if (!failed && want_stdin)
+            failed = dup2(in[0], 0) < 0;
+        else if (!failed) {
+            int null = open("/dev/null", O_RDONLY);
+            failed = null < 0 || dup2(null, 0) < 0;
+        }
+        failed = failed || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0;
+        /* The ring's descriptor is passed by number: its close-on-exec flag
+         * cleared in the child only. */
+        if (!failed && keep_fd >= 0)
+            failed = fcntl(keep_fd, F_SETFD, 0) != 0;
+        failed = failed || sigprocmask(SIG_SETMASK, &none, NULL) != 0;
+        if (!failed)
+            execve(argv[0], (char *const *)argv, env);
+        int e = errno;
+        ssize_t ignored = write(exec_errno[1], &e, sizeof e);
+        (void)ignored;
+        _exit(127);
+    }
+    int rc = pid < 0 ? errno : 0;
+    /* Also here, so that the group exists before anything is sent to it,
+     * whichever process runs first (EACCES once it has exec'd: harmless). */
+    if (pid > 0)
+        setpgid(pid, pid);
+    close(exec_errno[1]);
+    if (pid > 0) {
+        /* The pipe closes on exec; a number on it is why exec failed. */
+        int e = 0;
+        ssize_t got;
+        while ((got = read(exec_errno[0], &e, sizeof e)) < 0 && errno == EINTR)
+            continue;
+        if (got == (ssize_t)sizeof e) {
+            waitpid(pid, NULL, 0);
+            rc = e;
+        }
+    }
+    close(exec_errno[0]);
+    c->pid = pid > 0 && rc == 0 ? pid : -1;
     free(env);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     if (want_stdin)
         close(in[0]);
     close(out[1]);
