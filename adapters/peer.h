@@ -38,6 +38,10 @@ typedef struct sl__peer {
      * of 5 s and half the time its batches took. */
     double startup_s, batch_s, total_s, exit_s;
     sl__peer_kind kind;
+    /* A loader of the user's (`peer:<path>`), whose kind is its own word
+     * (--describe): one that says it prefetches is timed so, and shown as
+     * `self-declared`, not ranked (docs/peers.md, "What is verified"). */
+    bool users_own;
 } sl__peer;
 
 sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
@@ -117,7 +121,9 @@ typedef struct sl__peer_session_result {
     int64_t *latency_ns;  /* nbatches entries, the caller's */
     int64_t *observed_ns; /* nbatches entries, the caller's */
     int64_t batches_ns;   /* from the first request to the last line */
-    int64_t cpu_ns;       /* the peer's processes' CPU time over the same span */
+    int64_t cpu_ns;       /* the peer's tree's CPU time over the same span */
+    int threads;          /* the threads of the peer's tree at the end of that span */
+    int64_t setup_cpu_ns; /* the peer's tree's CPU time from its start to its hello */
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];
@@ -183,9 +189,12 @@ bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed, char *ho
 /* The last bytes the peer wrote to stderr, or "(empty)". */
 const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size);
 
-/* The CPU time (ns) the live processes of process group `group` (a peer
- * and its workers) have used so far, every thread counted. */
-int64_t sl__peer_group_cpu_ns(pid_t group);
+/* The CPU time (ns) the live processes of the peer's tree have used so
+ * far, every thread counted: its process group (a peer and its workers)
+ * and every process that left the group but is a descendant of this one
+ * through a child the reaper did not keep (setsid'd helpers come back to
+ * this process, the subreaper). *threads gets how many threads they have. */
+int64_t sl__peer_tree_cpu_ns(pid_t peer, const sl__peer_reaper *reaper, int *threads);
 
 /* --- equivalence ------------------------------------------------------------- */
 

@@ -332,8 +332,8 @@ static int children(pid_t *out, int max)
 
 /* The nanoseconds process pid's threads have run on a CPU, from each
  * thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's own count,
- * not the 10 ms ticks of /proc/<pid>/stat). */
-static int64_t process_cpu_ns(pid_t pid)
+ * not the 10 ms ticks of /proc/<pid>/stat); *threads gets their number. */
+static int64_t process_cpu_ns(pid_t pid, int *threads)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -350,8 +350,10 @@ static int64_t process_cpu_ns(pid_t pid)
         FILE *f = fopen(stat_path, "r");
         long long ns = 0;
         if (f) {
-            if (fscanf(f, "%lld", &ns) == 1)
+            if (fscanf(f, "%lld", &ns) == 1) {
                 total += ns;
+                (*threads)++;
+            }
             fclose(f);
         }
     }
@@ -359,20 +361,43 @@ static int64_t process_cpu_ns(pid_t pid)
     return total;
 }
 
-int64_t sl__peer_group_cpu_ns(pid_t group)
+static bool kept_child(const sl__peer_reaper *reaper, pid_t pid);
+
+/* Whether pid belongs to the peer's tree: in its process group, or a
+ * descendant of this process through a child that was not there when the
+ * session began (the peer, or a process of its tree that left the group
+ * and session and came back to this process, the subreaper). The same
+ * processes the sweep kills. */
+static bool in_tree(pid_t pid, pid_t peer, const sl__peer_reaper *reaper, pid_t self)
 {
+    if (group_of(pid) == peer)
+        return true;
+    pid_t at = pid;
+    for (int depth = 0; depth < 64 && at > 1; depth++) {
+        pid_t parent = parent_of(at);
+        if (parent == self)
+            return !kept_child(reaper, at);
+        at = parent;
+    }
+    return false;
+}
+
+int64_t sl__peer_tree_cpu_ns(pid_t peer, const sl__peer_reaper *reaper, int *threads)
+{
+    *threads = 0;
     DIR *proc = opendir("/proc");
     if (!proc)
         return 0;
+    pid_t self = getpid();
     int64_t total = 0;
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         char *end = NULL;
         long pid = strtol(e->d_name, &end, 10);
-        if (!end || *end != '\0' || pid <= 0)
+        if (!end || *end != '\0' || pid <= 0 || pid == self)
             continue;
-        if (group_of((pid_t)pid) == group)
-            total += process_cpu_ns((pid_t)pid);
+        if (in_tree((pid_t)pid, peer, reaper, self))
+            total += process_cpu_ns((pid_t)pid, threads);
     }
     closedir(proc);
     return total;

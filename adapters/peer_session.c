@@ -125,6 +125,7 @@ typedef struct talk {
     int64_t total_deadline;
     int64_t started;
     double startup_s, batch_s; /* the limits, checked once */
+    const sl__peer_reaper *reaper;
 } talk;
 
 /* Reads one line within the limit; fails as the protocol says. */
@@ -341,7 +342,11 @@ static sl_status converse(talk *t, sl_err *err)
     if (st)
         return st;
     int64_t first = sl_now_ns(), requested = first;
-    int64_t cpu_first = sl__peer_group_cpu_ns(t->c.pid);
+    int threads = 0;
+    /* From its start: what it did before its hello (imports, loading, and
+     * whatever else) is in the record beside the batches' CPU. */
+    int64_t cpu_first = sl__peer_tree_cpu_ns(t->c.pid, t->reaper, &threads);
+    t->result->setup_cpu_ns = cpu_first;
     st = request(t, 0, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
@@ -360,7 +365,7 @@ static sl_status converse(talk *t, sl_err *err)
             st = spec->on_batch(spec->user, &b, err);
         if (last) {
             t->result->batches_ns = sl_now_ns() - first;
-            t->result->cpu_ns = sl__peer_group_cpu_ns(t->c.pid) - cpu_first;
+            t->result->cpu_ns = sl__peer_tree_cpu_ns(t->c.pid, t->reaper, &t->result->threads) - cpu_first;
         }
     }
     /* "end" asks it to exit (the end of its stdin alone means sluice is
@@ -380,6 +385,8 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->slow_exit[0] = '\0';
     result->batches_ns = 0;
     result->cpu_ns = 0;
+    result->threads = 0;
+    result->setup_cpu_ns = 0;
     /* Every limit is read before anything starts, so a bad one fails the
      * run at once with its name. The exit grace's default depends on the
      * run (below); only the variable is checked here. */
@@ -407,6 +414,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     argv[n] = NULL;
     sl__peer_reaper reaper;
     sl__peer_reaper_begin(&reaper);
+    t.reaper = &reaper;
     t.started = sl_now_ns();
     t.total_deadline = t.started + (int64_t)(total_s * 1e9);
     st = sl__peer_spawn(&t.c, argv, true, t.ring.fd, err);

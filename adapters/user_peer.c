@@ -138,6 +138,7 @@ const sl_adapter *sl__user_peer(const char *name, sl_err *err)
                     .annotate = sl__peer_annotate},
         .script = u->path,
         .args = "--workers=0",
+        .users_own = true,
     };
     if (describe(u, err) != SL_OK)
         return NULL;

@@ -1,7 +1,8 @@
-"""A peer that does honest work but reports a hundredth of its time (or, with
---latency=VALUE, that exact JSON number for every batch: out of range, not an
-integer, or longer than sluice could have seen). The first must be flagged
-`hand-over`; the others are protocol errors."""
+"""A peer that does honest work but reports a hundredth of its time (with
+--divide=N, an Nth; or, with --latency=VALUE, that exact JSON number for
+every batch: out of range, not an integer, or longer than sluice could have
+seen). The first two must be flagged `hand-over`; the others are protocol
+errors."""
 import json
 import os
 import sys
@@ -13,6 +14,7 @@ import sluice_peer  # noqa: E402
 
 p = sluice_peer.parser("underreport")
 p.add_argument("--latency")
+p.add_argument("--divide", type=int, default=100)
 options = p.parse_args()
 plan = sluice_peer.Plan(options.export_dir)
 ring = sluice_peer.open_ring(plan, options)
@@ -27,6 +29,6 @@ for line in sys.stdin:
     arrays = next(batches)
     ns = time.perf_counter_ns() - t0
     shapes = ring.write(slot, plan, arrays)
-    latency = options.latency if options.latency is not None else str(ns // 100)
+    latency = options.latency if options.latency is not None else str(ns // options.divide)
     sys.stdout.write('{"batch": %d, "latency_ns": %s, "shapes": %s}\n' % (i, latency, json.dumps(shapes)))
     sys.stdout.flush()

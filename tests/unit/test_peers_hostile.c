@@ -22,6 +22,7 @@
 #include "peer.h"
 #include "sluice/bench.h"
 #include "sluice/peer_check.h"
+#include "sluice/peer_rank.h"
 #include "sluice/scenario.h"
 #include "sluice/timing.h"
 
@@ -311,4 +312,96 @@ Test(peers_hostile, a_long_pythonpath_reaches_the_loader_whole_or_is_refused)
     cr_expect(strstr(record.reason, "PYTHONPATH") != NULL, "the variable is named: %s", record.reason);
     sl_record_release(&record);
     test_tmpdir_remove(dir);
+}
+
+/* --- D21: no loader ranked on work it did not do while timed ---------------- */
+
+/* Attack 3: batches kept on disk from an earlier run, replayed. Every run of
+ * a peer has a plan of a fresh seed, so the replay is a mismatch. */
+Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch)
+{
+    char dir[512];
+    test_tmpdir_create(dir, sizeof dir, "replay");
+    cr_assert_eq(setenv("SLUICE_TEST_STORE", dir, 1), 0);
+    sl__peer peer = test_peer("peer:test-replay", "testing/replay.py", 0);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "the first run computes and stores: %s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+    run(&peer.adapter, &record);
+    unsetenv("SLUICE_TEST_STORE");
+    cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+    test_tmpdir_remove(dir);
+}
+
+/* Attack 4, first half: honest work, latencies under-reported by half, from
+ * a loader of one thread. Its CPU can outrun its clocks by no more than the
+ * threads it has; a bound of every CPU let it pass on a machine of two. */
+Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_over)
+{
+    sl__peer peer = test_peer("peer:test-half", "testing/underreport.py", 1);
+    peer.args = "--divide=2";
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
+}
+
+/* Attack 4, second half: the work done by a helper that left the loader's
+ * process group and session; its CPU is the loader's. */
+Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
+{
+    sl__peer peer = test_peer("peer:test-offload", "testing/offload.py", 1);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+/* Attack 2: a loader of the user's that computes everything before its
+ * hello and says it prefetches, which skips the CPU check: shown as
+ * `self-declared`, never the best peer unless asked. Its latencies are
+ * padded above what writing its bytes could take. */
+Test(peers_hostile, a_users_loader_that_declares_itself_prefetching_is_shown_and_not_ranked)
+{
+    char name[1100];
+    snprintf(name, sizeof name, "peer:%s", script(1, "testing/precompute_prefetching.py"));
+    sl_err err = {0};
+    const sl_adapter *adapter = sl__user_peer(name, &err);
+    cr_assert_not_null(adapter, "%s", err.msg);
+    sl_record record;
+    run(adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "self-declared", "note: %s", record.note);
+    sl_rank_entry e[2] = {
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = "fused",
+         .equivalence = "bitwise",
+         .outcome = SL_RECORD_OK,
+         .elements_per_s = 1.0},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = record.adapter,
+         .equivalence = record.equivalence,
+         .outcome = record.outcome,
+         .elements_per_s = 1e12,
+         .timing = record.timing},
+    };
+    cr_expect_neq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "a self-declared loader is not ranked");
+    sl_record_release(&record);
+    /* Asked for, it is timed and ranked as a prefetching peer. */
+    cr_assert_eq(setenv("SLUICE_RANK_SELF_DECLARED", "1", 1), 0);
+    run(adapter, &record);
+    unsetenv("SLUICE_RANK_SELF_DECLARED");
+    cr_expect_str_eq(record.timing, "prefetching", "note: %s", record.note);
+    sl_record_release(&record);
 }
