@@ -336,18 +336,17 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result
         clocked += (double)r->latency_ns[i];
         observed += (double)r->observed_ns[i];
     }
-    /* Its CPU time can outrun its clocks by as many threads as ran at
-     * once: at most the CPUs, and at most the threads its tree has (a
-     * single-threaded loader that reported half its time used twice the
-     * CPU its clocks hold, which a bound of every CPU let pass). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    long parallel = cpus > 0 ? cpus : 1;
-    if (r->threads > 0 && r->threads < parallel)
-        parallel = r->threads;
     double protocol = (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
     bool too_fast = clocked < (double)bytes / WRITE_BYTES_PER_NS;
-    bool unclocked_cpu =
-        kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 && (double)r->cpu_ns > (double)parallel * clocked + protocol;
+    /* Its tree's CPU time can outrun its clocks by no more than every CPU,
+     * and no one thread of it can run longer than its clocks: a thread
+     * runs on one CPU at a time. The second bound holds whatever the
+     * number of CPUs or idle threads (a single-threaded loader that
+     * reported half its time passed the first on a machine of two). */
+    bool unclocked_cpu = kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 &&
+                         ((double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol ||
+                          (double)r->busiest_thread_ns > clocked + protocol);
     if (fraction_out)
         *fraction_out = observed > 0 ? clocked / observed : 1.0;
     if (observed_out)

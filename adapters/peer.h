@@ -118,12 +118,12 @@ typedef struct sl__peer_session_spec {
 
 typedef struct sl__peer_session_result {
     char framework[96];
-    int64_t *latency_ns;  /* nbatches entries, the caller's */
-    int64_t *observed_ns; /* nbatches entries, the caller's */
-    int64_t batches_ns;   /* from the first request to the last line */
-    int64_t cpu_ns;       /* the peer's tree's CPU time over the same span */
-    int threads;          /* the threads of the peer's tree at the end of that span */
-    int64_t setup_cpu_ns; /* the peer's tree's CPU time from its start to its hello */
+    int64_t *latency_ns;       /* nbatches entries, the caller's */
+    int64_t *observed_ns;      /* nbatches entries, the caller's */
+    int64_t batches_ns;        /* from the first request to the last line */
+    int64_t cpu_ns;            /* the peer's tree's CPU time over the same span */
+    int64_t busiest_thread_ns; /* the most CPU time one of its threads used over that span */
+    int64_t setup_cpu_ns;      /* the peer's tree's CPU time from its start to its hello */
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];
@@ -193,8 +193,18 @@ const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size
  * far, every thread counted: its process group (a peer and its workers)
  * and every process that left the group but is a descendant of this one
  * through a child the reaper did not keep (setsid'd helpers come back to
- * this process, the subreaper). *threads gets how many threads they have. */
-int64_t sl__peer_tree_cpu_ns(pid_t peer, const sl__peer_reaper *reaper, int *threads);
+ * this process, the subreaper). Each thread's own count is kept too (the
+ * first SL__PEER_SAMPLED_THREADS), to find the busiest thread. */
+#define SL__PEER_SAMPLED_THREADS 1024
+typedef struct sl__peer_cpu_sample {
+    int64_t total_ns;
+    int nthreads;
+    pid_t tid[SL__PEER_SAMPLED_THREADS];
+    int64_t ns[SL__PEER_SAMPLED_THREADS];
+} sl__peer_cpu_sample;
+void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
+/* The most CPU time any one thread used from one sample to a later one. */
+int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after);
 
 /* --- equivalence ------------------------------------------------------------- */
 

@@ -177,13 +177,18 @@ static void keep_tail(sl__peer_child *c, const char *data, size_t n)
             memmove(c->tail, c->tail + TAIL_SHOWN, sizeof c->tail - TAIL_SHOWN);
             c->tail_used -= TAIL_SHOWN;
         }
-        c->tail[c->tail_used++] = data[i] == '\n' ? ' ' : data[i];
+        /* No control character reaches a record, or a terminal. */
+        unsigned char byte = (unsigned char)data[i];
+        c->tail[c->tail_used++] = byte == '\n' ? ' ' : byte < 0x20 || byte == 0x7F ? '?' : data[i];
     }
 }
 
 const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size)
 {
     size_t n = c->tail_used < TAIL_SHOWN ? c->tail_used : TAIL_SHOWN;
+    /* It starts at a character, not inside one. */
+    while (n > 0 && ((unsigned char)c->tail[c->tail_used - n] & 0xC0) == 0x80)
+        n--;
     snprintf(buf, size, "%.*s", (int)n, c->tail + c->tail_used - n);
     return n ? buf : "(empty)";
 }
@@ -330,17 +335,17 @@ static int children(pid_t *out, int max)
     return n;
 }
 
-/* The nanoseconds process pid's threads have run on a CPU, from each
- * thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's own count,
- * not the 10 ms ticks of /proc/<pid>/stat); *threads gets their number. */
-static int64_t process_cpu_ns(pid_t pid, int *threads)
+/* Adds the nanoseconds process pid's threads have run on a CPU to the
+ * sample, from each thread's /proc/<pid>/task/<tid>/schedstat (the
+ * scheduler's own count, not the 10 ms ticks of /proc/<pid>/stat), and each
+ * thread's own count, while there is room. */
+static void add_process_cpu(pid_t pid, sl__peer_cpu_sample *sample)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *tasks = opendir(path);
     if (!tasks)
-        return 0;
-    int64_t total = 0;
+        return;
     struct dirent *e;
     while ((e = readdir(tasks)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
@@ -351,14 +356,16 @@ static int64_t process_cpu_ns(pid_t pid, int *threads)
         long long ns = 0;
         if (f) {
             if (fscanf(f, "%lld", &ns) == 1) {
-                total += ns;
-                (*threads)++;
+                sample->total_ns += ns;
+                if (sample->nthreads < SL__PEER_SAMPLED_THREADS) {
+                    sample->tid[sample->nthreads] = (pid_t)atoi(e->d_name);
+                    sample->ns[sample->nthreads++] = ns;
+                }
             }
             fclose(f);
         }
     }
     closedir(tasks);
-    return total;
 }
 
 static bool kept_child(const sl__peer_reaper *reaper, pid_t pid);
@@ -382,14 +389,14 @@ static bool in_tree(pid_t pid, pid_t peer, const sl__peer_reaper *reaper, pid_t 
     return false;
 }
 
-int64_t sl__peer_tree_cpu_ns(pid_t peer, const sl__peer_reaper *reaper, int *threads)
+void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample)
 {
-    *threads = 0;
+    sample->total_ns = 0;
+    sample->nthreads = 0;
     DIR *proc = opendir("/proc");
     if (!proc)
-        return 0;
+        return;
     pid_t self = getpid();
-    int64_t total = 0;
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         char *end = NULL;
@@ -397,10 +404,25 @@ int64_t sl__peer_tree_cpu_ns(pid_t peer, const sl__peer_reaper *reaper, int *thr
         if (!end || *end != '\0' || pid <= 0 || pid == self)
             continue;
         if (in_tree((pid_t)pid, peer, reaper, self))
-            total += process_cpu_ns((pid_t)pid, threads);
+            add_process_cpu((pid_t)pid, sample);
     }
     closedir(proc);
-    return total;
+}
+
+int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after)
+{
+    int64_t most = 0;
+    for (int i = 0; i < after->nthreads; i++) {
+        int64_t earlier = 0;
+        for (int j = 0; j < before->nthreads; j++)
+            if (before->tid[j] == after->tid[i]) {
+                earlier = before->ns[j];
+                break;
+            }
+        if (after->ns[i] - earlier > most)
+            most = after->ns[i] - earlier;
+    }
+    return most;
 }
 
 void sl__peer_reaper_begin(sl__peer_reaper *reaper)

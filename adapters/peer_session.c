@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/internal.h"
 #include "peer.h"
 #include "sluice/timing.h"
 
@@ -182,8 +183,11 @@ static sl_status read_hello(talk *t, sl_err *err)
                  "it speaks protocol %g, sluice speaks %d (peers/sluice_peer.py speaks it: batches go through the "
                  "ring, without digests)",
                  protocol->valuedouble, PROTOCOL);
-    else if (cJSON_IsString(framework))
-        snprintf(t->result->framework, sizeof t->result->framework, "%s", framework->valuestring);
+    else if (cJSON_IsString(framework)) {
+        /* Cut at a character, and no control character for a terminal. */
+        sl__copy_string(t->result->framework, sizeof t->result->framework, framework->valuestring);
+        sl__text_printable(t->result->framework);
+    }
     cJSON_Delete(line);
     return detail[0] ? protocol_error(t, shown, "its hello", detail, err) : SL_OK;
 }
@@ -342,11 +346,14 @@ static sl_status converse(talk *t, sl_err *err)
     if (st)
         return st;
     int64_t first = sl_now_ns(), requested = first;
-    int threads = 0;
     /* From its start: what it did before its hello (imports, loading, and
      * whatever else) is in the record beside the batches' CPU. */
-    int64_t cpu_first = sl__peer_tree_cpu_ns(t->c.pid, t->reaper, &threads);
-    t->result->setup_cpu_ns = cpu_first;
+    sl__peer_cpu_sample *cpu_first = malloc(2 * sizeof *cpu_first);
+    if (!cpu_first)
+        return sl_fail(err, SL_ENOMEM, "no memory to sample the peer's CPU time");
+    sl__peer_cpu_sample *cpu_last = cpu_first + 1;
+    sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_first);
+    t->result->setup_cpu_ns = cpu_first->total_ns;
     st = request(t, 0, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
@@ -365,9 +372,12 @@ static sl_status converse(talk *t, sl_err *err)
             st = spec->on_batch(spec->user, &b, err);
         if (last) {
             t->result->batches_ns = sl_now_ns() - first;
-            t->result->cpu_ns = sl__peer_tree_cpu_ns(t->c.pid, t->reaper, &t->result->threads) - cpu_first;
+            sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_last);
+            t->result->cpu_ns = cpu_last->total_ns - cpu_first->total_ns;
+            t->result->busiest_thread_ns = sl__peer_busiest_thread_ns(cpu_first, cpu_last);
         }
     }
+    free(cpu_first);
     /* "end" asks it to exit (the end of its stdin alone means sluice is
      * gone); a peer that exited on its own after its last answer is not
      * reading any more, and its exit status says how it ended. */
@@ -385,7 +395,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->slow_exit[0] = '\0';
     result->batches_ns = 0;
     result->cpu_ns = 0;
-    result->threads = 0;
+    result->busiest_thread_ns = 0;
     result->setup_cpu_ns = 0;
     /* Every limit is read before anything starts, so a bad one fails the
      * run at once with its name. The exit grace's default depends on the

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/internal.h"
 #include "peer.h"
 #include "sluice/timing.h"
 
@@ -126,7 +127,12 @@ const sl_adapter *sl__user_peer(const char *name, sl_err *err)
     memset(u, 0, sizeof *u);
     snprintf(u->path, sizeof u->path, "%s", resolved);
     const char *base = strrchr(resolved, '/');
-    snprintf(u->name, sizeof u->name, "peer:%.26s", base ? base + 1 : resolved);
+    /* The adapter's name, cut at a character and with no control
+     * character: it goes into every record of the loader (D22). */
+    char name_full[PATH_MAX + 8];
+    snprintf(name_full, sizeof name_full, "peer:%s", base ? base + 1 : resolved);
+    sl__copy_string(u->name, sizeof u->name, name_full);
+    sl__text_printable(u->name);
     snprintf(u->summary, sizeof u->summary, "a loader of the user's, %s", resolved);
     u->peer = (sl__peer){
         .adapter = {.name = u->name,

@@ -122,6 +122,11 @@ sl_status sl_history_run_read(const char *path, sl_history_run *run, sl_err *err
  * the run filed or absent. filed (may be NULL) receives the run's path. */
 sl_status sl_history_add(const char *history_dir, const sl_history_run *run, char *filed, size_t filed_size,
                          sl_err *err);
+/* Whether runs may be filed into history_dir: a history, or a folder that
+ * is missing or empty; else why not. Asked before anything is written
+ * there, the lock included (D24: a refused add left its lock file in the
+ * user's folder). */
+sl_status sl_history_check_target(const char *history_dir, sl_err *err);
 
 typedef struct sl_history_machine {
     char id[24];

@@ -343,7 +343,7 @@ Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch
 Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_over)
 {
     sl__peer peer = test_peer("peer:test-half", "testing/underreport.py", 1);
-    peer.args = "--divide=2";
+    peer.args = "--half"; /* half its time, each batch 20 ms of CPU */
     sl_record record;
     run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
@@ -404,4 +404,55 @@ Test(peers_hostile, a_users_loader_that_declares_itself_prefetching_is_shown_and
     unsetenv("SLUICE_RANK_SELF_DECLARED");
     cr_expect_str_eq(record.timing, "prefetching", "note: %s", record.note);
     sl_record_release(&record);
+}
+
+/* --- D22: strings from a loader ------------------------------------------------ */
+
+/* A loader whose file name is cut inside a UTF-8 character in its adapter's
+ * name, and whose framework name (with a terminal escape in it) is cut
+ * inside one in the record: sluice must read back the record it wrote (it
+ * used to refuse it, and count the run failed), and no control character
+ * may reach it. */
+Test(peers_hostile, names_cut_inside_a_character_or_holding_escapes_give_a_record_sluice_reads_back)
+{
+    char dir[512], path[800], testing[1024], text[2048], name[900], record_path[700];
+    test_tmpdir_create(dir, sizeof dir, "utf8");
+    /* 25 bytes, then a 2-byte character across the 26-byte cut. */
+    snprintf(path, sizeof path, "%s/xxxxxxxxxxxxxxxxxxxxxxxxx\xc3\xa9_loader.py", dir);
+    /* An escape, then 60 two-byte characters: cut at 95 bytes, inside one. */
+    char framework[200] = "\\x1b[31mred";
+    for (int i = 0; i < 60; i++)
+        strcat(framework, "\xc3\xa9");
+    snprintf(text, sizeof text,
+             "import sys\n"
+             "sys.path.insert(0, '%s')\n"
+             "import plain\n"
+             "import sluice_peer\n"
+             "if __name__ == '__main__':\n"
+             "    sluice_peer.main('utf8', '%s', plain.make_batches, plain.SUPPORTED)\n",
+             test_peer_script(testing, sizeof testing, "testing"), framework);
+    test_write_text(path, text);
+    snprintf(name, sizeof name, "peer:%s", path);
+    sl_err err = {0};
+    const sl_adapter *adapter = sl__user_peer(name, &err);
+    cr_assert_not_null(adapter, "%s", err.msg);
+    sl_record record;
+    run(adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    for (const char *p = record.framework; *p; p++)
+        cr_expect((unsigned char)*p >= 0x20 && *p != 0x7F, "a control character in the framework: %s",
+                  record.framework);
+    sl_environment env;
+    sl_environment_collect(&env);
+    snprintf(record_path, sizeof record_path, "%s/record.json", dir);
+    cr_assert_eq(sl_record_write(&record, &env, record_path, &err), SL_OK, "%s", err.msg);
+    sl_record back;
+    sl_environment back_env;
+    cr_assert_eq(sl_record_read(record_path, &back, &back_env, &err), SL_OK, "sluice refuses its own record: %s",
+                 err.msg);
+    cr_expect_str_eq(back.adapter, record.adapter);
+    cr_expect_str_eq(back.framework, record.framework);
+    sl_record_release(&back);
+    sl_record_release(&record);
+    test_tmpdir_remove(dir);
 }
