@@ -18,6 +18,7 @@
 #include "sluice/export.h"
 #include "sluice/record.h"
 #include "sluice/stats.h"
+#include "sluice/timing.h"
 #include "sluice_config.h"
 
 /* A run is a hand-over (docs/peers.md, "Nothing handed") when its
@@ -67,6 +68,7 @@ static struct {
     char note[256];
     double clocked_fraction;
     double cpu_ns;
+    double setup_cpu_ns;
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -101,6 +103,7 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
         snprintf(record->note, sizeof record->note, "%s", last_run.note);
     sl_record_add_metric(record, "peer_clocked_fraction", last_run.clocked_fraction, "");
     sl_record_add_metric(record, "peer_cpu_ns", last_run.cpu_ns, "ns");
+    sl_record_add_metric(record, "peer_setup_cpu_ns", last_run.setup_cpu_ns, "ns");
     if (last_run.p50_with_digest_ns > 0)
         sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
     if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
@@ -119,6 +122,8 @@ static struct {
     char dir[512];
     uint64_t *digests; /* the answers: in sluice's memory only */
     bool registered;
+    /* This run's pipeline: the bench's with a fresh seed (below). */
+    sl_pipeline *run;
 } export_cache;
 
 static void remove_export(void)
@@ -129,32 +134,60 @@ static void remove_export(void)
     export_cache.pipeline = NULL;
     free(export_cache.digests);
     export_cache.digests = NULL;
+    sl_pipeline_free(export_cache.run);
+    export_cache.run = NULL;
 }
 
-/* A bench runs every repetition of every peer of an instance on the same
- * batches, so one export serves them all; a new pipeline replaces it. */
+/* A seed no earlier run had: from the kernel's random source, falling back
+ * to the clock and the process id where it has none. It reaches no output:
+ * the record's bytes and digest are the bench's seed's (feed_sink). */
+static uint64_t fresh_seed(void)
+{
+    uint64_t seed = 0;
+    if (getentropy(&seed, sizeof seed) != 0)
+        seed = (uint64_t)sl_now_ns() ^ ((uint64_t)getpid() << 32);
+    return seed;
+}
+
+/* Every run of a peer gets a plan of its own seed (D21): the order, and
+ * every random op's decisions, differ from run to run, so that batches a
+ * loader kept on disk from an earlier run (or an earlier repetition) are
+ * not this run's, and replaying them is a mismatch. The bench's own seed
+ * (goldens, the record's digest, every other adapter) is unchanged: the
+ * peer is held to the reference computed with the run's seed, the same
+ * work on other elements and draws. The source's data files do not depend
+ * on the seed and are written once per pipeline; each run writes only a
+ * new plan over them. */
 static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
 {
     uint64_t fp = sl_pipeline_fingerprint(pipeline);
-    if (export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
-        export_cache.nbatches == nbatches)
-        return SL_OK;
-    remove_export();
-    if (!export_cache.registered) {
-        atexit(remove_export);
-        export_cache.registered = true;
-    }
-    export_cache.digests = malloc((size_t)nbatches * sizeof *export_cache.digests);
-    if (!export_cache.digests)
-        return sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " reference digests", nbatches);
-    sl_status st = sl_workdir_create(sl_temp_base(), "peer", export_cache.dir, sizeof export_cache.dir, err);
-    if (st) {
-        export_cache.dir[0] = '\0';
+    bool data_written = export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
+                        export_cache.nbatches == nbatches;
+    if (!data_written) {
         remove_export();
-        return st;
+        if (!export_cache.registered) {
+            atexit(remove_export);
+            export_cache.registered = true;
+        }
+        export_cache.digests = malloc((size_t)nbatches * sizeof *export_cache.digests);
+        if (!export_cache.digests)
+            return sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " reference digests", nbatches);
+        sl_status st = sl_workdir_create(sl_temp_base(), "peer", export_cache.dir, sizeof export_cache.dir, err);
+        if (st) {
+            export_cache.dir[0] = '\0';
+            remove_export();
+            return st;
+        }
     }
-    sl_export_meta meta = {.kernels = sl_kernels_reference(), .digests = export_cache.digests};
-    st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+    sl_pipeline_free(export_cache.run);
+    export_cache.run = NULL;
+    sl_pipeline_spec spec = *sl_pipeline_get_spec(pipeline);
+    spec.seed = fresh_seed();
+    sl_status st = sl_pipeline_create(&spec, &export_cache.run, err);
+    sl_export_meta meta = {
+        .kernels = sl_kernels_reference(), .digests = export_cache.digests, .plan_only = data_written};
+    if (!st)
+        st = sl_export_write(export_cache.run, &meta, nbatches, export_cache.dir, err);
     if (st) {
         remove_export();
         return sl_fail_context(err, "exporting the pipeline for the peer");
@@ -306,8 +339,14 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double protocol = (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
     bool too_fast = clocked < (double)bytes / WRITE_BYTES_PER_NS;
+    /* Its tree's CPU time can outrun its clocks by no more than every CPU,
+     * and no one thread of it can run longer than its clocks: a thread
+     * runs on one CPU at a time. The second bound holds whatever the
+     * number of CPUs or idle threads (a single-threaded loader that
+     * reported half its time passed the first on a machine of two). */
     bool unclocked_cpu = kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 &&
-                         (double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol;
+                         ((double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol ||
+                          (double)r->busiest_thread_ns > clocked + protocol);
     if (fraction_out)
         *fraction_out = observed > 0 ? clocked / observed : 1.0;
     if (observed_out)
@@ -325,7 +364,19 @@ static void classify_timing(const sl__peer *peer, const sl__peer_session_result 
     const char *timing = sl__peer_timing_of(peer->kind, r, n, bytes, &fraction, &observed);
     last_run.clocked_fraction = fraction;
     last_run.cpu_ns = (double)r->cpu_ns;
+    last_run.setup_cpu_ns = (double)r->setup_cpu_ns;
     snprintf(last_run.timing, sizeof last_run.timing, "%s", timing);
+    /* A loader of the user's that declares itself prefetching skips the CPU
+     * check (its clock covers only a hand-over by design): on its own word
+     * it is not ranked, unless the user asks for it (D21, attack 2). */
+    const char *rank_declared = getenv("SLUICE_RANK_SELF_DECLARED");
+    if (peer->users_own && strcmp(timing, "prefetching") == 0 && !(rank_declared && strcmp(rank_declared, "1") == 0)) {
+        snprintf(last_run.timing, sizeof last_run.timing, "self-declared");
+        snprintf(last_run.note, sizeof last_run.note,
+                 "self-declared: a loader of the user's that says it prefetches, timed by sluice's clock as the "
+                 "prefetching peers are; its CPU is not checked against its clocks, so it is shown and not ranked "
+                 "(SLUICE_RANK_SELF_DECLARED=1 ranks it)");
+    }
     if (strcmp(timing, "hand-over") == 0)
         snprintf(last_run.note, sizeof last_run.note,
                  "hand-over: its latencies add up to %.3g ms for %.3g MB of batches, on %.3g ms of CPU (sluice saw "
@@ -446,6 +497,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_status st = ensure_export(pipeline, request->nbatches, err);
     if (st)
         return st;
+    /* The peer computes this run's plan; the sink gets the bench's. */
+    const sl_pipeline *planned = export_cache.run;
     memset(&last_run, 0, sizeof last_run);
     last_run.adapter = adapter;
     int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
@@ -454,18 +507,18 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     /* A plan whose draws are not all exported cannot be compared by digest:
      * sluice keeps the peer's batches for the statistical check. */
     verify v = {.reference = export_cache.digests,
-                .statistical = !sl_export_decisions_exported(pipeline),
+                .statistical = !sl_export_decisions_exported(planned),
                 .keep_all = request->tolerance > 0.0};
     char workers[32];
     sl__peer_session_spec spec;
-    session_spec(peer, pipeline, request, workers, sizeof workers, &spec);
+    session_spec(peer, planned, request, workers, sizeof workers, &spec);
     spec.on_batch = verify_batch;
     spec.user = &v;
     sl__peer_session_result result = {.latency_ns = latency_ns, .observed_ns = observed};
     st = sl__peer_session_run(&spec, &result, err);
     snprintf(last_run.framework, sizeof last_run.framework, "%s", result.framework);
     if (!st)
-        st = judge(adapter, pipeline, request, &v, err);
+        st = judge(adapter, planned, request, &v, err);
     if (!st) {
         classify_timing(peer, &result, request->nbatches, v.bytes);
         if (result.slow_exit[0]) {

@@ -38,6 +38,10 @@ typedef struct sl__peer {
      * of 5 s and half the time its batches took. */
     double startup_s, batch_s, total_s, exit_s;
     sl__peer_kind kind;
+    /* A loader of the user's (`peer:<path>`), whose kind is its own word
+     * (--describe): one that says it prefetches is timed so, and shown as
+     * `self-declared`, not ranked (docs/peers.md, "What is verified"). */
+    bool users_own;
 } sl__peer;
 
 sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
@@ -114,10 +118,12 @@ typedef struct sl__peer_session_spec {
 
 typedef struct sl__peer_session_result {
     char framework[96];
-    int64_t *latency_ns;  /* nbatches entries, the caller's */
-    int64_t *observed_ns; /* nbatches entries, the caller's */
-    int64_t batches_ns;   /* from the first request to the last line */
-    int64_t cpu_ns;       /* the peer's processes' CPU time over the same span */
+    int64_t *latency_ns;       /* nbatches entries, the caller's */
+    int64_t *observed_ns;      /* nbatches entries, the caller's */
+    int64_t batches_ns;        /* from the first request to the last line */
+    int64_t cpu_ns;            /* the peer's tree's CPU time over the same span */
+    int64_t busiest_thread_ns; /* the most CPU time one of its threads used over that span */
+    int64_t setup_cpu_ns;      /* the peer's tree's CPU time from its start to its hello */
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];
@@ -183,9 +189,22 @@ bool sl__peer_finish(sl__peer_child *c, int64_t grace_ns, bool *killed, char *ho
 /* The last bytes the peer wrote to stderr, or "(empty)". */
 const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size);
 
-/* The CPU time (ns) the live processes of process group `group` (a peer
- * and its workers) have used so far, every thread counted. */
-int64_t sl__peer_group_cpu_ns(pid_t group);
+/* The CPU time (ns) the live processes of the peer's tree have used so
+ * far, every thread counted: its process group (a peer and its workers)
+ * and every process that left the group but is a descendant of this one
+ * through a child the reaper did not keep (setsid'd helpers come back to
+ * this process, the subreaper). Each thread's own count is kept too (the
+ * first SL__PEER_SAMPLED_THREADS), to find the busiest thread. */
+#define SL__PEER_SAMPLED_THREADS 1024
+typedef struct sl__peer_cpu_sample {
+    int64_t total_ns;
+    int nthreads;
+    pid_t tid[SL__PEER_SAMPLED_THREADS];
+    int64_t ns[SL__PEER_SAMPLED_THREADS];
+} sl__peer_cpu_sample;
+void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
+/* The most CPU time any one thread used from one sample to a later one. */
+int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after);
 
 /* --- equivalence ------------------------------------------------------------- */
 
@@ -255,6 +274,10 @@ const char *sl__peer_torch_python(void);
  * adapter made on first use and kept for the process's life, or NULL with
  * err set when the file cannot be a peer. */
 const sl_adapter *sl__user_peer(const char *name, sl_err *err);
+/* Whether path names a loader file (a regular file), its absolute path
+ * into resolved; else "<path>: no such loader file". `peer:<path>` and
+ * `sluice peer-check` both ask it first, so both say the same (D27). */
+sl_status sl__peer_loader_file(const char *path, char *resolved, size_t size, sl_err *err);
 /* The user's loaders made so far, which the registry lists after the
  * peers. */
 int sl__user_peer_count(void);

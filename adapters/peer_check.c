@@ -3,6 +3,7 @@
  * and checks as a bench run of a peer; the reference batches are made as the
  * peer's arrive, since nothing is timed here. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,14 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     memset(out, 0, sizeof *out);
     out->first_batch = -1;
     out->nbatches = nbatches;
+    /* A missing file is said so, as the bench says it, not run and then
+     * reported as a loader that crashed. */
+    char resolved[PATH_MAX];
+    sl_status st = sl__peer_loader_file(script, resolved, sizeof resolved, err);
+    if (st)
+        return st;
     char dir[512];
-    sl_status st = sl_workdir_create(sl_temp_base(), "peer-check", dir, sizeof dir, err);
+    st = sl_workdir_create(sl_temp_base(), "peer-check", dir, sizeof dir, err);
     if (st)
         return st;
     sl_export_meta meta = {.kernels = sl_kernels_reference()};

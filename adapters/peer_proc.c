@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,10 @@
 
 extern char **environ;
 
-#define TAIL_SHOWN 160
+#define TAIL_SHOWN     160
+/* Room for the peer's PYTHONPATH entry: the peers folder and the caller's
+ * PYTHONPATH. A longer one is refused, naming both (it used to be cut). */
+#define PYTHONPATH_MAX 8192
 
 /* The environment of a peer: the caller's, with the peers folder first on
  * PYTHONPATH, so that a loader outside peers/ can `import sluice_peer`. */
@@ -33,7 +35,11 @@ static char **peer_environment(char *pythonpath, size_t size)
     if (!env)
         return NULL;
     const char *old = getenv("PYTHONPATH");
-    snprintf(pythonpath, size, "PYTHONPATH=%s%s%s", sl__peer_dir(), old && *old ? ":" : "", old ? old : "");
+    int n_written =
+        snprintf(pythonpath, size, "PYTHONPATH=%s%s%s", sl__peer_dir(), old && *old ? ":" : "", old ? old : "");
+    /* Cut, it would name another folder: empty tells the caller to refuse. */
+    if (n_written < 0 || (size_t)n_written >= size)
+        pythonpath[0] = '\0';
     size_t k = 0;
     env[k++] = pythonpath;
     for (size_t i = 0; i < n; i++)
@@ -64,32 +70,88 @@ sl_status sl__peer_spawn(sl__peer_child *c, const char *const *argv, bool want_s
         close_pair(errp);
         return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(e));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    if (want_stdin)
-        posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    else
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, errp[1], 2);
-    /* The ring's descriptor is passed by number; dup2 onto itself clears
-     * its close-on-exec flag in the child only. */
-    if (keep_fd >= 0)
-        posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
-    posix_spawnattr_init(&attr);
-    /* Its own process group, so killing it also kills its workers. */
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    char pythonpath[1200];
+    char pythonpath[PYTHONPATH_MAX];
     char **env = peer_environment(pythonpath, sizeof pythonpath);
-    int rc = env ? posix_spawn(&c->pid, argv[0], &actions, &attr, (char *const *)argv, env) : ENOMEM;
+    if (!env) {
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_ENOMEM, "no memory for the peer's environment");
+    }
+    if (pythonpath[0] == '\0') {
+        free(env);
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_EINVAL,
+                       "the peer's PYTHONPATH (the peers folder %s, then $PYTHONPATH) is longer than %d bytes; "
+                       "shorten PYTHONPATH or SLUICE_PEERS_DIR",
+                       sl__peer_dir(), PYTHONPATH_MAX - 1);
+    }
+    /* fork and exec rather than posix_spawn, for one thing posix_spawn
+     * cannot do: PR_SET_PDEATHSIG, so that the peer is killed when sluice
+     * dies, even of SIGKILL, which no handler and no sweep of sluice's can
+     * follow. Between fork and exec the child calls only async-signal-safe
+     * functions. The signal follows the thread that forked; sluice starts
+     * peers from the thread that runs the bench, which outlives them. */
+    pid_t parent = getpid();
+    int exec_errno[2] = {-1, -1};
+    if (pipe2(exec_errno, O_CLOEXEC) != 0) {
+        int e = errno;
+        free(env);
+        close_pair(in);
+        close_pair(out);
+        close_pair(errp);
+        return sl_fail(err, SL_EIO, "cannot make a pipe for the peer: %s", strerror(e));
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        /* Its own process group, so killing it also kills its workers. */
+        int failed = setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0;
+        /* sluice died before the request took effect: nothing will. */
+        if (getppid() != parent)
+            _exit(127);
+        if (!failed && want_stdin)
+            failed = dup2(in[0], 0) < 0;
+        else if (!failed) {
+            int null = open("/dev/null", O_RDONLY);
+            failed = null < 0 || dup2(null, 0) < 0;
+        }
+        failed = failed || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0;
+        /* The ring's descriptor is passed by number: its close-on-exec flag
+         * cleared in the child only. */
+        if (!failed && keep_fd >= 0)
+            failed = fcntl(keep_fd, F_SETFD, 0) != 0;
+        failed = failed || sigprocmask(SIG_SETMASK, &none, NULL) != 0;
+        if (!failed)
+            execve(argv[0], (char *const *)argv, env);
+        int e = errno;
+        ssize_t ignored = write(exec_errno[1], &e, sizeof e);
+        (void)ignored;
+        _exit(127);
+    }
+    int rc = pid < 0 ? errno : 0;
+    /* Also here, so that the group exists before anything is sent to it,
+     * whichever process runs first (EACCES once it has exec'd: harmless). */
+    if (pid > 0)
+        setpgid(pid, pid);
+    close(exec_errno[1]);
+    if (pid > 0) {
+        /* The pipe closes on exec; a number on it is why exec failed. */
+        int e = 0;
+        ssize_t got;
+        while ((got = read(exec_errno[0], &e, sizeof e)) < 0 && errno == EINTR)
+            continue;
+        if (got == (ssize_t)sizeof e) {
+            waitpid(pid, NULL, 0);
+            rc = e;
+        }
+    }
+    close(exec_errno[0]);
+    c->pid = pid > 0 && rc == 0 ? pid : -1;
     free(env);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     if (want_stdin)
         close(in[0]);
     close(out[1]);
@@ -115,13 +177,18 @@ static void keep_tail(sl__peer_child *c, const char *data, size_t n)
             memmove(c->tail, c->tail + TAIL_SHOWN, sizeof c->tail - TAIL_SHOWN);
             c->tail_used -= TAIL_SHOWN;
         }
-        c->tail[c->tail_used++] = data[i] == '\n' ? ' ' : data[i];
+        /* No control character reaches a record, or a terminal. */
+        unsigned char byte = (unsigned char)data[i];
+        c->tail[c->tail_used++] = byte == '\n' ? ' ' : byte < 0x20 || byte == 0x7F ? '?' : data[i];
     }
 }
 
 const char *sl__peer_stderr_tail(const sl__peer_child *c, char *buf, size_t size)
 {
     size_t n = c->tail_used < TAIL_SHOWN ? c->tail_used : TAIL_SHOWN;
+    /* It starts at a character, not inside one. */
+    while (n > 0 && ((unsigned char)c->tail[c->tail_used - n] & 0xC0) == 0x80)
+        n--;
     snprintf(buf, size, "%.*s", (int)n, c->tail + c->tail_used - n);
     return n ? buf : "(empty)";
 }
@@ -268,17 +335,17 @@ static int children(pid_t *out, int max)
     return n;
 }
 
-/* The nanoseconds process pid's threads have run on a CPU, from each
- * thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's own count,
- * not the 10 ms ticks of /proc/<pid>/stat). */
-static int64_t process_cpu_ns(pid_t pid)
+/* Adds the nanoseconds process pid's threads have run on a CPU to the
+ * sample, from each thread's /proc/<pid>/task/<tid>/schedstat (the
+ * scheduler's own count, not the 10 ms ticks of /proc/<pid>/stat), and each
+ * thread's own count, while there is room. */
+static void add_process_cpu(pid_t pid, sl__peer_cpu_sample *sample)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *tasks = opendir(path);
     if (!tasks)
-        return 0;
-    int64_t total = 0;
+        return;
     struct dirent *e;
     while ((e = readdir(tasks)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
@@ -288,32 +355,74 @@ static int64_t process_cpu_ns(pid_t pid)
         FILE *f = fopen(stat_path, "r");
         long long ns = 0;
         if (f) {
-            if (fscanf(f, "%lld", &ns) == 1)
-                total += ns;
+            if (fscanf(f, "%lld", &ns) == 1) {
+                sample->total_ns += ns;
+                if (sample->nthreads < SL__PEER_SAMPLED_THREADS) {
+                    sample->tid[sample->nthreads] = (pid_t)atoi(e->d_name);
+                    sample->ns[sample->nthreads++] = ns;
+                }
+            }
             fclose(f);
         }
     }
     closedir(tasks);
-    return total;
 }
 
-int64_t sl__peer_group_cpu_ns(pid_t group)
+static bool kept_child(const sl__peer_reaper *reaper, pid_t pid);
+
+/* Whether pid belongs to the peer's tree: in its process group, or a
+ * descendant of this process through a child that was not there when the
+ * session began (the peer, or a process of its tree that left the group
+ * and session and came back to this process, the subreaper). The same
+ * processes the sweep kills. */
+static bool in_tree(pid_t pid, pid_t peer, const sl__peer_reaper *reaper, pid_t self)
 {
+    if (group_of(pid) == peer)
+        return true;
+    pid_t at = pid;
+    for (int depth = 0; depth < 64 && at > 1; depth++) {
+        pid_t parent = parent_of(at);
+        if (parent == self)
+            return !kept_child(reaper, at);
+        at = parent;
+    }
+    return false;
+}
+
+void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample)
+{
+    sample->total_ns = 0;
+    sample->nthreads = 0;
     DIR *proc = opendir("/proc");
     if (!proc)
-        return 0;
-    int64_t total = 0;
+        return;
+    pid_t self = getpid();
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         char *end = NULL;
         long pid = strtol(e->d_name, &end, 10);
-        if (!end || *end != '\0' || pid <= 0)
+        if (!end || *end != '\0' || pid <= 0 || pid == self)
             continue;
-        if (group_of((pid_t)pid) == group)
-            total += process_cpu_ns((pid_t)pid);
+        if (in_tree((pid_t)pid, peer, reaper, self))
+            add_process_cpu((pid_t)pid, sample);
     }
     closedir(proc);
-    return total;
+}
+
+int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after)
+{
+    int64_t most = 0;
+    for (int i = 0; i < after->nthreads; i++) {
+        int64_t earlier = 0;
+        for (int j = 0; j < before->nthreads; j++)
+            if (before->tid[j] == after->tid[i]) {
+                earlier = before->ns[j];
+                break;
+            }
+        if (after->ns[i] - earlier > most)
+            most = after->ns[i] - earlier;
+    }
+    return most;
 }
 
 void sl__peer_reaper_begin(sl__peer_reaper *reaper)

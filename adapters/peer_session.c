@@ -6,6 +6,7 @@
  * what the peer produced, and it bounds each latency by the time it saw
  * between its request and the line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/internal.h"
 #include "peer.h"
 #include "sluice/timing.h"
 
@@ -44,7 +46,7 @@ sl_status sl__peer_ring_create(sl__peer_ring *ring, const sl_schema *schema, int
     ring->slot_bytes = at > 0 ? at : 64;
     ring->nslots = nslots;
     size_t total = ring->slot_bytes * (size_t)nslots;
-    ring->fd = memfd_create("sluice-peer-ring", MFD_CLOEXEC);
+    ring->fd = memfd_create("sluice-peer-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (ring->fd < 0)
         return sl_fail(err, SL_EIO, "cannot make the peer's shared-memory ring: %s", strerror(errno));
     if (ftruncate(ring->fd, (off_t)total) != 0) {
@@ -52,6 +54,17 @@ sl_status sl__peer_ring_create(sl__peer_ring *ring, const sl_schema *schema, int
         close(ring->fd);
         ring->fd = -1;
         return sl_fail(err, SL_ENOMEM, "cannot size the peer's ring to %zu bytes: %s", total, strerror(e));
+    }
+    /* Sealed at its size before the peer gets it (D28): a peer that
+     * truncated the ring would make sluice's next read of a slot a SIGBUS,
+     * which ended the whole bench with no record. With these seals its
+     * ftruncate fails (EPERM) and the ring stays whole; F_SEAL_SEAL stops
+     * it from removing them. */
+    if (fcntl(ring->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int e = errno;
+        close(ring->fd);
+        ring->fd = -1;
+        return sl_fail(err, SL_EIO, "cannot seal the peer's ring at %zu bytes: %s", total, strerror(e));
     }
     void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd, 0);
     if (base == MAP_FAILED) {
@@ -74,13 +87,35 @@ void sl__peer_ring_destroy(sl__peer_ring *ring)
     ring->fd = -1;
 }
 
-static double limit_s(double own, const char *env, double fallback)
+/* The longest limit a SLUICE_PEER_*_S variable may set: a week, far past
+ * any run, and far inside what nanoseconds in an int64_t hold. */
+#define LIMIT_MOST_S (7.0 * 24 * 3600)
+
+/* A limit in seconds: the peer's own when it has one, else the environment
+ * variable's, else the fallback. The variable must be a whole decimal
+ * number of seconds in (0, a week]: anything else (abc, -1, nan, 1e400,
+ * "5s") is refused naming it (D25), where it used to give the fallback in
+ * silence, or, for 1e400, undefined behaviour converting it to ns. */
+static sl_status limit_s(double own, const char *env, double fallback, double *out, sl_err *err)
 {
-    if (own > 0)
-        return own;
+    *out = fallback;
+    if (own > 0) {
+        *out = own;
+        return SL_OK;
+    }
     const char *text = getenv(env);
-    double v = text ? strtod(text, NULL) : 0.0;
-    return v > 0 ? v : fallback;
+    if (!text || !*text)
+        return SL_OK;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    bool digits = text[0] >= '0' && text[0] <= '9';
+    if (!digits || end == text || *end != '\0' || errno == ERANGE || !isfinite(v) || !(v > 0) || v > LIMIT_MOST_S)
+        return sl_fail(err, SL_EINVAL,
+                       "environment variable %s: '%s' is not a number of seconds above 0 and at most %.0f (a week)",
+                       env, text, LIMIT_MOST_S);
+    *out = v;
+    return SL_OK;
 }
 
 typedef struct talk {
@@ -90,6 +125,8 @@ typedef struct talk {
     sl__peer_ring ring;
     int64_t total_deadline;
     int64_t started;
+    double startup_s, batch_s; /* the limits, checked once */
+    const sl__peer_reaper *reaper;
 } talk;
 
 /* Reads one line within the limit; fails as the protocol says. */
@@ -129,8 +166,7 @@ static cJSON *take_line(talk *t, char *shown, size_t size)
 
 static sl_status read_hello(talk *t, sl_err *err)
 {
-    double startup = limit_s(t->spec->startup_s, "SLUICE_PEER_STARTUP_S", 120.0);
-    sl_status st = next_line(t, startup, "startup", "its hello", err);
+    sl_status st = next_line(t, t->startup_s, "startup", "its hello", err);
     if (st)
         return st;
     char shown[64];
@@ -147,8 +183,11 @@ static sl_status read_hello(talk *t, sl_err *err)
                  "it speaks protocol %g, sluice speaks %d (peers/sluice_peer.py speaks it: batches go through the "
                  "ring, without digests)",
                  protocol->valuedouble, PROTOCOL);
-    else if (cJSON_IsString(framework))
-        snprintf(t->result->framework, sizeof t->result->framework, "%s", framework->valuestring);
+    else if (cJSON_IsString(framework)) {
+        /* Cut at a character, and no control character for a terminal. */
+        sl__copy_string(t->result->framework, sizeof t->result->framework, framework->valuestring);
+        sl__text_printable(t->result->framework);
+    }
     cJSON_Delete(line);
     return detail[0] ? protocol_error(t, shown, "its hello", detail, err) : SL_OK;
 }
@@ -302,12 +341,19 @@ static sl_status read_batch(talk *t, int64_t i, int slot, int64_t requested_ns, 
 static sl_status converse(talk *t, sl_err *err)
 {
     const sl__peer_session_spec *spec = t->spec;
-    double per_batch = limit_s(spec->batch_s, "SLUICE_PEER_BATCH_S", 60.0);
+    double per_batch = t->batch_s;
     sl_status st = read_hello(t, err);
     if (st)
         return st;
     int64_t first = sl_now_ns(), requested = first;
-    int64_t cpu_first = sl__peer_group_cpu_ns(t->c.pid);
+    /* From its start: what it did before its hello (imports, loading, and
+     * whatever else) is in the record beside the batches' CPU. */
+    sl__peer_cpu_sample *cpu_first = malloc(2 * sizeof *cpu_first);
+    if (!cpu_first)
+        return sl_fail(err, SL_ENOMEM, "no memory to sample the peer's CPU time");
+    sl__peer_cpu_sample *cpu_last = cpu_first + 1;
+    sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_first);
+    t->result->setup_cpu_ns = cpu_first->total_ns;
     st = request(t, 0, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
@@ -326,9 +372,12 @@ static sl_status converse(talk *t, sl_err *err)
             st = spec->on_batch(spec->user, &b, err);
         if (last) {
             t->result->batches_ns = sl_now_ns() - first;
-            t->result->cpu_ns = sl__peer_group_cpu_ns(t->c.pid) - cpu_first;
+            sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_last);
+            t->result->cpu_ns = cpu_last->total_ns - cpu_first->total_ns;
+            t->result->busiest_thread_ns = sl__peer_busiest_thread_ns(cpu_first, cpu_last);
         }
     }
+    free(cpu_first);
     /* "end" asks it to exit (the end of its stdin alone means sluice is
      * gone); a peer that exited on its own after its last answer is not
      * reading any more, and its exit status says how it ended. */
@@ -346,7 +395,22 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->slow_exit[0] = '\0';
     result->batches_ns = 0;
     result->cpu_ns = 0;
-    sl_status st = sl__peer_ring_create(&t.ring, spec->output, spec->rows, 2, err);
+    result->busiest_thread_ns = 0;
+    result->setup_cpu_ns = 0;
+    /* Every limit is read before anything starts, so a bad one fails the
+     * run at once with its name. The exit grace's default depends on the
+     * run (below); only the variable is checked here. */
+    double total_s = 0, exit_s = 0;
+    sl_status st = limit_s(spec->startup_s, "SLUICE_PEER_STARTUP_S", 120.0, &t.startup_s, err);
+    if (!st)
+        st = limit_s(spec->batch_s, "SLUICE_PEER_BATCH_S", 60.0, &t.batch_s, err);
+    if (!st)
+        st = limit_s(spec->total_s, "SLUICE_PEER_TOTAL_S", 1800.0, &total_s, err);
+    if (!st)
+        st = limit_s(spec->exit_s, "SLUICE_PEER_EXIT_S", 0.0, &exit_s, err);
+    if (st)
+        return st;
+    st = sl__peer_ring_create(&t.ring, spec->output, spec->rows, 2, err);
     if (st)
         return st;
     char ring_fd[32], ring_slots[32], ring_bytes[48];
@@ -360,8 +424,9 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     argv[n] = NULL;
     sl__peer_reaper reaper;
     sl__peer_reaper_begin(&reaper);
+    t.reaper = &reaper;
     t.started = sl_now_ns();
-    t.total_deadline = t.started + (int64_t)(limit_s(spec->total_s, "SLUICE_PEER_TOTAL_S", 1800.0) * 1e9);
+    t.total_deadline = t.started + (int64_t)(total_s * 1e9);
     st = sl__peer_spawn(&t.c, argv, true, t.ring.fd, err);
     if (st) {
         sl__peer_reaper_end(&reaper);
@@ -374,7 +439,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
      * its exit status can be reported: by default the larger of 5 s and
      * half the time its batches took, since a framework's shutdown (thread
      * pools, worker processes) grows with what it ran. */
-    double grace = limit_s(spec->exit_s, "SLUICE_PEER_EXIT_S", fmax(5.0, 0.5 * (double)result->batches_ns / 1e9));
+    double grace = exit_s > 0 ? exit_s : fmax(5.0, 0.5 * (double)result->batches_ns / 1e9);
     bool delivered = talked == SL_OK;
     bool killed = false;
     char how[64], tail[200];

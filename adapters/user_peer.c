@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/internal.h"
 #include "peer.h"
 #include "sluice/timing.h"
 
@@ -50,13 +51,21 @@ static sl_status describe(user_peer *u, sl_err *err)
 {
     const char *argv[] = {sl__peer_python(), u->path, "--describe", NULL};
     sl__peer_child c;
+    /* The probe runs the user's file, imports and all, so it runs under the
+     * same sweep as a session (D20): a daemon its import starts, even one
+     * that left the group and session, is killed when the probe ends. */
+    sl__peer_reaper reaper;
+    sl__peer_reaper_begin(&reaper);
     sl_status st = sl__peer_spawn(&c, argv, false, -1, err);
-    if (st)
+    if (st) {
+        sl__peer_reaper_end(&reaper);
         return st;
+    }
     int got = sl__peer_read_line(&c, sl_now_ns() + 120000000000LL);
     char how[64], tail[200];
     cJSON *line = got == 1 ? cJSON_Parse(c.line) : NULL;
     bool clean = sl__peer_finish(&c, 10000000000LL, NULL, how, sizeof how);
+    sl__peer_reaper_end(&reaper);
     const cJSON *supports = cJSON_GetObjectItemCaseSensitive(line, "supports");
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(line, "kind");
     if (!clean || !cJSON_IsArray(supports)) {
@@ -87,6 +96,17 @@ static sl_status describe(user_peer *u, sl_err *err)
     return st;
 }
 
+sl_status sl__peer_loader_file(const char *path, char *resolved, size_t size, sl_err *err)
+{
+    char full[PATH_MAX];
+    struct stat info;
+    if (!realpath(path, full) || stat(full, &info) != 0 || !S_ISREG(info.st_mode))
+        return sl_fail(err, SL_EIO, "%s: no such loader file", path);
+    if (snprintf(resolved, size, "%s", full) >= (int)size)
+        return sl_fail(err, SL_EINVAL, "%s: its path is longer than %zu bytes", path, size - 1);
+    return SL_OK;
+}
+
 const sl_adapter *sl__user_peer(const char *name, sl_err *err)
 {
     if (strncmp(name, "peer:", 5) != 0 || !looks_like_a_path(name + 5)) {
@@ -94,11 +114,8 @@ const sl_adapter *sl__user_peer(const char *name, sl_err *err)
         return NULL;
     }
     char resolved[PATH_MAX];
-    struct stat info;
-    if (!realpath(name + 5, resolved) || stat(resolved, &info) != 0 || !S_ISREG(info.st_mode)) {
-        sl_fail(err, SL_EIO, "%s: no such loader file", name + 5);
+    if (sl__peer_loader_file(name + 5, resolved, sizeof resolved, err) != SL_OK)
         return NULL;
-    }
     for (int i = 0; i < nusers; i++)
         if (strcmp(users[i].path, resolved) == 0)
             return &users[i].peer.adapter;
@@ -110,7 +127,12 @@ const sl_adapter *sl__user_peer(const char *name, sl_err *err)
     memset(u, 0, sizeof *u);
     snprintf(u->path, sizeof u->path, "%s", resolved);
     const char *base = strrchr(resolved, '/');
-    snprintf(u->name, sizeof u->name, "peer:%.26s", base ? base + 1 : resolved);
+    /* The adapter's name, cut at a character and with no control
+     * character: it goes into every record of the loader (D22). */
+    char name_full[PATH_MAX + 8];
+    snprintf(name_full, sizeof name_full, "peer:%s", base ? base + 1 : resolved);
+    sl__copy_string(u->name, sizeof u->name, name_full);
+    sl__text_printable(u->name);
     snprintf(u->summary, sizeof u->summary, "a loader of the user's, %s", resolved);
     u->peer = (sl__peer){
         .adapter = {.name = u->name,
@@ -122,6 +144,7 @@ const sl_adapter *sl__user_peer(const char *name, sl_err *err)
                     .annotate = sl__peer_annotate},
         .script = u->path,
         .args = "--workers=0",
+        .users_own = true,
     };
     if (describe(u, err) != SL_OK)
         return NULL;

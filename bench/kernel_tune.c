@@ -190,9 +190,9 @@ static void mark_shared(sl_kernel_tune_measurements *m, int c)
         if (!m->candidate[t])
             continue;
         m->cells[c][t].status = SL_OK;
-        const void *fn = entry_function(sl_kernel_table_at(t), entry);
+        const void *fn = entry_function(m->table[t], entry);
         for (int u = 0; u < t && m->cells[c][t].same_as < 0; u++)
-            if (m->candidate[u] && m->cells[c][u].same_as < 0 && entry_function(sl_kernel_table_at(u), entry) == fn)
+            if (m->candidate[u] && m->cells[c][u].same_as < 0 && entry_function(m->table[u], entry) == fn)
                 m->cells[c][t].same_as = u;
     }
 }
@@ -208,7 +208,7 @@ static int check_case(sl_kernel_tune_measurements *m, int c)
             continue;
         char diff[256] = "";
         sl_err err = {0};
-        cell->status = sl_kernel_case_check(m->cases[c], sl_kernel_table_at(t), diff, sizeof diff, &err);
+        cell->status = sl_kernel_case_check(m->cases[c], m->table[t], diff, sizeof diff, &err);
         if (cell->status == SL_OK)
             passed++;
         else if (!m->failure[0])
@@ -234,7 +234,7 @@ static sl_status time_case(sl_kernel_tune_measurements *m, int c, const sl_kerne
         if (!m->candidate[t] || cell->same_as >= 0 || cell->status != SL_OK)
             continue;
         sl_err cal_err = {0};
-        cell->status = sl_kernel_timer_calibrate(timer, sl_kernel_table_at(t), options->sample_ns, &calls[t], &cal_err);
+        cell->status = sl_kernel_timer_calibrate(timer, m->table[t], options->sample_ns, &calls[t], &cal_err);
         if (cell->status == SL_OK)
             tables[n++] = t;
     }
@@ -242,7 +242,7 @@ static sl_status time_case(sl_kernel_tune_measurements *m, int c, const sl_kerne
         for (int k = 0; k < n; k++) {
             int t = tables[(r + k) % n];
             sl_kernel_tune_cell *cell = &m->cells[c][t];
-            cell->samples_ns[cell->nsamples++] = sl_kernel_timer_sample(timer, sl_kernel_table_at(t), calls[t]);
+            cell->samples_ns[cell->nsamples++] = sl_kernel_timer_sample(timer, m->table[t], calls[t]);
         }
     sl_kernel_timer_close(timer);
     return st;
@@ -257,6 +257,8 @@ sl_status sl_kernel_tune_measure(const sl_kernel_tune_options *options, sl_kerne
     memset(m, 0, sizeof *m);
     m->default_table = sl_kernels_default()->id;
     sl_kernel_tune_candidates(m->candidate);
+    for (int t = 0; t < SL_TABLE_COUNT; t++)
+        m->table[t] = options->tables && options->tables[t] ? options->tables[t] : sl_kernel_table_at(t);
     sl_status st = SL_OK;
     for (int i = 0; st == SL_OK && i < sl_kernel_case_count(); i++) {
         const sl_kernel_case *kc = sl_kernel_case_at(i);
@@ -288,6 +290,12 @@ sl_status sl_kernel_tune(const sl_kernel_tune_options *options, sl_kernel_tuning
     if (st == SL_OK) {
         sl_kernel_tune_select(m, out);
         out->seconds = (double)(sl_now_ns() - start) * 1e-9;
+        if (m->failure[0])
+            st = sl_fail(err, SL_EMISMATCH,
+                         "a kernel table failed its check against the reference while the kernels were tuned: %s; "
+                         "sluice runs no kernel that differs from the reference (`sluice kernels --check-only` lists "
+                         "every failing case)",
+                         m->failure);
     }
     if (m != measurements)
         free(m);

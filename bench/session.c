@@ -88,7 +88,9 @@ static void run_load_end(run_load *load)
 /* Writes the record atomically into the session's folder, with the load
  * of its run when known (NULL for a run that never started), and hands it
  * to the caller with where it went, or why it did not. */
-static void save_record_with_load(const sl_session *s, const sl_record *record, const run_load *load)
+/* Writes the record's file; announce: and tells the session's callbacks
+ * (the summary), which a stand-in record (below) must not reach. */
+static void write_record(const sl_session *s, const sl_record *record, const run_load *load, bool announce)
 {
     char name[256];
     char path[sizeof s->dir + sizeof name + 2];
@@ -104,9 +106,14 @@ static void save_record_with_load(const sl_session *s, const sl_record *record, 
     sl_record_file_name(record, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", s->dir, name);
     bool written = sl_record_write(record, &env, path, &err) == SL_OK;
-    if (s->options.callbacks.on_record)
+    if (announce && s->options.callbacks.on_record)
         s->options.callbacks.on_record(s->options.callbacks.user, record, &env, written ? path : NULL,
                                        written ? NULL : &err);
+}
+
+static void save_record_with_load(const sl_session *s, const sl_record *record, const run_load *load)
+{
+    write_record(s, record, load, true);
 }
 
 static void save_record(const sl_session *s, const sl_record *record)
@@ -219,6 +226,17 @@ static void run_distributed_adapter(sl_session *s, const sl_session_variant *ent
     if (s->root)
         report_step(s, entry, adapter);
     snprintf(step, sizeof step, "the start of %s/%s on %s", entry->scenario->id, entry->variant->name, adapter->name);
+    /* A stand-in, replaced by the run's own record when the run ends: a
+     * rank SIGKILLed mid-run ends the whole job (the launcher kills every
+     * rank), and the run in progress used to leave no record at all (D26). */
+    if (s->root) {
+        sl_record stand_in;
+        unbuilt_record(s, entry, adapter, SL_RECORD_FAILED,
+                       "the job ended while this run was in progress: a rank was killed, or the job was aborted, "
+                       "before the run's own record was written",
+                       &stand_in);
+        write_record(s, &stand_in, NULL, false);
+    }
     sl_status started = sl_comm_checkin(mesh, step, &run_err);
     if (started == SL_ETIMEDOUT)
         end_job(s, mesh, entry, adapter, &run_err);

@@ -673,10 +673,17 @@ int sl__cmd_bench(int argc, char **argv)
         report.dir = sl_session_dir(session);
         update_last_words(&report, NULL);
     }
-    int session_status = sl_session_run(session, &err);
+    sl_status ran = sl_session_run(session, &err);
     /* Past the runs, an interrupt has nothing more to say than the shell. */
     sl_cleanup_set_last_words(NULL);
-    if (session_status != SL_OK) {
+    /* Every collective step is behind the job now: the ranks check in at
+     * its end and leave MPI before rank 0 writes its report, so that no
+     * rank waits on rank 0 under the watchdog while it does (a summary of
+     * many batches once took longer than the watchdog's limit, and the
+     * other ranks aborted a healthy job, blaming rank 0; D23). */
+    if (launched)
+        sl__launch_end(launched);
+    if (ran != SL_OK) {
         sl__cli_error("bench", "%s", err.msg);
         status = SL__EXIT_FAILED;
     } else if (root) {
@@ -687,7 +694,5 @@ int sl__cmd_bench(int argc, char **argv)
     free(variants);
     sweep_free(&sw);
     free(adapters);
-    if (launched)
-        sl__launch_end(launched);
     return status;
 }

@@ -196,6 +196,8 @@ static int history_add(const add_args *args)
      * the history folder is held, as a bench holds its records folder. */
     int lock = -1;
     if (status == SL_OK)
+        status = sl_history_check_target(args->into, &err);
+    if (status == SL_OK)
         status = sl_make_dirs(args->into, &err);
     if (status == SL_OK)
         status = sl_folder_lock(args->into, "sluice history add", &lock, &err);

@@ -45,9 +45,15 @@ const sl_kernel_table *sl__cli_auto_kernels(const char *command, sl_kernel_tunin
     if (state == 0) {
         sl_kernels_auto_report report;
         sl_err err = {0};
-        if (sl_kernels_auto(&table, &chosen, &report, &err) == SL_OK) {
+        sl_status st = sl_kernels_auto(&table, &chosen, &report, &err);
+        if (st == SL_OK) {
             say_how(command, &report, &chosen);
             state = 1;
+        } else if (st == SL_EMISMATCH) {
+            /* A kernel computes other bits than the reference: no table is
+             * run in its place, the command fails naming it. */
+            sl__cli_error(command, "%s", err.msg);
+            exit(SL__EXIT_FAILED);
         } else {
             sl__cli_error(command, "cannot choose the kernels by measurement: %s", err.msg);
             state = -1;

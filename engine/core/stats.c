@@ -15,20 +15,109 @@ static int compare_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median_sorted(const int64_t *sorted, size_t n)
+static int compare_f64(const void *a, const void *b)
 {
-    return n % 2 ? (double)sorted[n / 2] : ((double)sorted[n / 2 - 1] + (double)sorted[n / 2]) / 2.0;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
-/* P(X <= k) for X ~ Binomial(n, 1/2), summed in log space so that it stays
- * exact enough for the few thousand samples a record holds. */
-static double binomial_half_cdf(size_t n, size_t k)
+/* The k-th smallest of v[0..n) (0-based), reordering v so that v[k] holds
+ * it with nothing larger before it and nothing smaller after it: Hoare's
+ * selection with a middle pivot, linear on average, for the bootstrap's
+ * many medians and the median's interval. Past twice log2(n) partitions
+ * (an input shaped against the pivot) it sorts what is left, so the worst
+ * case is O(n log n), never quadratic. */
+static double select_kth(double *v, size_t n, size_t k)
 {
-    double total = 0.0;
-    double log_half_n = (double)n * log(0.5);
-    for (size_t i = 0; i <= k; i++)
-        total += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + log_half_n);
-    return total;
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
+    int partitions_left = 0;
+    for (size_t m = n; m > 1; m >>= 1)
+        partitions_left += 2;
+    while (lo < hi) {
+        if (partitions_left-- == 0) {
+            qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, compare_f64);
+            break;
+        }
+        double pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+static double largest_of(const double *v, size_t n)
+{
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static double smallest_of(const double *v, size_t n)
+{
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+static double median_of(double *v, size_t n)
+{
+    double upper = select_kth(v, n, n / 2);
+    if (n % 2)
+        return upper;
+    /* The lower middle is the largest of what selection left below it. */
+    return (largest_of(v, n / 2) + upper) / 2.0;
+}
+
+/* One term of Binomial(n, 1/2): P(X = i), from log-gamma so that it stays
+ * finite for any n (2^-n alone underflows past n = 1074). */
+static double binomial_half_pmf(size_t n, size_t i)
+{
+    return exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + (double)n * log(0.5));
+}
+
+/* The lower rank k (1-based; 0 when no interval exists) of the median's
+ * interval: the largest k with P(X <= k - 1) <= alpha / 2, X ~ Binomial(n,
+ * 1/2). The CDF is summed once, term by term in the order the exact sum
+ * takes, stopping at the first k that passes the bound: O(the rank) terms,
+ * not O(rank^2) as re-summing it for each k did (D23).
+ *
+ * For large n the sum starts 20 sqrt(n) below the mean, not at 0. Below
+ * that every term is under exp(-2 d^2 / n) = exp(-800) (Hoeffding's bound,
+ * d the distance to n/2), which is 0.0 in double precision, so the terms
+ * left out are exactly the zeros the full sum would have added: the ranks
+ * are the same, bit for bit, and the work is O(sqrt(n)). */
+static size_t median_lower_rank(size_t n, double alpha)
+{
+    double threshold = alpha / 2;
+    double skip = 20.0 * sqrt((double)n);
+    size_t first = (double)(n / 2) > skip ? (size_t)((double)(n / 2) - skip) : 0;
+    double cdf = 0.0;
+    size_t k = first;
+    for (size_t i = first; k < n / 2; i++) {
+        cdf += binomial_half_pmf(n, i);
+        if (!(cdf <= threshold))
+            break;
+        k = i + 1;
+    }
+    return k;
 }
 
 bool sl_median_ci_i64(const int64_t *values, size_t n, double level, sl_median_ci *out)
@@ -36,27 +125,34 @@ bool sl_median_ci_i64(const int64_t *values, size_t n, double level, sl_median_c
     memset(out, 0, sizeof *out);
     if (n == 0)
         return false;
-    int64_t *sorted = malloc(n * sizeof *sorted);
-    if (!sorted)
+    /* As doubles: the conversion keeps the order (ties may merge, never
+     * swap), so the order statistics of the copy are the samples' own,
+     * converted, which is what the interval reports. */
+    double *v = malloc(n * sizeof *v);
+    if (!v)
         return false;
-    memcpy(sorted, values, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, compare_i64);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)values[i];
     out->n = n;
-    out->median = median_sorted(sorted, n);
+    /* Three or four order statistics, each found by selection (linear)
+     * rather than by sorting the whole sample (D23): once the median's rank
+     * m = n / 2 is selected, every rank below it lies in v[0..m) and every
+     * rank above it in v(m..n). */
+    size_t m = n / 2;
+    out->median = median_of(v, n);
+    double middle = v[m];
     /* The largest k with P(X <= k - 1) <= alpha / 2 gives the lower rank k
-     * (1-based); by symmetry the upper rank is n + 1 - k. */
-    double alpha = 1.0 - level;
-    size_t k = 0;
-    while (k < n / 2 && binomial_half_cdf(n, k) <= alpha / 2)
-        k++;
+     * (1-based); by symmetry the upper rank is n + 1 - k. Since k <= m,
+     * the 0-based ranks are k - 1 < m and n - k >= m. */
+    size_t k = median_lower_rank(n, 1.0 - level);
     if (k == 0) {
-        out->lo = (double)sorted[0];
-        out->hi = (double)sorted[n - 1];
+        out->lo = smallest_of(v, n);
+        out->hi = largest_of(v, n);
     } else {
-        out->lo = (double)sorted[k - 1];
-        out->hi = (double)sorted[n - k];
+        out->lo = select_kth(v, m, k - 1);
+        out->hi = n - k == m ? middle : select_kth(v + m + 1, n - m - 1, n - k - m - 1);
     }
-    free(sorted);
+    free(v);
     return true;
 }
 
@@ -111,54 +207,6 @@ void sl_throughput_noise_reason(const sl_throughput *t, char *buf, size_t size)
                  used ? "; " : "", fabs(t->mean_ns / t->median_ns - 1.0) * 100.0,
                  t->mean_ns > t->median_ns ? "above" : "below", t->mean_ns / 1e3, t->median_ns / 1e3,
                  t->mean_ns > t->median_ns ? "a few batches stalled" : "a few batches were much faster than the rest");
-}
-
-/* The k-th smallest of v[0..n) (0-based), reordering v so that v[k] holds
- * it with nothing larger before it: Hoare's selection with a middle
- * pivot, linear on average, for the bootstrap's many medians. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
-    while (lo < hi) {
-        double pivot = v[lo + (hi - lo) / 2];
-        ptrdiff_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i++] = v[j];
-                v[j--] = t;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            break;
-    }
-    return v[k];
-}
-
-static double median_of(double *v, size_t n)
-{
-    double upper = select_kth(v, n, n / 2);
-    if (n % 2)
-        return upper;
-    /* The lower middle is the largest of what selection left below it. */
-    double lower = v[0];
-    for (size_t i = 1; i < n / 2; i++)
-        lower = v[i] > lower ? v[i] : lower;
-    return (lower + upper) / 2.0;
-}
-
-static int compare_f64(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The samples sorted, as doubles: the bootstrap draws from the sorted copy

@@ -120,6 +120,13 @@ void sl__copy_string(char *dst, size_t size, const char *src)
     if (size == 0)
         return;
     snprintf(dst, size, "%s", src ? src : "");
+    /* A cut never splits a UTF-8 character: half of one is invalid UTF-8,
+     * which every JSON reader of sluice refuses (D22: a framework name cut
+     * so made sluice refuse its own record). */
+    size_t n = strlen(dst);
+    if (src && n < strlen(src))
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            dst[--n] = '\0';
 }
 
 static size_t round_up(size_t n, size_t to)

@@ -53,6 +53,13 @@ bool sl__utf8_valid(const char *text, size_t size, size_t *bad_at)
     return i >= size;
 }
 
+void sl__text_printable(char *text)
+{
+    for (unsigned char *p = (unsigned char *)text; *p; p++)
+        if (*p < 0x20 || *p == 0x7F)
+            *p = '?';
+}
+
 int sl__utf8_sanitize(char *text, size_t size)
 {
     static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */

@@ -104,11 +104,9 @@ static sl_status open_history(const char *dir, bool create, sl_err *err)
         return check_format(marker, HISTORY_FORMAT, err);
     if (!create)
         return sl_fail(err, SL_ENOTFOUND, "%s is not a sluice history: it has no history.json", dir);
-    if (exists(dir) && !empty_dir(dir))
-        return sl_fail(err, SL_EINVAL,
-                       "%s is not a sluice history (no history.json) and is not empty; refusing to file runs into "
-                       "it",
-                       dir);
+    status = sl_history_check_target(dir, err);
+    if (status != SL_OK)
+        return status;
     status = sl_make_dirs(dir, err);
     if (status != SL_OK)
         return status;
@@ -155,6 +153,8 @@ static sl_status file_machine(const char *dir, const sl_history_run *run, sl_err
     status = sl_make_dirs(dir, err);
     if (status != SL_OK)
         return status;
+    /* A machine.json temporary of an add killed before its rename (D24). */
+    sl_sweep_stale_temporaries(dir);
     bool ok = true;
     cJSON *root = document(MACHINE_FORMAT, &ok);
     if (root) {
@@ -222,6 +222,22 @@ static sl_status check_not_filed(const char *runs, const sl_history_run *run, bo
     }
     closedir(d);
     return status;
+}
+
+sl_status sl_history_check_target(const char *history_dir, sl_err *err)
+{
+    char marker[PATH_MAX];
+    sl_status status = join(marker, history_dir, "history.json", err);
+    if (status != SL_OK)
+        return status;
+    if (exists(marker))
+        return check_format(marker, HISTORY_FORMAT, err);
+    if (exists(history_dir) && !empty_dir(history_dir))
+        return sl_fail(err, SL_EINVAL,
+                       "%s is not a sluice history (no history.json) and is not empty; refusing to file runs into "
+                       "it",
+                       history_dir);
+    return SL_OK;
 }
 
 sl_status sl_history_add(const char *history_dir, const sl_history_run *run, char *filed, size_t filed_size,
@@ -422,6 +438,22 @@ sl_status sl_history_load(const char *history_dir, sl_history *history, sl_recor
             break;
         sl_history_machine *machine = &history->machines[history->nmachines];
         sl_err file_err = {0};
+        if (!exists(path)) {
+            /* An add killed between making the machine's folder and renaming
+             * its machine.json into place (D24). Its runs, if any, are whole
+             * and each holds the machine's environment: the machine is taken
+             * from them, so that none is left out; a folder with no run holds
+             * nothing to lose and is passed over. */
+            int first = history->nruns;
+            memset(machine, 0, sizeof *machine);
+            sl__copy_string(machine->id, sizeof machine->id, names[i]);
+            status = load_runs(history, dir, machine->id, &capacity, on_error, user, err);
+            if (status == SL_OK && history->nruns > first) {
+                machine->environment = history->runs[first].environment;
+                history->nmachines++;
+            }
+            continue;
+        }
         if (read_machine(path, machine, &file_err) != SL_OK) {
             report(history, on_error, user, &file_err);
             continue;

@@ -20,7 +20,8 @@ bool sl_equivalence_is_equivalent(const char *equivalence)
 
 bool sl_timing_is_a_cost(const char *timing)
 {
-    return !timing || (strcmp(timing, "hand-over") != 0 && strcmp(timing, "throughput") != 0);
+    return !timing || (strcmp(timing, "hand-over") != 0 && strcmp(timing, "throughput") != 0 &&
+                       strcmp(timing, "self-declared") != 0);
 }
 
 static bool same_variant(const sl_rank_entry *e, const char *scenario, const char *variant)

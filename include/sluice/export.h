@@ -39,6 +39,12 @@ typedef struct sl_export_meta {
     const char *digests_path;
     /* Where the export came from, for its manifest; NULL: unknown. */
     const sl_folder_origin *origin;
+    /* The source's <field>.npy files are in dir already, from an export of
+     * a pipeline over the same source: only the plan (plan.json, the
+     * orders, the decisions) and the manifest are written again. The bench
+     * writes a plan of a fresh seed for every run of a peer this way,
+     * without copying the data again (docs/peers.md, "What is verified"). */
+    bool plan_only;
 } sl_export_meta;
 
 /* Writes into dir (created when missing), as flat files: the pipeline

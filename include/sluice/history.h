@@ -151,6 +151,12 @@ sl_status sl_history_add(const char *history_dir, const sl_history_run *run, cha
 sl_status sl_history_add_unless_filed(const char *history_dir, const sl_history_run *run, char *filed,
                                       size_t filed_size, bool *was_filed, sl_err *err);
 
+/* Whether runs may be filed into history_dir: a history, or a folder that
+ * is missing or empty; else why not. Asked before anything is written
+ * there, the lock included (D24: a refused add left its lock file in the
+ * user's folder). */
+sl_status sl_history_check_target(const char *history_dir, sl_err *err);
+
 typedef struct sl_history_machine {
     char id[24];
     sl_environment environment;

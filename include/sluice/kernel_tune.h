@@ -54,6 +54,10 @@ typedef struct sl_kernel_tune_options {
     /* The entries to measure (SL_KERNEL_ENTRY_COUNT flags); NULL: every
      * one. An entry left out keeps the default table. */
     const bool *entries;
+    /* Test-only: per registry id, a table to check and time in that
+     * table's place (NULL, or a NULL entry: the registered table), so that
+     * a test can plant a wrong kernel without editing a real one. */
+    const sl_kernel_table *const *tables;
 } sl_kernel_tune_options;
 
 void sl_kernel_tune_options_init(sl_kernel_tune_options *options);
@@ -76,6 +80,9 @@ typedef struct sl_kernel_tune_cell {
 typedef struct sl_kernel_tune_measurements {
     sl_kernel_table_id default_table; /* the flag-chosen table, sl_kernels_default() */
     bool candidate[SL_TABLE_COUNT];   /* the tables the choice is among */
+    /* The table measured for each id: the registered one, or the one
+     * options->tables put in its place. */
+    const sl_kernel_table *table[SL_TABLE_COUNT];
     int ncases;
     const sl_kernel_case *cases[SL_KERNEL_TUNE_MAX_CASES];
     sl_kernel_tune_cell cells[SL_KERNEL_TUNE_MAX_CASES][SL_TABLE_COUNT];
@@ -128,7 +135,12 @@ sl_status sl_kernel_tune_measure(const sl_kernel_tune_options *options, sl_kerne
                                  sl_err *err);
 
 /* Measures and selects; out->seconds is the time it took. measurements may
- * be NULL; otherwise it receives what was measured. */
+ * be NULL; otherwise it receives what was measured. A candidate that failed
+ * its check against the reference fails the tuning (SL_EMISMATCH, naming
+ * the kernel, the table and the first differing value): a wrong kernel is
+ * never hidden behind the reference's, which the choice would otherwise
+ * run in its place (`sluice bench` then printed `ok bitwise`, exit 0). out
+ * and measurements are filled either way. */
 sl_status sl_kernel_tune(const sl_kernel_tune_options *options, sl_kernel_tuning *out,
                          sl_kernel_tune_measurements *measurements, sl_err *err);
 

@@ -24,8 +24,9 @@ typedef struct sl_rank_entry {
     sl_record_outcome outcome;
     double elements_per_s; /* NAN when the run has no speed */
     bool noisy;            /* the median's 95% interval is too wide to rank */
-    /* The record's timing (sluice/record.h): "hand-over" and "throughput"
-     * runs are never ranked per batch; NULL or "" for sluice's own. */
+    /* The record's timing (sluice/record.h): "hand-over", "throughput" and
+     * "self-declared" runs are never ranked per batch; NULL or "" for
+     * sluice's own. */
     const char *timing;
 } sl_rank_entry;
 

@@ -68,6 +68,9 @@ else
   not_ok "tune prints a row per kernel, and --no-save leaves the cache alone" "$(printf '%s' "$out" | head -8)"
 fi
 expect 0 "cached in $cache" "tune --show prints the cached choice" -- tune --show
+# D27: an option of a measurement beside --show was ignored without a word.
+expect 2 "--rounds is for a measurement" "tune --show refuses --rounds, which it would ignore" -- \
+  tune --show --rounds 3
 printf '{"format": "sluice kernel tuning"' >"$cache"
 said=$("$sluice" list 2>&1 >/dev/null)
 if printf '%s' "$said" | grep -qF "kernel cache refused: $cache" && printf '%s' "$said" | grep -qF "chose the kernels" \

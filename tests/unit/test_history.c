@@ -2,11 +2,13 @@
  * machines kept apart, and steps found where they were planted and not in
  * noise. Series are drawn from Philox under fixed keys; nothing is timed. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sluice/history.h"
 #include "sluice/philox.h"
@@ -709,4 +711,90 @@ Test(history, a_second_process_of_the_commit_is_kept_apart_and_read_back)
     sl_history_run_free(&back);
     sl_history_free(&h);
     test_tmpdir_remove(dir);
+}
+
+/* --- an add killed while it files the machine (D24) ------------------------------ */
+
+/* The one machine folder under <dir>/machines, into out. */
+static void machine_folder(const char *dir, char *out, size_t size)
+{
+    char machines[4300];
+    snprintf(machines, sizeof machines, "%s/machines", dir);
+    DIR *d = opendir(machines);
+    cr_assert_not_null(d, "%s", machines);
+    struct dirent *e;
+    out[0] = '\0';
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            snprintf(out, size, "%s/%s", machines, e->d_name);
+    closedir(d);
+    cr_assert(out[0], "a machine folder under %s", machines);
+}
+
+/* A dead process's id: above every pid the kernel hands out by default. */
+#define DEAD_PID 4194305
+
+Test(history, a_machine_folder_that_lost_its_machine_json_keeps_its_runs)
+{
+    char dir[4200], machine[4700], path[4800];
+    history_dir(dir, sizeof dir);
+    sl_err err = {0};
+    cr_assert_eq(file_run(dir, "cpu A", 1, 1, 1000.0, 2000.0, &err), SL_OK, "%s", err.msg);
+    machine_folder(dir, machine, sizeof machine);
+    /* As a killed add leaves it: machine.json not renamed into place, its
+     * temporary beside it. */
+    snprintf(path, sizeof path, "%s/machine.json", machine);
+    cr_assert_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/machine.json.tmp.%d.AbCdEf", machine, DEAD_PID);
+    test_write_text(path, "{\"half\": ");
+    sl_history h;
+    char first[512] = "";
+    cr_assert_eq(sl_history_load(dir, &h, count_error, first, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_empty(first, "the machine folder is an error: %s", first);
+    cr_expect_eq(h.nmachines, 1);
+    cr_expect_eq(h.nruns, 1, "its run is left out");
+    if (h.nmachines == 1)
+        cr_expect_str_eq(h.machines[0].environment.cpu_model, "cpu A");
+    sl_history_free(&h);
+    /* The next add of that machine writes machine.json and sweeps the
+     * temporary. */
+    cr_assert_eq(file_run(dir, "cpu A", 2, 2, 1000.0, 2000.0, &err), SL_OK, "%s", err.msg);
+    cr_expect_neq(access(path, F_OK), 0, "the dead add's temporary %s is left", path);
+    snprintf(path, sizeof path, "%s/machine.json", machine);
+    cr_expect_eq(access(path, F_OK), 0);
+}
+
+Test(history, a_machine_folder_with_nothing_filed_is_passed_over)
+{
+    char dir[4200], machine[4700];
+    history_dir(dir, sizeof dir);
+    sl_err err = {0};
+    cr_assert_eq(file_run(dir, "cpu A", 1, 1, 1000.0, 2000.0, &err), SL_OK, "%s", err.msg);
+    machine_folder(dir, machine, sizeof machine);
+    /* A second machine's add killed right after it made its folder. */
+    char other[4300];
+    snprintf(other, sizeof other, "%s/machines/0123456789abcdef", dir);
+    cr_assert_eq(mkdir(other, 0777), 0);
+    sl_history h;
+    char first[512] = "";
+    cr_assert_eq(sl_history_load(dir, &h, count_error, first, &err), SL_OK, "%s", err.msg);
+    cr_expect_str_empty(first, "%s", first);
+    cr_expect_eq(h.nmachines, 1);
+    cr_expect_eq(h.nruns, 1);
+    sl_history_free(&h);
+}
+
+Test(history, only_a_history_or_an_empty_folder_may_be_filed_into)
+{
+    char base[4096], path[4200];
+    test_tmpdir_create(base, sizeof base, "history-target");
+    sl_err err = {0};
+    snprintf(path, sizeof path, "%s/missing", base);
+    cr_expect_eq(sl_history_check_target(path, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(sl_history_check_target(base, &err), SL_OK, "an empty folder: %s", err.msg);
+    snprintf(path, sizeof path, "%s/notes.txt", base);
+    test_write_text(path, "mine");
+    cr_expect_eq(sl_history_check_target(base, &err), SL_EINVAL);
+    cr_expect(strstr(err.msg, "not a sluice history") != NULL, "%s", err.msg);
+    test_tmpdir_remove(base);
 }

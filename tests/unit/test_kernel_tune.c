@@ -568,3 +568,60 @@ Test(kernel_tune, auto_measures_once_then_reads_the_cache, .timeout = 120)
     cr_expect_eq(sl_kernel_tune_cache_read(r.path, &key, &t2, &err), SL_OK, "replaced by a valid file: %s", err.msg);
     test_tmpdir_remove(dir);
 }
+
+/* --- a wrong kernel is never hidden ------------------------------------------------ */
+
+/* The default table's normalize_u8 with the review's planted bug, `+
+ * 0.001f` on every value, in a copy of the table: the real kernel is not
+ * touched. */
+static sl_normalize_u8_fn real_normalize_u8;
+
+static void normalize_u8_off_by_a_thousandth(const uint8_t *src, float *dst, int64_t pixels,
+                                             const sl_normalize_consts *k)
+{
+    real_normalize_u8(src, dst, pixels, k);
+    for (int64_t i = 0; i < pixels * k->channels; i++)
+        dst[i] += 0.001f;
+}
+
+/* Guards the tuner's check against the reference (a planted bug survived
+ * it, issue 33): a candidate whose kernel differs from the reference fails
+ * the tuning, naming the kernel, the table and the first differing value,
+ * instead of the reference's kernel being run in its place while every run
+ * said `ok bitwise`. */
+Test(kernel_tune, a_table_that_fails_its_check_fails_the_tuning_naming_kernel_table_and_value, .timeout = 120)
+{
+    sl_kernel_table_id ids[SL_TABLE_COUNT];
+    if (sl_kernel_tune_candidate_ids(ids) < 2)
+        cr_skip_test("one candidate table on this CPU: the tuner has nothing to check against another");
+    const sl_kernel_table *real = sl_kernels_default();
+    sl_kernel_table broken = *real;
+    real_normalize_u8 = real->normalize_u8;
+    broken.normalize_u8 = normalize_u8_off_by_a_thousandth;
+    const sl_kernel_table *tables[SL_TABLE_COUNT] = {NULL};
+    tables[real->id] = &broken;
+    bool entries[SL_KERNEL_ENTRY_COUNT] = {false};
+    entries[SL_ENTRY_normalize_u8] = true;
+    sl_kernel_tune_options options;
+    sl_kernel_tune_options_init(&options);
+    options.rounds = 1;
+    options.sample_ns = 1000;
+    options.entries = entries;
+    options.tables = tables;
+    sl_kernel_tuning t;
+    sl_err err = {0};
+    sl_kernel_tune_measurements *m = malloc(sizeof *m);
+    cr_assert_not_null(m);
+    cr_assert_eq(sl_kernel_tune(&options, &t, m, &err), SL_EMISMATCH, "the planted bug passed the tuning: %s", err.msg);
+    cr_expect(strstr(err.msg, "normalize_u8") != NULL, "the kernel is named: %s", err.msg);
+    cr_expect(strstr(err.msg, real->name) != NULL, "the table is named: %s", err.msg);
+    cr_expect(strstr(err.msg, "reference") != NULL, "the reference's value is given: %s", err.msg);
+    cr_expect(strstr(err.msg, "index") != NULL, "the first differing value is located: %s", err.msg);
+    cr_expect_neq(t.choice.table[SL_ENTRY_normalize_u8], real->id, "and the broken table is not chosen");
+    free(m);
+
+    /* The same tuning with the real table passes: the failure was the
+     * planted bug's, not the hook's. */
+    options.tables = NULL;
+    cr_assert_eq(sl_kernel_tune(&options, &t, NULL, &err), SL_OK, "%s", err.msg);
+}

@@ -1,6 +1,7 @@
 /* Statistics: the median's order-statistic interval against published
  * ranks, and the Mann-Whitney U test against values worked by hand. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -45,6 +46,121 @@ Test(stats, too_few_samples_give_the_range)
     cr_expect_eq(ci.lo, 1.0);
     cr_expect_eq(ci.hi, 5.0);
     cr_expect_not(sl_median_ci_i64(x, 0, 0.95, &ci));
+}
+
+/* The interval as it was computed before D23, kept here as the oracle for
+ * the linear one: the whole sample sorted, and the binomial CDF summed
+ * afresh for every candidate rank (quadratic in n, so only small n). */
+static int compare_i64_for_oracle(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double quadratic_binomial_half_cdf(size_t n, size_t k)
+{
+    double total = 0.0;
+    double log_half_n = (double)n * log(0.5);
+    for (size_t i = 0; i <= k; i++)
+        total += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + log_half_n);
+    return total;
+}
+
+static sl_median_ci quadratic_median_ci(const int64_t *values, size_t n, double level)
+{
+    sl_median_ci out = {.n = n};
+    int64_t *sorted = malloc(n * sizeof *sorted);
+    cr_assert_not_null(sorted);
+    memcpy(sorted, values, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, compare_i64_for_oracle);
+    out.median = n % 2 ? (double)sorted[n / 2] : ((double)sorted[n / 2 - 1] + (double)sorted[n / 2]) / 2.0;
+    double alpha = 1.0 - level;
+    size_t k = 0;
+    while (k < n / 2 && quadratic_binomial_half_cdf(n, k) <= alpha / 2)
+        k++;
+    out.lo = (double)sorted[k == 0 ? 0 : k - 1];
+    out.hi = (double)sorted[k == 0 ? n - 1 : n - k];
+    free(sorted);
+    return out;
+}
+
+/* Samples with ties and a spread, from a fixed LCG (no global RNG). */
+static void fill_samples(int64_t *x, size_t n, uint64_t seed, int64_t spread)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = 1000 + (int64_t)((s >> 33) % (uint64_t)spread);
+    }
+}
+
+static void expect_same_interval(const int64_t *x, size_t n, double level)
+{
+    sl_median_ci fast;
+    cr_assert(sl_median_ci_i64(x, n, level, &fast));
+    sl_median_ci slow = quadratic_median_ci(x, n, level);
+    cr_expect_eq(fast.n, n);
+    cr_expect_eq(fast.median, slow.median, "n = %zu level %g: median %g, the quadratic form's %g", n, level,
+                 fast.median, slow.median);
+    cr_expect_eq(fast.lo, slow.lo, "n = %zu level %g: lo %g, the quadratic form's %g", n, level, fast.lo, slow.lo);
+    cr_expect_eq(fast.hi, slow.hi, "n = %zu level %g: hi %g, the quadratic form's %g", n, level, fast.hi, slow.hi);
+}
+
+Test(stats, the_linear_interval_equals_the_quadratic_one_for_every_small_n)
+{
+    /* Every n up to 400 at both levels sluice uses, with many ties (a
+     * spread of 7) and with few (a spread of 10^6), and n past 1600, where
+     * the CDF's sum starts 20 sqrt(n) below the mean instead of at 0. */
+    static int64_t x[4001];
+    for (size_t n = 1; n <= 400; n++) {
+        for (int spread = 0; spread < 2; spread++) {
+            fill_samples(x, n, n, spread ? 1000000 : 7);
+            expect_same_interval(x, n, 0.95);
+            expect_same_interval(x, n, 0.99);
+        }
+    }
+    size_t large[] = {1000, 1600, 1601, 1602, 2500, 4001};
+    for (size_t i = 0; i < sizeof large / sizeof *large; i++) {
+        fill_samples(x, large[i], large[i], 1000000);
+        expect_same_interval(x, large[i], 0.95);
+        expect_same_interval(x, large[i], 0.99);
+    }
+}
+
+Test(stats, ordered_and_constant_samples_give_the_sorted_ranks)
+{
+    /* Shapes a selection's pivot can do badly on: sorted, reversed, all
+     * equal, organ pipe; each against the sort-based oracle. */
+    static int64_t x[3001];
+    size_t n = 3001;
+    for (int shape = 0; shape < 4; shape++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = shape == 0   ? (int64_t)i
+                   : shape == 1 ? (int64_t)(n - i)
+                   : shape == 2 ? 42
+                                : (int64_t)(i < n / 2 ? i : n - i);
+        expect_same_interval(x, n, 0.95);
+    }
+}
+
+Test(stats, a_million_samples_get_the_normal_approximations_ranks)
+{
+    /* For large n the lower rank is n/2 - z sqrt(n)/2 to within a couple
+     * of ranks (z = 1.959964 at 95%): the normal approximation to
+     * Binomial(n, 1/2), independent of the exact sum the code does. The
+     * samples are a shuffle of 0..n-1 so the value at rank r is r. */
+    size_t n = 1000001;
+    int64_t *x = malloc(n * sizeof *x);
+    cr_assert_not_null(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (int64_t)((i * 7919u) % n); /* 7919 is prime, so a permutation */
+    sl_median_ci ci;
+    cr_assert(sl_median_ci_i64(x, n, 0.95, &ci));
+    double expected_lo = (double)n / 2.0 - 1.959964 * sqrt((double)n) / 2.0 - 1.0; /* 0-based */
+    cr_expect_eq(ci.median, 500000.0);
+    cr_expect(fabs(ci.lo - expected_lo) <= 2.0, "lo %g, about %g expected", ci.lo, expected_lo);
+    cr_expect_eq(ci.hi, (double)(n - 1) - ci.lo, "hi %g is not lo's mirror (lo %g)", ci.hi, ci.lo);
+    free(x);
 }
 
 Test(stats, noisy_means_wider_than_a_tenth_of_the_median)

@@ -53,8 +53,13 @@ void sl__describe_placement(char *buf, size_t size);
 /* A "key: value kB" line of a /proc file, in bytes, or -1. */
 int64_t sl__proc_kib_field(const char *path, const char *key);
 
-/* Bounded copy that always terminates dst. */
+/* Bounded copy that always terminates dst, and cuts, where it must, at the
+ * start of a UTF-8 character, never inside one. */
 void sl__copy_string(char *dst, size_t size, const char *src);
+/* Replaces each control character of text (C0 and DEL) with '?', in place:
+ * text from another program (a peer's hello, its stderr, a file's name)
+ * that a terminal would otherwise obey (D22). */
+void sl__text_printable(char *text);
 
 /* Replaces every byte of text that does not start a valid UTF-8 sequence
  * with U+FFFD, in place, cutting at a character boundary what no longer

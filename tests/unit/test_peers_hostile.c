@@ -1,0 +1,458 @@
+/* Hostile loaders (issue 33): each attack of the review as a test peer of
+ * the standard library alone (peers/testing/), and what sluice must do
+ * about it. None of them can end a bench or outlive it: a peer that
+ * truncates or grows the shared ring (D28), a daemon a user's loader starts
+ * when it is imported, in the `--describe` probe and in the session (D20),
+ * a loader whose sluice is SIGKILLed. Bad limits in the environment are
+ * refused naming the variable (D25); `peer-check` of a missing file says so
+ * as the bench does, and a long PYTHONPATH reaches the loader whole (D27). */
+#include <criterion/criterion.h>
+
+#include "support.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "peer.h"
+#include "sluice/bench.h"
+#include "sluice/peer_check.h"
+#include "sluice/peer_rank.h"
+#include "sluice/scenario.h"
+#include "sluice/timing.h"
+
+static char script_path[4][1024];
+
+static const char *script(int slot, const char *name)
+{
+    return test_peer_script(script_path[slot], sizeof script_path[slot], name);
+}
+
+/* A peer of the test's own on the system's Python, with short limits. */
+static sl__peer test_peer(const char *name, const char *file, int slot)
+{
+    sl__peer peer = sl__peer_numpy;
+    peer.adapter.name = name;
+    peer.adapter.transforms = SL_TRANSFORM(SL_OP_NORMALIZE);
+    peer.adapter.available = NULL;
+    peer.script = script(slot, file);
+    peer.args = NULL;
+    peer.startup_s = 60.0;
+    peer.batch_s = 20.0;
+    peer.total_s = 200.0;
+    peer.exit_s = 10.0;
+    return peer;
+}
+
+static sl_scenario_instance *instance;
+static sl_bench_options options;
+
+static void setup(void)
+{
+    if (access(sl__peer_python(), X_OK) != 0)
+        cr_skip_test("the protocol tests need the system's Python at %s", sl__peer_python());
+    test_bench_instance("PC-1", "depth1", 4, &instance, &options);
+}
+
+static void teardown(void)
+{
+    sl_scenario_instance_free(instance);
+    instance = NULL;
+}
+
+static void run(const sl_adapter *adapter, sl_record *record)
+{
+    sl_err err = {0};
+    sl_bench_run(instance, adapter, &options, record, &err);
+}
+
+/* After every hostile peer, the reference adapter still runs and is ok. */
+static void assert_run_carries_on(void)
+{
+    sl_record record;
+    run(sl_adapter_find("reference"), &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    sl_record_release(&record);
+}
+
+/* Whether process pid is gone (or a zombie: dead, not yet reaped). */
+static bool gone(int pid)
+{
+    char path[64], text[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *paren = strrchr(text, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* Waits up to 20 s for pid to go: a bound on waiting, not a speed. */
+static bool goes_within_a_while(int pid)
+{
+    for (int i = 0; i < 2000 && !gone(pid); i++)
+        usleep(10000);
+    return gone(pid);
+}
+
+static int read_pid(const char *path)
+{
+    for (int i = 0; i < 1000 && access(path, R_OK) != 0; i++)
+        usleep(10000);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s was written", path);
+    int pid = 0;
+    cr_assert_eq(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    cr_assert_gt(pid, 1);
+    return pid;
+}
+
+TestSuite(peers_hostile, .init = setup, .fini = teardown, .timeout = 300);
+
+/* --- D28: the ring ----------------------------------------------------------- */
+
+Test(peers_hostile, the_ring_is_sealed_at_its_size_before_a_peer_gets_it)
+{
+    sl__peer_ring ring;
+    sl_err err = {0};
+    cr_assert_eq(sl__peer_ring_create(&ring, sl_pipeline_output_schema(instance->pipeline), 8, 2, &err), SL_OK, "%s",
+                 err.msg);
+    int seals = fcntl(ring.fd, F_GET_SEALS);
+    cr_assert_geq(seals, 0, "F_GET_SEALS: %s", strerror(errno));
+    cr_expect(seals & F_SEAL_SHRINK, "sealed against shrinking");
+    cr_expect(seals & F_SEAL_GROW, "against growing");
+    cr_expect(seals & F_SEAL_SEAL, "and against removing the seals");
+    errno = 0;
+    cr_expect_eq(ftruncate(ring.fd, 0), -1, "a truncation of the ring is refused");
+    cr_expect_eq(errno, EPERM);
+    sl__peer_ring_destroy(&ring);
+}
+
+/* The review's D28: a peer that truncates the ring after writing each
+ * batch used to end the bench with SIGBUS (exit 135, no record). */
+Test(peers_hostile, a_peer_that_truncates_the_ring_cannot_end_the_bench)
+{
+    sl__peer peer = test_peer("peer:test-truncate-ring", "testing/truncate_ring.py", 0);
+    sl_record record;
+    run(&peer.adapter, &record);
+    /* The truncation was refused, so the batches it wrote are whole. */
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+    peer.args = "--grow";
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "growing the ring: %s", record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+/* --- D20 and dying with sluice ------------------------------------------------ */
+
+/* The review's D20: a user's loader that starts a daemon when imported.
+ * sluice imports it twice, to ask it what it implements and to run it; the
+ * daemon of each must be gone when that ends. */
+Test(peers_hostile, a_daemon_a_loader_starts_at_import_is_gone_after_describe_and_after_the_run)
+{
+    char dir[512], pidfile[600], second[640], name[1200];
+    test_tmpdir_create(dir, sizeof dir, "daemon");
+    snprintf(pidfile, sizeof pidfile, "%s/daemon.pid", dir);
+    snprintf(second, sizeof second, "%s.2", pidfile);
+    cr_assert_eq(setenv("SLUICE_TEST_PIDFILE", pidfile, 1), 0);
+    snprintf(name, sizeof name, "peer:%s", script(1, "testing/import_daemon.py"));
+    sl_err err = {0};
+    const sl_adapter *adapter = sl__user_peer(name, &err);
+    cr_assert_not_null(adapter, "%s", err.msg);
+    int pid = read_pid(pidfile);
+    cr_assert(gone(pid), "the daemon of the --describe probe (pid %d) outlived it", pid);
+    sl_record record;
+    run(adapter, &record);
+    unsetenv("SLUICE_TEST_PIDFILE");
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    int pid2 = read_pid(second);
+    cr_assert(gone(pid2), "the daemon of the session (pid %d) outlived it", pid2);
+    sl_record_release(&record);
+    test_tmpdir_remove(dir);
+}
+
+/* A loader whose sluice is SIGKILLed dies with it (PR_SET_PDEATHSIG, set by
+ * sluice before the loader runs, so a loader that does not ask for it, as
+ * peers/sluice_peer.py does, still gets it). hang.py says hello and sleeps
+ * for an hour. */
+Test(peers_hostile, a_loader_dies_with_sluice_even_when_sluice_is_sigkilled)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    const char *hang = script(2, "testing/hang.py");
+    pid_t sluice = fork();
+    cr_assert_geq(sluice, 0);
+    if (sluice == 0) {
+        close(fds[0]);
+        const char *argv[] = {sl__peer_python(), hang, NULL};
+        sl__peer_child c;
+        sl_err err = {0};
+        if (sl__peer_spawn(&c, argv, true, -1, &err) != SL_OK)
+            _exit(3);
+        int pid = (int)c.pid;
+        if (write(fds[1], &pid, sizeof pid) != (ssize_t)sizeof pid)
+            _exit(4);
+        /* Wait for the hello, so the loader is surely running. */
+        sl__peer_read_line(&c, sl_now_ns() + 60000000000LL);
+        if (write(fds[1], &pid, sizeof pid) != (ssize_t)sizeof pid)
+            _exit(4);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    int pid = 0, again = 0;
+    cr_assert_eq(read(fds[0], &pid, sizeof pid), (ssize_t)sizeof pid, "the stand-in for sluice started the loader");
+    cr_assert_eq(read(fds[0], &again, sizeof again), (ssize_t)sizeof again, "and the loader said hello");
+    close(fds[0]);
+    cr_assert_not(gone(pid), "the loader runs");
+    kill(sluice, SIGKILL);
+    waitpid(sluice, NULL, 0);
+    bool died = goes_within_a_while(pid);
+    if (!died)
+        kill(pid, SIGKILL);
+    cr_assert(died, "the loader (pid %d) outlived its SIGKILLed sluice", pid);
+}
+
+/* --- D25: limits from the environment ---------------------------------------- */
+
+Test(peers_hostile, a_peer_limit_that_is_not_a_number_of_seconds_is_refused_naming_the_variable)
+{
+    const char *bad[] = {"abc", "-1", "nan", "1e400", "5s", "0", "inf", " 5"};
+    sl__peer peer = test_peer("peer:test-plain", "testing/plain.py", 3);
+    peer.batch_s = 0; /* the environment's, then */
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(setenv("SLUICE_PEER_BATCH_S", bad[i], 1), 0);
+        sl_record record;
+        run(&peer.adapter, &record);
+        cr_expect_eq(record.outcome, SL_RECORD_FAILED, "SLUICE_PEER_BATCH_S=%s was taken", bad[i]);
+        cr_expect(strstr(record.reason, "SLUICE_PEER_BATCH_S") != NULL, "%s", record.reason);
+        char quoted[32];
+        snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        cr_expect(strstr(record.reason, quoted) != NULL, "the value is named: %s", record.reason);
+        sl_record_release(&record);
+    }
+    /* A good one is taken. */
+    cr_assert_eq(setenv("SLUICE_PEER_BATCH_S", "30", 1), 0);
+    sl_record record;
+    run(&peer.adapter, &record);
+    unsetenv("SLUICE_PEER_BATCH_S");
+    cr_expect_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    sl_record_release(&record);
+}
+
+/* --- D27 ---------------------------------------------------------------------- */
+
+Test(peers_hostile, peer_check_of_a_missing_file_says_so_as_the_bench_does)
+{
+    sl_peer_check_result result;
+    sl_err err = {0};
+    cr_assert_neq(sl_peer_check(instance->pipeline, "/nonexistent/sluice/loader.py", 3, 0.0, &result, &err), SL_OK);
+    cr_expect(strstr(err.msg, "no such loader file") != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "crashed") == NULL, "%s", err.msg);
+}
+
+/* A module in the last folder of a PYTHONPATH of 3000 bytes is found: the
+ * peer's PYTHONPATH used to be cut at 1,200 bytes without a word. One past
+ * the limit is refused, naming PYTHONPATH. */
+Test(peers_hostile, a_long_pythonpath_reaches_the_loader_whole_or_is_refused)
+{
+    char dir[512], module[600], loader[640], testing[1024], text[2048];
+    test_tmpdir_create(dir, sizeof dir, "pythonpath");
+    snprintf(module, sizeof module, "%s/far_module.py", dir);
+    test_write_text(module, "FRAMEWORK = 'found at the end of a long PYTHONPATH'\n");
+    snprintf(loader, sizeof loader, "%s/far_loader.py", dir);
+    snprintf(text, sizeof text,
+             "import sys\n"
+             "sys.path.insert(0, '%s')\n"
+             "import far_module\n"
+             "import plain\n"
+             "import sluice_peer\n"
+             "if __name__ == '__main__':\n"
+             "    sluice_peer.main('far', far_module.FRAMEWORK, plain.make_batches, plain.SUPPORTED)\n",
+             test_peer_script(testing, sizeof testing, "testing"));
+    test_write_text(loader, text);
+    static char path[12000];
+    size_t used = 0;
+    while (used < 3000)
+        used += (size_t)snprintf(path + used, sizeof path - used, "/nonexistent/folder%05zu:", used);
+    snprintf(path + used, sizeof path - used, "%s", dir);
+    char *old = getenv("PYTHONPATH") ? strdup(getenv("PYTHONPATH")) : NULL;
+    cr_assert_eq(setenv("PYTHONPATH", path, 1), 0);
+    sl__peer peer = test_peer("peer:test-far", "testing/plain.py", 3);
+    peer.script = loader;
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_expect_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.framework, "found at the end of a long PYTHONPATH");
+    sl_record_release(&record);
+
+    while (used < 9000)
+        used += (size_t)snprintf(path + used, sizeof path - used, "/nonexistent/folder%05zu:", used);
+    snprintf(path + used, sizeof path - used, "%s", dir);
+    cr_assert_eq(setenv("PYTHONPATH", path, 1), 0);
+    run(&peer.adapter, &record);
+    if (old)
+        setenv("PYTHONPATH", old, 1);
+    else
+        unsetenv("PYTHONPATH");
+    free(old);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
+    cr_expect(strstr(record.reason, "PYTHONPATH") != NULL, "the variable is named: %s", record.reason);
+    sl_record_release(&record);
+    test_tmpdir_remove(dir);
+}
+
+/* --- D21: no loader ranked on work it did not do while timed ---------------- */
+
+/* Attack 3: batches kept on disk from an earlier run, replayed. Every run of
+ * a peer has a plan of a fresh seed, so the replay is a mismatch. */
+Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch)
+{
+    char dir[512];
+    test_tmpdir_create(dir, sizeof dir, "replay");
+    cr_assert_eq(setenv("SLUICE_TEST_STORE", dir, 1), 0);
+    sl__peer peer = test_peer("peer:test-replay", "testing/replay.py", 0);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "the first run computes and stores: %s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+    run(&peer.adapter, &record);
+    unsetenv("SLUICE_TEST_STORE");
+    cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
+    sl_record_release(&record);
+    assert_run_carries_on();
+    test_tmpdir_remove(dir);
+}
+
+/* Attack 4, first half: honest work, latencies under-reported by half, from
+ * a loader of one thread. Its CPU can outrun its clocks by no more than the
+ * threads it has; a bound of every CPU let it pass on a machine of two. */
+Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_over)
+{
+    sl__peer peer = test_peer("peer:test-half", "testing/underreport.py", 1);
+    peer.args = "--half"; /* half its time, each batch 20 ms of CPU */
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
+}
+
+/* Attack 4, second half: the work done by a helper that left the loader's
+ * process group and session; its CPU is the loader's. */
+Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
+{
+    sl__peer peer = test_peer("peer:test-offload", "testing/offload.py", 1);
+    sl_record record;
+    run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
+    assert_run_carries_on();
+}
+
+/* Attack 2: a loader of the user's that computes everything before its
+ * hello and says it prefetches, which skips the CPU check: shown as
+ * `self-declared`, never the best peer unless asked. Its latencies are
+ * padded above what writing its bytes could take. */
+Test(peers_hostile, a_users_loader_that_declares_itself_prefetching_is_shown_and_not_ranked)
+{
+    char name[1100];
+    snprintf(name, sizeof name, "peer:%s", script(1, "testing/precompute_prefetching.py"));
+    sl_err err = {0};
+    const sl_adapter *adapter = sl__user_peer(name, &err);
+    cr_assert_not_null(adapter, "%s", err.msg);
+    sl_record record;
+    run(adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_expect_str_eq(record.timing, "self-declared", "note: %s", record.note);
+    sl_rank_entry e[2] = {
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = "fused",
+         .equivalence = "bitwise",
+         .outcome = SL_RECORD_OK,
+         .elements_per_s = 1.0},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = record.adapter,
+         .equivalence = record.equivalence,
+         .outcome = record.outcome,
+         .elements_per_s = 1e12,
+         .timing = record.timing},
+    };
+    cr_expect_neq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "a self-declared loader is not ranked");
+    sl_record_release(&record);
+    /* Asked for, it is timed and ranked as a prefetching peer. */
+    cr_assert_eq(setenv("SLUICE_RANK_SELF_DECLARED", "1", 1), 0);
+    run(adapter, &record);
+    unsetenv("SLUICE_RANK_SELF_DECLARED");
+    cr_expect_str_eq(record.timing, "prefetching", "note: %s", record.note);
+    sl_record_release(&record);
+}
+
+/* --- D22: strings from a loader ------------------------------------------------ */
+
+/* A loader whose file name is cut inside a UTF-8 character in its adapter's
+ * name, and whose framework name (with a terminal escape in it) is cut
+ * inside one in the record: sluice must read back the record it wrote (it
+ * used to refuse it, and count the run failed), and no control character
+ * may reach it. */
+Test(peers_hostile, names_cut_inside_a_character_or_holding_escapes_give_a_record_sluice_reads_back)
+{
+    char dir[512], path[800], testing[1024], text[2048], name[900], record_path[700];
+    test_tmpdir_create(dir, sizeof dir, "utf8");
+    /* 25 bytes, then a 2-byte character across the 26-byte cut. */
+    snprintf(path, sizeof path, "%s/xxxxxxxxxxxxxxxxxxxxxxxxx\xc3\xa9_loader.py", dir);
+    /* An escape, then 60 two-byte characters: cut at 95 bytes, inside one. */
+    char framework[200] = "\\x1b[31mred";
+    for (int i = 0; i < 60; i++)
+        strcat(framework, "\xc3\xa9");
+    snprintf(text, sizeof text,
+             "import sys\n"
+             "sys.path.insert(0, '%s')\n"
+             "import plain\n"
+             "import sluice_peer\n"
+             "if __name__ == '__main__':\n"
+             "    sluice_peer.main('utf8', '%s', plain.make_batches, plain.SUPPORTED)\n",
+             test_peer_script(testing, sizeof testing, "testing"), framework);
+    test_write_text(path, text);
+    snprintf(name, sizeof name, "peer:%s", path);
+    sl_err err = {0};
+    const sl_adapter *adapter = sl__user_peer(name, &err);
+    cr_assert_not_null(adapter, "%s", err.msg);
+    sl_record record;
+    run(adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    for (const char *p = record.framework; *p; p++)
+        cr_expect((unsigned char)*p >= 0x20 && *p != 0x7F, "a control character in the framework: %s",
+                  record.framework);
+    sl_environment env;
+    sl_environment_collect(&env);
+    snprintf(record_path, sizeof record_path, "%s/record.json", dir);
+    cr_assert_eq(sl_record_write(&record, &env, record_path, &err), SL_OK, "%s", err.msg);
+    sl_record back;
+    sl_environment back_env;
+    cr_assert_eq(sl_record_read(record_path, &back, &back_env, &err), SL_OK, "sluice refuses its own record: %s",
+                 err.msg);
+    cr_expect_str_eq(back.adapter, record.adapter);
+    cr_expect_str_eq(back.framework, record.framework);
+    sl_record_release(&back);
+    sl_record_release(&record);
+    test_tmpdir_remove(dir);
+}
