@@ -83,7 +83,7 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
 /* A decimal unsigned 64-bit integer (seeds). */
 uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text);
 sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text);
-/* The kernel table a command runs (tools/kernel_choice.c): the one
+/* The kernel table a command runs (tools/cli/kernel_choice.c): the one
  * --kernels named (option_value, NULL when the option was not given), else
  * the one the environment variable SLUICE_KERNELS names, else "auto": the
  * tuned table, the cached choice for this CPU and build or a measurement
@@ -168,7 +168,7 @@ const char *sl__suggest(const char *typed, const char *const *names, int count);
 /* " (did you mean 'X'?)" for the nearest name, or "" when none is near. */
 void sl__did_you_mean(char *buf, size_t size, const char *typed, const char *const *names, int count);
 
-/* --- folders written whole (tools/folders.c) ------------------------------------- */
+/* --- folders written whole (tools/cli/folders.c) --------------------------------- */
 
 /* Where a folder a command writes came from: this build's commit, the host
  * name and CPU model, and the command line (argv[0] is the subcommand). */
