@@ -88,9 +88,9 @@ void sl__cli_copy(char *dst, size_t size, const char *src)
 
 /* --- scanning ------------------------------------------------------------------ */
 
-sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv)
+sl__cli sl__cli_start(const sl__command_spec *spec, int argc, char **argv)
 {
-    return (sl__cli){.command = command, .usage = usage, .argc = argc, .argv = argv, .index = 0};
+    return (sl__cli){.command = spec ? spec->name : NULL, .spec = spec, .argc = argc, .argv = argv, .index = 0};
 }
 
 bool sl__cli_next(sl__cli *cli)
@@ -140,22 +140,6 @@ bool sl__cli_option(sl__cli *cli, const char *name, const char **value)
     return true;
 }
 
-/* The options a command's --help lists: every "--word" in it, in order. */
-static int usage_options(const char *usage, char names[][48], int most)
-{
-    int count = 0;
-    for (const char *p = usage; p && (p = strstr(p, "--")) != NULL && count < most;) {
-        size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
-        if (n > 2 && n < 48) {
-            memcpy(names[count], p, n);
-            names[count][n] = '\0';
-            count++;
-        }
-        p += n;
-    }
-    return count;
-}
-
 _Noreturn void sl__cli_unknown(const sl__cli *cli)
 {
     const char *arg = sl__cli_arg(cli);
@@ -163,13 +147,12 @@ _Noreturn void sl__cli_unknown(const sl__cli *cli)
         /* "--repetitons=5" is matched on its name alone. */
         char typed[64];
         snprintf(typed, sizeof typed, "%.*s", (int)strcspn(arg, "="), arg);
-        char names[64][48];
-        const char *pointers[64];
-        int count = usage_options(cli->usage, names, 64);
-        for (int i = 0; i < count; i++)
-            pointers[i] = names[i];
+        const char *names[128] = {"--help"};
+        int count = 1;
+        for (int i = 0; cli->spec && i < cli->spec->noptions && count < 128; i++)
+            names[count++] = cli->spec->options[i].name;
         char hint[96];
-        sl__did_you_mean(hint, sizeof hint, typed, pointers, count);
+        sl__did_you_mean(hint, sizeof hint, typed, names, count);
         sl__cli_usage_error(cli, "unknown option '%s'%s", arg, hint);
     }
     sl__cli_usage_error(cli, "unexpected argument '%s'", arg);
@@ -473,24 +456,6 @@ void sl__selection_free(sl__selection *selection)
 void sl__variant_args_init(sl__variant_args *args)
 {
     *args = (sl__variant_args){.profile = SL_PROFILE_CI, .seed = 42};
-}
-
-bool sl__cli_variant_option(sl__cli *cli, sl__variant_args *args)
-{
-    const char *value;
-    if (sl__cli_option(cli, "--scenario", &value))
-        args->scenario = value;
-    else if (sl__cli_option(cli, "--variant", &value))
-        args->variant = value;
-    else if (sl__cli_option(cli, "--profile", &value))
-        args->profile = sl__cli_profile(cli, "--profile", value);
-    else if (sl__cli_option(cli, "--batches", &value))
-        args->batches = sl__cli_int(cli, "--batches", value, 1, 1 << 24);
-    else if (sl__cli_option(cli, "--seed", &value))
-        args->seed = sl__cli_u64(cli, "--seed", value);
-    else
-        return false;
-    return true;
 }
 
 sl_scenario_instance *sl__cli_instantiate(const sl__cli *cli, sl__variant_args *args, bool first_by_default,

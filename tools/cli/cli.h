@@ -1,6 +1,7 @@
-/* Helpers shared by the `sluice` subcommands: one argument scanner, one way
- * to parse each kind of value, one usage-error path and one scenario and
- * adapter selection, so every command behaves alike. Tables are table.h's. */
+/* Helpers shared by the `sluice` subcommands: one argument scanner (driven
+ * by each command's option declarations, options.h), one way to parse each
+ * kind of value, one usage-error path and one scenario and adapter
+ * selection, so every command behaves alike. Tables are table.h's. */
 #ifndef SLUICE_TOOLS_CLI_H
 #define SLUICE_TOOLS_CLI_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "options.h"
 #include "sluice/sluice.h"
 #include "table.h"
 
@@ -35,17 +37,24 @@ int sl__cmd_history(int argc, char **argv);
 int sl__cmd_summary(int argc, char **argv);
 int sl__cmd_tune(int argc, char **argv);
 
+/* Their options, declared once (options.h): what each parses and what its
+ * --help lists. */
+extern const sl__command_spec sl__bench_spec, sl__list_spec, sl__bless_spec, sl__audit_spec, sl__baseline_spec,
+    sl__check_spec, sl__report_spec, sl__export_spec, sl__peer_check_spec, sl__kernels_spec, sl__history_spec,
+    sl__summary_spec, sl__tune_spec;
+
 /* --- scanning arguments ------------------------------------------------------ */
 
 typedef struct sl__cli {
-    const char *command; /* "bench"; NULL for the top level */
-    const char *usage;   /* the command's --help text, whose options a typo is matched against; may be NULL */
+    const char *command;          /* "bench"; NULL for the top level */
+    const sl__command_spec *spec; /* the command's options, which a typo is matched against; NULL for the top level */
     int argc;
     char **argv;
     int index; /* the argument being looked at */
 } sl__cli;
 
-sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv);
+/* spec is NULL for the top level, `sluice` itself. */
+sl__cli sl__cli_start(const sl__command_spec *spec, int argc, char **argv);
 /* Moves to the next argument; false when there is none. */
 bool sl__cli_next(sl__cli *cli);
 /* The argument being looked at. */
@@ -184,8 +193,33 @@ typedef struct sl__variant_args {
     int64_t batches;
 } sl__variant_args;
 void sl__variant_args_init(sl__variant_args *args);
-/* Consumes the current argument when it is one of those options. */
-bool sl__cli_variant_option(sl__cli *cli, sl__variant_args *args);
+/* Those options' declarations (options.h), for a command whose arguments
+ * hold an sl__variant_args at `field`; variant_help says what --variant
+ * defaults to there. */
+#define SL__VARIANT_OPTIONS(type, field, variant_help)                                                                 \
+    {.name = "--scenario",                                                                                             \
+     .arg = "ID",                                                                                                      \
+     .kind = SL__OPTION_TEXT,                                                                                          \
+     SL__AT(type, field.scenario),                                                                                     \
+     .help = "the scenario (sluice list shows them)"},                                                                 \
+        {.name = "--variant", .arg = "V", .kind = SL__OPTION_TEXT, SL__AT(type, field.variant), .help = variant_help}, \
+        {.name = "--profile",                                                                                          \
+         .arg = "ci|full",                                                                                             \
+         .kind = SL__OPTION_PROFILE,                                                                                   \
+         SL__AT(type, field.profile),                                                                                  \
+         .help = "sizes and the batch count of a bench run (default ci)"},                                             \
+        {.name = "--batches",                                                                                          \
+         .arg = "N",                                                                                                   \
+         .kind = SL__OPTION_INT,                                                                                       \
+         SL__AT(type, field.batches),                                                                                  \
+         .min = 1,                                                                                                     \
+         .max = 1 << 24,                                                                                               \
+         .help = "batches from the start of epoch 0 (default: the profile's\n"                                         \
+                 "warmup + measured batches, what one bench repetition runs)"},                                        \
+    {                                                                                                                  \
+        .name = "--seed", .arg = "N", .kind = SL__OPTION_U64, SL__AT(type, field.seed),                                \
+        .help = "fixture and pipeline seed (default 42)"                                                               \
+    }
 /* Resolves the variant (its first when --variant was not given and
  * first_by_default) and the batch count (the profile's warmup + measured
  * by default), a usage error when either is unknown; builds its instance

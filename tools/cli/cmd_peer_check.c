@@ -7,44 +7,49 @@
 #include "sluice/peer_check.h"
 #include "sluice/scenario.h"
 
-static const char usage[] = "usage: sluice peer-check SCRIPT --scenario ID [--variant V] [options]\n"
-                            "\n"
-                            "Runs the Python loader SCRIPT (written with peers/sluice_peer.py; copy\n"
-                            "peers/template_peer.py) on the variant's batches under the peer protocol, as\n"
-                            "`sluice bench --adapters peer:SCRIPT` does, and holds every batch to sluice's\n"
-                            "reference. Says whether it is bitwise (or within the scenario's tolerance, or\n"
-                            "statistically equivalent where the plan's draws are not handed over) and, if\n"
-                            "not, the first batch, field, row and value that differ, with both numbers.\n"
-                            "Exit status 0 when equivalent, 1 when not, 2 on a usage error.\n"
-                            "SLUICE_PYTHON names the Python that runs it (default /usr/bin/python3).\n"
-                            "\n"
-                            "options:\n"
-                            "  --scenario ID       the scenario (sluice list shows them)\n"
-                            "  --variant V         its variant (default: its first)\n"
-                            "  --profile ci|full   sizes (default ci)\n"
-                            "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
-                            "                      warmup + measured batches)\n"
-                            "  --seed N            fixture and pipeline seed (default 42)\n"
-                            "  -h, --help          show this help\n";
+typedef struct peer_check_args {
+    sl__variant_args variant;
+    const char *script;
+} peer_check_args;
+
+/* The loader, SCRIPT. */
+static bool take_script(sl__cli *cli, const char *arg, void *args)
+{
+    (void)cli;
+    peer_check_args *a = args;
+    if (a->script)
+        return false;
+    a->script = arg;
+    return true;
+}
+
+static const sl__option peer_check_options[] = {
+    SL__VARIANT_OPTIONS(peer_check_args, variant, "its variant (default: its first)"),
+};
+
+const sl__command_spec sl__peer_check_spec = {
+    .name = "peer-check",
+    .synopsis = "sluice peer-check SCRIPT --scenario ID [--variant V] [options]",
+    .about = "Runs the Python loader SCRIPT (written with peers/sluice_peer.py; copy\n"
+             "peers/template_peer.py) on the variant's batches under the peer protocol, as\n"
+             "`sluice bench --adapters peer:SCRIPT` does, and holds every batch to sluice's\n"
+             "reference. Says whether it is bitwise (or within the scenario's tolerance, or\n"
+             "statistically equivalent where the plan's draws are not handed over) and, if\n"
+             "not, the first batch, field, row and value that differ, with both numbers.\n"
+             "Exit status 0 when equivalent, 1 when not, 2 on a usage error.\n"
+             "SLUICE_PYTHON names the Python that runs it (default /usr/bin/python3).",
+    .options = peer_check_options,
+    .noptions = SL__COUNT(peer_check_options),
+    .positional = take_script,
+};
 
 int sl__cmd_peer_check(int argc, char **argv)
 {
-    const char *script = NULL;
-    sl__variant_args args;
-    sl__variant_args_init(&args);
-    sl__cli cli = sl__cli_start("peer-check", usage, argc, argv);
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_variant_option(&cli, &args)) {
-            continue;
-        } else if (script == NULL && sl__cli_arg(&cli)[0] != '-') {
-            script = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    peer_check_args parsed = {0};
+    sl__variant_args_init(&parsed.variant);
+    sl__cli cli = sl__options_parse(&sl__peer_check_spec, argc, argv, &parsed);
+    sl__variant_args args = parsed.variant;
+    const char *script = parsed.script;
     if (!script || !args.scenario)
         sl__cli_usage_error(&cli, "say the loader SCRIPT and --scenario ID");
     const sl_scenario *scenario = NULL;

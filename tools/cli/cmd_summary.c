@@ -8,21 +8,48 @@
 #include "exports.h"
 #include "summary.h"
 
-static const char usage[] = "usage: sluice summary RECORDS_DIR [options]\n"
-                            "\n"
-                            "Prints the summary table of the records in RECORDS_DIR (e.g. records/ci), as\n"
-                            "`sluice bench` prints it when its runs end: every adapter's headline figure\n"
-                            "(elements/s at the median batch time) with its interval and the mean beside it,\n"
-                            "ratios to the reference and the best peer with their calls, and the notes.\n"
-                            "\n"
-                            "options:\n"
-                            "  --format table|gbench   what goes to stdout: the table (default) or Google\n"
-                            "                          Benchmark's JSON (the table then goes to stderr)\n"
-                            "  --junit FILE            also write the records as JUnit XML\n"
-                            "  -h, --help              show this help\n"
-                            "\n"
-                            "exit status: 0 when every record was read; 1 when one could not be (the others\n"
-                            "are still summarized) or an export could not be written; 2 for a bad command line.\n";
+typedef struct summary_args {
+    const char *records, *junit, *format;
+} summary_args;
+
+/* The records folder, RECORDS_DIR. */
+static bool take_records(sl__cli *cli, const char *arg, void *args)
+{
+    (void)cli;
+    summary_args *a = args;
+    if (a->records)
+        return false;
+    a->records = arg;
+    return true;
+}
+
+static const sl__option summary_options[] = {
+    {.name = "--format",
+     .arg = "table|gbench",
+     .kind = SL__OPTION_CHOICE,
+     SL__AT(summary_args, format),
+     .help = "what goes to stdout: the table (default) or Google\n"
+             "Benchmark's JSON (the table then goes to stderr)"},
+    {.name = "--junit",
+     .arg = "FILE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(summary_args, junit),
+     .help = "also write the records as JUnit XML"},
+};
+
+const sl__command_spec sl__summary_spec = {
+    .name = "summary",
+    .synopsis = "sluice summary RECORDS_DIR [options]",
+    .about = "Prints the summary table of the records in RECORDS_DIR (e.g. records/ci), as\n"
+             "`sluice bench` prints it when its runs end: every adapter's headline figure\n"
+             "(elements/s at the median batch time) with its interval and the mean beside it,\n"
+             "ratios to the reference and the best peer with their calls, and the notes.",
+    .options = summary_options,
+    .noptions = SL__COUNT(summary_options),
+    .epilogue = "exit status: 0 when every record was read; 1 when one could not be (the others\n"
+                "are still summarized) or an export could not be written; 2 for a bad command line.",
+    .positional = take_records,
+};
 
 static void report_bad_file(const char *message, void *user)
 {
@@ -33,26 +60,10 @@ static void report_bad_file(const char *message, void *user)
 
 int sl__cmd_summary(int argc, char **argv)
 {
-    const char *records = NULL, *junit = NULL;
-    bool gbench = false;
-    sl__cli cli = sl__cli_start("summary", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--format", &value)) {
-            if (strcmp(value, "gbench") != 0 && strcmp(value, "table") != 0)
-                sl__cli_usage_error(&cli, "option --format: '%s' is not table or gbench", value);
-            gbench = strcmp(value, "gbench") == 0;
-        } else if (sl__cli_option(&cli, "--junit", &value)) {
-            junit = value;
-        } else if (!records && sl__cli_arg(&cli)[0] != '-') {
-            records = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    summary_args args = {0};
+    sl__cli cli = sl__options_parse(&sl__summary_spec, argc, argv, &args);
+    const char *records = args.records, *junit = args.junit;
+    bool gbench = args.format && strcmp(args.format, "gbench") == 0;
     if (!records)
         sl__cli_usage_error(&cli, "say which records folder to summarize, e.g. records/ci");
 
