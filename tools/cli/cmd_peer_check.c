@@ -12,17 +12,6 @@ typedef struct peer_check_args {
     const char *script;
 } peer_check_args;
 
-/* The loader, SCRIPT. */
-static bool take_script(sl__cli *cli, const char *arg, void *args)
-{
-    (void)cli;
-    peer_check_args *a = args;
-    if (a->script)
-        return false;
-    a->script = arg;
-    return true;
-}
-
 static const sl__option peer_check_options[] = {
     SL__VARIANT_OPTIONS(peer_check_args, variant, "its variant (default: its first)"),
 };
@@ -40,7 +29,7 @@ const sl__command_spec sl__peer_check_spec = {
              "SLUICE_PYTHON names the Python that runs it (default /usr/bin/python3).",
     .options = peer_check_options,
     .noptions = SL__COUNT(peer_check_options),
-    .positional = take_script,
+    SL__OPERAND(peer_check_args, script),
 };
 
 int sl__cmd_peer_check(int argc, char **argv)

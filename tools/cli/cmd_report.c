@@ -17,17 +17,6 @@ typedef struct report_args {
     double step_ms;
 } report_args;
 
-/* The records folder, RECORDS_DIR. */
-static bool take_records(sl__cli *cli, const char *arg, void *args)
-{
-    (void)cli;
-    report_args *a = args;
-    if (a->records)
-        return false;
-    a->records = arg;
-    return true;
-}
-
 static void read_step_ms(sl__cli *cli, const sl__option *option, const char *value, void *args)
 {
     (void)option;
@@ -69,7 +58,7 @@ const sl__command_spec sl__report_spec = {
     .epilogue = "exit status: 0 when the report was written from every record; 1 when a record\n"
                 "could not be read (the report is still written from the others) or the report\n"
                 "could not be written; 2 for a bad command line.",
-    .positional = take_records,
+    SL__OPERAND(report_args, records),
 };
 
 static void report_bad_file(const char *message, void *user)

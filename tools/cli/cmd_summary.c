@@ -12,17 +12,6 @@ typedef struct summary_args {
     const char *records, *junit, *format;
 } summary_args;
 
-/* The records folder, RECORDS_DIR. */
-static bool take_records(sl__cli *cli, const char *arg, void *args)
-{
-    (void)cli;
-    summary_args *a = args;
-    if (a->records)
-        return false;
-    a->records = arg;
-    return true;
-}
-
 static const sl__option summary_options[] = {
     {.name = "--format",
      .arg = "table|gbench",
@@ -48,7 +37,7 @@ const sl__command_spec sl__summary_spec = {
     .noptions = SL__COUNT(summary_options),
     .epilogue = "exit status: 0 when every record was read; 1 when one could not be (the others\n"
                 "are still summarized) or an export could not be written; 2 for a bad command line.",
-    .positional = take_records,
+    SL__OPERAND(summary_args, records),
 };
 
 static void report_bad_file(const char *message, void *user)

@@ -33,7 +33,10 @@ static _Noreturn void not_a_choice(const sl__cli *cli, const sl__option *option,
     for (const char *w = option->arg; *w && used < sizeof words;) {
         size_t len = strcspn(w, "|");
         bool last = w[len] == '\0';
-        used += (size_t)snprintf(words + used, sizeof words - used, "%s%.*s", used == 0 ? "" : last ? " or " : ", ",
+        used += (size_t)snprintf(words + used, sizeof words - used, "%s%.*s",
+                                 used == 0 ? ""
+                                 : last    ? " or "
+                                           : ", ",
                                  (int)len, w);
         w += len + !last;
     }
@@ -91,6 +94,19 @@ static const sl__option *match(sl__cli *cli, const sl__command_spec *spec, const
     return NULL;
 }
 
+/* An argument that is not an option: the command's operand, or what its
+ * positional handler takes; false when it has no place for it. */
+static bool take_positional(sl__cli *cli, const sl__command_spec *spec, const char *arg, void *args)
+{
+    if (spec->positional)
+        return spec->positional(cli, arg, args);
+    const char **operand = (const char **)((char *)args + spec->operand_offset);
+    if (!spec->takes_operand || *operand)
+        return false;
+    *operand = arg;
+    return true;
+}
+
 sl__cli sl__options_parse(const sl__command_spec *spec, int argc, char **argv, void *args)
 {
     sl__cli cli = sl__cli_start(spec, argc, argv);
@@ -104,8 +120,7 @@ sl__cli sl__options_parse(const sl__command_spec *spec, int argc, char **argv, v
             store(&cli, option, value, args);
             if (option->handle)
                 option->handle(&cli, option, value, args);
-        } else if (sl__cli_arg(&cli)[0] == '-' || !spec->positional ||
-                   !spec->positional(&cli, sl__cli_arg(&cli), args)) {
+        } else if (sl__cli_arg(&cli)[0] == '-' || !take_positional(&cli, spec, sl__cli_arg(&cli), args)) {
             sl__cli_unknown(&cli);
         }
     }

@@ -67,7 +67,14 @@ typedef struct sl__command_spec {
      * action); false when the command has no place for it, which is then
      * an error naming it. NULL for a command that takes none. */
     bool (*positional)(struct sl__cli *cli, const char *arg, void *args);
+    /* Or, for a command that takes one argument that is not an option (a
+     * records folder, a script): where it goes, SL__OPERAND(type, field). */
+    bool takes_operand;
+    size_t operand_offset;
 } sl__command_spec;
+
+/* The command's one operand goes to this const char * field. */
+#define SL__OPERAND(type, field) .takes_operand = true, .operand_offset = offsetof(type, field)
 
 #define SL__COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
