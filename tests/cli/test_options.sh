@@ -40,8 +40,12 @@ done
 
 # Each declared option is in its command's --help and parses: a flag is
 # taken and the parser goes on to the next argument, an option with a value
-# asks for its value, and neither is called unknown.
-while read -r command option arg; do
+# asks for its value, and neither is called unknown. A number's value just
+# past its declared range is refused with that range.
+while read -r line; do
+  range=$(printf '%s' "$line" | grep -oE ' \[[^]]*\]$' | sed 's/^ //')
+  line=${line% "$range"}
+  read -r command option arg <<<"$line"
   what="$command $option"
   help=$("$sluice" "$command" --help 2>&1)
   if ! printf '%s\n' "$help" | grep -qE -- "^  $option( |\$)"; then
@@ -64,6 +68,23 @@ while read -r command option arg; do
       ok "$what $arg is in its --help and parses"
     else
       not_ok "$what $arg is in its --help and parses" "exit status $rc" "$out"
+    fi
+  fi
+  if [ -n "$range" ]; then
+    low=${range#[}
+    low=${low%%,*}
+    high=${range#*, }
+    high=${high%]}
+    case $arg in
+      N | N\|auto) past=$((high + 1)) message="$past is out of range; expected $low to $high" ;;
+      *) past=$(awk -v h="$high" 'BEGIN { printf "%.0f", h * 2 + 1 }') message="'$past' is not a number in $range" ;;
+    esac
+    out=$("$sluice" "$command" "$option" "$past" --no-such-option-zz 2>&1)
+    rc=$?
+    if [ "$rc" -eq 2 ] && printf '%s' "$out" | grep -qF -- "option $option: $message"; then
+      ok "$what refuses $past, past its range $range"
+    else
+      not_ok "$what refuses $past, past its range $range" "exit status $rc" "$out"
     fi
   fi
 done <<<"$declared"

@@ -68,19 +68,25 @@ static void print_version(void)
     printf("sluice %s (commit %s)\n", SLUICE_VERSION, env.git_commit);
 }
 
-/* `sluice help --options`: every command's declared options, one a line
- * ("bench --workers N"), each declaration checked first; what
- * tests/cli/test_options.sh holds the commands' --help and parsers to, and
- * what a shell completion can read. */
+/* `sluice help --options`: every command's declared options, one a line,
+ * with the range of a number ("bench --workers N [0, 1024]"), each
+ * declaration checked first; what tests/cli/test_options.sh holds the
+ * commands' --help and parsers to, and what a shell completion can read. */
 static int print_options(void)
 {
     for (int i = 0; i < NCOMMANDS; i++) {
         const sl__command_spec *spec = commands[i].spec;
         if (!sl__options_check(spec))
             return SL__EXIT_FAILED;
-        for (int o = 0; o < spec->noptions; o++)
-            printf("%s %s%s%s\n", spec->name, spec->options[o].name, spec->options[o].arg ? " " : "",
-                   spec->options[o].arg ? spec->options[o].arg : "");
+        for (int o = 0; o < spec->noptions; o++) {
+            const sl__option *option = &spec->options[o];
+            printf("%s %s%s%s", spec->name, option->name, option->arg ? " " : "", option->arg ? option->arg : "");
+            if (option->kind == SL__OPTION_INT)
+                printf(" [%lld, %lld]", (long long)option->min, (long long)option->max);
+            else if (option->kind == SL__OPTION_NUMBER)
+                printf(" [%g, %g]", option->low, option->high);
+            putchar('\n');
+        }
     }
     return SL__EXIT_OK;
 }
