@@ -196,30 +196,24 @@ void sl__variant_args_init(sl__variant_args *args);
 /* Those options' declarations (options.h), for a command whose arguments
  * hold an sl__variant_args at `field`; variant_help says what --variant
  * defaults to there. */
+/* Laid out by hand, a declaration to a group of lines as the commands'
+ * own are. */
+/* clang-format off */
 #define SL__VARIANT_OPTIONS(type, field, variant_help)                                                                 \
-    {.name = "--scenario",                                                                                             \
-     .arg = "ID",                                                                                                      \
-     .kind = SL__OPTION_TEXT,                                                                                          \
-     SL__AT(type, field.scenario),                                                                                     \
+    {.name = "--scenario", .arg = "ID", .kind = SL__OPTION_TEXT, SL__AT(type, field.scenario),                         \
      .help = "the scenario (sluice list shows them)"},                                                                 \
-        {.name = "--variant", .arg = "V", .kind = SL__OPTION_TEXT, SL__AT(type, field.variant), .help = variant_help}, \
-        {.name = "--profile",                                                                                          \
-         .arg = "ci|full",                                                                                             \
-         .kind = SL__OPTION_PROFILE,                                                                                   \
-         SL__AT(type, field.profile),                                                                                  \
-         .help = "sizes and the batch count of a bench run (default ci)"},                                             \
-        {.name = "--batches",                                                                                          \
-         .arg = "N",                                                                                                   \
-         .kind = SL__OPTION_INT,                                                                                       \
-         SL__AT(type, field.batches),                                                                                  \
-         .min = 1,                                                                                                     \
-         .max = 1 << 24,                                                                                               \
-         .help = "batches from the start of epoch 0 (default: the profile's\n"                                         \
-                 "warmup + measured batches, what one bench repetition runs)"},                                        \
-    {                                                                                                                  \
-        .name = "--seed", .arg = "N", .kind = SL__OPTION_U64, SL__AT(type, field.seed),                                \
-        .help = "fixture and pipeline seed (default 42)"                                                               \
-    }
+    {.name = "--variant", .arg = "V", .kind = SL__OPTION_TEXT, SL__AT(type, field.variant),                            \
+     .help = variant_help},                                                                                            \
+    {.name = "--profile", .arg = "ci|full", .kind = SL__OPTION_PROFILE, SL__AT(type, field.profile),                   \
+     .help = "sizes and the batch count of a bench run (default ci)"},                                                 \
+    {.name = "--batches", .arg = "N", .kind = SL__OPTION_INT, SL__AT(type, field.batches), .min = 1,                   \
+     .max = 1 << 24,                                                                                                   \
+     .help = "batches from the start of epoch 0 (default: the profile's\n"                                             \
+             "warmup + measured batches, what one bench repetition runs)"},                                            \
+    {.name = "--seed", .arg = "N", .kind = SL__OPTION_U64, SL__AT(type, field.seed),                                   \
+     .help = "fixture and pipeline seed (default 42)"}
+/* clang-format on */
+
 /* Resolves the variant (its first when --variant was not given and
  * first_by_default) and the batch count (the profile's warmup + measured
  * by default), a usage error when either is unknown; builds its instance
