@@ -196,8 +196,8 @@ void sl__variant_args_init(sl__variant_args *args);
 /* Those options' declarations (options.h), for a command whose arguments
  * hold an sl__variant_args at `field`; variant_help says what --variant
  * defaults to there. */
-/* Laid out by hand, a declaration to a group of lines as the commands'
- * own are. */
+/* Laid out by hand: clang-format indents a macro's second initializer on
+ * under its first, which hides that they are five of a kind. */
 /* clang-format off */
 #define SL__VARIANT_OPTIONS(type, field, variant_help)                                                                 \
     {.name = "--scenario", .arg = "ID", .kind = SL__OPTION_TEXT, SL__AT(type, field.scenario),                         \
