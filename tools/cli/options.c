@@ -109,6 +109,10 @@ static bool take_positional(sl__cli *cli, const sl__command_spec *spec, const ch
 
 sl__cli sl__options_parse(const sl__command_spec *spec, int argc, char **argv, void *args)
 {
+    /* A field of the wrong size would be written past; the check costs
+     * nothing beside a command's run, so it is made on every one. */
+    if (!sl__options_check(spec))
+        exit(SL__EXIT_FAILED);
     sl__cli cli = sl__cli_start(spec, argc, argv);
     while (sl__cli_next(&cli)) {
         const char *value;

@@ -78,7 +78,8 @@ typedef struct sl__command_spec {
 
 #define SL__COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
-/* Reads argv (argv[0] is the command's name) into args by spec: -h and
+/* Reads argv (argv[0] is the command's name) into args by spec, having
+ * checked the declaration (a bad one exits 1, naming the option): -h and
  * --help print the help and exit 0; a declared option is read and stored
  * by its kind, then handed to its handler; anything else goes to the
  * positional handler or is an error naming it (exit 2). Returns the
