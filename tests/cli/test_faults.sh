@@ -117,8 +117,12 @@ if mount_tmpfs "$bl" size=64k; then
     not_ok "a baseline save into a full folder fails with exit 1, naming the record it could not write" "exit $rc" \
       "$(printf '%s' "$out" | tail -3)"
   fi
+  # One run a side cannot tell (exit 3): the check read the baseline whole
+  # when it gets that far; a baseline it could not read is exit 1.
+  check_status=0
+  "$sluice" check --baseline B --baseline-dir "$bl" --records "$work/earlier/ci" >/dev/null 2>&1 || check_status=$?
   if [ "$(cd "$bl/B" && md5sum * | sort)" = "$before" ] && [ -z "$(find "$bl" -name '*.tmp.*')" ] &&
-      "$sluice" check --baseline B --baseline-dir "$bl" --records "$work/earlier/ci" >/dev/null 2>&1; then
+      [ "$check_status" -eq 3 ]; then
     ok "the baseline it was replacing is as it was and read whole, and no staged folder is left"
   else
     not_ok "the baseline it was replacing is as it was and read whole, and no staged folder is left" \

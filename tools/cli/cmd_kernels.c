@@ -11,27 +11,49 @@
 
 #define DEFAULT_REPETITIONS 11
 
-static const char usage[] = "usage: sluice kernels [options]\n"
-                            "\n"
-                            "Checks every kernel case (each kernel table entry at the element sizes\n"
-                            "the scenarios run it on, and at sizes that are no multiple of a vector\n"
-                            "width) on each kernel table against the reference table, under 3 seeds:\n"
-                            "bit for bit, or for log_mel within MM-2's tolerance. Then times each case\n"
-                            "that agreed, on inputs in cache, and prints one row per case: per table\n"
-                            "ok or FAIL and GB/s (bytes read plus written per call over the median\n"
-                            "call time). A case that fails is printed with its first difference.\n"
-                            "\n"
-                            "options:\n"
-                            "  --tables LIST      kernel tables (reference, cpu-generic, cpu-avx2,\n"
-                            "                     cpu-avx512-256, cpu-avx512); default every one this\n"
-                            "                     CPU can run\n"
-                            "  --entries LIST     kernel entries (normalize_u8, resize_u8, ...); default all\n"
-                            "  --check-only       check, do not time\n"
-                            "  --repetitions N    timed samples per case and table, the median reported\n"
-                            "                     (default 11)\n"
-                            "  -h, --help         show this help\n"
-                            "\n"
-                            "exit status: 0 every case agreed, 1 a case failed, 2 bad command line.\n";
+typedef struct kernels_args {
+    const char *tables, *entries;
+    bool check_only;
+    int repetitions;
+} kernels_args;
+
+static const sl__option kernels_options[] = {
+    {.name = "--tables",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(kernels_args, tables),
+     .help = "kernel tables (reference, cpu-generic, cpu-avx2,\n"
+             "cpu-avx512-256, cpu-avx512); default every one this\n"
+             "CPU can run"},
+    {.name = "--entries",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(kernels_args, entries),
+     .help = "kernel entries (normalize_u8, resize_u8, ...); default all"},
+    {.name = "--check-only", .kind = SL__OPTION_FLAG, SL__AT(kernels_args, check_only), .help = "check, do not time"},
+    {.name = "--repetitions",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(kernels_args, repetitions),
+     .min = 1,
+     .max = 1000,
+     .help = "timed samples per case and table, the median reported\n(default 11)"},
+};
+
+const sl__command_spec sl__kernels_spec = {
+    .name = "kernels",
+    .synopsis = "sluice kernels [options]",
+    .about = "Checks every kernel case (each kernel table entry at the element sizes\n"
+             "the scenarios run it on, and at sizes that are no multiple of a vector\n"
+             "width) on each kernel table against the reference table, under 3 seeds:\n"
+             "bit for bit, or for log_mel within MM-2's tolerance. Then times each case\n"
+             "that agreed, on inputs in cache, and prints one row per case: per table\n"
+             "ok or FAIL and GB/s (bytes read plus written per call over the median\n"
+             "call time). A case that fails is printed with its first difference.",
+    .options = kernels_options,
+    .noptions = SL__COUNT(kernels_options),
+    .epilogue = "exit status: 0 every case agreed, 1 a case failed, 2 bad command line.",
+};
 
 /* The tables named by --tables, or every supported one (saying which were
  * left out and why). A name that is unknown or that this CPU cannot run is
@@ -123,26 +145,11 @@ static void run_case(const sl_kernel_case *c, const sl_kernel_table *table, bool
 
 int sl__cmd_kernels(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("kernels", usage, argc, argv);
-    const char *tables_text = NULL, *entries_text = NULL, *value;
-    bool check_only = false;
-    int repetitions = DEFAULT_REPETITIONS;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--tables", &value)) {
-            tables_text = value;
-        } else if (sl__cli_option(&cli, "--entries", &value)) {
-            entries_text = value;
-        } else if (sl__cli_flag(&cli, "--check-only")) {
-            check_only = true;
-        } else if (sl__cli_option(&cli, "--repetitions", &value)) {
-            repetitions = (int)sl__cli_int(&cli, "--repetitions", value, 1, 1000);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    kernels_args args = {.repetitions = DEFAULT_REPETITIONS};
+    sl__cli cli = sl__options_parse(&sl__kernels_spec, argc, argv, &args);
+    const char *tables_text = args.tables, *entries_text = args.entries;
+    bool check_only = args.check_only;
+    int repetitions = args.repetitions;
     bool tables[SL_TABLE_COUNT] = {false};
     bool *entries = sl__cli_alloc((size_t)sl_kernel_entry_count() * sizeof *entries);
     select_tables(&cli, tables_text, tables);

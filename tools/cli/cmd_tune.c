@@ -7,30 +7,65 @@
 
 #include "cli.h"
 
-static const char usage[] = "usage: sluice tune [options]\n"
-                            "\n"
-                            "Every kernel table computes the reference's bits, so which one runs is a\n"
-                            "question of speed alone. This times each kernel of every kernel table this\n"
-                            "CPU runs (the reference excepted) at the element sizes the scenarios use,\n"
-                            "in interleaved rounds, after checking each against the reference, and\n"
-                            "chooses per kernel the fastest (a table must beat the flag-chosen default\n"
-                            "by more than 3% to displace it). It prints the median time per call of\n"
-                            "each table (over a kernel's shapes, their geometric mean) and the choice,\n"
-                            "and saves the choice in the cache that --kernels auto, the default of\n"
-                            "every command, reads: $XDG_CACHE_HOME/sluice (else ~/.cache/sluice), one\n"
-                            "file per CPU, microcode revision and sluice build.\n"
-                            "\n"
-                            "options:\n"
-                            "  --rounds N     samples per case and table, interleaved, the median kept\n"
-                            "                 (1 to 15, default 9)\n"
-                            "  --cases        also print each case's median per table\n"
-                            "  --no-save      measure and print, but leave the cache as it is\n"
-                            "  --show         print the cached choice for this CPU and build; measure nothing\n"
-                            "  -h, --help     show this help\n"
-                            "\n"
-                            "exit status: 0 chosen (or shown), 1 a table failed its check against the\n"
-                            "reference (it is not chosen), the cache could not be written, or --show\n"
-                            "found no valid cache; 2 bad command line.\n";
+typedef struct tune_args {
+    sl_kernel_tune_options tune;
+    bool cases, no_save, show;
+    const char *measuring; /* the last option given that only a measurement reads */
+} tune_args;
+
+/* --rounds, --cases and --no-save are for a measurement, which --show
+ * does not make. */
+static void note_measuring(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)cli;
+    (void)value;
+    ((tune_args *)args)->measuring = option->name;
+}
+
+static const sl__option tune_options[] = {
+    {.name = "--rounds",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(tune_args, tune.rounds),
+     .handle = note_measuring,
+     .min = 1,
+     .max = SL_KERNEL_TUNE_MAX_ROUNDS,
+     .help = "samples per case and table, interleaved, the median kept\n(1 to 15, default 9)"},
+    {.name = "--cases",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(tune_args, cases),
+     .handle = note_measuring,
+     .help = "also print each case's median per table"},
+    {.name = "--no-save",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(tune_args, no_save),
+     .handle = note_measuring,
+     .help = "measure and print, but leave the cache as it is"},
+    {.name = "--show",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(tune_args, show),
+     .help = "print the cached choice for this CPU and build; measure nothing"},
+};
+
+const sl__command_spec sl__tune_spec = {
+    .name = "tune",
+    .synopsis = "sluice tune [options]",
+    .about = "Every kernel table computes the reference's bits, so which one runs is a\n"
+             "question of speed alone. This times each kernel of every kernel table this\n"
+             "CPU runs (the reference excepted) at the element sizes the scenarios use,\n"
+             "in interleaved rounds, after checking each against the reference, and\n"
+             "chooses per kernel the fastest (a table must beat the flag-chosen default\n"
+             "by more than 3% to displace it). It prints the median time per call of\n"
+             "each table (over a kernel's shapes, their geometric mean) and the choice,\n"
+             "and saves the choice in the cache that --kernels auto, the default of\n"
+             "every command, reads: $XDG_CACHE_HOME/sluice (else ~/.cache/sluice), one\n"
+             "file per CPU, microcode revision and sluice build.",
+    .options = tune_options,
+    .noptions = SL__COUNT(tune_options),
+    .epilogue = "exit status: 0 chosen (or shown), 1 a table failed its check against the\n"
+                "reference (it is not chosen), the cache could not be written, or --show\n"
+                "found no valid cache; 2 bad command line.",
+};
 
 /* A time per call with three significant digits in a readable unit. */
 static void format_ns(char *buf, size_t size, double ns)
@@ -155,38 +190,18 @@ static int show(const sl_kernel_tune_key *key)
 
 int sl__cmd_tune(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("tune", usage, argc, argv);
-    const char *value;
-    bool cases = false, save = true, only_show = false;
-    const char *measuring = NULL; /* an option that only a measurement reads */
-    sl_kernel_tune_options options;
-    sl_kernel_tune_options_init(&options);
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--rounds", &value)) {
-            options.rounds = (int)sl__cli_int(&cli, "--rounds", value, 1, SL_KERNEL_TUNE_MAX_ROUNDS);
-            measuring = "--rounds";
-        } else if (sl__cli_flag(&cli, "--cases")) {
-            cases = true;
-            measuring = "--cases";
-        } else if (sl__cli_flag(&cli, "--no-save")) {
-            save = false;
-            measuring = "--no-save";
-        } else if (sl__cli_flag(&cli, "--show")) {
-            only_show = true;
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    tune_args args = {0};
+    sl_kernel_tune_options_init(&args.tune);
+    sl__cli cli = sl__options_parse(&sl__tune_spec, argc, argv, &args);
     /* --show reads the cache and measures nothing: an option of the
      * measurement beside it would be ignored without a word (D27). */
-    if (only_show && measuring)
+    if (args.show && args.measuring)
         sl__cli_usage_error(&cli,
                             "option %s: --show shows the cached choice and measures nothing; %s is for a "
                             "measurement",
-                            measuring, measuring);
+                            args.measuring, args.measuring);
+    sl_kernel_tune_options options = args.tune;
+    bool cases = args.cases, save = !args.no_save, only_show = args.show;
     sl_kernel_tune_key key;
     sl_kernel_tune_key_collect(&key);
     printf("kernel tuning on %s (microcode %s), %s\n", key.cpu, key.microcode, key.build);

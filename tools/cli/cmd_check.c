@@ -17,84 +17,10 @@
 /* A check that found no row slower but some it cannot tell about. */
 #define EXIT_INCONCLUSIVE 3
 
-static const char usage[] = "usage: sluice check --baseline NAME [options]\n"
-                            "       sluice check --counts BASE.tsv NEW.tsv [options]\n"
-                            "\n"
-                            "With --baseline, compares the batch times of a run with baseline NAME's, for every\n"
-                            "scenario, variant and adapter both ran ok. The unit is the process (one `sluice\n"
-                            "bench` run): repetitions inside one process agree to a few percent, while two\n"
-                            "processes of the same binary can differ by 30%, so each process gives one figure\n"
-                            "(the median of its repetitions) and the test is Student's t over their logs. Pool\n"
-                            "several runs with --records (and the base's with `baseline save --from`): one\n"
-                            "run a side is one process a side, and every row then says 'cannot tell'.\n"
-                            "\n"
-                            "A row is slower when its figure moved up by at least --min-effect and the\n"
-                            "one-sided p is within its Holm level (the rows are one family at --alpha), unless\n"
-                            "the change is within the base's own spread between processes, the runs waited for\n"
-                            "a CPU more than --max-wait of their time (or that wait is unknown), or the load\n"
-                            "average passed --max-load: then it is inconclusive. Faster is the mirror. A row\n"
-                            "neither slower nor faster whose test could not have detected --min-effect with\n"
-                            "the processes it has says 'cannot tell' and how many processes a side it would\n"
-                            "need, never 'same'. Every row prints its processes, their spread (the pooled\n"
-                            "standard deviation of the log process figures) and the smallest change its test\n"
-                            "detects with 80% power at alpha over the rows. What that means, at one-sided\n"
-                            "alpha 0.01/24 and 80% power (docs/gate.md has each gate row's measured spread):\n"
-                            "  spread between processes     2%     5%    10%    20%\n"
-                            "  5 processes a side         7.9%    21%    44%   102%\n"
-                            "  8 processes a side         5.2%    13%    28%    59%\n"
-                            "  16 processes a side        3.2%   8.2%    17%    34%\n"
-                            "  processes a side for 5%       9     38    137   >200\n"
-                            "Adapters that did not run here are left out; a row that failed on a side is\n"
-                            "'not ok'.\n"
-                            "\n"
-                            "With --counts, compares callgrind's counts per batch of two builds\n"
-                            "(ci/gate-counts.py writes them): a row is slower when its instructions per batch\n"
-                            "grew by more than --max-instructions (and by 1000 or more), its D1 data misses by\n"
-                            "more than --max-d1 (and by 0.5% of its instructions or more), or its LL data\n"
-                            "misses by more than --max-ll (and by 1% of its instructions or more).\n"
-                            "\n"
-                            "options:\n"
-                            "  --baseline NAME        the baseline (see sluice baseline save)\n"
-                            "  --records DIR          the run to check (default records/ci); repeat it to pool\n"
-                            "                         several runs, each one process (ci/gate.sh)\n"
-                            "  --baseline-dir DIR     where baselines live (default baselines)\n"
-                            "  --alpha P              family-wise level over the rows (default 0.01)\n"
-                            "  --min-effect F         smallest slowdown that counts, as a fraction (default 0.05)\n"
-                            "  --max-spread F         a slower row whose base processes spread by more than F is\n"
-                            "                         inconclusive (default: only a change within that spread)\n"
-                            "  --max-load L           largest load average a slower row is believed under\n"
-                            "                         (default: twice the CPUs the records name; 0: no limit)\n"
-                            "  --max-wait F           largest share of their runnable time the runs may have\n"
-                            "                         waited for a CPU for a slower row to be believed (the\n"
-                            "                         records' cpu_wait_fraction; default --min-effect / (1 +\n"
-                            "                         --min-effect), the wait that alone makes that change;\n"
-                            "                         1: no limit, which also believes an unknown wait)\n"
-                            "  --unsettled FILE       write the rows found slower, one 'scenario variant\n"
-                            "                         adapter' a line, for a run that confirms them\n"
-                            "  --inflate F            testing aid: multiply the run's times by 1 + F first\n"
-                            "  --allow-other-machine  compare with a baseline taken on another CPU model\n"
-                            "  --counts BASE NEW      compare two builds' counts per batch instead\n"
-                            "  --max-instructions F   (default 0.02)\n"
-                            "  --max-d1 F, --max-ll F (default 0.25 and 1.0)\n"
-                            "  -h, --help             show this help\n"
-                            "\n"
-                            "exit status: 0 when every row is same, faster or not ok; 1 when a row is slower,\n"
-                            "or a file could not be read, or the baseline comes from another machine; 3 when no\n"
-                            "row is slower but one is inconclusive or cannot tell; 2 for a bad command line.\n";
-
 static void report_bad_file(const char *message, void *user)
 {
     (void)user;
     sl__cli_error("check", "%s", message);
-}
-
-static double parse_fraction(const sl__cli *cli, const char *option, const char *text, double lo, double hi)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || !(v >= lo && v <= hi))
-        sl__cli_usage_error(cli, "option %s: '%s' is not a number in [%g, %g]", option, text, lo, hi);
-    return v;
 }
 
 static size_t sample_count(const sl_record *r)
@@ -114,60 +40,201 @@ typedef struct check_args {
     sl_gate_count_options counts;
 } check_args;
 
+/* --records may be given up to 16 times; each run is one process of the
+ * check. */
+static void add_records(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    check_args *a = args;
+    if (a->nrecords == 16)
+        sl__cli_usage_error(cli, "option --records: at most 16 runs");
+    a->records[a->nrecords++] = value;
+}
+
+/* Without --max-load, the limit comes from the records' CPUs. */
+static void note_max_load(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)cli;
+    (void)option;
+    (void)value;
+    ((check_args *)args)->max_load_given = true;
+}
+
+/* --max-wait 1: every share passes, and so does an unknown one. */
+static void wait_without_limit(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)cli;
+    (void)option;
+    (void)value;
+    check_args *a = args;
+    if (a->gate.max_cpu_wait >= 1.0)
+        a->gate.max_cpu_wait = -1.0;
+}
+
+/* --counts BASE NEW: the new build's counts are the next argument. */
+static void take_new_counts(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    (void)value;
+    if (!sl__cli_next(cli) || sl__cli_arg(cli)[0] == '-')
+        sl__cli_usage_error(cli, "option --counts needs two files: the base's and the new build's");
+    ((check_args *)args)->counts_new = sl__cli_arg(cli);
+}
+
+static const sl__option check_options[] = {
+    {.name = "--baseline",
+     .arg = "NAME",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(check_args, name),
+     .help = "the baseline (see sluice baseline save)"},
+    {.name = "--records",
+     .arg = "DIR",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = add_records,
+     .help = "the run to check (default records/ci); repeat it to pool\n"
+             "several runs, each one process (ci/gate.sh)"},
+    {.name = "--baseline-dir",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(check_args, baseline_dir),
+     .help = "where baselines live (default baselines)"},
+    {.name = "--alpha",
+     .arg = "P",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.alpha),
+     .low = 1e-12,
+     .high = 0.5,
+     .help = "family-wise level over the rows (default 0.01)"},
+    {.name = "--min-effect",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.min_effect),
+     .low = 0.0,
+     .high = 10.0,
+     .help = "smallest slowdown that counts, as a fraction (default 0.05)"},
+    {.name = "--max-spread",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.max_base_spread),
+     .low = 1e-6,
+     .high = 100.0,
+     .help = "a slower row whose base processes spread by more than F is\n"
+             "inconclusive (default: only a change within that spread)"},
+    {.name = "--max-load",
+     .arg = "L",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.max_load),
+     .low = 0.0,
+     .high = 1e6,
+     .handle = note_max_load,
+     .help = "largest load average a slower row is believed under\n"
+             "(default: twice the CPUs the records name; 0: no limit)"},
+    {.name = "--max-wait",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.max_cpu_wait),
+     .low = 1e-6,
+     .high = 1.0,
+     .handle = wait_without_limit,
+     .help = "largest share of their runnable time the runs may have\n"
+             "waited for a CPU for a slower row to be believed (the\n"
+             "records' cpu_wait_fraction; default --min-effect / (1 +\n"
+             "--min-effect), the wait that alone makes that change;\n"
+             "1: no limit, which also believes an unknown wait)"},
+    {.name = "--unsettled",
+     .arg = "FILE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(check_args, unsettled),
+     .help = "write the rows found slower, one 'scenario variant\n"
+             "adapter' a line, for a run that confirms them"},
+    {.name = "--inflate",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, gate.inflate),
+     .low = -0.9,
+     .high = 10.0,
+     .help = "testing aid: multiply the run's times by 1 + F first"},
+    {.name = "--allow-other-machine",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(check_args, allow_other_machine),
+     .help = "compare with a baseline taken on another CPU model"},
+    {.name = "--counts",
+     .arg = "BASE NEW",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(check_args, counts_base),
+     .handle = take_new_counts,
+     .help = "compare two builds' counts per batch instead"},
+    {.name = "--max-instructions",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, counts.max_instructions),
+     .low = 0.0,
+     .high = 10.0,
+     .help = "with --counts: largest growth of instructions per batch, as a\nfraction (default 0.02)"},
+    {.name = "--max-d1",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, counts.max_d1),
+     .low = 0.0,
+     .high = 10.0,
+     .help = "with --counts: largest growth of D1 data misses per batch\n(default 0.25)"},
+    {.name = "--max-ll",
+     .arg = "F",
+     .kind = SL__OPTION_NUMBER,
+     SL__AT(check_args, counts.max_ll),
+     .low = 0.0,
+     .high = 10.0,
+     .help = "with --counts: largest growth of LL data misses per batch\n(default 1.0)"},
+};
+
+const sl__command_spec sl__check_spec = {
+    .name = "check",
+    .synopsis = "sluice check --baseline NAME [options]\nsluice check --counts BASE.tsv NEW.tsv [options]",
+    .about = "With --baseline, compares the batch times of a run with baseline NAME's, for every\n"
+             "scenario, variant and adapter both ran ok. The unit is the process (one `sluice\n"
+             "bench` run): repetitions inside one process agree to a few percent, while two\n"
+             "processes of the same binary can differ by 30%, so each process gives one figure\n"
+             "(the median of its repetitions) and the test is Student's t over their logs. Pool\n"
+             "several runs with --records (and the base's with `baseline save --from`): one\n"
+             "run a side is one process a side, and every row then says 'cannot tell'.\n"
+             "\n"
+             "A row is slower when its figure moved up by at least --min-effect and the\n"
+             "one-sided p is within its Holm level (the rows are one family at --alpha), unless\n"
+             "the change is within the base's own spread between processes, the runs waited for\n"
+             "a CPU more than --max-wait of their time (or that wait is unknown), or the load\n"
+             "average passed --max-load: then it is inconclusive. Faster is the mirror. A row\n"
+             "neither slower nor faster whose test could not have detected --min-effect with\n"
+             "the processes it has says 'cannot tell' and how many processes a side it would\n"
+             "need, never 'same'. Every row prints its processes, their spread (the pooled\n"
+             "standard deviation of the log process figures) and the smallest change its test\n"
+             "detects with 80% power at alpha over the rows. What that means, at one-sided\n"
+             "alpha 0.01/24 and 80% power (docs/gate.md has each gate row's measured spread):\n"
+             "  spread between processes     2%     5%    10%    20%\n"
+             "  5 processes a side         7.9%    21%    44%   102%\n"
+             "  8 processes a side         5.2%    13%    28%    59%\n"
+             "  16 processes a side        3.2%   8.2%    17%    34%\n"
+             "  processes a side for 5%       9     38    137   >200\n"
+             "Adapters that did not run here are left out; a row that failed on a side is\n"
+             "'not ok'.\n"
+             "\n"
+             "With --counts, compares callgrind's counts per batch of two builds\n"
+             "(ci/gate-counts.py writes them): a row is slower when its instructions per batch\n"
+             "grew by more than --max-instructions (and by 1000 or more), its D1 data misses by\n"
+             "more than --max-d1 (and by 0.5% of its instructions or more), or its LL data\n"
+             "misses by more than --max-ll (and by 1% of its instructions or more).",
+    .options = check_options,
+    .noptions = SL__COUNT(check_options),
+    .epilogue = "exit status: 0 when every row is same, faster or not ok; 1 when a row is slower,\n"
+                "or a file could not be read, or the baseline comes from another machine; 3 when no\n"
+                "row is slower but one is inconclusive or cannot tell; 2 for a bad command line.",
+};
+
 static void parse_args(int argc, char **argv, check_args *args)
 {
     *args = (check_args){.records = {"records/ci"}, .baseline_dir = "baselines"};
     sl_gate_options_init(&args->gate);
     sl_gate_count_options_init(&args->counts);
-    sl__cli cli = sl__cli_start("check", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            exit(SL__EXIT_OK);
-        } else if (sl__cli_option(&cli, "--baseline", &value)) {
-            args->name = value;
-        } else if (sl__cli_option(&cli, "--records", &value)) {
-            if (args->nrecords == 16)
-                sl__cli_usage_error(&cli, "option --records: at most 16 runs");
-            args->records[args->nrecords++] = value;
-        } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
-            args->baseline_dir = value;
-        } else if (sl__cli_option(&cli, "--alpha", &value)) {
-            args->gate.alpha = parse_fraction(&cli, "--alpha", value, 1e-12, 0.5);
-        } else if (sl__cli_option(&cli, "--min-effect", &value)) {
-            args->gate.min_effect = parse_fraction(&cli, "--min-effect", value, 0.0, 10.0);
-        } else if (sl__cli_option(&cli, "--max-spread", &value)) {
-            args->gate.max_base_spread = parse_fraction(&cli, "--max-spread", value, 1e-6, 100.0);
-        } else if (sl__cli_option(&cli, "--max-load", &value)) {
-            args->gate.max_load = parse_fraction(&cli, "--max-load", value, 0.0, 1e6);
-            args->max_load_given = true;
-        } else if (sl__cli_option(&cli, "--max-wait", &value)) {
-            args->gate.max_cpu_wait = parse_fraction(&cli, "--max-wait", value, 1e-6, 1.0);
-            /* 1: every share passes, and so does an unknown one. */
-            if (args->gate.max_cpu_wait >= 1.0)
-                args->gate.max_cpu_wait = -1.0;
-        } else if (sl__cli_option(&cli, "--unsettled", &value)) {
-            args->unsettled = value;
-        } else if (sl__cli_option(&cli, "--inflate", &value)) {
-            args->gate.inflate = parse_fraction(&cli, "--inflate", value, -0.9, 10.0);
-        } else if (sl__cli_flag(&cli, "--allow-other-machine")) {
-            args->allow_other_machine = true;
-        } else if (sl__cli_option(&cli, "--counts", &value)) {
-            args->counts_base = value;
-            if (!sl__cli_next(&cli) || sl__cli_arg(&cli)[0] == '-')
-                sl__cli_usage_error(&cli, "option --counts needs two files: the base's and the new build's");
-            args->counts_new = sl__cli_arg(&cli);
-        } else if (sl__cli_option(&cli, "--max-instructions", &value)) {
-            args->counts.max_instructions = parse_fraction(&cli, "--max-instructions", value, 0.0, 10.0);
-        } else if (sl__cli_option(&cli, "--max-d1", &value)) {
-            args->counts.max_d1 = parse_fraction(&cli, "--max-d1", value, 0.0, 10.0);
-        } else if (sl__cli_option(&cli, "--max-ll", &value)) {
-            args->counts.max_ll = parse_fraction(&cli, "--max-ll", value, 0.0, 10.0);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    sl__cli cli = sl__options_parse(&sl__check_spec, argc, argv, args);
     if (!args->name && !args->counts_base)
         sl__cli_usage_error(&cli, "say what to compare: --baseline NAME, or --counts BASE.tsv NEW.tsv");
     if (args->name && args->counts_base)

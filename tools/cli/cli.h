@@ -1,6 +1,7 @@
-/* Helpers shared by the `sluice` subcommands: one argument scanner, one way
- * to parse each kind of value, one usage-error path, one scenario and adapter
- * selection, and one table printer, so every command behaves alike. */
+/* Helpers shared by the `sluice` subcommands: one argument scanner (driven
+ * by each command's option declarations, options.h), one way to parse each
+ * kind of value, one usage-error path and one scenario and adapter
+ * selection, so every command behaves alike. Tables are table.h's. */
 #ifndef SLUICE_TOOLS_CLI_H
 #define SLUICE_TOOLS_CLI_H
 
@@ -8,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "options.h"
 #include "sluice/sluice.h"
+#include "table.h"
 
 /* Exit statuses of every command. */
 #define SL__EXIT_OK     0
@@ -34,17 +37,24 @@ int sl__cmd_history(int argc, char **argv);
 int sl__cmd_summary(int argc, char **argv);
 int sl__cmd_tune(int argc, char **argv);
 
+/* Their options, declared once (options.h): what each parses and what its
+ * --help lists. */
+extern const sl__command_spec sl__bench_spec, sl__list_spec, sl__bless_spec, sl__audit_spec, sl__baseline_spec,
+    sl__check_spec, sl__report_spec, sl__export_spec, sl__peer_check_spec, sl__kernels_spec, sl__history_spec,
+    sl__summary_spec, sl__tune_spec;
+
 /* --- scanning arguments ------------------------------------------------------ */
 
 typedef struct sl__cli {
-    const char *command; /* "bench"; NULL for the top level */
-    const char *usage;   /* the command's --help text, whose options a typo is matched against; may be NULL */
+    const char *command;          /* "bench"; NULL for the top level */
+    const sl__command_spec *spec; /* the command's options, which a typo is matched against; NULL for the top level */
     int argc;
     char **argv;
     int index; /* the argument being looked at */
 } sl__cli;
 
-sl__cli sl__cli_start(const char *command, const char *usage, int argc, char **argv);
+/* spec is NULL for the top level, `sluice` itself. */
+sl__cli sl__cli_start(const sl__command_spec *spec, int argc, char **argv);
 /* Moves to the next argument; false when there is none. */
 bool sl__cli_next(sl__cli *cli);
 /* The argument being looked at. */
@@ -83,7 +93,7 @@ int64_t sl__cli_int(const sl__cli *cli, const char *option, const char *text, in
 /* A decimal unsigned 64-bit integer (seeds). */
 uint64_t sl__cli_u64(const sl__cli *cli, const char *option, const char *text);
 sl_profile sl__cli_profile(const sl__cli *cli, const char *option, const char *text);
-/* The kernel table a command runs (tools/kernel_choice.c): the one
+/* The kernel table a command runs (tools/cli/kernel_choice.c): the one
  * --kernels named (option_value, NULL when the option was not given), else
  * the one the environment variable SLUICE_KERNELS names, else "auto": the
  * tuned table, the cached choice for this CPU and build or a measurement
@@ -132,35 +142,6 @@ void sl__cli_select(const sl__cli *cli, const char *scenarios, const char *varia
 bool sl__selection_has_variant(const sl__selection *selection, int scenario, int variant);
 void sl__selection_free(sl__selection *selection);
 
-/* --- tables --------------------------------------------------------------------- */
-
-typedef enum sl__align { SL__LEFT = 0, SL__RIGHT } sl__align;
-
-typedef struct sl__table sl__table;
-
-sl__table *sl__table_new(int ncols, const char *const *headers, const sl__align *align);
-/* Copies the row's ncols cells. */
-void sl__table_add_row(sl__table *table, const char *const *cells);
-/* Columns padded to their widest cell (in characters, not bytes), each line
- * indented by indent spaces. */
-void sl__table_print(const sl__table *table, FILE *out, int indent);
-void sl__table_print_markdown(const sl__table *table, FILE *out);
-/* As an HTML <table>; the cell in column class_column (or -1) also becomes
- * the row's CSS class, so a report can colour strengths and gaps. */
-void sl__table_print_html(const sl__table *table, FILE *out, int class_column);
-/* The same with a coloured swatch before the cell of mark_column in each
- * row r (marks[r], a CSS colour; NULL: none), e.g. an adapter's colour. */
-void sl__table_print_html_marked(const sl__table *table, FILE *out, int class_column, int mark_column,
-                                 const char *const *marks);
-/* Writes text escaped for Markdown, table cells included: HTML's special
- * characters as entities, Markdown's (| \ ` * _ [ ] # ! ~) with a
- * backslash, line breaks and other control characters as spaces, so that a
- * record string can neither end a cell nor inject markup or a link. */
-void sl__markdown_escape(FILE *out, const char *text);
-/* Writes text with &, <, >, " and ' escaped for HTML. */
-void sl__html_escape(FILE *out, const char *text);
-void sl__table_free(sl__table *table);
-
 /* --- suggestions ---------------------------------------------------------------- */
 
 /* Edits (insert, delete, substitute, swap neighbours) from a to b, ignoring
@@ -172,7 +153,7 @@ const char *sl__suggest(const char *typed, const char *const *names, int count);
 /* " (did you mean 'X'?)" for the nearest name, or "" when none is near. */
 void sl__did_you_mean(char *buf, size_t size, const char *typed, const char *const *names, int count);
 
-/* --- folders written whole (tools/folders.c) ------------------------------------- */
+/* --- folders written whole (tools/cli/folders.c) --------------------------------- */
 
 /* Where a folder a command writes came from: this build's commit, the host
  * name and CPU model, and the command line (argv[0] is the subcommand). */
@@ -212,8 +193,27 @@ typedef struct sl__variant_args {
     int64_t batches;
 } sl__variant_args;
 void sl__variant_args_init(sl__variant_args *args);
-/* Consumes the current argument when it is one of those options. */
-bool sl__cli_variant_option(sl__cli *cli, sl__variant_args *args);
+/* Those options' declarations (options.h), for a command whose arguments
+ * hold an sl__variant_args at `field`; variant_help says what --variant
+ * defaults to there. */
+/* Laid out by hand: clang-format indents a macro's second initializer on
+ * under its first, which hides that they are five of a kind. */
+/* clang-format off */
+#define SL__VARIANT_OPTIONS(type, field, variant_help)                                                                 \
+    {.name = "--scenario", .arg = "ID", .kind = SL__OPTION_TEXT, SL__AT(type, field.scenario),                         \
+     .help = "the scenario (sluice list shows them)"},                                                                 \
+    {.name = "--variant", .arg = "V", .kind = SL__OPTION_TEXT, SL__AT(type, field.variant),                            \
+     .help = variant_help},                                                                                            \
+    {.name = "--profile", .arg = "ci|full", .kind = SL__OPTION_PROFILE, SL__AT(type, field.profile),                   \
+     .help = "sizes and the batch count of a bench run (default ci)"},                                                 \
+    {.name = "--batches", .arg = "N", .kind = SL__OPTION_INT, SL__AT(type, field.batches), .min = 1,                   \
+     .max = 1 << 24,                                                                                                   \
+     .help = "batches from the start of epoch 0 (default: the profile's\n"                                             \
+             "warmup + measured batches, what one bench repetition runs)"},                                            \
+    {.name = "--seed", .arg = "N", .kind = SL__OPTION_U64, SL__AT(type, field.seed),                                   \
+     .help = "fixture and pipeline seed (default 42)"}
+/* clang-format on */
+
 /* Resolves the variant (its first when --variant was not given and
  * first_by_default) and the batch count (the profile's warmup + measured
  * by default), a usage error when either is unknown; builds its instance

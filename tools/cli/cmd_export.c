@@ -7,28 +7,40 @@
 #include "sluice/export.h"
 #include "sluice/scenario.h"
 
-static const char usage[] = "usage: sluice export --scenario ID --variant V --output DIR [options]\n"
-                            "\n"
-                            "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
-                            "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
-                            "boxes and partners) and plan.json (ops and parameters, batch size, n, seed,\n"
-                            "epochs, batches) into DIR, for a peer loader to do the same work\n"
-                            "(docs/peers.md). DIR holds no expected output: `sluice peer-check` holds a\n"
-                            "loader to the reference, and --digests writes the reference's per-batch\n"
-                            "digests to a file of their own, for checks of one's own.\n"
-                            "\n"
-                            "options:\n"
-                            "  --scenario ID       the scenario (sluice list shows them)\n"
-                            "  --variant V         its variant\n"
-                            "  --profile ci|full   sizes and the batch count of a bench run (default ci)\n"
-                            "  --batches N         batches from the start of epoch 0 (default: the profile's\n"
-                            "                      warmup + measured batches, what one bench repetition runs)\n"
-                            "  --seed N            fixture and pipeline seed (default 42)\n"
-                            "  --output DIR        where to write: created, or replaced whole when it holds an\n"
-                            "                      export (a folder of other files is refused)\n"
-                            "  --digests FILE      also write the reference's XXH3-64 of each batch's canonical\n"
-                            "                      bytes (i64 .npy holding the u64 bits) to FILE, outside DIR\n"
-                            "  -h, --help          show this help\n";
+typedef struct export_args {
+    sl__variant_args variant;
+    const char *output, *digests;
+} export_args;
+
+static const sl__option export_options[] = {
+    SL__VARIANT_OPTIONS(export_args, variant, "its variant"),
+    {.name = "--output",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(export_args, output),
+     .help = "where to write: created, or replaced whole when it holds an\n"
+             "export (a folder of other files is refused)"},
+    {.name = "--digests",
+     .arg = "FILE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(export_args, digests),
+     .help = "also write the reference's XXH3-64 of each batch's canonical\n"
+             "bytes (i64 .npy holding the u64 bits) to FILE, outside DIR"},
+};
+
+const sl__command_spec sl__export_spec = {
+    .name = "export",
+    .synopsis = "sluice export --scenario ID --variant V --output DIR [options]",
+    .about = "Writes the variant's fixture fields as .npy, each epoch's element order, the\n"
+             "per-element and per-batch random decisions of its ops (MixUp and CutMix lambdas,\n"
+             "boxes and partners) and plan.json (ops and parameters, batch size, n, seed,\n"
+             "epochs, batches) into DIR, for a peer loader to do the same work\n"
+             "(docs/peers.md). DIR holds no expected output: `sluice peer-check` holds a\n"
+             "loader to the reference, and --digests writes the reference's per-batch\n"
+             "digests to a file of their own, for checks of one's own.",
+    .options = export_options,
+    .noptions = SL__COUNT(export_options),
+};
 
 /* What an export folder holds (sluice/export.h): an export written before
  * manifests existed may be replaced, a folder of anything else may not. */
@@ -41,25 +53,11 @@ static bool export_file_name(const char *name)
 
 int sl__cmd_export(int argc, char **argv)
 {
-    const char *output = NULL, *digests = NULL;
-    sl__variant_args args;
-    sl__variant_args_init(&args);
-    sl__cli cli = sl__cli_start("export", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_variant_option(&cli, &args)) {
-            continue;
-        } else if (sl__cli_option(&cli, "--output", &value)) {
-            output = value;
-        } else if (sl__cli_option(&cli, "--digests", &value)) {
-            digests = value;
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    export_args parsed = {0};
+    sl__variant_args_init(&parsed.variant);
+    sl__cli cli = sl__options_parse(&sl__export_spec, argc, argv, &parsed);
+    sl__variant_args args = parsed.variant;
+    const char *output = parsed.output, *digests = parsed.digests;
     if (!args.scenario || !args.variant || !output)
         sl__cli_usage_error(&cli, "say --scenario ID, --variant V and --output DIR");
     /* The answers never go where a peer reads its plan. */

@@ -11,34 +11,56 @@
 #include "cli.h"
 #include "report.h"
 
-static const char usage[] = "usage: sluice report RECORDS_DIR [options]\n"
-                            "\n"
-                            "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
-                            "report.html. They open with a winners table: per scenario variant, the fastest\n"
-                            "verified adapter, its lead over the runner-up with the ratio's 95% interval,\n"
-                            "whether that lead is real (win) or the data cannot tell, and where peers ran,\n"
-                            "sluice's fastest adapter over the best peer. Then an overview chart\n"
-                            "of each variant's fastest adapter against the reference, and per variant every\n"
-                            "adapter fastest first: elements/s at the median batch time with its interval and\n"
-                            "the mean beside it, the ratios to the fastest, the reference and the best\n"
-                            "equivalent peer, whether its output was verified, and charts of the rates and of\n"
-                            "the batch times. Adapters that did not run here are folded into one line.\n"
-                            "\n"
-                            "options:\n"
-                            "  --output DIR      where the report goes (default RECORDS_DIR)\n"
-                            "  --step-ms T       add the input-pipeline verdict: does the loader, at its\n"
-                            "                    measured p99 batch time, keep an accelerator step of T ms fed?\n"
-                            "  -h, --help        show this help\n"
-                            "\n"
-                            "exit status: 0 when the report was written from every record; 1 when a record\n"
-                            "could not be read (the report is still written from the others) or the report\n"
-                            "could not be written; 2 for a bad command line.\n";
-
 typedef struct report_args {
     const char *records;
     const char *output;
     double step_ms;
 } report_args;
+
+static void read_step_ms(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    report_args *a = args;
+    char *end = NULL;
+    a->step_ms = strtod(value, &end);
+    if (end == value || *end != '\0' || !(a->step_ms > 0.0 && a->step_ms < 1e6))
+        sl__cli_usage_error(cli, "option --step-ms: '%s' is not a step time in milliseconds", value);
+}
+
+static const sl__option report_options[] = {
+    {.name = "--output",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(report_args, output),
+     .help = "where the report goes (default RECORDS_DIR)"},
+    {.name = "--step-ms",
+     .arg = "T",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = read_step_ms,
+     .help = "add the input-pipeline verdict: does the loader, at its\n"
+             "measured p99 batch time, keep an accelerator step of T ms fed?"},
+};
+
+const sl__command_spec sl__report_spec = {
+    .name = "report",
+    .synopsis = "sluice report RECORDS_DIR [options]",
+    .about = "Reads every record in RECORDS_DIR (e.g. records/ci) and writes report.md and\n"
+             "report.html. They open with a winners table: per scenario variant, the fastest\n"
+             "verified adapter, its lead over the runner-up with the ratio's 95% interval, and\n"
+             "whether that lead is real (win) or the data cannot tell, and where peers ran,\n"
+             "sluice's fastest adapter over the best peer. Then an overview chart\n"
+             "of each variant's fastest adapter against the reference, and per variant every\n"
+             "adapter fastest first: elements/s at the median batch time with its interval and\n"
+             "the mean beside it, the ratios to the fastest, the reference and the best\n"
+             "equivalent peer, whether its output was verified, and charts of the rates and of\n"
+             "the batch times. Adapters that did not run here are folded into one line.",
+    .options = report_options,
+    .noptions = SL__COUNT(report_options),
+    .epilogue = "exit status: 0 when the report was written from every record; 1 when a record\n"
+                "could not be read (the report is still written from the others) or the report\n"
+                "could not be written; 2 for a bad command line.",
+    SL__OPERAND(report_args, records),
+};
 
 static void report_bad_file(const char *message, void *user)
 {
@@ -682,25 +704,7 @@ static bool save(const char *dir, const char *name, const char *text, size_t siz
 int sl__cmd_report(int argc, char **argv)
 {
     report_args args = {0};
-    sl__cli cli = sl__cli_start("report", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--output", &value)) {
-            args.output = value;
-        } else if (sl__cli_option(&cli, "--step-ms", &value)) {
-            char *end = NULL;
-            args.step_ms = strtod(value, &end);
-            if (end == value || *end != '\0' || !(args.step_ms > 0.0 && args.step_ms < 1e6))
-                sl__cli_usage_error(&cli, "option --step-ms: '%s' is not a step time in milliseconds", value);
-        } else if (!args.records && sl__cli_arg(&cli)[0] != '-') {
-            args.records = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    sl__cli cli = sl__options_parse(&sl__report_spec, argc, argv, &args);
     if (!args.records)
         sl__cli_usage_error(&cli, "say which records folder to report on, e.g. records/ci");
     if (!args.output)

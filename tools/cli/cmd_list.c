@@ -6,18 +6,30 @@
 
 #include "cli.h"
 
-static const char usage[] = "usage: sluice list [options]\n"
-                            "\n"
-                            "Lists the scenarios with their variants, sizes (n elements, batch size) at\n"
-                            "ci and full size, membership of the gate set and the transforms they need;\n"
-                            "then the adapters with their back end, availability and transforms; then\n"
-                            "which adapters would be excluded from which variants, and why; then which\n"
-                            "kernel table each kernel comes from (the choice measured here by default, or\n"
-                            "the table SLUICE_KERNELS names).\n"
-                            "\n"
-                            "options:\n"
-                            "  --profile ci|full|gpu   mark which variants run at this profile (default ci)\n"
-                            "  -h, --help              show this help\n";
+typedef struct list_args {
+    sl_profile profile;
+} list_args;
+
+static const sl__option list_options[] = {
+    {.name = "--profile",
+     .arg = "ci|full|gpu",
+     .kind = SL__OPTION_PROFILE,
+     SL__AT(list_args, profile),
+     .help = "mark which variants run at this profile (default ci)"},
+};
+
+const sl__command_spec sl__list_spec = {
+    .name = "list",
+    .synopsis = "sluice list [options]",
+    .about = "Lists the scenarios with their variants, sizes (n elements, batch size) at\n"
+             "ci and full size, membership of the gate set and the transforms they need;\n"
+             "then the adapters with their back end, availability and transforms; then\n"
+             "which adapters would be excluded from which variants, and why; then which\n"
+             "kernel table each kernel comes from (the choice measured here by default, or\n"
+             "the table SLUICE_KERNELS names).",
+    .options = list_options,
+    .noptions = SL__COUNT(list_options),
+};
 
 /* A variant's transform set, found by building it at a token size: the
  * pipeline (not a second description of it) is the one source of truth, and
@@ -218,19 +230,9 @@ static void print_exclusions(const corpus_transforms *corpus)
 
 int sl__cmd_list(int argc, char **argv)
 {
-    sl_profile profile = SL_PROFILE_CI;
-    sl__cli cli = sl__cli_start("list", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--profile", &value)) {
-            profile = sl__cli_profile(&cli, "--profile", value);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    list_args args = {.profile = SL_PROFILE_CI};
+    sl__cli cli = sl__options_parse(&sl__list_spec, argc, argv, &args);
+    sl_profile profile = args.profile;
 
     corpus_transforms corpus;
     collect_transforms(&corpus);

@@ -18,43 +18,6 @@
 
 extern char **environ;
 
-static const char usage[] = "usage: sluice history add RECORDS_DIR... [--into HISTORY_DIR] [options]\n"
-                            "       sluice history publish HISTORY_DIR --output SITE [--min-effect F]\n"
-                            "       sluice history bisect ROW [--history HISTORY_DIR] [--machine ID] [--repo DIR]\n"
-                            "       sluice history export HISTORY_DIR --format asv|bencher --output DIR\n"
-                            "\n"
-                            "A history of bench runs across commits, one series per machine and row\n"
-                            "(scenario, variant, adapter), with the steps found in each (docs/history.md).\n"
-                            "\n"
-                            "add       files the records of `sluice bench` runs of one commit (e.g. records/ci)\n"
-                            "          under their commit and machine, atomically; several folders are\n"
-                            "          several processes of that commit, each a point of its own (what\n"
-                            "          lets a short series show a step); refuses a run already filed and\n"
-                            "          records that mix commits or machines\n"
-                            "  --into DIR           the history (default history; created when missing)\n"
-                            "  --position N         the commit's place in commit order (default: asked of git,\n"
-                            "                       the first-parent count of the commit in --repo)\n"
-                            "  --repo DIR           the git checkout the commit is in (default .)\n"
-                            "  --instructions FILE  instruction counts of the run's rows\n"
-                            "                       (ci/count-instructions.sh), to confirm steps with\n"
-                            "  --skip-filed         a commit filed already on that machine is not an error:\n"
-                            "                       say so, file nothing and exit 0\n"
-                            "publish   writes a static site (index.html, rows/*.html) of every series with\n"
-                            "          its steps: commit range, size with its interval, confidence\n"
-                            "  --output SITE        where the site goes\n"
-                            "  --min-effect F       the smallest change reported (default 0.05, 5%)\n"
-                            "bisect    ROW is SCENARIO/VARIANT/ADAPTER: the latest slowdown of that row, its\n"
-                            "          last good and first bad commit, the commits between them (from git)\n"
-                            "          and the git bisect and ci/bisect.sh commands to find the culprit\n"
-                            "  --history DIR        the history (default history)\n"
-                            "  --machine ID         the machine's series (default: the one whose latest\n"
-                            "                       slowdown is the most recent)\n"
-                            "export    one JSON file per run for other trackers: asv's results layout or\n"
-                            "          the Bencher Metric Format (docs/history.md)\n"
-                            "\n"
-                            "exit status: 0 done; 1 a file could not be read or written, a run was refused,\n"
-                            "or bisect found no slowdown; 2 for a bad command line.\n";
-
 static void report_bad_file(const char *message, void *user)
 {
     int *bad = user;
@@ -373,63 +336,148 @@ static int history_export(const char *dir, const char *format, const char *outpu
 
 /* --- the command line ------------------------------------------------------------ */
 
+typedef struct history_args {
+    const char *action, *operand;
+    const char **operands; /* add's records folders, one per process, the first being operand */
+    int noperands;
+    add_args add;
+    bisect_args bisect;
+    const char *repo, *output, *format;
+    sl_history_options options;
+} history_args;
+
+/* The action, then its operand (a records folder, a history, a row); add
+ * takes more records folders after the first, one per process. */
+static bool take_positional(sl__cli *cli, const char *arg, void *args)
+{
+    (void)cli;
+    history_args *a = args;
+    if (!a->action)
+        a->action = arg;
+    else if (!a->operand)
+        a->operand = a->operands[a->noperands++] = arg;
+    else if (strcmp(a->action, "add") == 0)
+        a->operands[a->noperands++] = arg;
+    else
+        return false;
+    return true;
+}
+
+static void read_min_effect(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    history_args *a = args;
+    char *end;
+    a->options.min_effect = strtod(value, &end);
+    if (*end || !(a->options.min_effect >= 0.0 && a->options.min_effect < 1.0))
+        sl__cli_usage_error(cli, "option --min-effect: '%s' is not a fraction in [0, 1), e.g. 0.05", value);
+}
+
+static const sl__option history_options[] = {
+    {.name = "--into",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, add.into),
+     .section = "add       files the records of `sluice bench` runs of one commit (e.g. records/ci)\n"
+                "          under their commit and machine, atomically; several folders are\n"
+                "          several processes of that commit, each a point of its own (what\n"
+                "          lets a short series show a step); refuses a run already filed and\n"
+                "          records that mix commits or machines",
+     .help = "the history (default history; created when missing)"},
+    {.name = "--position",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(history_args, add.position),
+     .min = 0,
+     .max = INT64_MAX / 2,
+     .help = "the commit's place in commit order (default: asked of git,\n"
+             "the first-parent count of the commit in --repo)"},
+    {.name = "--repo",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, repo),
+     .help = "the git checkout the commit is in (default .; bisect too)"},
+    {.name = "--instructions",
+     .arg = "FILE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, add.instructions),
+     .help = "instruction counts of the run's rows\n"
+             "(ci/count-instructions.sh), to confirm steps with"},
+    {.name = "--skip-filed",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(history_args, add.skip_filed),
+     .help = "a commit filed already on that machine is not an error:\n"
+             "say so, file nothing and exit 0"},
+    {.name = "--output",
+     .arg = "SITE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, output),
+     .section = "publish   writes a static site (index.html, rows/*.html) of every series with\n"
+                "          its steps: commit range, size with its interval, confidence",
+     .help = "where the site goes (export: where the files go)"},
+    {.name = "--min-effect",
+     .arg = "F",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = read_min_effect,
+     .help = "the smallest change reported (default 0.05, 5%)"},
+    {.name = "--history",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, bisect.history),
+     .section = "bisect    ROW is SCENARIO/VARIANT/ADAPTER: the latest slowdown of that row, its\n"
+                "          last good and first bad commit, the commits between them (from git)\n"
+                "          and the git bisect and ci/bisect.sh commands to find the culprit",
+     .help = "the history (default history)"},
+    {.name = "--machine",
+     .arg = "ID",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(history_args, bisect.machine),
+     .help = "the machine's series (default: the one whose latest\n"
+             "slowdown is the most recent)"},
+    {.name = "--format",
+     .arg = "asv|bencher",
+     .kind = SL__OPTION_CHOICE,
+     SL__AT(history_args, format),
+     .section = "export    one JSON file per run for other trackers: asv's results layout or\n"
+                "          the Bencher Metric Format (docs/history.md)",
+     .help = "the format"},
+};
+
+const sl__command_spec sl__history_spec = {
+    .name = "history",
+    .synopsis = "sluice history add RECORDS_DIR... [--into HISTORY_DIR] [options]\n"
+                "sluice history publish HISTORY_DIR --output SITE [--min-effect F]\n"
+                "sluice history bisect ROW [--history HISTORY_DIR] [--machine ID] [--repo DIR]\n"
+                "sluice history export HISTORY_DIR --format asv|bencher --output DIR",
+    .about = "A history of bench runs across commits, one series per machine and row\n"
+             "(scenario, variant, adapter), with the steps found in each (docs/history.md).",
+    .options = history_options,
+    .noptions = SL__COUNT(history_options),
+    .epilogue = "exit status: 0 done; 1 a file could not be read or written, a run was refused,\n"
+                "or bisect found no slowdown; 2 for a bad command line.",
+    .positional = take_positional,
+};
+
 int sl__cmd_history(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start("history", usage, argc, argv);
-    const char *action = NULL, *operand = NULL, *value;
     /* add takes several records folders: the operands after the first. */
     const char **operands = calloc((size_t)(argc > 0 ? argc : 1), sizeof *operands);
-    int noperands = 0;
     if (!operands) {
         sl__cli_error("history", "out of memory");
         return SL__EXIT_FAILED;
     }
-    add_args add = {.into = "history", .repo = ".", .position = -1};
-    bisect_args bisect = {.history = "history", .repo = "."};
-    const char *output = NULL, *format = NULL;
-    sl_history_options options;
-    sl_history_defaults(&options);
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--into", &value)) {
-            add.into = value;
-        } else if (sl__cli_option(&cli, "--position", &value)) {
-            add.position = sl__cli_int(&cli, "--position", value, 0, INT64_MAX / 2);
-        } else if (sl__cli_option(&cli, "--repo", &value)) {
-            add.repo = bisect.repo = value;
-        } else if (sl__cli_option(&cli, "--instructions", &value)) {
-            add.instructions = value;
-        } else if (sl__cli_flag(&cli, "--skip-filed")) {
-            add.skip_filed = true;
-        } else if (sl__cli_option(&cli, "--output", &value)) {
-            output = value;
-        } else if (sl__cli_option(&cli, "--min-effect", &value)) {
-            char *end;
-            options.min_effect = strtod(value, &end);
-            if (*end || !(options.min_effect >= 0.0 && options.min_effect < 1.0))
-                sl__cli_usage_error(&cli, "option --min-effect: '%s' is not a fraction in [0, 1), e.g. 0.05", value);
-        } else if (sl__cli_option(&cli, "--history", &value)) {
-            bisect.history = value;
-        } else if (sl__cli_option(&cli, "--machine", &value)) {
-            bisect.machine = value;
-        } else if (sl__cli_option(&cli, "--format", &value)) {
-            if (strcmp(value, "asv") != 0 && strcmp(value, "bencher") != 0)
-                sl__cli_usage_error(&cli, "option --format: '%s' is not asv or bencher", value);
-            format = value;
-        } else if (sl__cli_arg(&cli)[0] == '-') {
-            sl__cli_unknown(&cli);
-        } else if (!action) {
-            action = sl__cli_arg(&cli);
-        } else if (!operand) {
-            operand = operands[noperands++] = sl__cli_arg(&cli);
-        } else if (strcmp(action, "add") == 0) {
-            operands[noperands++] = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    history_args args = {.add = {.into = "history", .position = -1},
+                         .bisect = {.history = "history"},
+                         .repo = ".",
+                         .operands = operands};
+    sl_history_defaults(&args.options);
+    sl__cli cli = sl__options_parse(&sl__history_spec, argc, argv, &args);
+    const char *action = args.action, *operand = args.operand, *output = args.output, *format = args.format;
+    int noperands = args.noperands;
+    add_args add = args.add;
+    bisect_args bisect = args.bisect;
+    add.repo = bisect.repo = args.repo;
+    sl_history_options options = args.options;
     if (!action)
         sl__cli_usage_error(&cli, "say what to do: add, publish, bisect or export");
     if (strcmp(action, "add") == 0) {

@@ -18,35 +18,6 @@
 #include "sluice/audit.h"
 #include "sluice/kernels.h"
 
-static const char usage[] = "usage: sluice audit [options] --output DIR\n"
-                            "       sluice audit --compare A B\n"
-                            "\n"
-                            "Runs every selected scenario variant (ci size) on every available adapter that\n"
-                            "implements its transforms, for each seed and epoch, and writes the digest of\n"
-                            "every batch, field and row to a manifest: the folder DIR, holding audit.json\n"
-                            "and MANIFEST.json (commit, machine, command), replaced whole or not at all.\n"
-                            "--compare reads two such folders and names the first difference: scenario,\n"
-                            "variant, adapter, seed, epoch, batch, field and row.\n"
-                            "\n"
-                            "options:\n"
-                            "  --scenarios LIST     scenario ids, 'gate' or 'all' (default all)\n"
-                            "  --variants LIST      keep only these variants\n"
-                            "  --adapters LIST      adapters (default all)\n"
-                            "  --seeds LIST         seeds, comma-separated (default 42,7)\n"
-                            "  --epochs N           epochs per run (default 2)\n"
-                            "  --batches N          batches from the start of each epoch, 0 for all (default 4)\n"
-                            "  --workers N          prefetch workers for iter (default 0)\n"
-                            "  --threads N          threads for fused (default 1)\n"
-                            "  --kernels NAME       kernel table behind iter and fused (see sluice bench --help);\n"
-                            "                       default the one the CPU's features choose, never auto, so that\n"
-                            "                       another machine can repeat the audit\n"
-                            "  --output DIR         the folder the manifest goes to\n"
-                            "  --compare A B        compare two manifest folders instead of running\n"
-                            "  -h, --help           show this help\n"
-                            "\n"
-                            "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
-                            "failed or the manifests differ; 2 for a bad command line.\n";
-
 typedef struct audit_args {
     const char *scenarios, *variants, *adapters, *seeds, *output;
     const char *compare_a, *compare_b;
@@ -122,45 +93,104 @@ static int compare_manifests(const char *a_path, const char *b_path)
     return status == SL_OK ? SL__EXIT_OK : SL__EXIT_FAILED;
 }
 
+/* --compare A B: the second manifest is the next argument. */
+static void take_second_manifest(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    (void)value;
+    if (!sl__cli_next(cli))
+        sl__cli_usage_error(cli, "option --compare needs two manifests");
+    ((audit_args *)args)->compare_b = sl__cli_arg(cli);
+}
+
+static const sl__option audit_options[] = {
+    {.name = "--scenarios",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, scenarios),
+     .help = "scenario ids, 'gate' or 'all' (default all)"},
+    {.name = "--variants",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, variants),
+     .help = "keep only these variants"},
+    {.name = "--adapters",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, adapters),
+     .help = "adapters (default all)"},
+    {.name = "--seeds",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, seeds),
+     .help = "seeds, comma-separated (default 42,7)"},
+    {.name = "--epochs",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(audit_args, epochs),
+     .min = 1,
+     .max = 1000,
+     .help = "epochs per run (default 2)"},
+    {.name = "--batches",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(audit_args, batches),
+     .min = 0,
+     .max = 10000000,
+     .help = "batches from the start of each epoch, 0 for all (default 4)"},
+    {.name = "--workers",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(audit_args, workers),
+     .min = 0,
+     .max = 1024,
+     .help = "prefetch workers for iter (default 0)"},
+    {.name = "--threads",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(audit_args, threads),
+     .min = 1,
+     .max = SL_FUSED_MAX_THREADS,
+     .help = "threads for fused (default 1)"},
+    {.name = "--kernels",
+     .arg = "NAME",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, kernels),
+     .help = "kernel table behind iter and fused (see sluice bench --help);\n"
+             "default the one the CPU's features choose, never auto, so that\n"
+             "another machine can repeat the audit"},
+    {.name = "--output",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, output),
+     .help = "the folder the manifest goes to"},
+    {.name = "--compare",
+     .arg = "A B",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(audit_args, compare_a),
+     .handle = take_second_manifest,
+     .help = "compare two manifest folders instead of running"},
+};
+
+const sl__command_spec sl__audit_spec = {
+    .name = "audit",
+    .synopsis = "sluice audit [options] --output DIR\nsluice audit --compare A B",
+    .about = "Runs every selected scenario variant (ci size) on every available adapter that\n"
+             "implements its transforms, for each seed and epoch, and writes the digest of\n"
+             "every batch, field and row to a manifest: the folder DIR, holding audit.json\n"
+             "and MANIFEST.json (commit, machine, command), replaced whole or not at all.\n"
+             "--compare reads two such folders and names the first difference: scenario,\n"
+             "variant, adapter, seed, epoch, batch, field and row.",
+    .options = audit_options,
+    .noptions = SL__COUNT(audit_options),
+    .epilogue = "exit status: 0 when the audit was written or the manifests agree; 1 when a run\n"
+                "failed or the manifests differ; 2 for a bad command line.",
+};
+
 static sl__cli parse_args(int argc, char **argv, audit_args *args)
 {
     *args = (audit_args){.seeds = "42,7", .epochs = 2, .threads = 1, .batches = 4};
-    sl__cli cli = sl__cli_start("audit", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            exit(SL__EXIT_OK);
-        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
-            args->scenarios = value;
-        } else if (sl__cli_option(&cli, "--variants", &value)) {
-            args->variants = value;
-        } else if (sl__cli_option(&cli, "--adapters", &value)) {
-            args->adapters = value;
-        } else if (sl__cli_option(&cli, "--seeds", &value)) {
-            args->seeds = value;
-        } else if (sl__cli_option(&cli, "--epochs", &value)) {
-            args->epochs = (int)sl__cli_int(&cli, "--epochs", value, 1, 1000);
-        } else if (sl__cli_option(&cli, "--batches", &value)) {
-            args->batches = sl__cli_int(&cli, "--batches", value, 0, 10000000);
-        } else if (sl__cli_option(&cli, "--workers", &value)) {
-            args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
-        } else if (sl__cli_option(&cli, "--threads", &value)) {
-            args->threads = (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
-        } else if (sl__cli_option(&cli, "--kernels", &value)) {
-            args->kernels = value;
-        } else if (sl__cli_option(&cli, "--output", &value)) {
-            args->output = value;
-        } else if (sl__cli_option(&cli, "--compare", &value)) {
-            args->compare_a = value;
-            if (!sl__cli_next(&cli))
-                sl__cli_usage_error(&cli, "option --compare needs two manifests");
-            args->compare_b = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
-    return cli;
+    return sl__options_parse(&sl__audit_spec, argc, argv, args);
 }
 
 /* The seeds, the selection and the kernel table a run of the audit needs,

@@ -13,24 +13,29 @@ typedef struct command {
     const char *name;
     const char *summary;
     int (*run)(int argc, char **argv);
+    const sl__command_spec *spec;
 } command;
 
 static const command commands[] = {
-    {"bench", "run scenarios on adapters and write timing records", sl__cmd_bench},
-    {"list", "show the scenarios, their variants and sizes, and the adapters", sl__cmd_list},
-    {"bless", "regenerate the golden outputs from the reference adapter", sl__cmd_bless},
-    {"audit", "write a determinism manifest, or compare two and name the first difference", sl__cmd_audit},
-    {"baseline", "save a run's records as a baseline for the performance gate", sl__cmd_baseline},
-    {"check", "compare a run with a baseline; exit 1 on a regression (the gate)", sl__cmd_check},
-    {"export", "write a scenario's data, order and decisions for a peer loader", sl__cmd_export},
-    {"peer-check", "check a loader of one's own against the reference, naming its first difference",
-     sl__cmd_peer_check},
-    {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report},
-    {"summary", "print the bench summary table of a records folder again, or export it", sl__cmd_summary},
-    {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels},
+    {"bench", "run scenarios on adapters and write timing records", sl__cmd_bench, &sl__bench_spec},
+    {"list", "show the scenarios, their variants and sizes, and the adapters", sl__cmd_list, &sl__list_spec},
+    {"bless", "regenerate the golden outputs from the reference adapter", sl__cmd_bless, &sl__bless_spec},
+    {"audit", "write a determinism manifest, or compare two and name the first difference", sl__cmd_audit,
+     &sl__audit_spec},
+    {"baseline", "save a run's records as a baseline for the performance gate", sl__cmd_baseline, &sl__baseline_spec},
+    {"check", "compare a run with a baseline; exit 1 on a regression (the gate)", sl__cmd_check, &sl__check_spec},
+    {"export", "write a scenario's data, order and decisions for a peer loader", sl__cmd_export, &sl__export_spec},
+    {"peer-check", "check a loader of one's own against the reference, naming its first difference", sl__cmd_peer_check,
+     &sl__peer_check_spec},
+    {"report", "turn a records folder into a Markdown and HTML comparison report", sl__cmd_report, &sl__report_spec},
+    {"summary", "print the bench summary table of a records folder again, or export it", sl__cmd_summary,
+     &sl__summary_spec},
+    {"kernels", "check every kernel table against the reference, kernel by kernel, then time each", sl__cmd_kernels,
+     &sl__kernels_spec},
     {"history", "file runs by commit and machine, find the steps between commits, publish a static site",
-     sl__cmd_history},
-    {"tune", "choose the fastest kernel table per kernel by timing them here; cache the choice", sl__cmd_tune},
+     sl__cmd_history, &sl__history_spec},
+    {"tune", "choose the fastest kernel table per kernel by timing them here; cache the choice", sl__cmd_tune,
+     &sl__tune_spec},
 };
 
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -48,7 +53,8 @@ static void print_help(FILE *out)
     for (int i = 0; i < NCOMMANDS; i++) {
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     }
-    fputs("  help     show this help, or a command's (sluice help bench)\n"
+    fputs("  help     show this help, or a command's (sluice help bench); help --options lists\n"
+          "           every command's options, one a line\n"
           "\n"
           "exit status: 0 success, 1 a run or file operation failed, 2 bad command line.\n"
           "See docs/cli.md for every option and an example session.\n",
@@ -60,6 +66,29 @@ static void print_version(void)
     sl_environment env;
     sl_environment_collect(&env);
     printf("sluice %s (commit %s)\n", SLUICE_VERSION, env.git_commit);
+}
+
+/* `sluice help --options`: every command's declared options, one a line,
+ * with the range of a number ("bench --workers N [0, 1024]"), each
+ * declaration checked first; what tests/cli/test_options.sh holds the
+ * commands' --help and parsers to, and what a shell completion can read. */
+static int print_options(void)
+{
+    for (int i = 0; i < NCOMMANDS; i++) {
+        const sl__command_spec *spec = commands[i].spec;
+        if (!sl__options_check(spec))
+            return SL__EXIT_FAILED;
+        for (int o = 0; o < spec->noptions; o++) {
+            const sl__option *option = &spec->options[o];
+            printf("%s %s%s%s", spec->name, option->name, option->arg ? " " : "", option->arg ? option->arg : "");
+            if (option->kind == SL__OPTION_INT)
+                printf(" [%lld, %lld]", (long long)option->min, (long long)option->max);
+            else if (option->kind == SL__OPTION_NUMBER)
+                printf(" [%g, %g]", option->low, option->high);
+            putchar('\n');
+        }
+    }
+    return SL__EXIT_OK;
 }
 
 static const command *find_command(const char *name)
@@ -87,7 +116,7 @@ static _Noreturn void unknown_command(const sl__cli *cli, const char *name)
 
 int main(int argc, char **argv)
 {
-    sl__cli cli = sl__cli_start(NULL, NULL, argc, argv);
+    sl__cli cli = sl__cli_start(NULL, argc, argv);
     if (!sl__cli_next(&cli)) {
         print_help(stderr);
         return SL__EXIT_USAGE;
@@ -109,6 +138,11 @@ int main(int argc, char **argv)
         if (!sl__cli_next(&cli)) {
             print_help(stdout);
             return SL__EXIT_OK;
+        }
+        if (strcmp(sl__cli_arg(&cli), "--options") == 0) {
+            if (sl__cli_next(&cli))
+                sl__cli_unknown(&cli);
+            return print_options();
         }
         /* "sluice help bench" is "sluice bench --help". */
         const command *topic = find_command(sl__cli_arg(&cli));

@@ -7,24 +7,6 @@
 
 #include "cli.h"
 
-static const char usage[] = "usage: sluice bless [options]\n"
-                            "\n"
-                            "Captures the reference adapter's first batches of each selected scenario\n"
-                            "variant at ci size and saves them as its golden, saying for each whether it\n"
-                            "is new, unchanged or changed. Review the changes and commit them.\n"
-                            "\n"
-                            "options:\n"
-                            "  --scenarios LIST     scenario ids, 'gate' or 'all', comma-separated (default all)\n"
-                            "  --variants LIST      keep only these variants of the selected scenarios\n"
-                            "  --golden-dir DIR     where goldens go (default: the source tree's golden/)\n"
-                            "  --seed N             fixture and pipeline seed (default 42, the one the tests use)\n"
-                            "  --fixtures           bless the fixture generators' goldens (fixture__<kind>.json)\n"
-                            "                       instead of the scenarios'\n"
-                            "  -h, --help           show this help\n"
-                            "\n"
-                            "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\n"
-                            "command line.\n";
-
 typedef struct bless_args {
     const char *scenarios;
     const char *variants;
@@ -36,29 +18,48 @@ typedef struct bless_args {
     const char *staged_dir;
 } bless_args;
 
+static const sl__option bless_options[] = {
+    {.name = "--scenarios",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bless_args, scenarios),
+     .help = "scenario ids, 'gate' or 'all', comma-separated (default all)"},
+    {.name = "--variants",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bless_args, variants),
+     .help = "keep only these variants of the selected scenarios"},
+    {.name = "--golden-dir",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bless_args, golden_dir),
+     .help = "where goldens go (default: the source tree's golden/)"},
+    {.name = "--seed",
+     .arg = "N",
+     .kind = SL__OPTION_U64,
+     SL__AT(bless_args, seed),
+     .help = "fixture and pipeline seed (default 42, the one the tests use)"},
+    {.name = "--fixtures",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(bless_args, fixtures),
+     .help = "bless the fixture generators' goldens (fixture__<kind>.json)\ninstead of the scenarios'"},
+};
+
+const sl__command_spec sl__bless_spec = {
+    .name = "bless",
+    .synopsis = "sluice bless [options]",
+    .about = "Captures the reference adapter's first batches of each selected scenario\n"
+             "variant at ci size and saves them as its golden, saying for each whether it\n"
+             "is new, unchanged or changed. Review the changes and commit them.",
+    .options = bless_options,
+    .noptions = SL__COUNT(bless_options),
+    .epilogue = "exit status: 0 when every golden was written, 1 when any failed, 2 for a bad\ncommand line.",
+};
+
 static void parse_args(int argc, char **argv, bless_args *args, sl__selection *selection)
 {
     *args = (bless_args){.golden_dir = sl_golden_default_dir(), .seed = 42};
-    sl__cli cli = sl__cli_start("bless", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            exit(SL__EXIT_OK);
-        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
-            args->scenarios = value;
-        } else if (sl__cli_option(&cli, "--variants", &value)) {
-            args->variants = value;
-        } else if (sl__cli_option(&cli, "--golden-dir", &value)) {
-            args->golden_dir = value;
-        } else if (sl__cli_option(&cli, "--seed", &value)) {
-            args->seed = sl__cli_u64(&cli, "--seed", value);
-        } else if (sl__cli_flag(&cli, "--fixtures")) {
-            args->fixtures = true;
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    sl__cli cli = sl__options_parse(&sl__bless_spec, argc, argv, args);
     /* Goldens belong to the reference adapter alone, so no adapter choice. */
     sl__cli_select(&cli, args->scenarios, args->variants, "reference", selection);
 }

@@ -8,22 +8,65 @@
 
 #include "cli.h"
 
-static const char usage[] = "usage: sluice baseline save NAME [options]\n"
-                            "\n"
-                            "Saves the records of a bench run (every repetition's batch times, the\n"
-                            "environment) as baseline NAME, for `sluice check --baseline NAME`.\n"
-                            "\n"
-                            "options:\n"
-                            "  --from DIR           the run's records (default records/ci, where\n"
-                            "                       `sluice bench` writes the ci profile); repeat it to pool\n"
-                            "                       the repetitions of several runs into the first one's\n"
-                            "                       records (a record only a later run has is left out,\n"
-                            "                       and named)\n"
-                            "  --baseline-dir DIR   where baselines live (default baselines)\n"
-                            "  -h, --help           show this help\n"
-                            "\n"
-                            "exit status: 0 when saved; 1 when the records could not be read or written;\n"
-                            "2 for a bad command line.\n";
+typedef struct baseline_args {
+    const char *from[16];
+    int nfrom;
+    const char *baseline_dir, *name;
+    bool saw_save;
+} baseline_args;
+
+/* --from may be given up to 16 times; each run is one process of the base. */
+static void add_from(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    baseline_args *a = args;
+    if (a->nfrom == 16)
+        sl__cli_usage_error(cli, "option --from: at most 16 runs");
+    a->from[a->nfrom++] = value;
+}
+
+/* The words `save NAME`. */
+static bool take_positional(sl__cli *cli, const char *arg, void *args)
+{
+    (void)cli;
+    baseline_args *a = args;
+    if (!a->saw_save && strcmp(arg, "save") == 0)
+        a->saw_save = true;
+    else if (a->saw_save && !a->name)
+        a->name = arg;
+    else
+        return false;
+    return true;
+}
+
+static const sl__option baseline_options[] = {
+    {.name = "--from",
+     .arg = "DIR",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = add_from,
+     .help = "the run's records (default records/ci, where\n"
+             "`sluice bench` writes the ci profile); repeat it to pool\n"
+             "the repetitions of several runs into the first one's\n"
+             "records (a record only a later run has is left out,\n"
+             "and named)"},
+    {.name = "--baseline-dir",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(baseline_args, baseline_dir),
+     .help = "where baselines live (default baselines)"},
+};
+
+const sl__command_spec sl__baseline_spec = {
+    .name = "baseline",
+    .synopsis = "sluice baseline save NAME [options]",
+    .about = "Saves the records of a bench run (every repetition's batch times, the\n"
+             "environment) as baseline NAME, for `sluice check --baseline NAME`.",
+    .options = baseline_options,
+    .noptions = SL__COUNT(baseline_options),
+    .epilogue = "exit status: 0 when saved; 1 when the records could not be read or written;\n"
+                "2 for a bad command line.",
+    .positional = take_positional,
+};
 
 static void report_bad_file(const char *message, void *user)
 {
@@ -33,30 +76,12 @@ static void report_bad_file(const char *message, void *user)
 
 int sl__cmd_baseline(int argc, char **argv)
 {
-    const char *from[16] = {"records/ci"};
-    int nfrom = 0;
-    const char *baseline_dir = "baselines", *name = NULL;
-    sl__cli cli = sl__cli_start("baseline", usage, argc, argv);
-    const char *value;
-    bool saw_save = false;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            return SL__EXIT_OK;
-        } else if (sl__cli_option(&cli, "--from", &value)) {
-            if (nfrom == 16)
-                sl__cli_usage_error(&cli, "option --from: at most 16 runs");
-            from[nfrom++] = value;
-        } else if (sl__cli_option(&cli, "--baseline-dir", &value)) {
-            baseline_dir = value;
-        } else if (!saw_save && strcmp(sl__cli_arg(&cli), "save") == 0) {
-            saw_save = true;
-        } else if (saw_save && !name && sl__cli_arg(&cli)[0] != '-') {
-            name = sl__cli_arg(&cli);
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    baseline_args args = {.from = {"records/ci"}, .baseline_dir = "baselines"};
+    sl__cli cli = sl__options_parse(&sl__baseline_spec, argc, argv, &args);
+    const char **from = args.from;
+    int nfrom = args.nfrom;
+    const char *baseline_dir = args.baseline_dir, *name = args.name;
+    bool saw_save = args.saw_save;
     if (!saw_save || !name)
         sl__cli_usage_error(&cli, "say `sluice baseline save NAME`");
     sl__cli_baseline_name(&cli, name);

@@ -15,70 +15,6 @@
 #include "sluice/timing.h"
 #include "summary.h"
 
-static const char usage[] =
-    "usage: sluice bench [options]\n"
-    "\n"
-    "Runs each selected scenario variant on each selected adapter, writes one\n"
-    "timing record per run to <output-dir>/<profile>/ and prints a summary.\n"
-    "\n"
-    "options:\n"
-    "  --profile ci|full|gpu      sizes, batch counts and back end (default ci)\n"
-    "  --scenarios LIST           scenario ids, 'gate' or 'all', comma-separated (default all)\n"
-    "  --variants LIST            keep only these variants of the selected scenarios\n"
-    "  --adapters LIST            adapters to run, comma-separated (default all: sluice's own;\n"
-    "                             'peers' adds every peer:<name>, docs/peers.md)\n"
-    "  --repetitions N            fresh runs per record, back to back; the median is kept\n"
-    "                             (default: the profile's)\n"
-    "  --rounds N                 instead of --repetitions: N rounds, each running every adapter of a\n"
-    "                             variant once in turn (A B C, A B C, ...), so that the machine's drift\n"
-    "                             falls on all alike; ratios then take in every round's ratio\n"
-    "  --warmup N                 batches run before measuring (default: profile's)\n"
-    "  --batches N                measured batches per repetition (default: profile's)\n"
-    "  --workers N                prefetch workers for adapters that use them (default 0)\n"
-    "  --batch-sizes LIST         run each selected variant at each of these batch sizes instead\n"
-    "                             of its own (comma-separated, e.g. 16,64,256): one record per\n"
-    "                             point, its variant named <variant>@bs<N>, each held to the\n"
-    "                             reference at that batch size; `sluice report` charts time\n"
-    "                             per element against batch size\n"
-    "  --kernels NAME             the kernel table behind iter and fused: auto (the default: per\n"
-    "                             kernel the fastest table, measured on this machine once and\n"
-    "                             cached; see sluice tune), cpu-generic, cpu-avx2, cpu-avx512-256,\n"
-    "                             cpu-avx512 or reference (also the environment variable\n"
-    "                             SLUICE_KERNELS)\n"
-    "  --threads N|auto           threads that may split each batch in fused (default auto: the\n"
-    "                             CPUs this process may use, from its affinity mask and cgroup\n"
-    "                             quota); fused splits a batch only when that pays, and records\n"
-    "                             how many it split (split_fraction)\n"
-    "  --output-dir DIR           where records go (default records)\n"
-    "  --seed N                   fixture and pipeline seed (default 42)\n"
-    "  --quiet                    no progress output\n"
-    "  --junit FILE               also write the runs as JUnit XML (a mismatch is a failure,\n"
-    "                             a failed run an error)\n"
-    "  --format table|gbench      what goes to stdout: the summary table (default) or Google\n"
-    "                             Benchmark's JSON, which its compare.py and benchmark trackers read\n"
-    "  --no-probes                skip the memcpy, roofline and gather probes (for instruction\n"
-    "                             counts under valgrind, where they would only cost time)\n"
-    "  --instrument               under valgrind --tool=callgrind --instr-atstart=no: count only\n"
-    "                             the adapters' runs, dumping the counts after every batch\n"
-    "                             (ci/gate.sh reads them with ci/gate-counts.py)\n"
-    "  -h, --help                 show this help\n"
-    "\n"
-    "Every adapter's output over the measured batches is compared with the reference's\n"
-    "before its speed is reported: a difference is outcome 'mismatch', never ranked.\n"
-    "\n"
-    "Buffers of 2 MiB or more (sources, batches, caches) are advised for transparent huge\n"
-    "pages; SLUICE_HUGEPAGES=0 turns that off, to measure without them. Records say what\n"
-    "the machine gave (environment.anon_huge_bytes).\n"
-    "\n"
-    "Distributed scenarios (DIST-1, DIST-2) run one rank per process when started by\n"
-    "mpirun or srun: `mpirun -np 4 sluice bench --scenarios DIST-1`. Each rank loads its\n"
-    "shard, rank 0 checks the gathered shards and writes one record per adapter with\n"
-    "every rank's latency; the other scenarios are left out of such a job. Alone, the\n"
-    "same command runs them as one rank (docs/distributed.md).\n"
-    "\n"
-    "exit status: 0 when every run was ok, excluded, skipped or unavailable; 1 when any\n"
-    "failed or mismatched; 2 for a bad command line.\n";
-
 /* The most points one --batch-sizes sweep takes. */
 #define SWEEP_MAX_POINTS 16
 
@@ -96,10 +32,12 @@ typedef struct bench_args {
     int64_t batch_sizes[SWEEP_MAX_POINTS];
     int nbatch_sizes;
     int threads;
+    const char *kernels_name; /* --kernels, resolved once every option is read */
     const sl_kernel_table *kernels;
     bool no_probes;
     bool instrument;
     const char *junit;
+    const char *format; /* --format: "table" or "gbench" */
     bool gbench;
     const char *output_dir;
     uint64_t seed;
@@ -130,72 +68,190 @@ static void parse_batch_sizes(const sl__cli *cli, const char *list, bench_args *
     }
 }
 
+/* --batch-sizes LIST: the points of the sweep. */
+static void take_batch_sizes(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    parse_batch_sizes(cli, value, args);
+}
+
+/* Records go to DIR/<profile>/<name of up to 255 bytes>, which must fit a
+ * path; a longer DIR was once cut short silently. */
+static void check_output_dir(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    (void)args;
+    if (strlen(value) > SL__MAX_OUTPUT_DIR)
+        sl__cli_usage_error(cli, "option --output-dir: the path is %zu characters; at most %d fit a record's path",
+                            strlen(value), SL__MAX_OUTPUT_DIR);
+}
+
+static void check_instrument(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)option;
+    (void)value;
+    (void)args;
+    if (!sl_bench_instrument_available())
+        sl__cli_usage_error(cli, "option --instrument: this sluice was built without valgrind's "
+                                 "valgrind/callgrind.h (install valgrind and configure again)");
+}
+
+static const sl__option bench_options[] = {
+    {.name = "--profile",
+     .arg = "ci|full|gpu",
+     .kind = SL__OPTION_PROFILE,
+     SL__AT(bench_args, profile),
+     .help = "sizes, batch counts and back end (default ci)"},
+    {.name = "--scenarios",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, scenarios),
+     .help = "scenario ids, 'gate' or 'all', comma-separated (default all)"},
+    {.name = "--variants",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, variants),
+     .help = "keep only these variants of the selected scenarios"},
+    {.name = "--adapters",
+     .arg = "LIST",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, adapters),
+     .help = "adapters to run, comma-separated (default all: sluice's own;\n"
+             "'peers' adds every peer:<name>, docs/peers.md)"},
+    {.name = "--repetitions",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, repetitions),
+     .min = 1,
+     .max = SL_RECORD_MAX_REPETITIONS,
+     .help = "fresh runs per record, back to back; the median is kept\n(default: the profile's)"},
+    {.name = "--rounds",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, rounds),
+     .min = 1,
+     .max = SL_RECORD_MAX_REPETITIONS,
+     .help = "instead of --repetitions: N rounds, each running every adapter of a\n"
+             "variant once in turn (A B C, A B C, ...), so that the machine's drift\n"
+             "falls on all alike; ratios then take in every round's ratio"},
+    {.name = "--warmup",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, warmup),
+     .min = 0,
+     .max = 1000000,
+     .help = "batches run before measuring (default: profile's)"},
+    {.name = "--batches",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, batches),
+     .min = 1,
+     .max = 10000000,
+     .help = "measured batches per repetition (default: profile's)"},
+    {.name = "--workers",
+     .arg = "N",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, workers),
+     .min = 0,
+     .max = 1024,
+     .help = "prefetch workers for adapters that use them (default 0)"},
+    {.name = "--batch-sizes",
+     .arg = "LIST",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = take_batch_sizes,
+     .help = "run each selected variant at each of these batch sizes instead\n"
+             "of its own (comma-separated, e.g. 16,64,256): one record per\n"
+             "point, its variant named <variant>@bs<N>, each held to the\n"
+             "reference at that batch size; `sluice report` charts time\n"
+             "per element against batch size"},
+    {.name = "--kernels",
+     .arg = "NAME",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, kernels_name),
+     .help = "the kernel table behind iter and fused: auto (the default: per\n"
+             "kernel the fastest table, measured on this machine once and\n"
+             "cached; see sluice tune), cpu-generic, cpu-avx2, cpu-avx512-256,\n"
+             "cpu-avx512 or reference (also the environment variable\n"
+             "SLUICE_KERNELS)"},
+    /* 0 is auto, resolved once every option is read. */
+    {.name = "--threads",
+     .arg = "N|auto",
+     .kind = SL__OPTION_INT,
+     SL__AT(bench_args, threads),
+     .min = 1,
+     .max = SL_FUSED_MAX_THREADS,
+     .word = "auto",
+     .word_value = 0,
+     .help = "threads that may split each batch in fused (default auto: the\n"
+             "CPUs this process may use, from its affinity mask and cgroup\n"
+             "quota); fused splits a batch only when that pays, and records\n"
+             "how many it split (split_fraction)"},
+    {.name = "--output-dir",
+     .arg = "DIR",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, output_dir),
+     .handle = check_output_dir,
+     .help = "where records go (default records)"},
+    {.name = "--seed",
+     .arg = "N",
+     .kind = SL__OPTION_U64,
+     SL__AT(bench_args, seed),
+     .help = "fixture and pipeline seed (default 42)"},
+    {.name = "--quiet", .kind = SL__OPTION_FLAG, SL__AT(bench_args, quiet), .help = "no progress output"},
+    {.name = "--junit",
+     .arg = "FILE",
+     .kind = SL__OPTION_TEXT,
+     SL__AT(bench_args, junit),
+     .help = "also write the runs as JUnit XML (a mismatch is a failure,\na failed run an error)"},
+    {.name = "--format",
+     .arg = "table|gbench",
+     .kind = SL__OPTION_CHOICE,
+     SL__AT(bench_args, format),
+     .help = "what goes to stdout: the summary table (default) or Google\n"
+             "Benchmark's JSON, which its compare.py and benchmark trackers read"},
+    {.name = "--no-probes",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(bench_args, no_probes),
+     .help = "skip the memcpy, roofline and gather probes (for instruction\n"
+             "counts under valgrind, where they would only cost time)"},
+    {.name = "--instrument",
+     .kind = SL__OPTION_FLAG,
+     SL__AT(bench_args, instrument),
+     .handle = check_instrument,
+     .help = "under valgrind --tool=callgrind --instr-atstart=no: count only\n"
+             "the adapters' runs, dumping the counts after every batch\n"
+             "(ci/gate.sh reads them with ci/gate-counts.py)"},
+};
+
+const sl__command_spec sl__bench_spec = {
+    .name = "bench",
+    .synopsis = "sluice bench [options]",
+    .about = "Runs each selected scenario variant on each selected adapter, writes one\n"
+             "timing record per run to <output-dir>/<profile>/ and prints a summary.",
+    .options = bench_options,
+    .noptions = SL__COUNT(bench_options),
+    .epilogue = "Every adapter's output over the measured batches is compared with the reference's\n"
+                "before its speed is reported: a difference is outcome 'mismatch', never ranked.\n"
+                "\n"
+                "Buffers of 2 MiB or more (sources, batches, caches) are advised for transparent huge\n"
+                "pages; SLUICE_HUGEPAGES=0 turns that off, to measure without them. Records say what\n"
+                "the machine gave (environment.anon_huge_bytes).\n"
+                "\n"
+                "Distributed scenarios (DIST-1, DIST-2) run one rank per process when started by\n"
+                "mpirun or srun: `mpirun -np 4 sluice bench --scenarios DIST-1`. Each rank loads its\n"
+                "shard, rank 0 checks the gathered shards and writes one record per adapter with\n"
+                "every rank's latency; the other scenarios are left out of such a job. Alone, the\n"
+                "same command runs them as one rank (docs/distributed.md).\n"
+                "\n"
+                "exit status: 0 when every run was ok, excluded, skipped or unavailable; 1 when any\n"
+                "failed or mismatched; 2 for a bad command line.",
+};
+
 static void parse_args(int argc, char **argv, bench_args *args, sl__selection *selection)
 {
-    const char *kernels_name = NULL;
     *args = (bench_args){.profile = SL_PROFILE_CI, .warmup = -1, .output_dir = "records", .seed = 42};
-    sl__cli cli = sl__cli_start("bench", usage, argc, argv);
-    const char *value;
-    while (sl__cli_next(&cli)) {
-        if (sl__cli_is_help(&cli)) {
-            fputs(usage, stdout);
-            exit(SL__EXIT_OK);
-        } else if (sl__cli_option(&cli, "--profile", &value)) {
-            args->profile = sl__cli_profile(&cli, "--profile", value);
-        } else if (sl__cli_option(&cli, "--scenarios", &value)) {
-            args->scenarios = value;
-        } else if (sl__cli_option(&cli, "--variants", &value)) {
-            args->variants = value;
-        } else if (sl__cli_option(&cli, "--adapters", &value)) {
-            args->adapters = value;
-        } else if (sl__cli_option(&cli, "--repetitions", &value)) {
-            args->repetitions = (int)sl__cli_int(&cli, "--repetitions", value, 1, SL_RECORD_MAX_REPETITIONS);
-        } else if (sl__cli_option(&cli, "--rounds", &value)) {
-            args->rounds = (int)sl__cli_int(&cli, "--rounds", value, 1, SL_RECORD_MAX_REPETITIONS);
-        } else if (sl__cli_option(&cli, "--warmup", &value)) {
-            args->warmup = sl__cli_int(&cli, "--warmup", value, 0, 1000000);
-        } else if (sl__cli_option(&cli, "--batches", &value)) {
-            args->batches = sl__cli_int(&cli, "--batches", value, 1, 10000000);
-        } else if (sl__cli_option(&cli, "--workers", &value)) {
-            args->workers = (int)sl__cli_int(&cli, "--workers", value, 0, 1024);
-        } else if (sl__cli_option(&cli, "--batch-sizes", &value)) {
-            parse_batch_sizes(&cli, value, args);
-        } else if (sl__cli_option(&cli, "--kernels", &value)) {
-            kernels_name = value;
-        } else if (sl__cli_option(&cli, "--threads", &value)) {
-            /* 0 is auto, resolved once every option is read. */
-            args->threads =
-                strcmp(value, "auto") == 0 ? 0 : (int)sl__cli_int(&cli, "--threads", value, 1, SL_FUSED_MAX_THREADS);
-        } else if (sl__cli_option(&cli, "--output-dir", &value)) {
-            /* Records go to DIR/<profile>/<name of up to 255 bytes>, which
-             * must fit a path; a longer DIR was once cut short silently. */
-            if (strlen(value) > SL__MAX_OUTPUT_DIR)
-                sl__cli_usage_error(&cli,
-                                    "option --output-dir: the path is %zu characters; at most %d fit a record's "
-                                    "path",
-                                    strlen(value), SL__MAX_OUTPUT_DIR);
-            args->output_dir = value;
-        } else if (sl__cli_option(&cli, "--seed", &value)) {
-            args->seed = sl__cli_u64(&cli, "--seed", value);
-        } else if (sl__cli_option(&cli, "--junit", &value)) {
-            args->junit = value;
-        } else if (sl__cli_option(&cli, "--format", &value)) {
-            if (strcmp(value, "gbench") != 0 && strcmp(value, "table") != 0)
-                sl__cli_usage_error(&cli, "option --format: '%s' is not table or gbench", value);
-            args->gbench = strcmp(value, "gbench") == 0;
-        } else if (sl__cli_flag(&cli, "--no-probes")) {
-            args->no_probes = true;
-        } else if (sl__cli_flag(&cli, "--instrument")) {
-            if (!sl_bench_instrument_available())
-                sl__cli_usage_error(&cli, "option --instrument: this sluice was built without valgrind's "
-                                          "valgrind/callgrind.h (install valgrind and configure again)");
-            args->instrument = true;
-        } else if (sl__cli_flag(&cli, "--quiet")) {
-            args->quiet = true;
-        } else {
-            sl__cli_unknown(&cli);
-        }
-    }
+    sl__cli cli = sl__options_parse(&sl__bench_spec, argc, argv, args);
+    args->gbench = args->format && strcmp(args->format, "gbench") == 0;
     if (args->rounds > 0 && args->repetitions > 0)
         sl__cli_usage_error(&cli, "options --rounds and --repetitions both set how many repetitions a record "
                                   "holds; give one (--rounds runs them interleaved)");
@@ -203,7 +259,7 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
      * matched against the scenarios selected wherever --scenarios appears. */
     sl__cli_select(&cli, args->scenarios, args->variants, args->adapters, selection);
     /* The table is chosen once, here, and handed to every run. */
-    args->kernels = sl__cli_kernels(&cli, kernels_name);
+    args->kernels = sl__cli_kernels(&cli, args->kernels_name);
     /* auto, the default: the CPUs this process may use, read once. */
     if (args->threads == 0) {
         int usable = sl_available_cpus();
