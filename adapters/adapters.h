@@ -3,7 +3,7 @@
 #ifndef SLUICE_ADAPTERS_H
 #define SLUICE_ADAPTERS_H
 
-#include "sluice/adapter.h"
+#include "sluice/adapters/adapter.h"
 
 extern const sl_adapter sl__adapter_reference;
 extern const sl_adapter sl__adapter_iter;

@@ -14,7 +14,7 @@
 
 #include "adapters.h"
 #include "kernels/cuda.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 static bool cuda_available(char *reason, size_t size)
 {

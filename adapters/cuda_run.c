@@ -21,7 +21,7 @@
 
 #include "adapters.h"
 #include "exec/device_run.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 /* The most device memory in use at any point of this process's device
  * runs, for records (-1 before any). */

@@ -1,7 +1,7 @@
 /* fused: the optimized kernels, all requested batches in one call, ops fused
  * per element and tile, nothing allocated per batch. */
 #include "adapters.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 typedef struct fused_timing {
     const sl_fused *fused;

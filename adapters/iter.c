@@ -1,6 +1,6 @@
 /* iter: the optimized kernels, one batch a call, optional prefetch workers. */
 #include "adapters.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 sl_status sl__run_iter_loop(const sl_adapter *adapter, const sl_pipeline *pipeline, const sl_run_request *request,
                             sl_iter_mode mode, bool single_thread, sl_batch_sink sink, void *user, int64_t *latency_ns,

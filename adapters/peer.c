@@ -13,12 +13,12 @@
 
 #include "adapters.h"
 #include "peer.h"
-#include "sluice/cleanup.h"
-#include "sluice/digest.h"
-#include "sluice/export.h"
-#include "sluice/record.h"
-#include "sluice/stats.h"
-#include "sluice/timing.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/stats.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/export.h"
+#include "sluice/records/record.h"
 #include "sluice_config.h"
 
 /* A run is a hand-over (docs/peers.md, "Nothing handed") when its

@@ -5,8 +5,8 @@
 
 #include <sys/types.h>
 
-#include "sluice/adapter.h"
-#include "sluice/tensor.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/tensor.h"
 
 /* How a peer's batch times may be read (docs/peers.md, "Like with like").
  * A per-batch peer computes each batch when asked; a prefetching one

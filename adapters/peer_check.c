@@ -1,5 +1,5 @@
 /* sluice peer-check: a loader held to the reference batch by batch, with the
- * first difference named (sluice/peer_check.h). The same export, protocol
+ * first difference named (sluice/adapters/peer_check.h). The same export, protocol
  * and checks as a bench run of a peer; the reference batches are made as the
  * peer's arrive, since nothing is timed here. */
 #include <inttypes.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "peer.h"
-#include "sluice/cleanup.h"
-#include "sluice/export.h"
-#include "sluice/peer_check.h"
+#include "sluice/adapters/peer_check.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/records/export.h"
 
 typedef struct checker {
     const sl_pipeline *pipeline;

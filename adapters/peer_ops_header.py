@@ -1,9 +1,9 @@
 """Writes adapters/peers.c's transform sets from peers/ops.txt, the one
 declaration of what each built-in peer script implements, read with the
 peers' own reader (sluice_peer.read_ops_table). An op name that
-include/sluice/op_list.h does not list is refused, naming the script.
+include/sluice/pipeline/op_list.h does not list is refused, naming the script.
 
-    python3 peer_ops_header.py peers/ops.txt include/sluice/op_list.h OUT.h
+    python3 peer_ops_header.py peers/ops.txt include/sluice/pipeline/op_list.h OUT.h
 """
 
 import os

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "peer.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 extern char **environ;
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "peer.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 bool sl__peer_python_has(const char *modules, char *reason, size_t size)
 {

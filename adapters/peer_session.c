@@ -21,7 +21,7 @@
 
 #include "core/internal.h"
 #include "peer.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 #define PROTOCOL      2
 /* A latency must be an integer below 2^53: every such integer is exact in

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "peer.h"
-#include "sluice/export.h"
+#include "sluice/records/export.h"
 
 void sl__moments_add(sl__moments *m, double x)
 {

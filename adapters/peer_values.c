@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "peer.h"
-#include "sluice/compare.h"
+#include "sluice/core/compare.h"
 
 sl_status sl__peer_batches_keep(sl__peer_batches *kept, const sl_batch *view, sl_err *err)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "adapters.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 #include "sluice_config.h"
 
 #if SLUICE_GATE_KNOB

@@ -15,7 +15,7 @@
 
 #include "core/internal.h"
 #include "peer.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 #define MAX_USER_PEERS 8
 

@@ -1,4 +1,4 @@
-/* Determinism audit manifests (sluice/audit.h). */
+/* Determinism audit manifests (sluice/bench/audit.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "core/internal.h"
 #include "core/json.h"
-#include "sluice/audit.h"
+#include "sluice/bench/audit.h"
 
 typedef struct audit_field {
     char name[SL_NAME_MAX];

@@ -8,10 +8,10 @@
 
 #include "bench_internal.h"
 #include "core/internal.h"
-#include "sluice/bench.h"
-#include "sluice/compare.h"
-#include "sluice/digest.h"
-#include "sluice/timing.h"
+#include "sluice/bench/bench.h"
+#include "sluice/core/compare.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/timing.h"
 
 /* What the sink of one repetition accumulates. Only batches after the warmup
  * count, so the digest, elements and bytes describe exactly the batches whose

@@ -2,11 +2,11 @@
 #ifndef SLUICE_BENCH_INTERNAL_H
 #define SLUICE_BENCH_INTERNAL_H
 
-#include "sluice/adapter.h"
-#include "sluice/bench.h"
-#include "sluice/kernels.h"
-#include "sluice/record.h"
-#include "sluice/scenario.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/records/record.h"
 
 /* Names a record after what ran and how: scenario, variant, adapter,
  * profile, the requested and active back ends and the adapter's kernel

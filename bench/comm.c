@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/comm.h"
+#include "sluice/bench/comm.h"
 
 static sl_status local_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
                               sl_err *err)

@@ -10,9 +10,9 @@
 #include <xxhash.h>
 
 #include "core/internal.h"
-#include "sluice/digest.h"
-#include "sluice/dist.h"
-#include "sluice/timing.h"
+#include "sluice/bench/dist.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/timing.h"
 
 int sl_scenario_mesh(const sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason,
                      size_t size)

@@ -9,8 +9,8 @@
 #include <xxhash.h>
 
 #include "core/internal.h"
-#include "sluice/kernels.h"
-#include "sluice/record.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/records/record.h"
 #include "sluice_config.h"
 
 /* The "model name" line of /proc/cpuinfo. Some architectures (many arm64

@@ -6,10 +6,10 @@
  * quietly shifts every scenario golden built on it. */
 #include <stdio.h>
 
-#include "sluice/digest.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/core/digest.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* One small spec per kind, exercising every field and parameter. */
 static sl_fixture_spec pinned_spec(sl_fixture_kind kind)

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sluice/adapter.h"
-#include "sluice/digest.h"
-#include "sluice/scenario.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/core/digest.h"
 #include "sluice_config.h"
 
 const char *sl_golden_default_dir(void)

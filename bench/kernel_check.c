@@ -1,4 +1,4 @@
-/* The kernel checker and benchmark (sluice/kernel_check.h). The cases are
+/* The kernel checker and benchmark (sluice/bench/kernel_check.h). The cases are
  * data: one row per entry and shape below, read by one harness per entry
  * that says which buffers a call takes (their type, size and the range
  * their values are drawn from), what else it needs (constants, a plan, a
@@ -12,11 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/compare.h"
-#include "sluice/kernel_check.h"
-#include "sluice/philox.h"
-#include "sluice/shuffle.h"
-#include "sluice/timing.h"
+#include "sluice/bench/kernel_check.h"
+#include "sluice/core/compare.h"
+#include "sluice/core/philox.h"
+#include "sluice/core/timing.h"
+#include "sluice/order/shuffle.h"
 
 /* --- the buffers of a call ------------------------------------------------------- */
 
@@ -669,7 +669,7 @@ static void run_rot90(const sl_kernel_table *t, kc_inputs *in, const int64_t *p)
 /* --- the registry ---------------------------------------------------------------- */
 
 /* MM-2's stated tolerance for the BLAS log-mel, in output units
- * (sluice/kernels.h; test_kernel_check holds it equal to the scenario's). */
+ * (sluice/kernels/kernels.h; test_kernel_check holds it equal to the scenario's). */
 #define KC_LOG_MEL_TOLERANCE SL_LOG_MEL_TOLERANCE
 
 static const kc_harness harnesses[SL_KERNEL_ENTRY_COUNT] = {

@@ -1,4 +1,4 @@
-/* The kernel tuner (sluice/kernel_tune.h): the measurement, on the kernel
+/* The kernel tuner (sluice/bench/kernel_tune.h): the measurement, on the kernel
  * checker's cases and timer, and the selection, a pure function of what
  * was measured. */
 #include <math.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/kernel_tune.h"
-#include "sluice/timing.h"
+#include "sluice/bench/kernel_tune.h"
+#include "sluice/core/timing.h"
 
 #define DEFAULT_ROUNDS    9
 #define DEFAULT_SAMPLE_NS 100000

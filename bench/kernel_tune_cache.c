@@ -1,4 +1,4 @@
-/* The tuned choice's cache (sluice/kernel_tune.h): one small JSON file per
+/* The tuned choice's cache (sluice/bench/kernel_tune.h): one small JSON file per
  * CPU and sluice build under $XDG_CACHE_HOME/sluice, and the tuned table a
  * program asks for once (sl_kernels_auto). A file that is not exactly what
  * this build would write for this CPU is refused, saying why in one line,
@@ -13,8 +13,8 @@
 
 #include "core/internal.h"
 #include "core/json.h"
-#include "sluice/kernel_tune.h"
-#include "sluice/record.h"
+#include "sluice/bench/kernel_tune.h"
+#include "sluice/records/record.h"
 #include "sluice_config.h"
 
 #define CACHE_FORMAT  "sluice kernel tuning"

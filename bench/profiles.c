@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <strings.h>
 
-#include "sluice/bench.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
 
 /* Indexed by sl_profile. The gpu profile measures the canonical (full) sizes,
  * so its numbers compare directly with the full profile's CPU numbers. */

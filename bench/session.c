@@ -1,17 +1,17 @@
 /* A bench session: the selected variants on the selected adapters, one
  * record per run written atomically into the output folder, and every
- * step reported through the caller's callbacks (sluice/session.h). */
+ * step reported through the caller's callbacks (sluice/bench/session.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_internal.h"
 #include "core/internal.h"
-#include "sluice/bench.h"
-#include "sluice/cleanup.h"
-#include "sluice/dist.h"
-#include "sluice/folder.h"
-#include "sluice/session.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/dist.h"
+#include "sluice/bench/session.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/folder.h"
 
 struct sl_session {
     sl_session_options options;
@@ -21,7 +21,7 @@ struct sl_session {
     const sl_comm *world;
     bool root;
     char dir[4096];
-    /* The advisory lock on dir (sluice/folder.h), -1 when none is held. */
+    /* The advisory lock on dir (sluice/core/folder.h), -1 when none is held. */
     int lock_fd;
     sl_environment env;
     int total;

@@ -1,5 +1,5 @@
 """Checks docs/testing.md's "Tests by op" table against the tree: every op of
-include/sluice/op_list.h has its row, no row names an op that is not there,
+include/sluice/pipeline/op_list.h has its row, no row names an op that is not there,
 and every test a row names exists (its file, and in it a Criterion test of
 that suite, or of that suite and name). Exits 1 naming what is wrong. A
 meson test (op_tests_listed), so a new op without its row fails the suite.
@@ -16,7 +16,7 @@ HEADING = "## Tests by op"
 
 def op_names(root: str) -> list[str]:
     """The ops of op_list.h, in its order."""
-    with open(os.path.join(root, "include/sluice/op_list.h")) as f:
+    with open(os.path.join(root, "include/sluice/pipeline/op_list.h")) as f:
         return re.findall(r"X\(\s*[A-Z0-9_]+\s*,\s*([a-z0-9_]+)\s*,", f.read())
 
 
@@ -58,7 +58,7 @@ def main() -> None:
     for number, op, cell in table_rows(root):
         where = "docs/testing.md:%d" % number
         if op not in ops:
-            problems.append("%s: `%s` is no op of include/sluice/op_list.h" % (where, op))
+            problems.append("%s: `%s` is no op of include/sluice/pipeline/op_list.h" % (where, op))
         if op in listed:
             problems.append("%s: `%s` has a row already (line %d)" % (where, op, listed[op]))
         listed[op] = number
@@ -71,7 +71,7 @@ def main() -> None:
                 problems.append("%s: `%s`: %s" % (where, op, why))
     for op in ops:
         if op not in listed:
-            problems.append("docs/testing.md: %s has no row for op `%s` (include/sluice/op_list.h)" % (HEADING, op))
+            problems.append("docs/testing.md: %s has no row for op `%s` (include/sluice/pipeline/op_list.h)" % (HEADING, op))
     for problem in problems:
         print(problem)
     unlisted = set(ops) - set(listed)

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 
 #include "cpu/cpu.h"
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 static atomic_uint mask = ~0u;
 

@@ -4,7 +4,7 @@
 #ifndef SLUICE_KERNELS_GATE_KNOB_H
 #define SLUICE_KERNELS_GATE_KNOB_H
 
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 /* Called once, after the tables are filled. */
 void sl__gate_knob_apply(sl_kernel_table *tables, int count);

@@ -10,7 +10,7 @@
 #include "cpu/cpu.h"
 #include "gate_knob.h"
 #include "ref/ref.h"
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 #include "sluice_config.h"
 
 static const char *const entry_names[SL_KERNEL_ENTRY_COUNT] = {

@@ -7,11 +7,11 @@ does (and so bitwise):
   framework's own log1p rounds differently, and the protocol compares bits;
 - the id hash of hash_ids: the high 32 bits of SplitMix64's first output
   seeded with the id, that is the golden gamma added, then the finalizer
-  (sl_mix64 in include/sluice/philox.h);
-- dropout's keyed mask: Philox4x32-10 (include/sluice/philox.h) keyed by
+  (sl_mix64 in include/sluice/core/philox.h);
+- dropout's keyed mask: Philox4x32-10 (include/sluice/core/philox.h) keyed by
   the plan's seed and the op id, one block of four words per four values;
 - trig_rounds: y = sin y + cos y, rounds times, in float64, by sluice's
-  libm-free sl_det_sincos_turns (include/sluice/detmath.h): libm's sin and
+  libm-free sl_det_sincos_turns (include/sluice/core/detmath.h): libm's sin and
   cos differ between C libraries, numpy's and torch's among them;
 - bilinear resize (resize, random_resized_crop): the plan of one axis,
   half-pixel centres in exact integers and a weight by one float32 division

@@ -139,7 +139,7 @@ def load_json(path: str) -> Any:  # noqa: ANN401 (whatever the JSON holds)
 
 def check_manifest(directory: str) -> None:
     """Refuses an export folder that is not whole: its MANIFEST.json
-    (include/sluice/folder.h) must be complete and of kind "export", and
+    (include/sluice/core/folder.h) must be complete and of kind "export", and
     every file it lists must be there with the size it lists."""
     path = os.path.join(directory, "MANIFEST.json")
     try:

@@ -4,8 +4,8 @@
  * its cost over the deterministic chain's, timed on the same source in
  * interleaved passes by its metrics hook. */
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/records/record.h"
 
 /* Stable op ids of the stochastic chain. */
 enum { AUG2_NOISE_OP = 1, AUG2_SCALE_OP = 2 };

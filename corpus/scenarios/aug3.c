@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/records/record.h"
 
 #define AUG3_VARIANT(depth, ci_n)                                                                                      \
     {                                                                                                                  \

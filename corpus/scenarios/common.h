@@ -2,8 +2,8 @@
 #ifndef SLUICE_SCENARIOS_COMMON_H
 #define SLUICE_SCENARIOS_COMMON_H
 
-#include "sluice/fixtures.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/fixtures/fixtures.h"
 
 extern const sl_scenario sl__scenario_cv1;
 extern const sl_scenario sl__scenario_nlp1;
@@ -39,7 +39,7 @@ extern const sl_scenario sl__scenario_pc4;
 sl_status sl__scenario_make_fixture(sl_scenario_instance *instance, const sl_fixture_spec *spec, uint64_t seed,
                                     sl_err *err);
 
-/* Shard-only generation (sluice/fixtures.h): a reserved fixture into
+/* Shard-only generation (sluice/fixtures/fixtures.h): a reserved fixture into
  * instance->fixture and instance->source, none of its rows there yet; then,
  * once instance->spec is complete, every row a run reading epoch 0 and the
  * first batches_read batches will read, generated. */

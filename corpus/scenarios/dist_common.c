@@ -3,7 +3,7 @@
  * gathered shards and reports every rank's latency. They differ in the mesh
  * their ranks form. */
 #include "common.h"
-#include "sluice/dist.h"
+#include "sluice/bench/dist.h"
 
 /* ImageNet's per-channel statistics for values in [0, 1). */
 static const float unit_mean[3] = {0.485f, 0.456f, 0.406f};

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/cleanup.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/record.h"
 
 /* The stream reads chunks of one block; its cache holds two windows, so the
  * next window's chunks load while prefetch workers finish the last one. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 static const float unit_mean[3] = {0.5f, 0.5f, 0.5f};
 static const float unit_std[3] = {0.288675f, 0.288675f, 0.288675f};

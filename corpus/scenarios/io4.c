@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/record.h"
 
 /* Rounds of the expensive op: SCENARIOS.md's "8 x sin+cos". */
 enum { IO4_ROUNDS = 8, IO4_EPOCHS = 3 };

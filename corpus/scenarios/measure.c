@@ -4,9 +4,9 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/digest.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/timing.h"
 
 typedef struct measure_state {
     int64_t warmup;

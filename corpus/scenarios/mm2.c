@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/records/record.h"
 
 enum {
     MM2_SAMPLES = 16000, /* one second at 16 kHz */

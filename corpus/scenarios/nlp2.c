@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/records/record.h"
 
 enum {
     NLP2_MIN_LEN = 10,

@@ -2,7 +2,7 @@
  * randomly cropped (7/8, zero-padded back, centred), run as a plain function
  * (the pipeline alone) and as a stateful module (the same ops carrying
  * running per-channel mean and variance of their output across batches,
- * include/sluice/module.h). The outputs are identical; the state is
+ * include/sluice/pipeline/module.h). The outputs are identical; the state is
  * folded in batch order whatever the worker count, equals the statistics
  * computed directly, and survives a checkpoint. The metrics hook reports
  * what the state costs per batch. */
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/module.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/timing.h"
+#include "sluice/pipeline/module.h"
+#include "sluice/records/record.h"
 
 /* The stable op id of the crop's random stream. */
 enum { NNX1_CROP_OP = 1 };

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/record.h"
 
 sl_status sl__scenario_time_pipelines(const sl_adapter *adapter, const sl_kernel_table *kernels,
                                       sl_pipeline *const *pipelines, int count, const sl_record *record, int passes,

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/record.h"
 
 /* Stable op ids of the two branches. */
 enum { PC2_BRIGHTNESS_OP = 1, PC2_NOISE_OP = 2 };

@@ -3,7 +3,7 @@
  * (keyed per element and value, op id 1). The `train` variant runs the
  * pipeline in training mode (dropout drops), `eval` in inference mode
  * (dropout is the identity). Every op has a VJP, so a batch can be
- * differentiated end to end with the autodiff API (sluice/autodiff.h). */
+ * differentiated end to end with the autodiff API (sluice/exec/autodiff.h). */
 #include "common.h"
 
 /* The stable op id of dropout's random stream. */

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/cleanup.h"
-#include "sluice/record.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/record.h"
 
 static const float pixel_mean[1] = {0.5f};
 static const float pixel_std[1] = {0.25f};

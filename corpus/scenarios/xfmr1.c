@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #include "common.h"
-#include "sluice/adapter.h"
-#include "sluice/record.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/records/record.h"
 
 /* Stable op ids: the keys of the two random ops' streams. */
 enum { XFMR1_CROP_OP = 1, XFMR1_ROT90_OP = 2 };

@@ -1,11 +1,11 @@
 /* E-divisive means with a permutation test, and the Hodges-Lehmann shift
- * with Moses' interval (sluice/changepoint.h). */
+ * with Moses' interval (sluice/core/changepoint.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/changepoint.h"
-#include "sluice/philox.h"
+#include "sluice/core/changepoint.h"
+#include "sluice/core/philox.h"
 
 void sl_changepoint_defaults(sl_changepoint_options *options)
 {

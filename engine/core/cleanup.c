@@ -1,5 +1,5 @@
 /* Temporaries: the registry the signal handlers empty, the sweep of those
- * left by killed processes, and work directories (see sluice/cleanup.h).
+ * left by killed processes, and work directories (see sluice/core/cleanup.h).
  *
  * The handler may run on any thread at any moment, so it takes no lock,
  * allocates nothing and calls only system calls: unlink, rmdir, open,
@@ -23,7 +23,7 @@
 
 #include "cleanup_registry.h"
 #include "core/internal.h"
-#include "sluice/cleanup.h"
+#include "sluice/core/cleanup.h"
 
 /* A run holds a few work directories and one temporary file per writing
  * thread at a time. */
@@ -210,7 +210,7 @@ static bool workdir_owner(const char *name, pid_t *pid)
 }
 
 /* "<target>.tmp.<pid>.XXXXXX", a file being replaced or a folder being
- * staged (sluice/folder.h). */
+ * staged (sluice/core/folder.h). */
 bool sl__temporary_owner(const char *name, pid_t *pid)
 {
     size_t len = strlen(name);
@@ -267,7 +267,7 @@ int sl_sweep_stale_temporaries(const char *dir)
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, entry->d_name) >= sizeof path)
             continue;
         /* A work directory, or a folder staged beside its target, or
-         * an old one moved aside (sluice/folder.h). */
+         * an old one moved aside (sluice/core/folder.h). */
         if (S_ISDIR(st.st_mode)) {
             sl__remove_tree(path);
             removed++;

@@ -1,5 +1,5 @@
 /* The registry of temporaries the signal handlers remove (see
- * sluice/cleanup.h). */
+ * sluice/core/cleanup.h). */
 #ifndef SLUICE_CLEANUP_INTERNAL_H
 #define SLUICE_CLEANUP_INTERNAL_H
 

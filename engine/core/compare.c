@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sluice/compare.h"
+#include "sluice/core/compare.h"
 
 bool sl_values_match(sl_dtype dtype, const void *want, const void *got, size_t count, double tolerance, double *worst,
                      size_t *first)

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "sluice/digest.h"
+#include "sluice/core/digest.h"
 
 /* The canonical form writes field data as the machine holds it, which is
  * little-endian on every platform sluice targets. A big-endian port would

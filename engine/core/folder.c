@@ -1,5 +1,5 @@
 /* Folders written whole or not at all, their manifests, and the advisory
- * lock of a folder being written (sluice/folder.h). */
+ * lock of a folder being written (sluice/core/folder.h). */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include "cleanup_registry.h"
 #include "core/internal.h"
 #include "core/json.h"
-#include "sluice/cleanup.h"
-#include "sluice/folder.h"
-#include "sluice/record.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/folder.h"
+#include "sluice/records/record.h"
 
 #define MANIFEST_FORMAT  "sluice-folder"
 #define MANIFEST_VERSION 1

@@ -1,13 +1,13 @@
 /* Order-statistic intervals, the headline throughput, ratio intervals, the
- * Mann-Whitney U test and Holm's procedure (sluice/stats.h). */
+ * Mann-Whitney U test and Holm's procedure (sluice/core/stats.h). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/philox.h"
-#include "sluice/stats.h"
+#include "sluice/core/philox.h"
+#include "sluice/core/stats.h"
 
 static int compare_i64(const void *a, const void *b)
 {

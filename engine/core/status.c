@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 const char *sl_strerror(sl_status status)
 {

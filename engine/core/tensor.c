@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/tensor.h"
+#include "sluice/core/tensor.h"
 
 static const struct {
     const char *name;

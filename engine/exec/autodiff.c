@@ -1,4 +1,4 @@
-/* Reverse-mode differentiation of a pipeline batch (sluice/autodiff.h): a
+/* Reverse-mode differentiation of a pipeline batch (sluice/exec/autodiff.h): a
  * tape of the unfused forward pass, and each op's VJP from its descriptor
  * chained backwards. */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "core/internal.h"
 #include "pipeline/internal.h"
 #include "pipeline/op_desc.h"
-#include "sluice/autodiff.h"
+#include "sluice/exec/autodiff.h"
 
 int64_t sl_op_param_count(const sl_op *op)
 {

@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "sluice/pipeline.h"
-#include "sluice/source.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/source/source.h"
 
 /* A cache of prefix's output, computed with the given kernels. prefix is an
  * unshuffled pipeline of batch size 1 and must outlive the cache. */

@@ -14,7 +14,7 @@
 #include "pipeline/internal.h"
 #include "pipeline/op_desc.h"
 #include "pool.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 #include "source/check.h"
 #include "split_choice.h"
 

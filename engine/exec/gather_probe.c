@@ -1,5 +1,5 @@
 /* The gather probe: the memory side of a scenario's roofline
- * (sl_pipeline_gather_probe in sluice/pipeline.h).
+ * (sl_pipeline_gather_probe in sluice/pipeline/pipeline.h).
  *
  * The roofline probe (sl_fused_probe) times the op chain on a batch already
  * in cache, which a scenario whose elements come from a fixture larger than
@@ -16,7 +16,7 @@
 #include "gather.h"
 #include "pipeline/bucket.h"
 #include "pipeline/internal.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 #include "source/check.h"
 
 /* The most bytes one element of a source field can read: its row, or for

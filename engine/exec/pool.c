@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "pool.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 /* A worker waits for the next loop while the caller hands the batch to its
  * consumer (in `sluice bench`, a digest of the whole batch: tens of

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 /* Runs tasks [first, end), one claimed chunk, on thread `thread` (0 is the
  * caller). */

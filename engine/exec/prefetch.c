@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "prefetch.h"
-#include "sluice/pipeline.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* How long the consumer polls for its next item before it sleeps on the
  * condition variable. A worker that finishes a batch while the consumer

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "sluice/status.h"
-#include "sluice/tensor.h"
+#include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
 
 /* Computes item `seq` into a newly allocated batch. Called from worker
  * threads, concurrently for different seq. */

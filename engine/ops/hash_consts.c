@@ -1,5 +1,5 @@
 /* Preparing hash_ids constants, shared by every back end. */
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 /* Table sizes stay at or below 2^31 so that a hashed id fits any signed
  * 32-bit index a consumer may use, and the 32-bit remainder identity of the

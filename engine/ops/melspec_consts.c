@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
-#include "sluice/detmath.h"
-#include "sluice/kernels.h"
+#include "sluice/core/detmath.h"
+#include "sluice/kernels/kernels.h"
 
 #define LN10 2.302585092994045684017991454684
 

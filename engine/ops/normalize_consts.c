@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 static int greatest_common_divisor(int a, int b)
 {

@@ -1,14 +1,14 @@
 /* rebatch: a batch op that splits the batch into micro-batches of `micro`
  * rows, each a batch of its own (a copy, as a consumer that hands
  * micro-batches to separate devices or accumulation steps needs), and
- * concatenates them back (sluice/rebatch.h). The batch comes out as it went
+ * concatenates them back (sluice/pipeline/rebatch.h). The batch comes out as it went
  * in; what the op costs is the round trip, timed inside the batch like any
  * batch op. Its VJP is the VJPs of the concatenation and of the split, in
  * that order, on the field's cotangent: the identity. */
 #include <stdlib.h>
 
 #include "pipeline/op_desc.h"
-#include "sluice/rebatch.h"
+#include "sluice/pipeline/rebatch.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
 {

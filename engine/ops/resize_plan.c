@@ -4,8 +4,8 @@
 #include <stdint.h>
 
 #include "kernels/bodies.h"
-#include "sluice/kernels.h"
-#include "sluice/tensor.h"
+#include "sluice/core/tensor.h"
+#include "sluice/kernels/kernels.h"
 
 /* Each array starts on its own SL_ALIGN boundary, so vector loads of the
  * per-value arrays never straddle a cache line at their start. */

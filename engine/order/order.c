@@ -18,10 +18,10 @@
 
 #include "core/internal.h"
 #include "order/order.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
-#include "sluice/shuffle.h"
-#include "sluice/source.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/order/shuffle.h"
+#include "sluice/source/source.h"
 
 /* Positions per entry of the mixture's prefix counts. */
 #define MIX_BLOCK      64

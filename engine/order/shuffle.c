@@ -2,8 +2,8 @@
 #include <stdint.h>
 
 #include "kernels/feistel.h"
-#include "sluice/philox.h"
-#include "sluice/shuffle.h"
+#include "sluice/core/philox.h"
+#include "sluice/order/shuffle.h"
 
 /* The smallest side with side * side >= n. The double square root is only a
  * first guess; the integer corrections make the result exact. */

@@ -20,8 +20,8 @@
 
 #include "pipeline/bucket.h"
 #include "pipeline/op_desc.h"
-#include "sluice/philox.h"
-#include "sluice/shuffle.h"
+#include "sluice/core/philox.h"
+#include "sluice/order/shuffle.h"
 
 /* Which chunk of its window batch k (0-based within the window) takes,
  * among nfull full chunks. */

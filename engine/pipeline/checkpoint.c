@@ -14,7 +14,7 @@
 
 #include "core/json.h"
 #include "pipeline/internal.h"
-#include "sluice/module.h"
+#include "sluice/pipeline/module.h"
 
 #define CHECKPOINT_FORMAT         "sluice-checkpoint"
 #define CHECKPOINT_VERSION        1 /* a position */

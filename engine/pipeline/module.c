@@ -9,7 +9,7 @@
 
 #include "core/internal.h"
 #include "pipeline/internal.h"
-#include "sluice/module.h"
+#include "sluice/pipeline/module.h"
 
 struct sl_module {
     const sl_pipeline *pipeline;

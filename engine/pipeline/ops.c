@@ -3,9 +3,9 @@
 
 #include "core/internal.h"
 #include "pipeline/op_desc.h"
-#include "sluice/ops.h"
+#include "sluice/pipeline/ops.h"
 
-/* Indexed by sl_op_kind, from the list in sluice/op_list.h: every kind has
+/* Indexed by sl_op_kind, from the list in sluice/pipeline/op_list.h: every kind has
  * exactly one descriptor and one name. */
 #define DESCRIPTOR(NAME, name, summary) [SL_OP_##NAME] = &sl__op_##name##_desc,
 static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {SL_OP_LIST(DESCRIPTOR)};

@@ -10,7 +10,7 @@
 #include "pipeline/bucket.h"
 #include "pipeline/internal.h"
 #include "pipeline/op_desc.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
 
 const char *sl_mode_name(sl_mode mode)
 {

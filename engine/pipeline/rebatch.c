@@ -1,9 +1,9 @@
-/* Rebatching (sluice/rebatch.h). Every copy here is whole rows of one field
+/* Rebatching (sluice/pipeline/rebatch.h). Every copy here is whole rows of one field
  * (or of the element ids) moved from one row-major buffer to another, so
  * split, concatenation and both VJPs share one row mover. */
 #include <string.h>
 
-#include "sluice/rebatch.h"
+#include "sluice/pipeline/rebatch.h"
 
 int64_t sl_rebatch_count(int64_t rows, int64_t micro)
 {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "core/json.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 /* The object; a failed allocation clears *ok. */
 cJSON *sl__environment_to_json(const sl_environment *env, bool *ok);

@@ -10,10 +10,10 @@
 #include "core/json.h"
 #include "pipeline/internal.h"
 #include "pipeline/op_desc.h"
-#include "sluice/digest.h"
-#include "sluice/export.h"
-#include "sluice/npy.h"
-#include "sluice/record.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/npy.h"
+#include "sluice/records/export.h"
+#include "sluice/records/record.h"
 
 static cJSON *shape_json(const sl_shape *shape, bool *ok)
 {

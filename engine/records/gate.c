@@ -1,4 +1,4 @@
-/* The gate's decision rules (sluice/gate.h).
+/* The gate's decision rules (sluice/records/gate.h).
  *
  * Wall time. The unit is the process: repetitions inside one process agree
  * to a couple of percent, while two processes of the same binary may sit
@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/gate.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/gate.h"
 
 void sl_gate_options_init(sl_gate_options *options)
 {

@@ -7,9 +7,9 @@
 
 #include "core/internal.h"
 #include "core/json.h"
-#include "sluice/digest.h"
-#include "sluice/folder.h"
-#include "sluice/record.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/folder.h"
+#include "sluice/records/record.h"
 
 #define GOLDEN_VERSION 1
 /* How many leading values of each field in batch 0 a golden keeps, so that

@@ -1,4 +1,4 @@
-/* One run of a history (sluice/history.h): made from a records folder, its
+/* One run of a history (sluice/records/history.h): made from a records folder, its
  * instruction counts added, and written and read as JSON. */
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "environment_json.h"
-#include "sluice/digest.h"
-#include "sluice/history.h"
-#include "sluice/stats.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/history.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

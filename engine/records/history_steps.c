@@ -1,14 +1,14 @@
-/* A history's series and the steps in them (sluice/history.h): one series
+/* A history's series and the steps in them (sluice/records/history.h): one series
  * per machine and row, its measured points' log rates searched for change
- * points (sluice/changepoint.h), each change sized by the Hodges-Lehmann
+ * points (sluice/core/changepoint.h), each change sized by the Hodges-Lehmann
  * shift of the segments beside it, the ones below the minimum effect
  * dropped, and each checked against the instruction counts. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/history.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/history.h"
 
 void sl_history_defaults(sl_history_options *options)
 {

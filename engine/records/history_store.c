@@ -1,4 +1,4 @@
-/* The history folder (sluice/history.h): filing a run under its machine,
+/* The history folder (sluice/records/history.h): filing a run under its machine,
  * and reading every run back. */
 #include <dirent.h>
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "environment_json.h"
-#include "sluice/cleanup.h"
-#include "sluice/folder.h"
-#include "sluice/history.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/core/folder.h"
+#include "sluice/records/history.h"
 
 #define HISTORY_FORMAT "sluice-history"
 #define MACHINE_FORMAT "sluice-history-machine"

@@ -1,9 +1,9 @@
 /* The best equivalent peer of a scenario variant and sluice's ratio to it
- * (sluice/peer_rank.h). */
+ * (sluice/records/peer_rank.h). */
 #include <math.h>
 #include <string.h>
 
-#include "sluice/peer_rank.h"
+#include "sluice/records/peer_rank.h"
 
 bool sl_adapter_is_peer(const char *adapter)
 {

@@ -9,8 +9,8 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "environment_json.h"
-#include "sluice/record.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/record.h"
 
 /* The record proper. */
 

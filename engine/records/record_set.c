@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 /* Records are named <scenario>__<variant>__<adapter>.json; anything else in
  * the folder (summary.md, a baseline's manifest, a temporary file) is not

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/npy.h"
-#include "sluice/record.h"
-#include "sluice/source.h"
+#include "sluice/core/npy.h"
+#include "sluice/records/record.h"
+#include "sluice/source/source.h"
 #include "source/source_impl.h"
 
 static const char *const kind_names[SL_SOURCE_KIND_COUNT] = {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/source.h"
+#include "sluice/source/source.h"
 #include "source/source_impl.h"
 
 typedef struct concat_state {

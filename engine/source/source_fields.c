@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "sluice/npy.h"
+#include "sluice/core/npy.h"
 #include "source/source_impl.h"
 
 static sl_status check_arguments(int nfields, const char *const *field_names, const char *const *paths, sl_err *err)

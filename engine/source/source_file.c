@@ -13,8 +13,8 @@
 
 #include "core/internal.h"
 #include "core/mapguard.h"
-#include "sluice/npy.h"
-#include "sluice/source.h"
+#include "sluice/core/npy.h"
+#include "sluice/source/source.h"
 #include "source/source_impl.h"
 
 typedef struct file_state {

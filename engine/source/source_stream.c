@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "sluice/source.h"
+#include "sluice/source/source.h"
 #include "source/source_impl.h"
 
 typedef struct slot {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "cpu/cpu.h"
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 #include "sluice_config.h"
 
 #if SLUICE_HAVE_OPENBLAS

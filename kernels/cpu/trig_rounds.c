@@ -3,7 +3,7 @@
  * sl_det_sincos_turns has no branches and only + - * and exact rint and
  * floor, so every lane computes exactly what the reference computes. */
 #include "cpu/cpu.h"
-#include "sluice/detmath.h"
+#include "sluice/core/detmath.h"
 
 /* Values a step: the rounds loop runs inside a block, so the vectorizer
  * sees a loop over independent values (it does not vectorize the outer

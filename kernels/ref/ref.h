@@ -7,9 +7,9 @@
 
 #include "kernels/bodies.h"
 #include "kernels/normal.h"
-#include "sluice/detmath.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/detmath.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 void sl__ref_normalize_u8(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
 void sl__ref_normalize_f32(const float *src, float *dst, int64_t pixels, const sl_normalize_consts *k);

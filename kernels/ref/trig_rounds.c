@@ -2,7 +2,7 @@
  * per value cost about 100 ns, what a decode or a heavy augmentation costs
  * per element, so that a cache after it has something to save. */
 #include "ref/ref.h"
-#include "sluice/detmath.h"
+#include "sluice/core/detmath.h"
 
 void sl__ref_trig_rounds(const float *in, float *out, int64_t n, int rounds)
 {

@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 static inline const sl_kernel_table *sl_test_kernels(void)
 {

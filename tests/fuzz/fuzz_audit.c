@@ -2,7 +2,7 @@
  * is compared with itself, which walks every run, batch and field. */
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "sluice/audit.h"
+#include "sluice/bench/audit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 static inline void fuzz_expect_named_refusal(sl_status st, const sl_err *err, const char *path)
 {

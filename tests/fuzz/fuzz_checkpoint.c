@@ -8,9 +8,9 @@
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "sluice/fixtures.h"
-#include "sluice/module.h"
-#include "sluice/pipeline.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/module.h"
+#include "sluice/pipeline/pipeline.h"
 
 static const sl_pipeline *fixed_pipeline(void)
 {

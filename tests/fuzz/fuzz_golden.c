@@ -3,7 +3,7 @@
  * which walks every stored value. */
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "sluice/digest.h"
+#include "sluice/core/digest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,10 +6,10 @@
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "sluice/npy.h"
-#include "sluice/pipeline.h"
-#include "sluice/source.h"
-#include "sluice/tensor.h"
+#include "sluice/core/npy.h"
+#include "sluice/core/tensor.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/source/source.h"
 
 /* Opens the file as a source of one field "x" and produces its first batch
  * (up to 4 rows). The sources must agree with the loader on whether the

@@ -5,7 +5,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
-#include "sluice/audit.h"
+#include "sluice/bench/audit.h"
 #include "sluice/sluice.h"
 #include "support.h"
 

@@ -1,4 +1,4 @@
-/* The autodiff API (sluice/autodiff.h) on small pipelines worked out by
+/* The autodiff API (sluice/exec/autodiff.h) on small pipelines worked out by
  * hand: parameter layout, the VJPs of normalize, affine and dropout chained
  * by the tape, train and eval modes, the SGD step's rounding, and refusals
  * that name the op or field and leave the gradients untouched. PC-5's test
@@ -10,9 +10,9 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/autodiff.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/exec/autodiff.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* Four f32 elements of 2 pixels x 3 channels, unshuffled, batch size 2. */
 enum { VALUES = 6, COUNT = 2 };

@@ -11,9 +11,9 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/digest.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/core/digest.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 enum { CAPACITY = 300, MULTIPLE = 64, PAD = -9 };
 

@@ -1,4 +1,4 @@
-/* Change points and shifts (sluice/changepoint.h) on synthetic series whose
+/* Change points and shifts (sluice/core/changepoint.h) on synthetic series whose
  * steps are known: found where they are, not found in pure noise more often
  * than the stated rate, and the shift's interval against published tables
  * and a brute-force count. Every series is drawn from Philox under a fixed
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/changepoint.h"
-#include "sluice/philox.h"
+#include "sluice/core/changepoint.h"
+#include "sluice/core/philox.h"
 
 /* A standard normal draw (Box-Muller) for point i of series s. */
 static double gaussian(uint64_t s, int i)

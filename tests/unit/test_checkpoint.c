@@ -10,9 +10,9 @@
 #include <criterion/criterion.h>
 #include <xxhash.h>
 
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
-#include "sluice/record.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/records/record.h"
 
 #include "support.h"
 

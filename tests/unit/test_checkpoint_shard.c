@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 #include "support.h"
 

@@ -12,7 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "cleanup_registry.h"
-#include "sluice/cleanup.h"
+#include "sluice/core/cleanup.h"
 #include "support.h"
 
 static char tmpdir[128];

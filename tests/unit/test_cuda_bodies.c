@@ -20,8 +20,8 @@
 
 #include "kernels/at.h"
 #include "kernels_under_test.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 /* Floats chosen to break arithmetic: NaNs of both signs, infinities, signed
  * zeros, the smallest and largest denormals, the smallest normal, the

@@ -6,8 +6,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/compare.h"
-#include "sluice/detmath.h"
+#include "sluice/core/compare.h"
+#include "sluice/core/detmath.h"
 
 Test(detmath, sine_and_cosine_of_turns_match_libm)
 {

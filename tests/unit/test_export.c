@@ -12,10 +12,10 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/export.h"
-#include "sluice/fixtures.h"
-#include "sluice/npy.h"
-#include "sluice/pipeline.h"
+#include "sluice/core/npy.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/records/export.h"
 #include "support.h"
 
 #define N        20 /* elements: batches of 8, 8 and 4 per epoch */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/digest.h"
-#include "sluice/fixtures.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/core/digest.h"
+#include "sluice/fixtures/fixtures.h"
 
 static sl_source *build(const sl_fixture_spec *spec, uint64_t seed)
 {

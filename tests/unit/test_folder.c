@@ -1,4 +1,4 @@
-/* Folders written whole or not at all (sluice/folder.h): a staged folder
+/* Folders written whole or not at all (sluice/core/folder.h): a staged folder
  * becomes the target only when committed, replaces the old one entirely, a
  * killed writer leaves the target as it was and its temporary is swept by
  * the next writer, readers refuse a folder whose manifest is missing,

@@ -1,4 +1,4 @@
-/* The gate's rules (sluice/gate.h) on synthetic runs whose answers are
+/* The gate's rules (sluice/records/gate.h) on synthetic runs whose answers are
  * known: one figure per process tested with Student's t over their logs,
  * Holm's procedure over the rows, the minimum effect, "cannot tell" with
  * the processes a row would need, the base-spread, CPU-wait and load rules,
@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/gate.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/gate.h"
 
 #define BATCHES 20
 #define MOST    (SL_GATE_MAX_PROCESSES * 4 * BATCHES)

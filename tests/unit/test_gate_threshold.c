@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/gate.h"
+#include "sluice/records/gate.h"
 
 /* Seven processes a side, one repetition of PER batches each; every batch
  * of a process takes its process's figure. The base's process figures

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sluice/digest.h"
-#include "sluice/record.h"
-#include "sluice/tensor.h"
+#include "sluice/core/digest.h"
+#include "sluice/core/tensor.h"
+#include "sluice/records/record.h"
 
 #include "support.h"
 

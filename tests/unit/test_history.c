@@ -1,4 +1,4 @@
-/* The performance history (sluice/history.h): runs filed and refused,
+/* The performance history (sluice/records/history.h): runs filed and refused,
  * machines kept apart, and steps found where they were planted and not in
  * noise. Series are drawn from Philox under fixed keys; nothing is timed. */
 #include <criterion/criterion.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sluice/history.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/records/history.h"
 #include "support.h"
 
 static double gaussian(uint64_t s, uint64_t i)

@@ -1,12 +1,12 @@
-/* The kernel checker (sluice/kernel_check.h): every entry has cases, every
+/* The kernel checker (sluice/bench/kernel_check.h): every entry has cases, every
  * case passes on every table this CPU runs, a wrong kernel is caught and
  * named down to the index, and timing gives a positive median. */
 #include <string.h>
 
 #include <criterion/criterion.h>
 
-#include "sluice/kernel_check.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/kernel_check.h"
+#include "sluice/bench/scenario.h"
 
 /* Every entry of SL_KERNEL_ENTRIES has a case at a size a scenario runs and
  * one at an awkward size, in the order the entries are listed. */

@@ -1,4 +1,4 @@
-/* The kernel tuner (sluice/kernel_tune.h). The selection is a pure
+/* The kernel tuner (sluice/bench/kernel_tune.h). The selection is a pure
  * function of measured times, so it is driven here with simulated
  * timings: which table wins, how ties and noise go, that a table failing
  * its check is never chosen. The assembled table takes each entry from the
@@ -15,7 +15,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/kernel_tune.h"
+#include "sluice/bench/kernel_tune.h"
 
 #include "support.h"
 

@@ -9,8 +9,8 @@
 
 #include "kernels/normal.h"
 #include "kernels_under_test.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 static void fill_random_f32(float *x, int64_t n, uint32_t seed, float lo, float hi)
 {

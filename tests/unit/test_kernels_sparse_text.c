@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 #include "ulp_error.h"
 
 static void require_requested_table(void)

@@ -10,8 +10,8 @@
 #include <criterion/criterion.h>
 
 #include "mix.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 static const float mean3[3] = {120.0f, 110.0f, 100.0f};
 static const float std3[3] = {60.0f, 61.0f, 62.0f};

@@ -11,10 +11,10 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/fixtures.h"
-#include "sluice/module.h"
-#include "sluice/pipeline.h"
-#include "sluice/record.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/module.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/records/record.h"
 
 #include "support.h"
 

@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "kernels/normal.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
 
 /* Phi^-1(t) for t = (h + 1/2) / 2^32 in (0, 1/2), by Newton's method from
  * the variate under test. Near t = 1/2 the step uses erf (Phi(x) - 1/2 =

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sluice/npy.h"
+#include "sluice/core/npy.h"
 
 #include "support.h"
 

@@ -10,8 +10,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/pipeline.h"
-#include "sluice/shuffle.h"
+#include "sluice/order/shuffle.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* A source of n rows of one i32 field holding the row index. */
 static sl_source *counting_source(int64_t n, int64_t offset)

@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/peer_rank.h"
+#include "sluice/records/peer_rank.h"
 
 /* A record as the bench writes it, reduced to what ranking reads. */
 static sl_record record_of(const char *variant, const char *adapter, sl_record_outcome outcome, const char *equivalence)

@@ -15,9 +15,9 @@
 #include "support.h"
 
 #include "peer.h"
-#include "sluice/bench.h"
-#include "sluice/peer_rank.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/records/peer_rank.h"
 
 /* --- the residual test on known distributions -------------------------------- */
 

@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "peer.h"
-#include "sluice/bench.h"
-#include "sluice/record.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/records/record.h"
 
 static void need_numpy(void)
 {

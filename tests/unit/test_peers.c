@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "peer.h"
-#include "sluice/bench.h"
-#include "sluice/export.h"
-#include "sluice/peer_check.h"
-#include "sluice/peer_rank.h"
-#include "sluice/scenario.h"
+#include "sluice/adapters/peer_check.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/records/export.h"
+#include "sluice/records/peer_rank.h"
 #include "sluice_config.h"
 
 static char script_path[8][1024];

@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include "peer.h"
-#include "sluice/bench.h"
-#include "sluice/peer_check.h"
-#include "sluice/peer_rank.h"
-#include "sluice/scenario.h"
-#include "sluice/timing.h"
+#include "sluice/adapters/peer_check.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/core/timing.h"
+#include "sluice/records/peer_rank.h"
 
 static char script_path[4][1024];
 

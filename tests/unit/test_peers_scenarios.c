@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "peer.h"
-#include "sluice/bench.h"
-#include "sluice/kernels.h"
-#include "sluice/peer_check.h"
-#include "sluice/record.h"
-#include "sluice/scenario.h"
-#include "sluice/session.h"
+#include "sluice/adapters/peer_check.h"
+#include "sluice/bench/bench.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/bench/session.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/records/record.h"
 
 static bool has_metric(const sl_record *record, const char *name)
 {

@@ -3,7 +3,7 @@
  * keyed streams built on it must have. */
 #include <criterion/criterion.h>
 
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
 
 typedef struct kat {
     uint32_t ctr[4];

@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "prefetch.h"
-#include "sluice/pipeline.h"
+#include "sluice/pipeline/pipeline.h"
 
 typedef struct ctx {
     atomic_int in_flight;

@@ -11,8 +11,8 @@
 
 #include "kernels/normal.h"
 #include "kernels_under_test.h"
-#include "sluice/adapter.h"
-#include "sluice/pipeline.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/pipeline/pipeline.h"
 #include "support.h"
 
 enum { H = 7, W = 11, V = H * W, SEED = 3 };

@@ -1,4 +1,4 @@
-/* Rebatching (sluice/rebatch.h): micro-batch counts, views and copies of a
+/* Rebatching (sluice/pipeline/rebatch.h): micro-batch counts, views and copies of a
  * batch whose fields have narrowed per-batch shapes, concatenation back, and
  * every refusal naming what was wrong; the rebatch op refuses micro-batch
  * sizes outside [1, batch size]. PC-3's test checks the property on the
@@ -8,9 +8,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
-#include "sluice/rebatch.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
+#include "sluice/pipeline/rebatch.h"
 
 Test(rebatch, counts_micro_batches_rounding_up)
 {

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/record.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/record.h"
 
 #include "support.h"
 

@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/adapter.h"
-#include "sluice/pipeline.h"
+#include "sluice/adapters/adapter.h"
+#include "sluice/pipeline/pipeline.h"
 #include "support.h"
 
 enum { N = 5, H = 3, W = 13, V = H * W, SEED = 11 };

@@ -1,4 +1,4 @@
-/* A bench session's contract (sluice/session.h): one record per selected
+/* A bench session's contract (sluice/bench/session.h): one record per selected
  * variant and adapter written into <output_dir>/<profile>/, a step reported
  * before each run with its place in the total, a note for each variant that
  * cannot run, and each record handed back with where it went or why it
@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/session.h"
+#include "sluice/bench/session.h"
 #include "support.h"
 
 enum { MAX_SEEN = 16 };

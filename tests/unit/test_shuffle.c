@@ -4,8 +4,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/kernels.h"
-#include "sluice/shuffle.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/order/shuffle.h"
 
 static void expect_permutation(uint64_t n, uint64_t seed, uint64_t epoch)
 {

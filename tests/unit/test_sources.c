@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sluice/npy.h"
-#include "sluice/source.h"
+#include "sluice/core/npy.h"
+#include "sluice/source/source.h"
 
 #include "support.h"
 

@@ -6,7 +6,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
 
 Test(stats, median_interval_of_twenty_uses_ranks_six_and_fifteen)
 {

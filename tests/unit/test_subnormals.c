@@ -12,7 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 static float from_bits(uint32_t bits)
 {

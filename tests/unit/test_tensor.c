@@ -5,7 +5,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/tensor.h"
+#include "sluice/core/tensor.h"
 
 static sl_schema image_label_schema(void)
 {

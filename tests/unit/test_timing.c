@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "sluice/timing.h"
+#include "sluice/core/timing.h"
 
 #define MIB (1024 * 1024)
 

@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 /* 4096 + 13: the optimized kernels run blocks of 16 values, then a tail of
  * 13, which a multiple of 16 would never reach. */

@@ -8,8 +8,8 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
-#include "sluice/fixtures.h"
-#include "sluice/pipeline.h"
+#include "sluice/fixtures/fixtures.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* A memory source of n volumes [d, h, w] whose bytes the test owns. */
 static sl_source *volumes_of(float *data, int64_t n, int d, int h, int w)

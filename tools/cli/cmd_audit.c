@@ -4,7 +4,7 @@
  * names the first difference between two manifests. Two builds, machines
  * or kernel tables agree when their manifests compare equal.
  *
- * The output is a folder written whole or not at all (sluice/folder.h),
+ * The output is a folder written whole or not at all (sluice/core/folder.h),
  * like a baseline or an export: the digests in audit.json and a
  * MANIFEST.json that says where they came from (commit, machine, command).
  * An audit killed while writing leaves the previous folder as it was. */
@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "sluice/audit.h"
-#include "sluice/kernels.h"
+#include "sluice/bench/audit.h"
+#include "sluice/kernels/kernels.h"
 
 typedef struct audit_args {
     const char *scenarios, *variants, *adapters, *seeds, *output;

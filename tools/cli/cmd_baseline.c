@@ -2,7 +2,7 @@
  * time, as the baseline a later `sluice check --baseline NAME` compares
  * with. A baseline is a folder of records and a manifest naming what it
  * holds and where it came from, written whole or not at all
- * (sluice/folder.h): saving a name again replaces the folder. */
+ * (sluice/core/folder.h): saving a name again replaces the folder. */
 #include <stdlib.h>
 #include <string.h>
 

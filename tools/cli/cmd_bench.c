@@ -11,8 +11,8 @@
 #include "cli.h"
 #include "exports.h"
 #include "launch.h"
-#include "sluice/session.h"
-#include "sluice/timing.h"
+#include "sluice/bench/session.h"
+#include "sluice/core/timing.h"
 #include "summary.h"
 
 /* The most points one --batch-sizes sweep takes. */

@@ -13,7 +13,7 @@ typedef struct bless_args {
     const char *golden_dir;
     uint64_t seed;
     bool fixtures;
-    /* The staged golden set being written (sluice/folder.h): the goldens
+    /* The staged golden set being written (sluice/core/folder.h): the goldens
      * of golden_dir carried over, then the new ones saved over them. */
     const char *staged_dir;
 } bless_args;
@@ -199,7 +199,7 @@ int sl__cmd_bless(int argc, char **argv)
     parse_args(argc, argv, &args, &selection);
 
     sl_err err = {0};
-    /* The golden set is written whole (sluice/folder.h): the tests never
+    /* The golden set is written whole (sluice/core/folder.h): the tests never
      * see half of a bless, and a killed bless leaves the set as it was. */
     sl_staged_folder staged;
     if (sl_folder_stage(args.golden_dir, "goldens", golden_file_name, &staged, &err) != SL_OK ||

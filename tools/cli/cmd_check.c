@@ -1,7 +1,7 @@
 /* `sluice check`: the pull-request gate's two comparisons.
  *   --baseline NAME: a new run's batch times against a saved baseline's,
  *     row by row (scenario, variant, adapter), with the rules of
- *     sluice/gate.h: slower, faster, same, or inconclusive;
+ *     sluice/records/gate.h: slower, faster, same, or inconclusive;
  *   --counts BASE NEW: callgrind's counts per batch of two builds (from
  *     ci/gate-counts.py), instructions and simulated cache misses.
  * Every row prints the rule that decided it. docs/gate.md gives the
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sluice/gate.h"
+#include "sluice/records/gate.h"
 
 /* A check that found no row slower but some it cannot tell about. */
 #define EXIT_INCONCLUSIVE 3

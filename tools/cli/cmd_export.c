@@ -1,11 +1,11 @@
 /* `sluice export`: writes what a peer loader needs to do one scenario
- * variant's work (sluice/export.h, docs/peers.md). */
+ * variant's work (sluice/records/export.h, docs/peers.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "sluice/export.h"
-#include "sluice/scenario.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/records/export.h"
 
 typedef struct export_args {
     sl__variant_args variant;
@@ -42,7 +42,7 @@ const sl__command_spec sl__export_spec = {
     .noptions = SL__COUNT(export_options),
 };
 
-/* What an export folder holds (sluice/export.h): an export written before
+/* What an export folder holds (sluice/records/export.h): an export written before
  * manifests existed may be replaced, a folder of anything else may not. */
 static bool export_file_name(const char *name)
 {

@@ -1,4 +1,4 @@
-/* `sluice kernels`: every kernel case (sluice/kernel_check.h) checked on
+/* `sluice kernels`: every kernel case (sluice/bench/kernel_check.h) checked on
  * every kernel table against the reference, then timed, one row per case:
  * whether each table agrees and how many bytes per second it moves. */
 #include <stdlib.h>
@@ -6,8 +6,8 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "sluice/kernel_check.h"
-#include "sluice/timing.h"
+#include "sluice/bench/kernel_check.h"
+#include "sluice/core/timing.h"
 
 #define DEFAULT_REPETITIONS 11
 

@@ -1,11 +1,11 @@
 /* `sluice peer-check`: is a loader of one's own bitwise on a scenario, and
- * if not, where does it first differ (sluice/peer_check.h, docs/peers.md
+ * if not, where does it first differ (sluice/adapters/peer_check.h, docs/peers.md
  * "Bring your own loader"). */
 #include <stdio.h>
 
 #include "cli.h"
-#include "sluice/peer_check.h"
-#include "sluice/scenario.h"
+#include "sluice/adapters/peer_check.h"
+#include "sluice/bench/scenario.h"
 
 typedef struct peer_check_args {
     sl__variant_args variant;

@@ -1,5 +1,5 @@
 /* `sluice tune`: times every kernel table's kernels on this machine,
- * chooses the fastest table per kernel (sluice/kernel_tune.h), prints the
+ * chooses the fastest table per kernel (sluice/bench/kernel_tune.h), prints the
  * times and the choice, and saves it to the cache that `--kernels auto`,
  * the default, reads. */
 #include <stdlib.h>

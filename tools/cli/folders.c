@@ -1,4 +1,4 @@
-/* The tools' side of folders written whole (sluice/folder.h): where a
+/* The tools' side of folders written whole (sluice/core/folder.h): where a
  * folder came from, and what a baseline's name may be. */
 #include <string.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /* Which kernel table a command runs: a name from --kernels or
  * SLUICE_KERNELS, or by default "auto", the table tuned on this machine
- * (sluice/kernel_tune.h), resolved once per process. */
+ * (sluice/bench/kernel_tune.h), resolved once per process. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "sluice/comm.h"
+#include "sluice/bench/comm.h"
 
 /* Joins the job when a launcher started this process: *world is its MPI
  * communicator and `note` says how many ranks and which MPI. Otherwise

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sluice/cleanup.h"
-#include "sluice/kernels.h"
+#include "sluice/core/cleanup.h"
+#include "sluice/kernels/kernels.h"
 #include "sluice_config.h"
 
 typedef struct command {

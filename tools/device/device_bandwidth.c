@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "kernels/device.h"
-#include "sluice/compare.h"
-#include "sluice/philox.h"
-#include "sluice/scenario.h"
-#include "sluice/timing.h"
+#include "sluice/bench/scenario.h"
+#include "sluice/core/compare.h"
+#include "sluice/core/philox.h"
+#include "sluice/core/timing.h"
 
 #define TRIALS   7
 #define LAUNCHES 10

@@ -3,7 +3,7 @@
 #ifndef SLUICE_TOOLS_HISTORY_H
 #define SLUICE_TOOLS_HISTORY_H
 
-#include "sluice/history.h"
+#include "sluice/records/history.h"
 
 /* Writes the site into dir: index.html and one page per series under
  * rows/, each file atomically, the index last. Returns 0, or 1 after

@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "history.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
 
 static bool save(cJSON *root, const char *dir, const char *name)
 {

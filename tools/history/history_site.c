@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "history.h"
 #include "report.h"
-#include "sluice/digest.h"
+#include "sluice/core/digest.h"
 
 /* A page is built in memory, then written whole with sl_write_file_atomic. */
 typedef struct page {

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "exports.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
 
 static double wall_seconds(const sl_record *r)
 {

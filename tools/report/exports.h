@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 /* One testcase per scenario, variant and adapter: a mismatch is a failure,
  * a failed run an error, excluded, unavailable and skipped runs skipped.

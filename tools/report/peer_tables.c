@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sluice/peer_rank.h"
-#include "sluice/record.h"
+#include "sluice/records/peer_rank.h"
+#include "sluice/records/record.h"
 #include "summary.h"
 
 static double metric(const sl_record *record, const char *name)

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "sluice/record.h"
-#include "sluice/stats.h"
+#include "sluice/core/stats.h"
+#include "sluice/records/record.h"
 
 /* A ratio of two rows' headline throughputs, with its interval and call. */
 typedef struct sl__report_ratio {
@@ -43,7 +43,7 @@ typedef struct sl__report_row {
      * every other row's ratio to the fastest. */
     sl__report_ratio vs_best;
     /* For sluice's own adapters, over the variant's best equivalent peer
-     * (sluice/peer_rank.h). */
+     * (sluice/records/peer_rank.h). */
     sl__report_ratio vs_best_peer;
     sl__standing standing;
 } sl__report_row;

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "report.h"
-#include "sluice/peer_rank.h"
+#include "sluice/records/peer_rank.h"
 
 static bool same_variant(const sl_record *a, const sl_record *b)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "sluice/record.h"
+#include "sluice/records/record.h"
 
 typedef struct sl__summary {
     sl_record *records; /* owned copies, latencies and samples included */

@@ -4,8 +4,8 @@
 #ifndef SLUICE_MPI_H
 #define SLUICE_MPI_H
 
-#include "sluice/comm.h"
-#include "sluice/status.h"
+#include "sluice/bench/comm.h"
+#include "sluice/core/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,7 +16,7 @@
 
 #include "kernels/bodies.h"
 #include "kernels/device.h"
-#include "sluice/detmath.h"
+#include "sluice/core/detmath.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "kernels/normal.h"
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 /* Host-and-device inline: philox.h's macro, so there is one definition. */
 #define SL_HD SL_HOSTDEV
@@ -112,7 +112,7 @@ SL_HD uint32_t sl__dropout_word(const sl_dropout_key *d, int64_t i)
     return r.v[i % 4];
 }
 
-/* The chain's arithmetic steps (SL_EW_ARITHMETIC in sluice/kernels.h), each
+/* The chain's arithmetic steps (SL_EW_ARITHMETIC in sluice/kernels/kernels.h), each
  * one body on (v, a, b). */
 SL_HD float sl__step_normalize(float v, float a, float b)
 {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sluice/kernels.h"
+#include "sluice/kernels/kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sluice/kernels.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* The keyed Feistel network of the shuffle (sluice/shuffle.h), one
+/* The keyed Feistel network of the shuffle (sluice/order/shuffle.h), one
  * definition shared by the order layer's single-position functions and by
  * every kernel table's batch of positions (the scalar loop here, the AVX2
  * and AVX-512 versions in kernels/cpu/). Every path computes the same ids
@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "sluice/philox.h"
-#include "sluice/shuffle.h"
+#include "sluice/core/philox.h"
+#include "sluice/order/shuffle.h"
 
 /* (left, right) = (x / side, x % side). A 32-bit division is several times
  * cheaper than a 64-bit one, and every data set below 2^32 elements takes

@@ -23,7 +23,7 @@
 
 /* SL_HOSTDEV: SL_HOSTDEV in C, __host__ __device__ under nvcc, so the
  * CUDA kernels (kernels/include/kernels/bodies.h) draw the same variate. */
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
 
 /* Acklam's coefficients ("An algorithm for computing the inverse normal
  * cumulative distribution function", 2003), as decimal literals that every

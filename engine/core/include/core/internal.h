@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 /* The commit the library was built from ("unknown" outside a git checkout). */
 const char *sl__build_git_commit(void);

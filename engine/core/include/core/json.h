@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 /* Builders: a failed allocation clears *ok so the caller refuses the whole
  * document instead of writing one with holes. */

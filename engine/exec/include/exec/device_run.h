@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "kernels/device.h"
-#include "sluice/pipeline.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* A run holds `slots` batches in flight. For each batch the host gathers
  * its source rows into page-locked memory and computes what the host

@@ -8,8 +8,8 @@
 
 #include <xxhash.h>
 
-#include "sluice/kernels.h"
-#include "sluice/pipeline.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* The epoch's order, prepared once when the pipeline is built (order.c):
  * the whole-set shuffle, a block shuffle, or a mixture. */

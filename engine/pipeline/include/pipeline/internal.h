@@ -7,7 +7,7 @@
 #include <xxhash.h>
 
 #include "order/order.h"
-#include "sluice/pipeline.h"
+#include "sluice/pipeline/pipeline.h"
 
 /* An op resolved against the schema it sees: which field it touches, the
  * element layout before and after it, and the geometry and constants its

@@ -22,9 +22,9 @@
 
 #include "kernels/device.h"
 #include "pipeline/internal.h"
-#include "sluice/kernels.h"
-#include "sluice/ops.h"
-#include "sluice/philox.h"
+#include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/ops.h"
 
 typedef enum sl__op_phase {
     SL__PHASE_SOURCE = 0, /* consumed while gathering an element (pack_tokens) */
@@ -256,7 +256,7 @@ const sl__op_desc *sl__op_desc_of(sl_op_kind kind);
 /* Helpers the descriptors share. */
 
 /* An op of the given kind on field, with its random stream's id and every
- * parameter zero: what each op's builder (sl_op_<name>, sluice/ops.h, in
+ * parameter zero: what each op's builder (sl_op_<name>, sluice/pipeline/ops.h, in
  * the op's own file) starts from. */
 sl_op sl__op_on(sl_op_kind kind, const char *field, uint32_t op_id);
 
@@ -330,7 +330,7 @@ sl_status sl__resample_geometry(const sl_field_spec *field, const char *what, in
                                 sl__compiled_op *c, int *channels, sl_err *err);
 void sl__resample_output(sl_field_spec *field, int32_t out_h, int32_t out_w, int channels, sl__compiled_op *c);
 
-/* The descriptors, one per op of sluice/op_list.h, each in engine/ops/. */
+/* The descriptors, one per op of sluice/pipeline/op_list.h, each in engine/ops/. */
 #define SL__OP_DESC_EXTERN(NAME, name, summary) extern const sl__op_desc sl__op_##name##_desc;
 SL_OP_LIST(SL__OP_DESC_EXTERN)
 #undef SL__OP_DESC_EXTERN

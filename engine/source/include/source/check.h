@@ -2,7 +2,7 @@
 #ifndef SLUICE_SOURCE_CHECK_H
 #define SLUICE_SOURCE_CHECK_H
 
-#include "sluice/status.h"
+#include "sluice/core/status.h"
 
 struct sl_source;
 /* SL_OK, or the error of a source whose bytes can no longer be trusted.

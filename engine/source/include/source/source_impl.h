@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "sluice/source.h"
+#include "sluice/source/source.h"
 #include "source/check.h"
 
 /* What differs between back ends. Sources whose bytes are in place (memory,
