@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "core/internal.h"
+#include "sluice/core/fileio.h"
 #include "sluice/kernels/kernels.h"
 #include "sluice/records/record.h"
 #include "sluice_config.h"

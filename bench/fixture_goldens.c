@@ -8,8 +8,10 @@
 
 #include "sluice/bench/scenario.h"
 #include "sluice/core/digest.h"
+#include "sluice/exec/executors.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/pipeline/pipeline.h"
+#include "sluice/records/golden.h"
 
 /* One small spec per kind, exercising every field and parameter. */
 static sl_fixture_spec pinned_spec(sl_fixture_kind kind)

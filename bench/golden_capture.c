@@ -7,6 +7,7 @@
 #include "sluice/adapters/adapter.h"
 #include "sluice/bench/scenario.h"
 #include "sluice/core/digest.h"
+#include "sluice/records/golden.h"
 #include "sluice_config.h"
 
 const char *sl_golden_default_dir(void)

@@ -17,6 +17,7 @@
 #include "sluice/core/philox.h"
 #include "sluice/core/timing.h"
 #include "sluice/order/shuffle.h"
+#include "sluice/pipeline/op_consts.h"
 
 /* --- the buffers of a call ------------------------------------------------------- */
 

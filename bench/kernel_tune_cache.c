@@ -14,6 +14,7 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "sluice/bench/kernel_tune.h"
+#include "sluice/core/fileio.h"
 #include "sluice/records/record.h"
 #include "sluice_config.h"
 

@@ -9,8 +9,10 @@
 #include "core/internal.h"
 #include "sluice/bench/bench.h"
 #include "sluice/bench/dist.h"
+#include "sluice/bench/environment.h"
 #include "sluice/bench/session.h"
 #include "sluice/core/cleanup.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/folder.h"
 
 struct sl_session {

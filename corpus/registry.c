@@ -9,7 +9,9 @@
 #include "scenarios/common.h"
 #include "sluice/bench/comm.h"
 #include "sluice/core/cleanup.h"
+#include "sluice/core/resources.h"
 #include "sluice/core/timing.h"
+#include "sluice/corpus/scenarios.h"
 
 static const sl_scenario *const scenarios[] = {
     &sl__scenario_cv1,   &sl__scenario_nlp1,  &sl__scenario_tab1, &sl__scenario_pc1,  &sl__scenario_io1,

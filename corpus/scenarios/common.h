@@ -3,6 +3,7 @@
 #define SLUICE_SCENARIOS_COMMON_H
 
 #include "sluice/bench/scenario.h"
+#include "sluice/exec/executors.h"
 #include "sluice/fixtures/fixtures.h"
 
 extern const sl_scenario sl__scenario_cv1;

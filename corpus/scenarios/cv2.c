@@ -4,6 +4,7 @@
  * probability 1/2: MONAI's NormalizeIntensity, RandSpatialCrop and RandFlip
  * on every axis. */
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 
 /* Stable op ids: the keys of the two ops' random streams. */
 enum { CV2_CROP_OP = 1, CV2_FLIP_OP = 2 };

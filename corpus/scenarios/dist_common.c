@@ -4,6 +4,7 @@
  * their ranks form. */
 #include "common.h"
 #include "sluice/bench/dist.h"
+#include "sluice/corpus/scenarios.h"
 
 /* ImageNet's per-channel statistics for values in [0, 1). */
 static const float unit_mean[3] = {0.485f, 0.456f, 0.406f};

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "sluice/core/cleanup.h"
+#include "sluice/corpus/scenarios.h"
 
 static const float imagenet_mean[3] = {123.675f, 116.28f, 103.53f};
 static const float imagenet_std[3] = {58.395f, 57.12f, 57.375f};

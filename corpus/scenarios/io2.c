@@ -15,6 +15,7 @@
 #include "sluice/adapters/adapter.h"
 #include "sluice/core/cleanup.h"
 #include "sluice/core/timing.h"
+#include "sluice/corpus/scenarios.h"
 #include "sluice/records/record.h"
 
 /* The stream reads chunks of one block; its cache holds two windows, so the

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 #include "sluice/records/record.h"
 
 static const float unit_mean[3] = {0.5f, 0.5f, 0.5f};

@@ -5,6 +5,7 @@
  * or padded to 77 tokens with an end token. Its test shows every image
  * stays paired with its own caption through the shuffle. */
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 
 /* CLIP's image statistics, on the 0..255 scale. */
 static const float clip_mean[3] = {122.770935f, 116.74601f, 104.093735f};

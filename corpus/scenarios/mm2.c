@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "sluice/adapters/adapter.h"
+#include "sluice/corpus/scenarios.h"
 #include "sluice/records/record.h"
 
 enum {

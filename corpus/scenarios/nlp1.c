@@ -2,6 +2,7 @@
  * sequences; the stream stops a quarter sequence short of a multiple of the
  * length so the last sequence exercises padding. */
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 
 static const sl_variant variants[] = {
     {"128", "10k sequences x 128 i32, bs 32", {10000, 10000}, {32, 32}, 128, true},

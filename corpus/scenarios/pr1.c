@@ -11,6 +11,7 @@
 #include "sluice/adapters/adapter.h"
 #include "sluice/core/cleanup.h"
 #include "sluice/core/timing.h"
+#include "sluice/corpus/scenarios.h"
 #include "sluice/records/record.h"
 
 static const float pixel_mean[1] = {0.5f};

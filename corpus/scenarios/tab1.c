@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 
 static const sl_variant variants[] = {
     {"10k", "10k rows x 100 f32, bs 256", {10000, 10000}, {256, 256}, 100, true},

@@ -3,6 +3,7 @@
  * some missing) are hashed into their embedding tables; and the batch gets
  * the CSR offsets of one embedding bag per categorical column. */
 #include "common.h"
+#include "sluice/corpus/scenarios.h"
 
 enum { TAB2_DENSE = 13, TAB2_CATEGORICAL = 26 };
 

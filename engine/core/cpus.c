@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "sluice/pipeline/pipeline.h"
+#include "sluice/core/resources.h"
 
 /* ceil(quota / period) from cgroup v2's cpu.max ("max 100000" when none) or
  * v1's cfs files; 0 when no quota is set or none can be read. */

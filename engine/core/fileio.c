@@ -10,7 +10,7 @@
 
 #include "cleanup_registry.h"
 #include "core/internal.h"
-#include "sluice/records/record.h"
+#include "sluice/core/fileio.h"
 
 static sl_status write_all(int fd, const char *data, size_t size)
 {

@@ -17,8 +17,8 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "sluice/core/cleanup.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/folder.h"
-#include "sluice/records/record.h"
 
 #define MANIFEST_FORMAT  "sluice-folder"
 #define MANIFEST_VERSION 1

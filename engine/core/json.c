@@ -11,7 +11,7 @@
 
 #include "core/internal.h"
 #include "core/json.h"
-#include "sluice/records/record.h"
+#include "sluice/core/fileio.h"
 
 /* A failed allocation anywhere while building a document clears ok, so the
  * writer refuses the whole document instead of writing one with holes. */

@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 
 #include "core/internal.h"
-#include "sluice/pipeline/pipeline.h"
+#include "sluice/core/resources.h"
 
 int64_t sl__proc_kib_field(const char *path, const char *key)
 {

@@ -13,8 +13,8 @@
 
 #include "core/internal.h"
 
+#include "sluice/core/fileio.h"
 #include "sluice/core/npy.h"
-#include "sluice/records/record.h"
 
 /* Array bytes go to and from disk as they lie in memory, and the format
  * says little-endian. */

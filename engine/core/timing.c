@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "sluice/core/fileio.h"
 #include "sluice/core/timing.h"
-#include "sluice/records/record.h"
 
 int64_t sl_now_ns(void)
 {

@@ -16,6 +16,7 @@
 #include "core/internal.h"
 #include "gather.h"
 #include "pipeline/internal.h"
+#include "sluice/exec/executors.h"
 #include "source/source_impl.h"
 
 enum { SLOT_EMPTY = 0, SLOT_FILLING, SLOT_FILLED };

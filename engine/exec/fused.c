@@ -15,6 +15,7 @@
 #include "pipeline/op_desc.h"
 #include "pool.h"
 #include "sluice/core/timing.h"
+#include "sluice/exec/executors.h"
 #include "source/check.h"
 #include "split_choice.h"
 

@@ -4,6 +4,7 @@
 
 #include "pipeline/internal.h"
 #include "prefetch.h"
+#include "sluice/exec/executors.h"
 
 struct sl_iter {
     const sl_pipeline *pipeline;

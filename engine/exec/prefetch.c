@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "prefetch.h"
+#include "sluice/core/resources.h"
 #include "sluice/core/timing.h"
 #include "sluice/pipeline/pipeline.h"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "pipeline/op_desc.h"
+#include "sluice/pipeline/op_consts.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
 {

@@ -6,6 +6,7 @@
 #include "core/internal.h"
 #include "sluice/core/detmath.h"
 #include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/op_consts.h"
 
 #define LN10 2.302585092994045684017991454684
 

@@ -1,5 +1,6 @@
 /* normalize: per-channel (x - mean) * (1 / std), u8 or f32 in, f32 out. */
 #include "pipeline/op_desc.h"
+#include "sluice/pipeline/op_consts.h"
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
 {

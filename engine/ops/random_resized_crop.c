@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "pipeline/op_desc.h"
+#include "sluice/pipeline/op_consts.h"
 
 /* Attempts before the box falls back to the whole image, as torchvision. */
 #define RRC_ATTEMPTS 10

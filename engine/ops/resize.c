@@ -5,6 +5,7 @@
 
 #include "core/internal.h"
 #include "pipeline/op_desc.h"
+#include "sluice/pipeline/op_consts.h"
 
 typedef struct resize_state {
     sl_resize_plan plan;

@@ -12,6 +12,7 @@
 #include "pipeline/op_desc.h"
 #include "sluice/core/digest.h"
 #include "sluice/core/npy.h"
+#include "sluice/exec/executors.h"
 #include "sluice/records/export.h"
 #include "sluice/records/record.h"
 

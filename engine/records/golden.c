@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "sluice/core/digest.h"
 #include "sluice/core/folder.h"
+#include "sluice/records/golden.h"
 #include "sluice/records/record.h"
 
 #define GOLDEN_VERSION 1

@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "environment_json.h"
 #include "sluice/core/digest.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/stats.h"
 #include "sluice/records/history.h"
 

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "environment_json.h"
 #include "sluice/core/cleanup.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/folder.h"
 #include "sluice/records/history.h"
 

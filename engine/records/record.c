@@ -9,6 +9,7 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "environment_json.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/stats.h"
 #include "sluice/records/record.h"
 

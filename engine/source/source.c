@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "sluice/core/fileio.h"
 #include "sluice/core/npy.h"
-#include "sluice/records/record.h"
 #include "sluice/source/source.h"
 #include "source/source_impl.h"
 

@@ -8,6 +8,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
+#include "sluice/exec/executors.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/pipeline/module.h"
 #include "sluice/pipeline/pipeline.h"

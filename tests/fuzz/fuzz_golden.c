@@ -4,6 +4,7 @@
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "sluice/core/digest.h"
+#include "sluice/records/golden.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,6 +8,7 @@
 #include "fuzz_input.h"
 #include "sluice/core/npy.h"
 #include "sluice/core/tensor.h"
+#include "sluice/exec/executors.h"
 #include "sluice/pipeline/pipeline.h"
 #include "sluice/source/source.h"
 

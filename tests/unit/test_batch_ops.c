@@ -12,8 +12,10 @@
 
 #include "kernels_under_test.h"
 #include "sluice/core/digest.h"
+#include "sluice/exec/executors.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/pipeline/pipeline.h"
+#include "sluice/records/golden.h"
 
 enum { CAPACITY = 300, MULTIPLE = 64, PAD = -9 };
 

@@ -22,6 +22,7 @@
 #include "kernels_under_test.h"
 #include "sluice/core/philox.h"
 #include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/op_consts.h"
 
 /* Floats chosen to break arithmetic: NaNs of both signs, infinities, signed
  * zeros, the smallest and largest denormals, the smallest normal, the

@@ -10,6 +10,7 @@
 #include "sluice/bench/scenario.h"
 #include "sluice/core/digest.h"
 #include "sluice/fixtures/fixtures.h"
+#include "sluice/records/golden.h"
 
 static sl_source *build(const sl_fixture_spec *spec, uint64_t seed)
 {

@@ -7,6 +7,7 @@
 
 #include "sluice/bench/kernel_check.h"
 #include "sluice/bench/scenario.h"
+#include "sluice/corpus/scenarios.h"
 
 /* Every entry of SL_KERNEL_ENTRIES has a case at a size a scenario runs and
  * one at an awkward size, in the order the entries are listed. */

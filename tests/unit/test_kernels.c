@@ -11,6 +11,8 @@
 #include "kernels_under_test.h"
 #include "sluice/core/philox.h"
 #include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/op_consts.h"
+#include "sluice/pipeline/ops.h"
 
 static void fill_random_f32(float *x, int64_t n, uint32_t seed, float lo, float hi)
 {

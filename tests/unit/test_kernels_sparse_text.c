@@ -14,6 +14,7 @@
 #include "kernels_under_test.h"
 #include "sluice/core/philox.h"
 #include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/op_consts.h"
 #include "ulp_error.h"
 
 static void require_requested_table(void)

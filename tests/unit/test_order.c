@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 
+#include "sluice/exec/executors.h"
 #include "sluice/order/shuffle.h"
 #include "sluice/pipeline/pipeline.h"
 

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "prefetch.h"
+#include "sluice/core/resources.h"
 #include "sluice/pipeline/pipeline.h"
 
 typedef struct ctx {

@@ -12,6 +12,7 @@
 #include "kernels/normal.h"
 #include "kernels_under_test.h"
 #include "sluice/adapters/adapter.h"
+#include "sluice/exec/executors.h"
 #include "sluice/pipeline/pipeline.h"
 #include "support.h"
 

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "kernels_under_test.h"
+#include "sluice/exec/executors.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/pipeline/pipeline.h"
 

@@ -22,6 +22,8 @@
 #include "sluice/core/compare.h"
 #include "sluice/core/philox.h"
 #include "sluice/core/timing.h"
+#include "sluice/corpus/scenarios.h"
+#include "sluice/pipeline/op_consts.h"
 
 #define TRIALS   7
 #define LAUNCHES 10

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "sluice/core/status.h"
-#include "sluice/pipeline/pipeline.h"
+#include "sluice/exec/executors.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,7 @@
-/* The scenario registry: shared by the corpus tests and `sluice bench`, so a
- * test and a benchmark build the identical pipeline. */
+/* What a scenario is (its variants, size profiles and the instance it
+ * builds) and the goldens captured from one: the types the corpus's registry
+ * (sluice/corpus/scenarios.h) fills, shared by the corpus tests and `sluice
+ * bench`, so a test and a benchmark build the identical pipeline. */
 #ifndef SLUICE_SCENARIO_H
 #define SLUICE_SCENARIO_H
 
@@ -121,21 +123,6 @@ typedef struct sl_scenario {
     int (*mesh)(const struct sl_scenario *scenario, const sl_variant *variant, int world, int *dims, char *reason,
                 size_t size);
 } sl_scenario;
-
-int sl_scenario_count(void);
-const sl_scenario *sl_scenario_at(int index);
-const sl_scenario *sl_scenario_find(const char *id); /* case-insensitive */
-const sl_variant *sl_scenario_variant(const sl_scenario *scenario, const char *name);
-/* n and batch size of a variant under options (overrides applied). */
-int64_t sl_variant_n(const sl_variant *variant, const sl_build_options *options);
-int64_t sl_variant_batch_size(const sl_variant *variant, const sl_build_options *options);
-
-/* Builds fixture, source and pipeline. Returns SL_ESKIPPED with the reason in
- * err when the variant does not run at this profile's size or would not fit
- * in available memory. */
-sl_status sl_scenario_instantiate(const sl_scenario *scenario, const sl_variant *variant,
-                                  const sl_build_options *options, sl_scenario_instance **out, sl_err *err);
-void sl_scenario_instance_free(sl_scenario_instance *instance);
 
 /* The committed goldens live in <source root>/golden unless a caller says
  * otherwise; one file per scenario and variant: <id>__<variant>.json. */

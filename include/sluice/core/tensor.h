@@ -12,9 +12,12 @@
 extern "C" {
 #endif
 
-#define SL_MAX_RANK   6
-#define SL_MAX_FIELDS 8
-#define SL_NAME_MAX   32
+#define SL_MAX_RANK     6
+#define SL_MAX_FIELDS   8
+#define SL_NAME_MAX     32
+/* Per-channel statistics cover up to this many channels; tabular z-score
+ * treats each feature as a channel. */
+#define SL_MAX_CHANNELS 128
 
 /* Every buffer sluice allocates for batch data is aligned to this many bytes,
  * so that vector loads never straddle a cache line at a field's start. */

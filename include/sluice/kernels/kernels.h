@@ -14,8 +14,8 @@
 
 #include "sluice/core/philox.h"
 #include "sluice/core/status.h"
-#include "sluice/order/shuffle.h"
-#include "sluice/pipeline/ops.h"
+#include "sluice/core/tensor.h"
+#include "sluice/kernels/permutation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,10 +37,6 @@ typedef struct sl_normalize_consts {
     float *inv_std_tiled;
 } sl_normalize_consts;
 
-sl_status sl_normalize_consts_init(sl_normalize_consts *consts, int channels, const float *mean, const float *std,
-                                   sl_err *err);
-void sl_normalize_consts_release(sl_normalize_consts *consts);
-
 /* Normalize `pixels` pixels of consts->channels interleaved channels:
  * dst = ((float)src - mean[c]) * inv_std[c]. */
 typedef void (*sl_normalize_u8_fn)(const uint8_t *src, float *dst, int64_t pixels, const sl_normalize_consts *k);
@@ -57,10 +53,6 @@ typedef struct sl_affine_consts {
     float *scale_tiled; /* period values: scale[j % channels] */
     float *bias_tiled;
 } sl_affine_consts;
-
-sl_status sl_affine_consts_init(sl_affine_consts *consts, int channels, const float *scale, const float *bias,
-                                sl_err *err);
-void sl_affine_consts_release(sl_affine_consts *consts);
 
 /* dst = src * scale[c] + bias[c] over `pixels` pixels of consts->channels
  * interleaved channels: a product and a sum, each rounded (never fused).
@@ -210,16 +202,6 @@ typedef struct sl_resize_plan {
     float *wv;
 } sl_resize_plan;
 
-/* Bytes of storage a plan for this output size needs (its arrays). */
-size_t sl_resize_plan_bytes(int out_h, int out_w, int channels);
-/* Fills plan with arrays carved from storage (sl_resize_plan_bytes bytes,
- * SL_ALIGN-aligned). Sizes must be in [1, SL_RESIZE_MAX_SIDE] and channels
- * positive; callers validate them. No allocation: the random resized crop
- * builds one plan per element in its scratch. */
-void sl_resize_plan_init(sl_resize_plan *plan, void *storage, int in_h, int in_w, int out_h, int out_w, int channels);
-/* Floats of scratch a resize kernel call needs for this plan. */
-size_t sl_resize_scratch_values(const sl_resize_plan *plan);
-
 /* Resizes one image per the plan. src_stride is the number of values from
  * one source row to the next (in_w x channels for a whole image, more for a
  * window of a larger one); dst is out_h x out_w x channels, dense. scratch
@@ -255,16 +237,6 @@ typedef struct sl_melspec_consts {
     float *dft;     /* frame x (2 bins), row-major */
     float *filters; /* bins x mels, row-major */
 } sl_melspec_consts;
-
-/* Validates the geometry (errors name the parameter) and computes the
- * matrices. */
-sl_status sl_melspec_consts_init(sl_melspec_consts *k, int samples, int sample_rate, int frame, int hop, int n_fft,
-                                 int mels, sl_err *err);
-void sl_melspec_consts_release(sl_melspec_consts *k);
-/* Floats of scratch one call needs: the frames, the spectrum, the power. */
-size_t sl_melspec_scratch_values(const sl_melspec_consts *k);
-/* Floating-point operations of one element's two matrix products. */
-double sl_melspec_gemm_flops(const sl_melspec_consts *k);
 
 /* One waveform (k->samples floats) to its log-mel spectrogram (frames x mels). */
 typedef void (*sl_log_mel_fn)(const float *wave, float *out, const sl_melspec_consts *k, float *scratch);
@@ -310,9 +282,6 @@ typedef struct sl_hash_consts {
     uint32_t size[SL_MAX_CHANNELS];
     uint64_t reciprocal[SL_MAX_CHANNELS]; /* UINT64_MAX / size + 1 (wraps to 0 for size 1) */
 } sl_hash_consts;
-
-/* Fills consts for sizes[0..columns), each in [1, 2^31]; errors say which. */
-sl_status sl_hash_consts_init(sl_hash_consts *consts, int columns, const int64_t *sizes, sl_err *err);
 
 /* The hashed id of raw id `id` in a table of `size` rows: the high 32 bits
  * of sl_mix64(id) (SplitMix64's first output seeded with the id: the golden

@@ -30,10 +30,6 @@ bool sl_op_kind_parse(const char *name, sl_op_kind *out);
 /* Writes "normalize,scale" (in sl_op_kind order) into buf. */
 void sl_transform_set_format(sl_transform_set set, char *buf, size_t size);
 
-/* Per-channel statistics cover up to this many channels; tabular z-score
- * treats each feature as a channel. */
-#define SL_MAX_CHANNELS 128
-
 typedef struct sl_op {
     sl_op_kind kind;
     char field[SL_NAME_MAX]; /* the field it acts on */

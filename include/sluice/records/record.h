@@ -52,9 +52,6 @@ typedef struct sl_environment {
     char placement[160];
 } sl_environment;
 
-/* Collects the fingerprint; the load fields describe this moment (start and
- * end both now, steal unknown) until a runner sets them around a run. */
-void sl_environment_collect(sl_environment *env);
 /* Whether the machine was too busy for the run's speed to be ranked
  * against another's: a load average above the CPUs it has, more than
  * SL_BUSY_STEAL of its time stolen, or more than SL_BUSY_WAIT of the run's
@@ -260,14 +257,6 @@ sl_status sl_record_set_load_runs(const char *const *dirs, int ndirs, sl_record_
                                   void *user, sl_err *err);
 /* Index of the record of that scenario, variant and adapter, or -1. */
 int sl_record_set_find(const sl_record_set *set, const char *scenario, const char *variant, const char *adapter);
-
-/* Writes path atomically: a temporary file in the same directory, fsync,
- * rename. Shared by records, goldens, checkpoints and npy exports. */
-sl_status sl_write_file_atomic(const char *path, const void *data, size_t size, sl_err *err);
-/* Reads a whole file (NUL-terminated, size excludes the NUL). */
-sl_status sl_read_file(const char *path, char **data, size_t *size, sl_err *err);
-/* mkdir -p. */
-sl_status sl_make_dirs(const char *path, sl_err *err);
 
 #ifdef __cplusplus
 }

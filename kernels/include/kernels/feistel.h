@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "sluice/core/philox.h"
-#include "sluice/order/shuffle.h"
+#include "sluice/kernels/permutation.h"
 
 /* (left, right) = (x / side, x % side). A 32-bit division is several times
  * cheaper than a 64-bit one, and every data set below 2^32 elements takes
