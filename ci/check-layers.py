@@ -7,12 +7,17 @@ headers; this check covers what they cannot, a call through a public header
 to a layer above (the engine calling the kernel registry, say). It reads the
 per-layer static libraries with nm, so it needs a build (any build type).
 
+It checks the public headers too: each lies in the folder of the layer that
+implements it (include/sluice/<layer>/), includes no public header of a layer
+above its own, and declares only functions that its layer's libraries define.
+
     ci/check-layers.py [BUILD_DIR]     (default: build)
 
 Prints one line per violation and exits 1 when there is any.
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -82,6 +87,98 @@ def relative_includes(root):
     return found
 
 
+PUBLIC = os.path.join("include", "sluice")
+# The umbrella header includes every layer's headers; it belongs to none.
+UMBRELLA = "sluice.h"
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]sluice/([^">]+)[">]', re.MULTILINE)
+
+
+def public_headers(root):
+    """(path relative to include/sluice, layer or None) of every public header."""
+    found = []
+    top = os.path.join(root, PUBLIC)
+    for folder, _, files in os.walk(top):
+        for file in sorted(files):
+            if file.endswith(".h"):
+                relative = os.path.relpath(os.path.join(folder, file), top)
+                parts = relative.split(os.sep)
+                found.append((relative.replace(os.sep, "/"), parts[0] if len(parts) == 2 else None))
+    return sorted(found)
+
+
+def declared_functions(text):
+    """The functions and variables a header declares, not those it defines
+    (static inline): comments, preprocessor lines and the C++ guard removed,
+    each statement at file scope that ends in ';' and names `sl_x(` or is an
+    extern variable."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.DOTALL)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r"\\\n", " ", text)
+    kept = []
+    skipping = []  # per open #if: whether it hides its lines (#ifdef __cplusplus)
+    for line in text.split("\n"):
+        directive = line.strip()
+        if directive.startswith("#"):
+            word = directive[1:].strip().split(" ", 1)[0]
+            if word in ("if", "ifdef", "ifndef"):
+                skipping.append(directive.replace(" ", "") == "#ifdef__cplusplus")
+            elif word == "endif" and skipping:
+                skipping.pop()
+            continue
+        if not any(skipping):
+            kept.append(line)
+    names = []
+    depth = 0
+    statement = ""
+    for char in "\n".join(kept):
+        if char == "{":
+            depth += 1
+            statement = "" if depth == 1 else statement
+        elif char == "}":
+            depth -= 1
+        elif depth == 0 and char == ";":
+            words = statement.split()
+            if words and words[0] != "typedef":
+                function = re.search(r"\b(sl_\w+)\s*\(", statement)
+                variable = re.search(r"\b(sl_\w+)\s*(\[[^]]*\])?\s*$", statement)
+                if function and "=" not in statement[: function.start()]:
+                    names.append(function.group(1))
+                elif words[0] == "extern" and variable:
+                    names.append(variable.group(1))
+            statement = ""
+        elif depth == 0:
+            statement += char
+    return names
+
+
+def header_violations(root, order, defined_by):
+    """A public header outside its layer's folder, one that includes a layer
+    above its own, and a function declared by a layer that does not define it."""
+    found = []
+    for header, layer in public_headers(root):
+        where = f"include/sluice/{header}"
+        if layer is None:
+            if header != UMBRELLA:
+                found.append(f"{where} is in no layer's folder: move it to include/sluice/<layer>/")
+            continue
+        if layer not in order:
+            found.append(f"{where} is in include/sluice/{layer}/, which is no layer")
+            continue
+        with open(os.path.join(root, PUBLIC, header), encoding="utf-8") as f:
+            text = f.read()
+        for included in INCLUDE.findall(text):
+            above = included.split("/")[0]
+            if above in order and order[above] > order[layer]:
+                found.append(f"{where} ({layer}) includes sluice/{included} of {above}, a layer above it")
+        for name in declared_functions(text):
+            owner = defined_by.get(name)
+            if owner is None:
+                found.append(f"{where} declares {name}, which no layer's library defines")
+            elif owner != layer:
+                found.append(f"{where} ({layer}) declares {name}, which {owner} defines: declare it in include/sluice/{owner}/")
+    return found
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -111,12 +208,15 @@ def main():
                     f"{name} uses {symbol} of {owner}; it may run kernels only through a table it is handed"
                 )
     violations += relative_includes(root)
+    violations += header_violations(root, order, defined_by)
     for line in violations:
         print(f"check-layers: {line}")
     if violations:
         print(f"check-layers: {len(violations)} violation(s); docs/architecture.md says which layer may use which")
         return 1
-    print(f"check-layers: {len(LAYERS)} layers, {sum(len(u) for u in used.values())} imported symbols, no violation")
+    headers = len(public_headers(root))
+    print(f"check-layers: {len(LAYERS)} layers, {sum(len(u) for u in used.values())} imported symbols, "
+          f"{headers} public headers, no violation")
     return 0
 
 
