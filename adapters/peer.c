@@ -85,11 +85,6 @@ void sl_adapter_last_equivalence(const sl_adapter *adapter, char *out, size_t si
     snprintf(out, size, "%s", last_run.adapter == adapter ? last_run.equivalence : "");
 }
 
-void sl__peer_equivalence(const sl_adapter *adapter, char *out, size_t size)
-{
-    sl_adapter_last_equivalence(adapter, out, size);
-}
-
 void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
 {
     if (last_run.adapter != adapter)

@@ -208,10 +208,6 @@ int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__
 
 /* --- equivalence ------------------------------------------------------------- */
 
-/* Writes "statistical" or "within <tolerance>" when the adapter's last run
- * was checked that way rather than by digest, else "". */
-void sl__peer_equivalence(const sl_adapter *adapter, char *out, size_t size);
-
 /* The statistical check (peer_stat.c, docs/peers.md "Equivalence"). */
 typedef struct sl__moments {
     double n, sum, sum2, sum4;

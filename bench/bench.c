@@ -744,11 +744,6 @@ sl_status sl__bench_begin(const sl_scenario_instance *instance, const sl_adapter
     return SL_OK;
 }
 
-int sl__bench_repetitions(const sl__bench_run *run)
-{
-    return run->repetitions;
-}
-
 sl_status sl__bench_repetition(sl__bench_run *run, int r, sl_err *err)
 {
     int64_t started = sl_now_ns();

@@ -31,7 +31,6 @@ void sl__record_identify(sl_record *record, const sl_scenario *scenario, const s
 typedef struct sl__bench_run sl__bench_run;
 sl_status sl__bench_begin(const sl_scenario_instance *instance, const sl_adapter *adapter,
                           const sl_bench_options *options, sl_record *record, sl__bench_run **out, sl_err *err);
-int sl__bench_repetitions(const sl__bench_run *run);
 sl_status sl__bench_repetition(sl__bench_run *run, int r, sl_err *err);
 sl_status sl__bench_end(sl__bench_run *run, sl_err *err);
 void sl__bench_abandon(sl__bench_run *run);

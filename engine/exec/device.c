@@ -92,7 +92,6 @@ struct sl_device_run {
     size_t cache_row[SL_MAX_FIELDS];
     unsigned char *filled;
     int64_t cache_rows;
-    size_t device_bytes;
     slot slots[MAX_SLOTS];
 };
 
@@ -270,7 +269,6 @@ static void lay_out_block(sl_device_run *run)
 static sl_status alloc_device(sl_device_run *run, void **ptr, size_t bytes, sl_err *err)
 {
     DEVICE_TRY(run->dev->alloc(ptr, bytes ? bytes : 8), "allocating device memory");
-    run->device_bytes += bytes;
     return SL_OK;
 }
 
@@ -811,11 +809,6 @@ int64_t sl_device_run_rows(const sl_device_run *run, int slot)
 int64_t sl_device_run_capacity(const sl_device_run *run)
 {
     return run->capacity;
-}
-
-size_t sl_device_run_bytes(const sl_device_run *run)
-{
-    return run->device_bytes;
 }
 
 bool sl_device_run_graphable(const sl_device_run *run, char *why, size_t size)

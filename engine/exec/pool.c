@@ -197,11 +197,6 @@ void sl__pool_set_polling(sl__pool *pool, bool polling)
     atomic_store_explicit(&pool->polling, polling, memory_order_relaxed);
 }
 
-int sl__pool_threads(const sl__pool *pool)
-{
-    return pool->threads;
-}
-
 void sl__pool_run(sl__pool *pool, sl__pool_fn fn, void *ctx, int64_t ntasks, int64_t chunk)
 {
     if (pool->threads == 1) {

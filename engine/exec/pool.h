@@ -28,8 +28,7 @@ typedef struct sl__pool sl__pool;
 
 /* Starts threads - 1 workers; threads >= 1. */
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err);
-int sl__pool_threads(const sl__pool *pool);
-/* Runs [0, ntasks) split into sl__pool_threads home shares, each in chunks
+/* Runs [0, ntasks) split into one home share per thread, each in chunks
  * of `chunk` tasks (a share's last may be shorter), and returns when every
  * chunk is done; a pool of one thread runs [0, ntasks) in one call. Not
  * reentrant. */

@@ -13,9 +13,6 @@ static const sl__op_desc *const descriptors[SL_OP_KIND_COUNT] = {SL_OP_LIST(DESC
 #define NAME(NAME, name, summary) [SL_OP_##NAME] = #name,
 static const char *const names[SL_OP_KIND_COUNT] = {SL_OP_LIST(NAME)};
 #undef NAME
-#define SUMMARY(NAME, name, summary) [SL_OP_##NAME] = summary,
-static const char *const summaries[SL_OP_KIND_COUNT] = {SL_OP_LIST(SUMMARY)};
-#undef SUMMARY
 
 const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
 {
@@ -25,11 +22,6 @@ const sl__op_desc *sl__op_desc_of(sl_op_kind kind)
 const char *sl_op_kind_name(sl_op_kind kind)
 {
     return (unsigned)kind < SL_OP_KIND_COUNT ? names[kind] : "?";
-}
-
-const char *sl_op_kind_summary(sl_op_kind kind)
-{
-    return (unsigned)kind < SL_OP_KIND_COUNT ? summaries[kind] : "?";
 }
 
 bool sl_op_kind_parse(const char *name, sl_op_kind *out)

@@ -39,8 +39,6 @@ sl_status sl_device_run_fetch(sl_device_run *run, int slot, void *stream, const 
 
 int64_t sl_device_run_rows(const sl_device_run *run, int slot);
 int64_t sl_device_run_capacity(const sl_device_run *run);
-/* Device bytes the run's buffers take. */
-size_t sl_device_run_bytes(const sl_device_run *run);
 /* Whether full batches may be replayed from one captured graph: not for a
  * pipeline with a cache op, whose misses change from batch to batch. Says
  * why not. Whether batches may overlap on two streams: not with a cache,
