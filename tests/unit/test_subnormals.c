@@ -13,6 +13,7 @@
 
 #include "kernels_under_test.h"
 #include "sluice/kernels/kernels.h"
+#include "sluice/pipeline/op_consts.h"
 
 static float from_bits(uint32_t bits)
 {
