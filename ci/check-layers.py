@@ -175,7 +175,9 @@ def header_violations(root, order, defined_by):
             if owner is None:
                 found.append(f"{where} declares {name}, which no layer's library defines")
             elif owner != layer:
-                found.append(f"{where} ({layer}) declares {name}, which {owner} defines: declare it in include/sluice/{owner}/")
+                found.append(
+                    f"{where} ({layer}) declares {name}, which {owner} defines: declare it in include/sluice/{owner}/"
+                )
     return found
 
 
@@ -215,8 +217,10 @@ def main():
         print(f"check-layers: {len(violations)} violation(s); docs/architecture.md says which layer may use which")
         return 1
     headers = len(public_headers(root))
-    print(f"check-layers: {len(LAYERS)} layers, {sum(len(u) for u in used.values())} imported symbols, "
-          f"{headers} public headers, no violation")
+    print(
+        f"check-layers: {len(LAYERS)} layers, {sum(len(u) for u in used.values())} imported symbols, "
+        f"{headers} public headers, no violation"
+    )
     return 0
 
 

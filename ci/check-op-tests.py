@@ -71,7 +71,9 @@ def main() -> None:
                 problems.append("%s: `%s`: %s" % (where, op, why))
     for op in ops:
         if op not in listed:
-            problems.append("docs/testing.md: %s has no row for op `%s` (include/sluice/pipeline/op_list.h)" % (HEADING, op))
+            problems.append(
+                "docs/testing.md: %s has no row for op `%s` (include/sluice/pipeline/op_list.h)" % (HEADING, op)
+            )
     for problem in problems:
         print(problem)
     unlisted = set(ops) - set(listed)

@@ -5,6 +5,7 @@ the per-round ratios with their range. Standard library only.
 
     python3 ci/cpu_vs_numpy.py OUT_DIR ROUNDS
 """
+
 import glob
 import json
 import os
@@ -72,12 +73,21 @@ def main():
             huge = [r["environment"].get("anon_huge_bytes", -1) for r in recs.values()]
             loads = [max(r["environment"]["load_start"], r["environment"]["load_end"]) for r in recs.values()]
             waits = [r["environment"].get("cpu_wait_fraction", -1) for r in recs.values()]
-            print("| %s | %s | %.1f | %s | %s | %s | %.1f-%.1f | %.2f-%.2f |" % (
-                s, column, p50,
-                "%.2f [%.2f-%.2f]" % (statistics.median(bound), min(bound), max(bound)) if bound else "-",
-                "%.1f" % statistics.median(gather) if gather else "-",
-                "%.0f" % (max(huge) / 2**20) if huge and max(huge) >= 0 else "-",
-                min(loads), max(loads), min(waits), max(waits)))
+            print(
+                "| %s | %s | %.1f | %s | %s | %s | %.1f-%.1f | %.2f-%.2f |"
+                % (
+                    s,
+                    column,
+                    p50,
+                    "%.2f [%.2f-%.2f]" % (statistics.median(bound), min(bound), max(bound)) if bound else "-",
+                    "%.1f" % statistics.median(gather) if gather else "-",
+                    "%.0f" % (max(huge) / 2**20) if huge and max(huge) >= 0 else "-",
+                    min(loads),
+                    max(loads),
+                    min(waits),
+                    max(waits),
+                )
+            )
     print()
     print("Per-round ratios, median [range] over the rounds:")
     print()
@@ -91,9 +101,10 @@ def main():
         print("| %s | %s | %s | %s |" % (s, ratio_cell(pages), ratio_cell(versus), ratio_cell(numpy)))
     if numpy_us:
         print()
-        print("Expert numpy on PC-1 (µs per batch, by round): %s; load %s" % (
-            ", ".join("%.1f" % numpy_us[r] for r in sorted(numpy_us)),
-            ", ".join("%.1f" % x for x in numpy_loads)))
+        print(
+            "Expert numpy on PC-1 (µs per batch, by round): %s; load %s"
+            % (", ".join("%.1f" % numpy_us[r] for r in sorted(numpy_us)), ", ".join("%.1f" % x for x in numpy_loads))
+        )
 
 
 if __name__ == "__main__":

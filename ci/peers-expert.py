@@ -31,6 +31,7 @@ batches' bytes checked equal to the peer's (--peer) so both do the same
 work. An export is made by `sluice export --profile full --scenario ID
 --variant V --output DIR`.
 """
+
 import argparse
 import json
 import os
@@ -58,8 +59,8 @@ def torch_cv1(plan):
     labels = torch.from_numpy(plan.load_source("label"))
     p = plan.ops[0]["params"]
     element = images.shape[1] * images.shape[2] * images.shape[3]
-    mean = torch.tensor(p["mean"][:p["channels"]], dtype=torch.float32).repeat(element // p["channels"])
-    inv = torch.tensor(p["inv_std"][:p["channels"]], dtype=torch.float32).repeat(element // p["channels"])
+    mean = torch.tensor(p["mean"][: p["channels"]], dtype=torch.float32).repeat(element // p["channels"])
+    inv = torch.tensor(p["inv_std"][: p["channels"]], dtype=torch.float32).repeat(element // p["channels"])
 
     def batch(ids):
         ids = torch.from_numpy(np.ascontiguousarray(ids))
@@ -95,7 +96,7 @@ def numpy_nlp1(plan):
     stream = plan.load_source("tokens")
     rows = -(-stream.shape[0] // p["seq_len"])
     table = np.full(rows * p["seq_len"], p["pad_id"], dtype=stream.dtype)
-    table[:stream.shape[0]] = stream
+    table[: stream.shape[0]] = stream
     table = table.reshape(rows, p["seq_len"])
     buffers = {}
 
@@ -109,8 +110,11 @@ def numpy_nlp1(plan):
     return batch, "numpy " + np.__version__
 
 
-FORMS = {"torch-cv1": (torch_cv1, "torch_peer"), "numpy-pc1": (numpy_pc1, "numpy_peer"),
-         "numpy-nlp1": (numpy_nlp1, "numpy_peer")}
+FORMS = {
+    "torch-cv1": (torch_cv1, "torch_peer"),
+    "numpy-pc1": (numpy_pc1, "numpy_peer"),
+    "numpy-nlp1": (numpy_nlp1, "numpy_peer"),
+}
 
 
 def time_expert(plan, batch, passes):
@@ -185,25 +189,45 @@ def summary(out, forms):
     for line in open(os.path.join(out, "outside.jsonl")):
         r = json.loads(line)
         ratio = r["peer_code_p50_us"] / r["expert_p50_us"]
-        print("| %s | %s | %.1f | %.1f | %.2fx | %s |" % (r["form"], r["framework"], r["expert_p50_us"],
-                                                         r["peer_code_p50_us"], ratio, " ".join(r["load"])))
+        print(
+            "| %s | %s | %.1f | %.1f | %.2fx | %s |"
+            % (r["form"], r["framework"], r["expert_p50_us"], r["peer_code_p50_us"], ratio, " ".join(r["load"]))
+        )
     print("\nThrough the protocol (sluice bench --rounds: the peer and peer:ci/peers-expert.py interleaved):\n")
-    print("| form | peer | peer p50 (µs) | expert p50 (µs) | peer ÷ expert, median [min, max] | load | "
-          "CPU wait (peer, expert) | verified |")
+    print(
+        "| form | peer | peer p50 (µs) | expert p50 (µs) | peer ÷ expert, median [min, max] | load | "
+        "CPU wait (peer, expert) | verified |"
+    )
     print("|---|---|---:|---:|---|---|---|---|")
     for spec in forms:
         form, scenario, variant, p1, p2, _ = spec.split(":", 5)
         folder = os.path.join(out, form, "full")
         peer = json.load(open(os.path.join(folder, "%s__%s__%s:%s.json" % (scenario, variant, p1, p2))))
-        expert = json.load(open(glob.glob(os.path.join(folder, "%s__%s__peer:*peers-expert.py.json"
-                                                       % (scenario, variant)))[0]))
+        expert = json.load(
+            open(glob.glob(os.path.join(folder, "%s__%s__peer:*peers-expert.py.json" % (scenario, variant)))[0])
+        )
         # Per round: the expert's rate over the peer's, the peer's time over the expert's.
         ratios = sorted(e / p for p, e in zip(peer["repetition_elements_per_s"], expert["repetition_elements_per_s"]))
-        print("| %s | %s (%s) | %.1f | %.1f | %.2fx [%.2f, %.2f] over %d rounds | %.1f to %.1f | %.2f, %.2f | %s, %s |"
-              % (form, peer["adapter"], peer["framework"], peer["p50_ns"] / 1000, expert["p50_ns"] / 1000,
-                 statistics.median(ratios), ratios[0], ratios[-1], len(ratios), peer["environment"]["load_start"],
-                 expert["environment"]["load_end"], peer["environment"]["cpu_wait_fraction"],
-                 expert["environment"]["cpu_wait_fraction"], peer["equivalence"], expert["equivalence"]))
+        print(
+            "| %s | %s (%s) | %.1f | %.1f | %.2fx [%.2f, %.2f] over %d rounds | %.1f to %.1f | %.2f, %.2f | %s, %s |"
+            % (
+                form,
+                peer["adapter"],
+                peer["framework"],
+                peer["p50_ns"] / 1000,
+                expert["p50_ns"] / 1000,
+                statistics.median(ratios),
+                ratios[0],
+                ratios[-1],
+                len(ratios),
+                peer["environment"]["load_start"],
+                expert["environment"]["load_end"],
+                peer["environment"]["cpu_wait_fraction"],
+                expert["environment"]["cpu_wait_fraction"],
+                peer["equivalence"],
+                expert["equivalence"],
+            )
+        )
 
 
 def main():
@@ -212,8 +236,12 @@ def main():
         return
     if any(arg.startswith("--ring-fd") or arg == "--describe" for arg in sys.argv[1:]):
         # Run by sluice: the ops the three forms implement.
-        sluice_peer.main("expert", "the expert form of numpy " + np.__version__ + " or torch", expert_batches,
-                         {"normalize", "pack_tokens"})
+        sluice_peer.main(
+            "expert",
+            "the expert form of numpy " + np.__version__ + " or torch",
+            expert_batches,
+            {"normalize", "pack_tokens"},
+        )
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("form", choices=sorted(FORMS))

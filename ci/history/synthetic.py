@@ -12,6 +12,7 @@ ranges of 30% across processes of one binary); "busy" slows one process in
 ten by 20 to 60% more.
 
 usage: synthetic.py TEMPLATE_RUN OUT_DIR   prints CASE<TAB>PLANTED lines."""
+
 import copy
 import hashlib
 import json
@@ -53,8 +54,9 @@ def main(template_path, out):
             dest = os.path.join(out, case)
             os.makedirs(os.path.join(dest, "machines", machine, "runs"))
             shutil.copy(os.path.join(history_root, "history.json"), dest)
-            shutil.copy(os.path.join(history_root, "machines", machine, "machine.json"),
-                        os.path.join(dest, "machines", machine))
+            shutil.copy(
+                os.path.join(history_root, "machines", machine, "machine.json"), os.path.join(dest, "machines", machine)
+            )
             for c in range(commits):
                 run = copy.deepcopy(template)
                 run["commit"] = run["environment"]["git_commit"] = commit_id(case, seed, c)

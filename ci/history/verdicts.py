@@ -7,6 +7,7 @@ what asv's step detection finds on the same rows exported for asv
 asv publish lists, on the exported values, one per commit).
 
 usage: verdicts.py PUBLISH_OUTPUT ASV_RESULTS_DIR CASE PLANTED"""
+
 import glob
 import json
 import os
@@ -24,11 +25,15 @@ def sluice_verdicts(publish_output):
     steps = {}
     with open(publish_output) as f:
         for line in f:
-            m = re.match(r"\s+step: (\S+) (\S+) (\S+) on \S+: ([+-][\d.]+)% elements/s .* between (\w+) and (\w+), p ([\d.]+)", line)
+            m = re.match(
+                r"\s+step: (\S+) (\S+) (\S+) on \S+: ([+-][\d.]+)% elements/s .* between (\w+) and (\w+), p ([\d.]+)",
+                line,
+            )
             if m:
                 steps.setdefault(m.group(3), []).append(
-                    f"{m.group(4)}% at {position(m.group(5))}..{position(m.group(6))} (p {m.group(7)})")
-    site = os.path.join(os.path.dirname(publish_output), "site", os.path.basename(publish_output)[:-len(".publish")])
+                    f"{m.group(4)}% at {position(m.group(5))}..{position(m.group(6))} (p {m.group(7)})"
+                )
+    site = os.path.join(os.path.dirname(publish_output), "site", os.path.basename(publish_output)[: -len(".publish")])
     notes = {}
     try:
         with open(os.path.join(site, "index.html")) as f:
@@ -46,8 +51,9 @@ def sluice_verdicts(publish_output):
 
 
 def asv_verdicts(results_dir):
-    runs = sorted(glob.glob(os.path.join(results_dir, "*", "*-sluice.json")),
-                  key=lambda p: position(os.path.basename(p)))
+    runs = sorted(
+        glob.glob(os.path.join(results_dir, "*", "*-sluice.json")), key=lambda p: position(os.path.basename(p))
+    )
     series = {}
     for path in runs:
         with open(path) as f:
@@ -63,8 +69,9 @@ def asv_verdicts(results_dir):
         # detection (detect_steps) up from the best level, as
         # detect_regressions reports them.
         _, _, regressions = step_detect.detect_regressions(step_detect.detect_steps(y))
-        found = [f"x{after / before:.2f} at {points[i][0]}..{points[j][0]}"
-                 for i, j, before, after in regressions or []]
+        found = [
+            f"x{after / before:.2f} at {points[i][0]}..{points[j][0]}" for i, j, before, after in regressions or []
+        ]
         verdicts[adapter] = ", ".join(found) or "no step"
     return verdicts
 

@@ -17,6 +17,7 @@ with sluice's own runs.
 
     python numpy_expert.py [ELEMENTS] [BATCHES]
 """
+
 import sys
 import time
 
@@ -37,7 +38,7 @@ def main():
     times = []
     for b in range(warmup + batches):
         first = (b * batch_size) % (elements - batch_size)
-        ids = order[first:first + batch_size]
+        ids = order[first : first + batch_size]
         start = time.perf_counter_ns()
         np.take(x, ids, axis=0, out=buf, mode="clip")
         buf -= mean

@@ -5,13 +5,15 @@ it implements, and the bench's session; the daemon starts in both, and
 sluice must kill it after each. The daemon writes its pid to the file named
 by SLUICE_TEST_PIDFILE (a second one, for the session, to that name with
 ".2" added if the first exists). The loader's own work is honest."""
+
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def start_daemon():

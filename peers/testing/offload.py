@@ -5,6 +5,7 @@ what writing the bytes could take. The helper's CPU time is the loader's
 work: sluice counts the CPU of the loader's whole tree (its group, and the
 processes that left it, which come back to sluice, the subreaper), so the
 run is a hand-over, never ranked."""
+
 import json
 import os
 import struct
@@ -12,8 +13,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def read_exactly(fd, n):
@@ -78,6 +80,7 @@ for line in sys.stdin:
     # Its own CPU time is reported (twice over, to cover the protocol), so
     # that only the helper's work is missing from its clock.
     own = 2 * (time.process_time_ns() - cpu0) + 200000
-    sys.stdout.write('{"batch": %d, "latency_ns": %d, "shapes": %s}\n'
-                     % (i, max(own, nbytes // 40), json.dumps(written)))
+    sys.stdout.write(
+        '{"batch": %d, "latency_ns": %d, "shapes": %s}\n' % (i, max(own, nbytes // 40), json.dumps(written))
+    )
     sys.stdout.flush()

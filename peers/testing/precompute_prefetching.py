@@ -3,13 +3,15 @@ batch before its hello, declares itself prefetching in its --describe (which
 skips the CPU check), and reports latencies just above what writing the
 bytes could take. sluice shows it as `self-declared` and does not rank it
 unless asked (SLUICE_RANK_SELF_DECLARED=1)."""
+
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 if "--describe" in sys.argv:
     sluice_peer.describe("precompute_prefetching", plain.SUPPORTED, "prefetching")
@@ -26,5 +28,7 @@ for line in sys.stdin:
     i, slot = int(request[0]), int(request[1])
     shapes = ring.write(slot, plan, done[i])
     nbytes = sum(len(bytes(data)) for _, data in done[i].values())
-    sys.stdout.write('{"batch": %d, "latency_ns": %d, "shapes": %s}\n' % (i, max(1000, nbytes // 40), json.dumps(shapes)))
+    sys.stdout.write(
+        '{"batch": %d, "latency_ns": %d, "shapes": %s}\n' % (i, max(1000, nbytes // 40), json.dumps(shapes))
+    )
     sys.stdout.flush()

@@ -5,13 +5,15 @@ yet, it computes honestly (plain's work) and stores each batch there; when
 it does, it hands the stored batches over, reporting honest-looking
 latencies. Every run of a peer has a plan of its own seed, so the stored
 batches are not the later run's, and the replay is a mismatch."""
+
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 
 def stored(store, i):

@@ -5,13 +5,15 @@ sluice seals the ring at its size before the peer gets it, so the truncation
 fails (EPERM) and the ring stays whole. The peer says on stderr what its
 ftruncate did, and carries on either way: the run must end with a record,
 never with the bench's death. With --grow it enlarges the ring instead."""
+
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plain  # noqa: E402
-import sluice_peer  # noqa: E402
+import plain
+
+import sluice_peer
 
 p = sluice_peer.parser("truncate_ring")
 p.add_argument("--grow", action="store_true")

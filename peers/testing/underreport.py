@@ -5,6 +5,7 @@ waiting cannot hide; or, with --latency=VALUE, that exact JSON number for
 every batch: out of range, not an integer, or longer than sluice could have
 seen). The first two must be flagged `hand-over`; the others are protocol
 errors."""
+
 import json
 import os
 import sys

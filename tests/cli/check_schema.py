@@ -7,12 +7,24 @@ is refused, so a check never passes by ignoring a rule.
 
 usage: check_schema.py SCHEMA FILE...   exit 0 when every file holds, 1
 naming the file, the path in it and the rule broken."""
+
 import json
 import re
 import sys
 
-KNOWN = {"$comment", "$id", "$schema", "type", "properties", "patternProperties",
-         "additionalProperties", "propertyNames", "required", "maxLength", "minimum"}
+KNOWN = {
+    "$comment",
+    "$id",
+    "$schema",
+    "type",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "required",
+    "maxLength",
+    "minimum",
+}
 TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),

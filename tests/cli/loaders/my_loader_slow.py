@@ -2,14 +2,15 @@
 batches, and real extra work on each, as a careless change might add: the
 batch's bytes hashed 300 times over (SHA-256 of the standard library),
 several times the batch's own cost, so that few processes a side see it."""
+
 import hashlib
 import os
 import sys
 
 # ci/gate-peer.sh puts a loader's own folder on PYTHONPATH.
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-import my_loader  # noqa: E402
-from my_loader import sluice_peer  # noqa: E402
+import my_loader
+from my_loader import sluice_peer
 
 
 def make_batches(plan, options=None):
