@@ -22,9 +22,9 @@ bool sl__build_id(char *buf, size_t size);
 bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t size);
 
 /* Aligned allocation for sources, fixtures, batches and scratch buffers;
- * release with free(). A block of SL_HUGE_PAGE_BYTES or more starts and ends
- * on a huge page and is advised to get them (engine/core/alloc.c), unless
- * SLUICE_HUGEPAGES=0. */
+ * release with free(). A block of SL_HUGE_PAGE_BYTES or more starts on a
+ * huge page and its whole huge pages are advised to be ones
+ * (engine/core/alloc.c), unless SLUICE_HUGEPAGES=0. */
 #define SL_HUGE_PAGE_BYTES ((size_t)2 << 20)
 void *sl__aligned_alloc(size_t alignment, size_t size);
 /* Advises the whole huge pages inside [memory, memory + bytes) to be backed
