@@ -224,7 +224,11 @@ if [ "${GATE_COUNTS:-1}" != 0 ]; then
     fi
     mv "$out.part" "$out"
   }
-  if ! "$A" bench --help | grep -q -- --instrument; then
+  # The help is read whole first: grep -q stops at its first match, and
+  # under pipefail the help's later writes would fail with SIGPIPE and the
+  # pipeline with them, as if the option were missing.
+  base_help=$("$A" bench --help)
+  if ! grep -q -- --instrument <<<"$base_help"; then
     # A base from before per-batch counts has nothing to compare with.
     echo "== counts: skipped, the base ($base_commit) predates sluice bench --instrument"
     GATE_COUNTS=0
