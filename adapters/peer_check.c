@@ -45,6 +45,42 @@ static sl_status check_batch(void *user, const sl__peer_batch *b, sl_err *err)
     return st;
 }
 
+/* What peer-check runs: a built-in peer by its adapter name (peer:numpy,
+ * with its own script, Python and arguments, as the bench runs it), else a
+ * loader file, named as a path or as the bench's peer:PATH. */
+typedef struct checked_loader {
+    char script[PATH_MAX];
+    const char *python;
+    const char *args;
+    sl__peer_kind kind;
+} checked_loader;
+
+static sl_status resolve_loader(const char *name, checked_loader *out, sl_err *err)
+{
+    for (int i = 0; i < sl__peer_count; i++) {
+        const sl__peer *peer = sl__peers[i];
+        if (strcmp(peer->adapter.name, name) != 0)
+            continue;
+        if (peer->script[0] == '/')
+            snprintf(out->script, sizeof out->script, "%s", peer->script);
+        else
+            snprintf(out->script, sizeof out->script, "%s/%s", sl__peer_dir(), peer->script);
+        out->python = sl__peer_python_of(peer);
+        out->args = peer->args ? peer->args : "--workers=0";
+        out->kind = peer->kind;
+        return SL_OK;
+    }
+    bool prefixed = strncmp(name, "peer:", 5) == 0;
+    const char *path = prefixed ? name + 5 : name;
+    out->python = sl__peer_python();
+    out->args = "--workers=0";
+    out->kind = SL__PEER_PER_BATCH;
+    sl_status st = sl__peer_loader_file(path, out->script, sizeof out->script, err);
+    if (st && prefixed && !strchr(path, '/'))
+        return sl_fail(err, st, "%s is neither a built-in peer (sluice list shows them) nor a loader file", name);
+    return st;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -59,8 +95,8 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     out->nbatches = nbatches;
     /* A missing file is said so, as the bench says it, not run and then
      * reported as a loader that crashed. */
-    char resolved[PATH_MAX];
-    sl_status st = sl__peer_loader_file(script, resolved, sizeof resolved, err);
+    checked_loader loader;
+    sl_status st = resolve_loader(script, &loader, err);
     if (st)
         return st;
     char dir[512];
@@ -83,10 +119,10 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
                              &c.reference, err);
     if (!st) {
         sl__peer_session_spec spec = {.name = script,
-                                      .python = sl__peer_python(),
-                                      .script = script,
+                                      .python = loader.python,
+                                      .script = loader.script,
                                       .export_dir = dir,
-                                      .args = {"--workers=0", NULL},
+                                      .args = {loader.args, NULL},
                                       .output = sl_pipeline_output_schema(pipeline),
                                       .rows = sl_pipeline_get_spec(pipeline)->batch_size,
                                       .nbatches = nbatches,
@@ -112,7 +148,7 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     }
     if (!st && nbatches > 1) {
         snprintf(out->timing, sizeof out->timing, "%s",
-                 sl__peer_timing_of(SL__PEER_PER_BATCH, &result, nbatches, c.bytes, NULL, NULL));
+                 sl__peer_timing_of(loader.kind, &result, nbatches, c.bytes, NULL, NULL));
         qsort(latency + 1, (size_t)(nbatches - 1), sizeof *latency, cmp_i64);
         out->median_latency_ns = (double)latency[1 + (nbatches - 1) / 2];
     }

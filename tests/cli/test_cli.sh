@@ -511,6 +511,24 @@ else
   ok "peer-check skipped: it needs /usr/bin/python3"
   ok "peer-check skipped: it needs /usr/bin/python3"
 fi
+# A built-in peer by its adapter name, run as the bench runs it (its own
+# Python and arguments); a name that is neither a peer nor a file is named.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  out=$("$sluice" peer-check peer:numpy --scenario PC-1 --batches 2 2>&1)
+  if [ $? -eq 0 ] && echo "$out" | grep -q "^peer:numpy on PC-1/depth1 .*: bitwise; framework numpy"; then
+    ok "peer-check runs a built-in peer by its name"
+  else
+    not_ok "peer-check runs a built-in peer by its name" "$out"
+  fi
+else
+  ok "peer-check of a built-in skipped: it needs numpy (ci/install-peers.sh numpy)"
+fi
+out=$("$sluice" peer-check peer:nonesuch --scenario PC-1 --batches 2 2>&1)
+if [ $? -ne 0 ] && echo "$out" | grep -q "peer:nonesuch is neither a built-in peer"; then
+  ok "peer-check names an unknown peer"
+else
+  not_ok "peer-check names an unknown peer" "$out"
+fi
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

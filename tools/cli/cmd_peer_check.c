@@ -18,15 +18,16 @@ static const sl__option peer_check_options[] = {
 
 const sl__command_spec sl__peer_check_spec = {
     .name = "peer-check",
-    .synopsis = "sluice peer-check SCRIPT --scenario ID [--variant V] [options]",
+    .synopsis = "sluice peer-check SCRIPT|peer:NAME --scenario ID [--variant V] [options]",
     .about = "Runs the Python loader SCRIPT (written with peers/sluice_peer.py; copy\n"
-             "peers/template_peer.py) on the variant's batches under the peer protocol, as\n"
+             "peers/template_peer.py), or the built-in peer peer:NAME with its own Python\n"
+             "and arguments, on the variant's batches under the peer protocol, as\n"
              "`sluice bench --adapters peer:SCRIPT` does, and holds every batch to sluice's\n"
              "reference. Says whether it is bitwise (or within the scenario's tolerance, or\n"
              "statistically equivalent where the plan's draws are not handed over) and, if\n"
              "not, the first batch, field, row and value that differ, with both numbers.\n"
              "Exit status 0 when equivalent, 1 when not, 2 on a usage error.\n"
-             "SLUICE_PYTHON names the Python that runs it (default /usr/bin/python3).",
+             "SLUICE_PYTHON names the Python that runs a SCRIPT (default /usr/bin/python3).",
     .options = peer_check_options,
     .noptions = SL__COUNT(peer_check_options),
     SL__OPERAND(peer_check_args, script),

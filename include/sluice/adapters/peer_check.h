@@ -32,8 +32,9 @@ typedef struct sl_peer_check_result {
     double median_latency_ns;
 } sl_peer_check_result;
 
-/* Runs the Python loader `script` (with $SLUICE_PYTHON, else
- * /usr/bin/python3) on the pipeline's first nbatches batches under the peer
+/* Runs the Python loader `script` (a file, with $SLUICE_PYTHON, else
+ * /usr/bin/python3; or a built-in peer's adapter name such as "peer:numpy",
+ * with the Python and arguments the bench gives it) on the pipeline's first nbatches batches under the peer
  * protocol and holds every batch to the reference kernels' (within
  * tolerance when > 0; statistically when the plan's draws are not exported).
  * Fails only when the check could not be made (the loader crashed, hung or
