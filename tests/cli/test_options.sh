@@ -41,8 +41,11 @@ done
 # Each declared option is in its command's --help and parses: a flag is
 # taken and the parser goes on to the next argument, an option with a value
 # asks for its value, and neither is called unknown. A number's value just
-# past its declared range is refused with that range.
+# past its declared range is refused with that range, and a repeatable
+# option given once more than it may be is refused with its count.
 while read -r line; do
+  times=$(printf '%s' "$line" | grep -oE ' \(up to [0-9]+ times\)$' | grep -oE '[0-9]+')
+  line=${line% (up to * times)}
   range=$(printf '%s' "$line" | grep -oE ' \[[^]]*\]$' | sed 's/^ //')
   line=${line% "$range"}
   read -r command option arg <<<"$line"
@@ -68,6 +71,17 @@ while read -r line; do
       ok "$what $arg is in its --help and parses"
     else
       not_ok "$what $arg is in its --help and parses" "exit status $rc" "$out"
+    fi
+  fi
+  if [ -n "$times" ]; then
+    repeated=()
+    for ((k = 0; k <= times; k++)); do repeated+=("$option" "value$k"); done
+    out=$("$sluice" "$command" "${repeated[@]}" 2>&1)
+    rc=$?
+    if [ "$rc" -eq 2 ] && printf '%s' "$out" | grep -qF -- "option $option: at most $times times"; then
+      ok "$what refuses a value given $((times + 1)) times"
+    else
+      not_ok "$what refuses a value given $((times + 1)) times" "exit status $rc" "$out"
     fi
   fi
   if [ -n "$range" ]; then

@@ -9,21 +9,10 @@
 #include "cli.h"
 
 typedef struct baseline_args {
-    const char *from[16];
-    int nfrom;
+    sl__text_list from;
     const char *baseline_dir, *name;
     bool saw_save;
 } baseline_args;
-
-/* --from may be given up to 16 times; each run is one process of the base. */
-static void add_from(sl__cli *cli, const sl__option *option, const char *value, void *args)
-{
-    (void)option;
-    baseline_args *a = args;
-    if (a->nfrom == 16)
-        sl__cli_usage_error(cli, "option --from: at most 16 runs");
-    a->from[a->nfrom++] = value;
-}
 
 /* The words `save NAME`. */
 static bool take_positional(sl__cli *cli, const char *arg, void *args)
@@ -42,10 +31,12 @@ static bool take_positional(sl__cli *cli, const char *arg, void *args)
 static const sl__option baseline_options[] = {
     {.name = "--from",
      .arg = "DIR",
-     .kind = SL__OPTION_CUSTOM,
-     .handle = add_from,
+     .kind = SL__OPTION_LIST,
+     SL__AT(baseline_args, from),
+     .max = SL__TEXT_LIST_MAX,
      .help = "the run's records (default records/ci, where\n"
-             "`sluice bench` writes the ci profile); repeat it to pool\n"
+             "`sluice bench` writes the ci profile); repeat it (up to\n"
+             "16 times) to pool\n"
              "the repetitions of several runs into the first one's\n"
              "records (a record only a later run has is left out,\n"
              "and named)"},
@@ -76,10 +67,12 @@ static void report_bad_file(const char *message, void *user)
 
 int sl__cmd_baseline(int argc, char **argv)
 {
-    baseline_args args = {.from = {"records/ci"}, .baseline_dir = "baselines"};
+    /* The default run sits where a first --from goes, so it counts only
+     * when none is given. */
+    baseline_args args = {.from = {.values = {"records/ci"}}, .baseline_dir = "baselines"};
     sl__cli cli = sl__options_parse(&sl__baseline_spec, argc, argv, &args);
-    const char **from = args.from;
-    int nfrom = args.nfrom;
+    const char **from = args.from.values;
+    int nfrom = args.from.count;
     const char *baseline_dir = args.baseline_dir, *name = args.name;
     bool saw_save = args.saw_save;
     if (!saw_save || !name)

@@ -29,8 +29,7 @@ static size_t sample_count(const sl_record *r)
 }
 
 typedef struct check_args {
-    const char *records[16];
-    int nrecords;
+    sl__text_list records;
     const char *baseline_dir, *name;
     const char *counts_base, *counts_new;
     const char *unsettled;
@@ -39,17 +38,6 @@ typedef struct check_args {
     sl_gate_options gate;
     sl_gate_count_options counts;
 } check_args;
-
-/* --records may be given up to 16 times; each run is one process of the
- * check. */
-static void add_records(sl__cli *cli, const sl__option *option, const char *value, void *args)
-{
-    (void)option;
-    check_args *a = args;
-    if (a->nrecords == 16)
-        sl__cli_usage_error(cli, "option --records: at most 16 runs");
-    a->records[a->nrecords++] = value;
-}
 
 /* Without --max-load, the limit comes from the records' CPUs. */
 static void note_max_load(sl__cli *cli, const sl__option *option, const char *value, void *args)
@@ -89,10 +77,12 @@ static const sl__option check_options[] = {
      .help = "the baseline (see sluice baseline save)"},
     {.name = "--records",
      .arg = "DIR",
-     .kind = SL__OPTION_CUSTOM,
-     .handle = add_records,
-     .help = "the run to check (default records/ci); repeat it to pool\n"
-             "several runs, each one process (ci/gate.sh)"},
+     .kind = SL__OPTION_LIST,
+     SL__AT(check_args, records),
+     .max = SL__TEXT_LIST_MAX,
+     .help = "the run to check (default records/ci); repeat it (up to\n"
+             "16 times) to pool several runs, each one process\n"
+             "(ci/gate.sh)"},
     {.name = "--baseline-dir",
      .arg = "DIR",
      .kind = SL__OPTION_TEXT,
@@ -231,7 +221,7 @@ const sl__command_spec sl__check_spec = {
 
 static void parse_args(int argc, char **argv, check_args *args)
 {
-    *args = (check_args){.records = {"records/ci"}, .baseline_dir = "baselines"};
+    *args = (check_args){.records = {.values = {"records/ci"}}, .baseline_dir = "baselines"};
     sl_gate_options_init(&args->gate);
     sl_gate_count_options_init(&args->counts);
     sl__cli cli = sl__options_parse(&sl__check_spec, argc, argv, args);
@@ -242,8 +232,8 @@ static void parse_args(int argc, char **argv, check_args *args)
     if (args->name)
         sl__cli_baseline_name(&cli, args->name);
     /* No --records: the default run. */
-    if (args->nrecords == 0)
-        args->nrecords = 1;
+    if (args->records.count == 0)
+        args->records.count = 1;
 }
 
 /* --- wall time ------------------------------------------------------------------ */
@@ -265,7 +255,8 @@ static bool load_records(const check_args *args, const char *base_dir, sl_record
                       err.msg, args->name);
         return false;
     }
-    if (sl_record_set_load_runs(args->records, args->nrecords, fresh, report_bad_file, NULL, &err) != SL_OK) {
+    if (sl_record_set_load_runs(args->records.values, args->records.count, fresh, report_bad_file, NULL, &err) !=
+        SL_OK) {
         sl__cli_error("check", "%s", err.msg);
         sl_record_set_free(base);
         sl_record_set_free(fresh);

@@ -2,6 +2,7 @@
  * (options.h). */
 #include "options.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,13 @@ static void store(sl__cli *cli, const sl__option *option, const char *value, voi
     switch (option->kind) {
     case SL__OPTION_FLAG: *(bool *)field = true; break;
     case SL__OPTION_TEXT: *(const char **)field = value; break;
+    case SL__OPTION_LIST: {
+        sl__text_list *list = field;
+        if (list->count >= option->max)
+            sl__cli_usage_error(cli, "option %s: at most %" PRId64 " times", option->name, option->max);
+        list->values[list->count++] = value;
+        break;
+    }
     case SL__OPTION_CHOICE:
         if (!is_choice(option->arg, value))
             not_a_choice(cli, option, value);
@@ -186,6 +194,7 @@ static size_t kind_size(const sl__option *option)
     case SL__OPTION_U64: return sizeof(uint64_t);
     case SL__OPTION_NUMBER: return sizeof(double);
     case SL__OPTION_PROFILE: return sizeof(sl_profile);
+    case SL__OPTION_LIST: return sizeof(sl__text_list);
     case SL__OPTION_CUSTOM: return option->size;
     }
     return 0;
@@ -214,6 +223,8 @@ bool sl__options_check(const sl__command_spec *spec)
             return fault(spec, o, "its range is empty");
         if (o->kind == SL__OPTION_NUMBER && !(o->low <= o->high))
             return fault(spec, o, "its range is empty");
+        if (o->kind == SL__OPTION_LIST && (o->max < 1 || o->max > SL__TEXT_LIST_MAX))
+            return fault(spec, o, "a list takes 1 to SL__TEXT_LIST_MAX values");
         if (!o->help || !o->help[0])
             return fault(spec, o, "it has no help");
         for (int j = 0; j < i; j++)

@@ -25,10 +25,18 @@ typedef enum sl__option_kind {
     SL__OPTION_NUMBER,  /* a decimal number in [low, high]: sets a double */
     SL__OPTION_PROFILE, /* ci, full or gpu: sets an sl_profile */
     SL__OPTION_CHOICE,  /* one of the words of `arg` ("table|gbench"): sets a const char * */
+    SL__OPTION_LIST,    /* any non-empty text, repeatable: appends to an sl__text_list, at most `max` times */
     SL__OPTION_CUSTOM,  /* nothing is stored: `handle` reads the value (a flag when `arg` is NULL) */
 } sl__option_kind;
 
 typedef struct sl__option sl__option;
+
+/* What an SL__OPTION_LIST collects: each value in the order given. */
+#define SL__TEXT_LIST_MAX 16
+typedef struct sl__text_list {
+    const char *values[SL__TEXT_LIST_MAX];
+    int count;
+} sl__text_list;
 
 /* Called once the value is stored (for SL__OPTION_CUSTOM, instead), with
  * the value (NULL for a flag) and the command's arguments: a check the
@@ -42,7 +50,7 @@ struct sl__option {
     const char *arg;  /* the value's name in --help ("N", "DIR", "table|gbench"); NULL for a flag */
     sl__option_kind kind;
     size_t offset, size; /* where the value goes in the command's arguments: SL__AT(type, field) */
-    int64_t min, max;    /* SL__OPTION_INT's range */
+    int64_t min, max;    /* SL__OPTION_INT's range; SL__OPTION_LIST's most values (1 to SL__TEXT_LIST_MAX) */
     double low, high;    /* SL__OPTION_NUMBER's range */
     const char *word;    /* SL__OPTION_INT: a word taken instead of a number ("auto") */
     int64_t word_value;  /* ... and the value it stands for */

@@ -69,7 +69,8 @@ static void print_version(void)
 }
 
 /* `sluice help --options`: every command's declared options, one a line,
- * with the range of a number ("bench --workers N [0, 1024]"), each
+ * with the range of a number ("bench --workers N [0, 1024]") and how often
+ * a repeatable one may be given ("check --records DIR (up to 16 times)"), each
  * declaration checked first; what tests/cli/test_options.sh holds the
  * commands' --help and parsers to, and what a shell completion can read. */
 static int print_options(void)
@@ -85,6 +86,8 @@ static int print_options(void)
                 printf(" [%lld, %lld]", (long long)option->min, (long long)option->max);
             else if (option->kind == SL__OPTION_NUMBER)
                 printf(" [%g, %g]", option->low, option->high);
+            else if (option->kind == SL__OPTION_LIST)
+                printf(" (up to %lld times)", (long long)option->max);
             putchar('\n');
         }
     }
