@@ -117,7 +117,9 @@ install_one() {
       /usr/bin/python3 -c 'import numpy; print("system python: numpy", numpy.__version__)' ;;
     torch)
       apt_install python3 python3-numpy python3-torch
-      /usr/bin/python3 -c 'import torch; print("system python: torch", torch.__version__, "(CPU only)")' ;;
+      # The package's version, not an import: importing torch takes seconds
+      # (a minute on a loaded machine) before every main job.
+      echo "system python: torch $(dpkg-query -W -f='${Version}' python3-torch 2>/dev/null || echo '(not from Debian)') (CPU only)" ;;
     torch2 | litdata | energon)
       venv "$torch_venv"
       pip_install "$torch_venv" -r "$here/ci/peers-torch.txt"
