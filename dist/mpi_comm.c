@@ -62,110 +62,195 @@ static sl_status mpi_fail(sl_err *err, int code, const char *call)
     return sl_fail(err, SL_EIO, "%s failed: %s", call, text);
 }
 
-/* Waits for a request, polling; past `limit` seconds (0: none) it fails
- * with SL_ETIMEDOUT naming what it waited for. */
-static sl_status wait_request(const sl_comm *comm, MPI_Request *request, double limit, const char *what, sl_err *err)
+/* The ranks a poll is still waiting for, "1, 3 (pid 42 on node7)", at most
+ * four of them by number with their last check-in's process, into buf;
+ * returns how many there are. */
+static int name_silent(const mpi_state *state, const bool *arrived, int others, char *buf, size_t size)
 {
-    double start = now_s();
-    for (;;) {
-        int done = 0;
-        int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(err, rc, what);
-        if (done)
-            return SL_OK;
-        if (limit > 0 && now_s() - start > limit)
-            return sl_fail(err, SL_ETIMEDOUT,
-                           "watchdog: rank %d waited %.0f s for %s, which did not complete; a rank stopped during it "
-                           "(SLUICE_DIST_TIMEOUT_S=%.0f)",
-                           comm->rank, now_s() - start, what, comm->watchdog_s);
-        pause_briefly();
+    size_t used = 0;
+    int nsilent = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < others; r++) {
+        if (arrived[r] || nsilent++ >= 4 || used >= size)
+            continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", used ? ", " : "", r + 1);
+        const checkin_note *last = state->seen ? &state->seen[r + 1] : NULL;
+        if (last && last->pid > 0 && used < size)
+            used += (size_t)snprintf(buf + used, size - used, " (pid %lld on %s)", (long long)last->pid, last->host);
     }
+    return nsilent;
 }
 
-static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
-                            sl_err *err)
+/* Rank 0 waits for one receive from each other rank, polled; past the
+ * limit it fails with SL_ETIMEDOUT naming the ranks that have not sent, as
+ * a check-in does, rather than "a rank" as a collective would. */
+static sl_status receive_from_all(const sl_comm *comm, MPI_Request *requests, const char *what, sl_err *err)
 {
-    MPI_Comm c = handle(comm);
-    /* Every step is non-blocking and polled, so that the watchdog bounds
-     * it; the check-in before the gather has already named any rank that
-     * never arrived. */
-    double limit = comm->watchdog_s;
-    MPI_Request request;
-    unsigned long long mine = bytes;
-    unsigned long long *sizes = NULL;
-    int *recv_counts = NULL, *displs = NULL;
-    unsigned char *all = NULL;
+    int others = comm->world - 1;
+    int *indices = malloc((size_t)others * sizeof *indices);
+    bool *arrived = calloc((size_t)others, sizeof *arrived);
+    if (!indices || !arrived) {
+        free(indices);
+        free(arrived);
+        return sl_fail(err, SL_ENOMEM, "no memory to wait for %d ranks", others);
+    }
     sl_status st = SL_OK;
-    int rc;
-    if (comm->rank == 0 && !(sizes = malloc((size_t)comm->world * sizeof *sizes)))
-        return sl_fail(err, SL_ENOMEM, "cannot allocate the sizes of %d reports", comm->world);
-    rc = MPI_Igather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, 0, c, &request);
-    if (rc != MPI_SUCCESS) {
-        free(sizes);
-        return mpi_fail(err, rc, "MPI_Igather of the report sizes");
+    int count = 0;
+    double start = now_s();
+    while (count < others) {
+        int done = 0;
+        int rc = MPI_Testsome(others, requests, &done, indices, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            st = mpi_fail(err, rc, what);
+            break;
+        }
+        for (int i = 0; i < done && done != MPI_UNDEFINED; i++) {
+            arrived[indices[i]] = true;
+            count++;
+        }
+        if (count == others)
+            break;
+        if (comm->watchdog_s > 0 && now_s() - start > comm->watchdog_s) {
+            char silent[SL_ERR_MAX / 2];
+            int nsilent = name_silent(comm->state, arrived, others, silent, sizeof silent);
+            st = sl_fail(err, SL_ETIMEDOUT,
+                         "watchdog: rank%s %s%s of %d did not send %s within %.0f s (SLUICE_DIST_TIMEOUT_S=%.0f): "
+                         "stopped, frozen or stuck",
+                         nsilent == 1 ? "" : "s", silent, nsilent > 4 ? " and more" : "", comm->world, what,
+                         comm->watchdog_s, comm->watchdog_s);
+            break;
+        }
+        pause_briefly();
     }
-    if ((st = wait_request(comm, &request, limit, "the gather of the report sizes", err)) != SL_OK) {
+    /* On a timeout the job is about to be aborted; the receives still
+     * posted go with it. */
+    free(indices);
+    free(arrived);
+    return st;
+}
+
+/* Message tags of the gather, apart from the check-ins'. */
+enum { TAG_GATHER_SIZE = 0x51c2, TAG_GATHER_GO = 0x51c3, TAG_GATHER_DATA = 0x51c4 };
+
+/* Rank 0's side of the gather: every rank's report size, the go-ahead to
+ * each, then every report, each a receive from a named rank, so that a rank
+ * stopped in the gather is named as one stopped at a check-in is (D26). */
+static sl_status gather_root(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
+                             sl_err *err)
+{
+    int world = comm->world, others = world - 1;
+    unsigned long long *sizes = calloc((size_t)world, sizeof *sizes);
+    MPI_Request *requests = malloc((size_t)(others > 0 ? others : 1) * sizeof *requests);
+    unsigned char *all = NULL;
+    size_t *offsets = calloc((size_t)world, sizeof *offsets);
+    if (!sizes || !requests || !offsets) {
         free(sizes);
-        return st;
+        free(requests);
+        free(offsets);
+        return sl_fail(err, SL_ENOMEM, "cannot allocate the sizes of %d reports", world);
     }
-    /* MPI_Gatherv counts and displaces in int. Rank 0 says whether the
-     * reports fit, and whether it could allocate them, before anyone sends:
-     * every rank then takes the same path, and none waits on a send that
-     * will never be received. */
-    int go = 1;
-    if (comm->rank == 0) {
+    sl_status st = SL_OK;
+    int rc = MPI_SUCCESS;
+    sizes[0] = bytes;
+    for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
+        rc = MPI_Irecv(&sizes[r + 1], 1, MPI_UNSIGNED_LONG_LONG, r + 1, TAG_GATHER_SIZE, handle(comm), &requests[r]);
+    st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of a report size")
+                           : receive_from_all(comm, requests, "its report's size in the gather", err);
+    /* Whether the reports fit and could be allocated is said to every rank
+     * before anyone sends one, so that no rank waits on a send that will
+     * never be received. */
+    if (st == SL_OK) {
         unsigned long long total = 0;
-        for (int r = 0; r < comm->world; r++)
+        for (int r = 0; r < world; r++) {
+            offsets[r] = (size_t)total;
             total += sizes[r];
-        recv_counts = malloc((size_t)comm->world * sizeof *recv_counts);
-        displs = malloc((size_t)comm->world * sizeof *displs);
-        all = malloc((size_t)total + 1);
+        }
         if (total > INT_MAX)
             st = sl_fail(err, SL_EUNSUPPORTED, "the ranks' reports total %llu bytes; one gather takes at most %d",
                          total, INT_MAX);
-        else if (!recv_counts || !displs || !all)
+        else if (!(all = malloc((size_t)total + 1)))
             st = sl_fail(err, SL_ENOMEM, "cannot allocate %llu bytes for the ranks' reports", total);
-        else {
-            int offset = 0;
-            for (int r = 0; r < comm->world; r++) {
-                recv_counts[r] = (int)sizes[r];
-                displs[r] = offset;
-                offset += (int)sizes[r];
-            }
-        }
-        go = st == SL_OK;
+        char go = st == SL_OK;
+        for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
+            rc = MPI_Send(&go, 1, MPI_BYTE, r + 1, TAG_GATHER_GO, handle(comm));
+        if (rc != MPI_SUCCESS && st == SL_OK)
+            st = mpi_fail(err, rc, "MPI_Send of the gather's go-ahead");
     }
-    rc = MPI_Ibcast(&go, 1, MPI_INT, 0, c, &request);
-    sl_status bcast = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Ibcast of the gather's go-ahead")
-                                        : wait_request(comm, &request, limit, "the gather's go-ahead", err);
-    if (bcast == SL_ETIMEDOUT)
-        st = bcast;
-    else if (bcast != SL_OK && st == SL_OK)
-        st = bcast;
-    if (go && st == SL_OK) {
-        if (bytes > INT_MAX)
-            st = sl_fail(err, SL_EUNSUPPORTED, "a report of %zu bytes is too large to send", bytes);
-        rc = MPI_Igatherv(data, (int)(bytes > INT_MAX ? 0 : bytes), MPI_BYTE, all, recv_counts, displs, MPI_BYTE, 0, c,
-                          &request);
-        sl_status gathered = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Igatherv of the reports")
-                                               : wait_request(comm, &request, limit, "the gather of the reports", err);
-        if (gathered != SL_OK && (st == SL_OK || gathered == SL_ETIMEDOUT))
-            st = gathered;
-    } else if (!go && st == SL_OK) {
-        st = sl_fail(err, SL_EIO, "rank 0 could not receive the reports");
+    if (st == SL_OK) {
+        memcpy(all, data, bytes);
+        for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
+            rc = MPI_Irecv(all + offsets[r + 1], (int)sizes[r + 1], MPI_BYTE, r + 1, TAG_GATHER_DATA, handle(comm),
+                           &requests[r]);
+        st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of a report")
+                               : receive_from_all(comm, requests, "its report in the gather", err);
     }
-    if (st == SL_OK && comm->rank == 0) {
-        for (int r = 0; r < comm->world; r++)
+    if (st == SL_OK) {
+        for (int r = 0; r < world; r++)
             counts[r] = (size_t)sizes[r];
         *out = all;
         all = NULL;
     }
     free(all);
     free(sizes);
-    free(recv_counts);
-    free(displs);
+    free(requests);
+    free(offsets);
     return st;
+}
+
+/* Waits for a rank other than 0's requests, polled, for twice the limit,
+ * so that rank 0, which can name a silent rank, gives up first. */
+static sl_status wait_on_root(const sl_comm *comm, int n, MPI_Request *requests, const char *what, sl_err *err)
+{
+    double start = now_s();
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, what);
+        if (done)
+            return SL_OK;
+        if (comm->watchdog_s > 0 && now_s() - start > 2 * comm->watchdog_s)
+            return sl_fail(err, SL_ETIMEDOUT,
+                           "watchdog: rank %d waited %.0f s for %s (twice SLUICE_DIST_TIMEOUT_S=%.0f): rank 0 is "
+                           "stopped, frozen or stuck",
+                           comm->rank, now_s() - start, what, comm->watchdog_s);
+        pause_briefly();
+    }
+}
+
+/* Another rank's side: its size, rank 0's go-ahead, then its report. */
+static sl_status gather_other(const sl_comm *comm, const void *data, size_t bytes, sl_err *err)
+{
+    if (bytes > INT_MAX)
+        return sl_fail(err, SL_EUNSUPPORTED, "a report of %zu bytes is too large to send", bytes);
+    unsigned long long mine = bytes;
+    char go = 0;
+    MPI_Request request;
+    int rc = MPI_Isend(&mine, 1, MPI_UNSIGNED_LONG_LONG, 0, TAG_GATHER_SIZE, handle(comm), &request);
+    sl_status st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Isend of the report size")
+                                     : wait_on_root(comm, 1, &request, "rank 0 to take its report's size", err);
+    if (st == SL_OK) {
+        rc = MPI_Irecv(&go, 1, MPI_BYTE, 0, TAG_GATHER_GO, handle(comm), &request);
+        st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of the gather's go-ahead")
+                               : wait_on_root(comm, 1, &request, "the gather's go-ahead", err);
+    }
+    if (st == SL_OK && !go)
+        return sl_fail(err, SL_EIO, "rank 0 could not receive the reports");
+    if (st == SL_OK) {
+        rc = MPI_Isend(data, (int)bytes, MPI_BYTE, 0, TAG_GATHER_DATA, handle(comm), &request);
+        st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Isend of the report")
+                               : wait_on_root(comm, 1, &request, "rank 0 to take its report", err);
+    }
+    return st;
+}
+
+static sl_status mpi_gather(const sl_comm *comm, const void *data, size_t bytes, void **out, size_t *counts,
+                            sl_err *err)
+{
+    /* Point to point rather than MPI_Igatherv: every step is polled under
+     * the watchdog either way, but only a receive from a named rank can say
+     * which rank stopped. */
+    return comm->rank == 0 ? gather_root(comm, data, bytes, out, counts, err) : gather_other(comm, data, bytes, err);
 }
 
 /* Rank 0's side of a check-in: a receive from every other rank, polled;
@@ -210,18 +295,8 @@ static sl_status checkin_root(const sl_comm *comm, mpi_state *state, const char 
         if (count == others)
             break;
         if (comm->watchdog_s > 0 && now_s() - start > comm->watchdog_s) {
-            char silent[SL_ERR_MAX / 2] = "";
-            size_t used = 0;
-            int nsilent = 0;
-            for (int r = 0; r < others; r++) {
-                if (arrived[r] || nsilent++ >= 4 || used >= sizeof silent)
-                    continue;
-                const checkin_note *last = &state->seen[r + 1];
-                used += (size_t)snprintf(silent + used, sizeof silent - used, "%s%d", used ? ", " : "", r + 1);
-                if (last->pid > 0 && used < sizeof silent)
-                    used += (size_t)snprintf(silent + used, sizeof silent - used, " (pid %lld on %s)",
-                                             (long long)last->pid, last->host);
-            }
+            char silent[SL_ERR_MAX / 2];
+            int nsilent = name_silent(state, arrived, others, silent, sizeof silent);
             st = sl_fail(err, SL_ETIMEDOUT,
                          "watchdog: rank%s %s%s of %d did not check in at %s within %.0f s "
                          "(SLUICE_DIST_TIMEOUT_S=%.0f): stopped, frozen or stuck",
@@ -262,21 +337,9 @@ static sl_status checkin_other(const sl_comm *comm, const char *step, sl_err *er
         rc = MPI_Irecv(&release, 1, MPI_BYTE, 0, TAG_RELEASE, handle(comm), &requests[1]);
     if (rc != MPI_SUCCESS)
         return mpi_fail(err, rc, "posting a check-in");
-    double start = now_s();
-    for (;;) {
-        int done = 0;
-        rc = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(err, rc, "MPI_Testall of a check-in");
-        if (done)
-            return SL_OK;
-        if (comm->watchdog_s > 0 && now_s() - start > 2 * comm->watchdog_s)
-            return sl_fail(err, SL_ETIMEDOUT,
-                           "watchdog: rank %d checked in at %s but rank 0 did not release it within %.0f s "
-                           "(twice SLUICE_DIST_TIMEOUT_S): rank 0 is stopped, frozen or stuck",
-                           comm->rank, step, 2 * comm->watchdog_s);
-        pause_briefly();
-    }
+    char what[256];
+    snprintf(what, sizeof what, "rank 0's release after checking in at %s", step);
+    return wait_on_root(comm, 2, requests, what, err);
 }
 
 static sl_status mpi_checkin(const sl_comm *comm, const char *step, sl_err *err)

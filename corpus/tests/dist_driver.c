@@ -3,8 +3,14 @@
  * runs a few measured batches with the fused adapter and loads epoch 0;
  * rank 0 gathers the reports (the same sl_dist_gather that `sluice bench`
  * uses) and writes them, unjudged, to OUT.json, so that the Criterion tests
- * check the shards with their own arithmetic. Built only with MPI. */
+ * check the shards with their own arithmetic. Built only with MPI.
+ *
+ * For the watchdog's tests: SLUICE_DIST_TIMEOUT_S sets its limit, as it
+ * does for `sluice bench`, and DIST_DRIVER_STOP_IN_GATHER=R stops rank R
+ * (SIGSTOP) after the last check-in, inside the gather, where only the
+ * gather's own waits can name it. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +99,8 @@ int main(int argc, char **argv)
         sl_mpi_finalize(world);
         return 2;
     }
+    const char *limit = getenv("SLUICE_DIST_TIMEOUT_S");
+    world->watchdog_s = limit ? atof(limit) : 0.0;
     sl_comm *mesh = NULL;
     if (sl_comm_mesh(world, ndims, dims, &mesh, &err) != SL_OK)
         return fail("arranging the mesh", &err);
@@ -119,7 +127,17 @@ int main(int argc, char **argv)
         return fail("loading epoch 0", &err);
     sl_dist_view view;
     int status = 0;
-    if (sl_comm_barrier(mesh, &err) != SL_OK || sl_dist_gather(mesh, &mine, &view, &err) != SL_OK)
+    const char *stop = getenv("DIST_DRIVER_STOP_IN_GATHER");
+    sl_status st = sl_comm_barrier(mesh, &err);
+    if (st == SL_OK && stop && atoi(stop) == mesh->rank)
+        raise(SIGSTOP);
+    if (st == SL_OK)
+        st = sl_dist_gather(mesh, &mine, &view, &err);
+    /* A rank the watchdog named will never arrive: the job ends here, as
+     * `sluice bench` ends it, rather than waiting for it in MPI_Finalize. */
+    if (st == SL_ETIMEDOUT)
+        sl_comm_abort(mesh, 1, err.msg);
+    if (st != SL_OK)
         status = fail("gathering the reports", &err);
     else if (mesh->rank == 0)
         status = write_view(&view, argv[3]);

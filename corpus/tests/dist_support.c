@@ -219,11 +219,16 @@ int dist_mpirun_job(const dist_job *job, char **log, double *after_stop_s)
          * every rank then), the rank to stop is stopped, where a frozen
          * node or a rank stuck in I/O would stop. */
         if (job->stop_rank >= 0 && stopped < 0) {
-            char *text = slurp(log_path);
-            bool joined = strstr(text, job->joined_marker) != NULL;
-            free(text);
+            bool joined;
+            if (job->stop_when_file) {
+                joined = access(job->stop_when_file, F_OK) == 0;
+            } else {
+                char *text = slurp(log_path);
+                joined = strstr(text, job->joined_marker) != NULL;
+                free(text);
+            }
             pid_t victim = joined ? find_rank(pid, job->stop_rank) : -1;
-            if (victim > 0 && kill(victim, SIGSTOP) == 0) {
+            if (victim > 0 && kill(victim, job->stop_signal ? job->stop_signal : SIGSTOP) == 0) {
                 stopped = victim;
                 clock_gettime(CLOCK_MONOTONIC, &stop_time);
             }

@@ -39,6 +39,12 @@ typedef struct dist_job {
     int timeout_s;
     int stop_rank;
     const char *joined_marker;
+    /* When set, the rank is signalled once this file exists rather than
+     * once the log shows joined_marker. */
+    const char *stop_when_file;
+    /* The signal it gets: SIGSTOP (a frozen rank) when 0, or SIGKILL (a
+     * rank killed by the machine). */
+    int stop_signal;
 } dist_job;
 int dist_mpirun_job(const dist_job *job, char **log, double *after_stop_s);
 

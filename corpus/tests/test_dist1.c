@@ -4,6 +4,7 @@
  * counts; the checks, the job's record and the per-rank metrics on views
  * made by hand; and real jobs under mpirun with K = 1, 2 and 4 processes
  * (suite dist1_mpi, skipped with the reason in a build without MPI). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,66 @@ Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout
     cr_expect_eq(record.outcome, SL_RECORD_FAILED);
     cr_expect(strstr(record.reason, "rank 1 of 3") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S=3"),
               "the record's reason: %s", record.reason);
+    sl_record_release(&record);
+    free(log);
+    remove_job_folder(dir);
+}
+
+/* A rank stopped inside the gather of the reports, after the last check-in
+ * (the driver stops itself there): rank 0's receives are from named ranks,
+ * so it names the silent one as a check-in does, rather than "a rank"
+ * (D26), and ends the job. */
+Test(dist1_mpi, a_rank_stopped_in_the_gather_is_named, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64], out[128];
+    dist_tempdir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/view.json", dir);
+    const char *args[] = {dist_driver(), "DIST-1", "32x32", out, NULL};
+    const char *env[] = {"SLUICE_DIST_TIMEOUT_S=3", "DIST_DRIVER_STOP_IN_GATHER=1", NULL};
+    dist_job job = {.ranks = 3, .args = args, .env = env, .timeout_s = 120, .stop_rank = -1};
+    char *log = NULL;
+    int status = dist_mpirun_job(&job, &log, NULL);
+    cr_assert_neq(status, -1, "the job did not end within 120 s with rank 1 stopped in the gather:\n%s", log);
+    cr_expect_neq(status, 0, "exit status 0 with rank 1 stopped:\n%s", log);
+    cr_expect(strstr(log, "watchdog: rank 1 (pid ") &&
+                  strstr(log, " of 3 did not send its report's size in the gather"),
+              "rank 0 did not name rank 1 in the gather:\n%s", log);
+    free(log);
+    unlink(out);
+    rmdir(dir);
+}
+
+/* A rank SIGKILLed mid-run: the launcher ends the whole job at once, so no
+ * rank can write anything; rank 0's stand-in record, written before the
+ * run started, is what is left: the run is failed, saying the job ended
+ * while it was in progress (D26). The kill lands once the stand-in exists,
+ * in a run long enough (5 repetitions of 4000 batches) not to have ended. */
+Test(dist1_mpi, a_killed_rank_leaves_the_run_recorded_as_failed, .timeout = 300)
+{
+    dist_require_mpi();
+    char dir[64], path[160];
+    dist_tempdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
+    const char *args[] = {dist_sluice(), "bench",         "--scenarios", "DIST-1",       "--adapters",
+                          "fused",       "--repetitions", "5",           "--warmup",     "1",
+                          "--batches",   "4000",          "--no-probes", "--output-dir", dir,
+                          NULL};
+    dist_job job = {
+        .ranks = 3, .args = args, .timeout_s = 120, .stop_rank = 1, .stop_when_file = path, .stop_signal = SIGKILL};
+    char *log = NULL;
+    double after = -1.0;
+    int status = dist_mpirun_job(&job, &log, &after);
+    cr_assert_neq(status, -1, "the job did not end within 120 s of rank 1's kill:\n%s", log);
+    cr_assert_geq(after, 0.0, "the job ended before rank 1 could be killed:\n%s", log);
+    cr_expect_neq(status, 0, "exit status 0 with rank 1 killed:\n%s", log);
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED, "the run's record is %s:\n%s",
+                 sl_record_outcome_name(record.outcome), log);
+    cr_expect(strstr(record.reason, "the job ended while this run was in progress"), "the record's reason: %s",
+              record.reason);
     sl_record_release(&record);
     free(log);
     remove_job_folder(dir);
