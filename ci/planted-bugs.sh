@@ -26,9 +26,14 @@ patches_dir=$root/ci/planted
 
 # The tests that exercise the three kernels: the kernel unit tests on every
 # table, the kernel checker, trig_rounds' own tests, and the scenarios that
-# run log_mel (MM-2), trig_rounds (IO-4) and resize (MM-1, CV-4).
+# run log_mel (MM-2), trig_rounds (IO-4) and resize (MM-1, CV-4); and the
+# tests of the four bugs an independent review planted that survived every
+# test then (issue 33): the gate's minimum effect at its edge
+# (gate_threshold), a checkpoint bound to its shard (checkpoint_shard),
+# subnormals flushed as crtfastmath.o would (subnormals), and the tuner's
+# check against the reference ignored (kernel_tune).
 tests=(kernels kernels@cpu-generic kernels@cpu-avx2 kernels@cpu-avx512-256 kernels@cpu-avx512
-  kernel_check trig_rounds MM-2 IO-4 MM-1 CV-4)
+  kernel_check trig_rounds MM-2 IO-4 MM-1 CV-4 gate_threshold checkpoint_shard subnormals kernel_tune)
 
 if [ $# -gt 1 ]; then
   echo "usage: ci/planted-bugs.sh [SCRATCH]" >&2

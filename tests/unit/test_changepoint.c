@@ -112,6 +112,27 @@ Test(changepoint, two_steps_are_both_found)
     cr_expect_geq(both, 95, "both steps were found in %d of 100 series", both);
 }
 
+/* Clipping within segments, isolated: a long old level, then a new level
+ * 30% slower, then another 30% slower again, each new level shorter than
+ * the old (8 points against 24). Clipped against the whole series, whose
+ * median and MAD are the old level's, both new levels are pulled to the
+ * same bound 3 MADs away and the second step vanishes; clipped within the
+ * segment the first split found, the two new levels keep their own medians
+ * and the second step is found at its index. */
+Test(changepoint, a_second_step_on_a_new_level_is_not_clipped_away)
+{
+    int second_found = 0;
+    for (uint64_t s = 0; s < 100; s++) {
+        double x[40];
+        series(s + 12000, x, 40, false, 24, log(1.0 / 1.3), 32, log(1.0 / 1.3));
+        sl_changepoint cp[8];
+        int n = sl_edivisive(x, 40, NULL, cp, 8);
+        for (int k = 0; k < n; k++)
+            second_found += cp[k].index == 32;
+    }
+    cr_expect_geq(second_found, 90, "the second step was found in %d of 100 series", second_found);
+}
+
 /* The rate of false steps in pure noise, over many series: the first test
  * of each series is a permutation test at alpha = 0.01, so at most 1% of
  * series may show any step (docs/history.md). With 2000 series the count
