@@ -134,8 +134,10 @@ double sl_gate_detectable(int n, double sd, double level, double power)
 bool sl_gate_compare(const sl_gate_side *base, const sl_gate_side *fresh, size_t per_repetition, sl_gate_busy busy,
                      const sl_gate_options *options, sl_gate_result *out)
 {
+    bool waits_known = busy.base_cpu_wait >= 0.0 && busy.new_cpu_wait >= 0.0;
     *out = (sl_gate_result){.load = busy.load,
-                            .cpu_wait = busy.cpu_wait,
+                            .cpu_wait = waits_known ? fmax(busy.base_cpu_wait, busy.new_cpu_wait) : -1.0,
+                            .wait_gap = waits_known ? busy.new_cpu_wait - busy.base_cpu_wait : 0.0,
                             .process_spread = -1.0,
                             .detectable = -1.0,
                             .verdict = SL_GATE_NOT_OK};
@@ -219,11 +221,11 @@ static bool slower_doubted(sl_gate_result *r, const sl_gate_options *options, do
                  "inconclusive: slower by the rule (%+.1f%%, p %.2g) but how long the runs waited for a CPU is "
                  "unknown",
                  change, r->p_slower);
-    else if (max_wait >= 0.0 && r->cpu_wait > max_wait)
+    else if (max_wait >= 0.0 && r->wait_gap > max_wait)
         snprintf(r->rule, sizeof r->rule,
-                 "inconclusive: slower by the rule (%+.1f%%, p %.2g) but the runs waited for a CPU %.1f%% of their "
-                 "time, above %.1f%%",
-                 change, r->p_slower, r->cpu_wait * 100.0, max_wait * 100.0);
+                 "inconclusive: slower by the rule (%+.1f%%, p %.2g) but its runs waited for a CPU %.1f points of "
+                 "their time more than the base's, above %.1f",
+                 change, r->p_slower, r->wait_gap * 100.0, max_wait * 100.0);
     else if (options->max_load > 0.0 && r->load > options->max_load)
         snprintf(r->rule, sizeof r->rule,
                  "inconclusive: slower by the rule (%+.1f%%, p %.2g) but the load average reached %.1f, above %.1f",

@@ -36,7 +36,7 @@ static sl_gate_result decided(bool min_effect_at_edge)
     sl_gate_options options;
     sl_gate_options_init(&options);
     sl_gate_result r;
-    const sl_gate_busy quiet = {.load = 1.0, .cpu_wait = 0.001};
+    const sl_gate_busy quiet = {.load = 1.0, .base_cpu_wait = 0.001, .new_cpu_wait = 0.001};
     const sl_gate_side base_side = {base, PROCESSES * PER, process}, fresh_side = {fresh, PROCESSES * PER, process};
     cr_assert(sl_gate_compare(&base_side, &fresh_side, PER, quiet, &options, &r));
     cr_assert(r.ratio > 1.04 && r.ratio < 1.06, "the head is about 5%% slower: %.17g", r.ratio);

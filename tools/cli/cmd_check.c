@@ -126,11 +126,13 @@ static const sl__option check_options[] = {
      .low = 1e-6,
      .high = 1.0,
      .handle = wait_without_limit,
-     .help = "largest share of their runnable time the runs may have\n"
-             "waited for a CPU for a slower row to be believed (the\n"
-             "records' cpu_wait_fraction; default --min-effect / (1 +\n"
-             "--min-effect), the wait that alone makes that change;\n"
-             "1: no limit, which also believes an unknown wait)"},
+     .help = "largest share of their runnable time the new runs may\n"
+             "have waited for a CPU beyond the base's for a slower row\n"
+             "to be believed (the records' cpu_wait_fraction; a wait\n"
+             "both sides met does not bias their ratio); default\n"
+             "--min-effect / (1 + --min-effect), the extra wait that\n"
+             "alone makes that change; 1: no limit, which also\n"
+             "believes an unknown wait)"},
     {.name = "--unsettled",
      .arg = "FILE",
      .kind = SL__OPTION_TEXT,
@@ -300,11 +302,6 @@ static double load_of(const sl_environment *env)
 
 /* The worse of two CPU wait shares; unknown (-1) when either is: an
  * unknown wait may be any wait, and must not pass as the other side's. */
-static double worse_wait(double a, double b)
-{
-    return a < 0.0 || b < 0.0 ? -1.0 : fmax(a, b);
-}
-
 /* One row: the run's record i against the baseline's of the same scenario,
  * variant and adapter. Returns false for a row left out. */
 static bool compare_record(const sl_record_set *fresh, int i, const sl_record_set *base, const sl_gate_options *gate,
@@ -326,9 +323,9 @@ static bool compare_record(const sl_record_set *fresh, int i, const sl_record_se
         snprintf(result->rule, sizeof result->rule, "not ok: %lld batches a repetition here, %lld in the baseline",
                  (long long)r->measured_batches, (long long)base->records[j].measured_batches);
     } else {
-        sl_gate_busy busy = {
-            .load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i])),
-            .cpu_wait = worse_wait(base->environments[j].cpu_wait_fraction, fresh->environments[i].cpu_wait_fraction)};
+        sl_gate_busy busy = {.load = fmax(load_of(&base->environments[j]), load_of(&fresh->environments[i])),
+                             .base_cpu_wait = base->environments[j].cpu_wait_fraction,
+                             .new_cpu_wait = fresh->environments[i].cpu_wait_fraction};
         sl_gate_side base_side = {base->records[j].samples_ns, sample_count(&base->records[j]),
                                   base->records[j].repetition_process};
         sl_gate_side fresh_side = {r->samples_ns, sample_count(r), r->repetition_process};

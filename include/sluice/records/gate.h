@@ -45,11 +45,14 @@ typedef struct sl_gate_options {
      * either side's runs exceeded this; 0 means no limit (the caller sets
      * it from the CPUs, docs/gate.md). */
     double max_load;
-    /* A slower row is inconclusive when either side's runs spent more than
-     * this share of their runnable time waiting for a CPU that other work
-     * held (sl_gate_busy.cpu_wait), or when that share is unknown. 0 means
-     * the share that alone would lengthen a run by min_effect: min_effect /
-     * (1 + min_effect), 4.8% for 5%. Negative means no limit. */
+    /* A slower row is inconclusive when the new side's runs spent a share
+     * of their runnable time waiting for a CPU that other work held larger
+     * than the base side's by more than this (sl_gate_busy), or when either
+     * share is unknown. A wait both sides met, as alternated processes do,
+     * does not bias their ratio (docs/gate.md, "The CPU wait, re-examined");
+     * one the new side alone met could. 0 means the share that alone would
+     * lengthen a run by min_effect: min_effect / (1 + min_effect), 4.8% for
+     * 5%. Negative means no limit. */
     double max_cpu_wait;
     /* The power the "cannot tell" rule asks of a row's test: a row whose
      * test would detect a change of min_effect with less than this chance,
@@ -104,18 +107,20 @@ typedef struct sl_gate_result {
     double base_spread; /* of the base's process figures, as a fraction (options->max_base_spread) */
     double load;        /* the higher of the two sides' loads, -1 unknown */
     double cpu_wait;    /* the higher of the two sides' CPU wait shares, -1 unknown */
+    double wait_gap;    /* the new side's CPU wait share less the base's, where both are known */
     double holm_level;  /* the level p_slower was held to (sl_gate_decide) */
     sl_gate_verdict verdict;
     char rule[240]; /* the rule that decided, in words */
 } sl_gate_result;
 
-/* How busy the machine was while a row's runs took their times, the worse
- * of the two sides (a record's environment): the 1-minute load average and
- * the share of the runs' runnable time spent waiting for a CPU; -1 where
- * unknown. */
+/* How busy the machine was while a row's runs took their times (a
+ * record's environment): the 1-minute load average, the worse of the two
+ * sides, and each side's share of its runs' runnable time spent waiting for
+ * a CPU (the worst of its processes); -1 where unknown. */
 typedef struct sl_gate_busy {
     double load;
-    double cpu_wait;
+    double base_cpu_wait;
+    double new_cpu_wait;
 } sl_gate_busy;
 
 /* The figures of one row. The verdict is left to sl_gate_decide, which
