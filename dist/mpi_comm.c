@@ -82,8 +82,9 @@ static int name_silent(const mpi_state *state, const bool *arrived, int others, 
 }
 
 /* Rank 0 waits for one receive from each other rank, polled; past the
- * limit it fails with SL_ETIMEDOUT naming the ranks that have not sent, as
- * a check-in does, rather than "a rank" as a collective would. */
+ * limit it fails with SL_ETIMEDOUT naming the ranks that did not `what`
+ * ("check in at ...", "send its report in the gather"), rather than "a
+ * rank" as a collective would. */
 static sl_status receive_from_all(const sl_comm *comm, MPI_Request *requests, const char *what, sl_err *err)
 {
     int others = comm->world - 1;
@@ -114,7 +115,7 @@ static sl_status receive_from_all(const sl_comm *comm, MPI_Request *requests, co
             char silent[SL_ERR_MAX / 2];
             int nsilent = name_silent(comm->state, arrived, others, silent, sizeof silent);
             st = sl_fail(err, SL_ETIMEDOUT,
-                         "watchdog: rank%s %s%s of %d did not send %s within %.0f s (SLUICE_DIST_TIMEOUT_S=%.0f): "
+                         "watchdog: rank%s %s%s of %d did not %s within %.0f s (SLUICE_DIST_TIMEOUT_S=%.0f): "
                          "stopped, frozen or stuck",
                          nsilent == 1 ? "" : "s", silent, nsilent > 4 ? " and more" : "", comm->world, what,
                          comm->watchdog_s, comm->watchdog_s);
@@ -155,7 +156,7 @@ static sl_status gather_root(const sl_comm *comm, const void *data, size_t bytes
     for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
         rc = MPI_Irecv(&sizes[r + 1], 1, MPI_UNSIGNED_LONG_LONG, r + 1, TAG_GATHER_SIZE, handle(comm), &requests[r]);
     st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of a report size")
-                           : receive_from_all(comm, requests, "its report's size in the gather", err);
+                           : receive_from_all(comm, requests, "send its report's size in the gather", err);
     /* Whether the reports fit and could be allocated is said to every rank
      * before anyone sends one, so that no rank waits on a send that will
      * never be received. */
@@ -182,7 +183,7 @@ static sl_status gather_root(const sl_comm *comm, const void *data, size_t bytes
             rc = MPI_Irecv(all + offsets[r + 1], (int)sizes[r + 1], MPI_BYTE, r + 1, TAG_GATHER_DATA, handle(comm),
                            &requests[r]);
         st = rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of a report")
-                               : receive_from_all(comm, requests, "its report in the gather", err);
+                               : receive_from_all(comm, requests, "send its report in the gather", err);
     }
     if (st == SL_OK) {
         for (int r = 0; r < world; r++)
@@ -261,51 +262,24 @@ static sl_status checkin_root(const sl_comm *comm, mpi_state *state, const char 
     int others = comm->world - 1;
     MPI_Request *requests = malloc((size_t)others * sizeof *requests);
     checkin_note *notes = calloc((size_t)others, sizeof *notes);
-    int *indices = malloc((size_t)others * sizeof *indices);
-    bool *arrived = calloc((size_t)others, sizeof *arrived);
     if (!state->seen)
         state->seen = calloc((size_t)comm->world, sizeof *state->seen);
-    if (!requests || !notes || !indices || !arrived || !state->seen) {
+    if (!requests || !notes || !state->seen) {
         free(requests);
         free(notes);
-        free(indices);
-        free(arrived);
         return sl_fail(err, SL_ENOMEM, "no memory to check %d ranks in", comm->world);
     }
-    sl_status st = SL_OK;
     int rc = MPI_SUCCESS;
     for (int r = 0; r < others && rc == MPI_SUCCESS; r++)
         rc = MPI_Irecv(&notes[r], (int)sizeof notes[r], MPI_BYTE, r + 1, TAG_CHECKIN, handle(comm), &requests[r]);
-    if (rc != MPI_SUCCESS)
-        st = mpi_fail(err, rc, "MPI_Irecv of a check-in");
-    int count = 0;
-    double start = now_s();
-    while (st == SL_OK && count < others) {
-        int done = 0;
-        rc = MPI_Testsome(others, requests, &done, indices, MPI_STATUSES_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            st = mpi_fail(err, rc, "MPI_Testsome of the check-ins");
-            break;
-        }
-        for (int i = 0; i < done && done != MPI_UNDEFINED; i++) {
-            arrived[indices[i]] = true;
-            state->seen[indices[i] + 1] = notes[indices[i]];
-            count++;
-        }
-        if (count == others)
-            break;
-        if (comm->watchdog_s > 0 && now_s() - start > comm->watchdog_s) {
-            char silent[SL_ERR_MAX / 2];
-            int nsilent = name_silent(state, arrived, others, silent, sizeof silent);
-            st = sl_fail(err, SL_ETIMEDOUT,
-                         "watchdog: rank%s %s%s of %d did not check in at %s within %.0f s "
-                         "(SLUICE_DIST_TIMEOUT_S=%.0f): stopped, frozen or stuck",
-                         nsilent == 1 ? "" : "s", silent, nsilent > 4 ? " and more" : "", comm->world, step,
-                         comm->watchdog_s, comm->watchdog_s);
-            break;
-        }
-        pause_briefly();
-    }
+    char what[256];
+    snprintf(what, sizeof what, "check in at %s", step);
+    sl_status st =
+        rc != MPI_SUCCESS ? mpi_fail(err, rc, "MPI_Irecv of a check-in") : receive_from_all(comm, requests, what, err);
+    /* Each rank's note names it, with its process, if it later falls
+     * silent. */
+    if (st == SL_OK)
+        memcpy(state->seen + 1, notes, (size_t)others * sizeof *notes);
     char release = 1;
     for (int r = 0; st == SL_OK && r < others; r++) {
         rc = MPI_Send(&release, 1, MPI_BYTE, r + 1, TAG_RELEASE, handle(comm));
@@ -316,8 +290,6 @@ static sl_status checkin_root(const sl_comm *comm, mpi_state *state, const char 
      * posted go with it. */
     free(requests);
     free(notes);
-    free(indices);
-    free(arrived);
     return st;
 }
 
