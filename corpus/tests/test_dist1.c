@@ -420,6 +420,20 @@ static void run_with_a_stopped_rank(int stop_rank, const char *dir, char **log, 
     cr_log_info("the job ended %.1f s after rank %d was stopped (SLUICE_DIST_TIMEOUT_S=3)", *after, stop_rank);
 }
 
+/* The run's record in the job's folder is failed, its reason holding each
+ * of the phrases (the second may be NULL); the job's log in every message. */
+static void expect_failed_record(const char *path, const char *log, const char *phrase, const char *also)
+{
+    sl_record record;
+    sl_err err = {0};
+    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
+    cr_expect_eq(record.outcome, SL_RECORD_FAILED, "the run's record is %s:\n%s",
+                 sl_record_outcome_name(record.outcome), log);
+    cr_expect(strstr(record.reason, phrase) && (!also || strstr(record.reason, also)), "the record's reason: %s",
+              record.reason);
+    sl_record_release(&record);
+}
+
 Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout = 300)
 {
     dist_require_mpi();
@@ -432,13 +446,7 @@ Test(dist1_mpi, a_stopped_rank_is_named_and_its_run_recorded_as_failed, .timeout
     cr_expect_eq(status, 1, "exit status %d:\n%s", status, log);
     cr_expect(strstr(log, "watchdog: rank 1 of 3 did not check in at "), "rank 0 did not name rank 1:\n%s", log);
     snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
-    sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
-    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
-    cr_expect(strstr(record.reason, "rank 1 of 3") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S=3"),
-              "the record's reason: %s", record.reason);
-    sl_record_release(&record);
+    expect_failed_record(path, log, "rank 1 of 3", "SLUICE_DIST_TIMEOUT_S=3");
     free(log);
     remove_job_folder(dir);
 }
@@ -491,14 +499,7 @@ Test(dist1_mpi, a_killed_rank_leaves_the_run_recorded_as_failed, .timeout = 300)
     cr_assert_neq(status, -1, "the job did not end within 120 s of rank 1's kill:\n%s", log);
     cr_assert_geq(after, 0.0, "the job ended before rank 1 could be killed:\n%s", log);
     cr_expect_neq(status, 0, "exit status 0 with rank 1 killed:\n%s", log);
-    sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
-    cr_expect_eq(record.outcome, SL_RECORD_FAILED, "the run's record is %s:\n%s",
-                 sl_record_outcome_name(record.outcome), log);
-    cr_expect(strstr(record.reason, "the job ended while this run was in progress"), "the record's reason: %s",
-              record.reason);
-    sl_record_release(&record);
+    expect_failed_record(path, log, "the job ended while this run was in progress", NULL);
     free(log);
     remove_job_folder(dir);
 }
@@ -519,13 +520,7 @@ Test(dist1_mpi, a_stopped_rank_0_is_named_by_the_others_and_its_run_recorded_as_
     cr_expect_neq(status, 0, "exit status 0:\n%s", log);
     cr_expect(strstr(log, "rank 0 is stopped, frozen or stuck"), "no rank named rank 0:\n%s", log);
     snprintf(path, sizeof path, "%s/ci/DIST-1__32x32__fused.json", dir);
-    sl_record record;
-    sl_err err = {0};
-    cr_assert_eq(sl_record_read(path, &record, NULL, &err), SL_OK, "no record of the run: %s\n%s", err.msg, log);
-    cr_expect_eq(record.outcome, SL_RECORD_FAILED);
-    cr_expect(strstr(record.reason, "rank 0 is stopped") && strstr(record.reason, "SLUICE_DIST_TIMEOUT_S"),
-              "the record's reason: %s", record.reason);
-    sl_record_release(&record);
+    expect_failed_record(path, log, "rank 0 is stopped", "SLUICE_DIST_TIMEOUT_S");
     free(log);
     remove_job_folder(dir);
 }
