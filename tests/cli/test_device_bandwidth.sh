@@ -24,9 +24,10 @@ for row in "device-to-device copy" "normalize u8 to f32" "element-wise chain of 
     fi
 done
 # A kernel's fraction is its bandwidth over the copy's, within what the
-# printed roundings allow (two decimals for the fraction, one for GB/s): on a
-# slow build a chain at 0.1 GB/s beside a 26 GB/s copy reads 0.00, which is
-# right.
+# printed roundings allow (two decimals for the fraction, three significant
+# digits for GB/s, so that a sanitized emulation's few MB/s print as such,
+# not as 0.0): on a slow build a chain at 0.1 GB/s beside a 26 GB/s copy
+# reads 0.00, which is right.
 copy=$(printf '%s\n' "$out" | grep -F "| device-to-device copy" | awk -F'|' '{gsub(/ /, "", $3); print $3}')
 for row in "normalize u8 to f32" "element-wise chain of 4 steps"; do
     gbs=$(printf '%s\n' "$out" | grep -F "| $row" | awk -F'|' '{gsub(/ /, "", $3); print $3}')
