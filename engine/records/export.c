@@ -356,7 +356,7 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
     if (!meta || !meta->kernels)
         return sl_fail(err, SL_EINVAL, "an export needs the kernel table its batches are computed with (meta.kernels)");
     sl_status st = meta->plan_only ? SL_OK : sl_source_export_npy(p->spec.source, dir, err);
-    if (st)
+    if (st || meta->data_only)
         return st;
     int64_t epochs = (nbatches + p->batches_per_epoch - 1) / p->batches_per_epoch;
     bool ok = true, exportable = true;
