@@ -133,6 +133,11 @@ typedef struct sl__peer_session_result {
     /* From the plan's reveal to the first batch's line: the loader's own
      * setup over the plan, which its first batch's clock holds. */
     int64_t plan_setup_cpu_ns;
+    /* How long sluice took to write the plan after the hello, while the
+     * peer waited: its CPU is counted (an honest loader's threads may still
+     * spin from their start, OpenBLAS's for up to about 0.1 s), and so this
+     * time is allowed it as if clocked. */
+    int64_t reveal_ns;
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];

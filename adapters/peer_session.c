@@ -359,9 +359,11 @@ static sl_status converse(talk *t, sl_err *err)
     sl__peer_cpu_sample *cpu_last = cpu_first + 1;
     sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_first);
     t->result->setup_cpu_ns = cpu_first->total_ns;
+    int64_t revealing = sl_now_ns();
     if (spec->reveal)
         st = spec->reveal(spec->reveal_user, err);
     int64_t first = sl_now_ns(), requested = first;
+    t->result->reveal_ns = first - revealing;
     /* The first batch's window holds the loader's setup over the plan
      * (building its data set, its pipeline): it has the startup limit when
      * that is the longer. */
@@ -415,6 +417,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->busiest_thread_ns = 0;
     result->setup_cpu_ns = 0;
     result->plan_setup_cpu_ns = 0;
+    result->reveal_ns = 0;
     /* Every limit is read before anything starts, so a bad one fails the
      * run at once with its name. The exit grace's default depends on the
      * run (below); only the variable is checked here. */
