@@ -4,11 +4,11 @@
  * reference's digest that sluice keeps in memory, classify how its times may
  * be read, then hand the sink the (verified equal) reference batches so the
  * bench's own checks and byte counts apply unchanged (docs/peers.md). */
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <dirent.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -150,8 +150,8 @@ static uint64_t fresh_seed(void)
  * session starts, so that a peer finds only the data set before its hello. */
 static bool is_plan_file(const char *name)
 {
-    return strcmp(name, "plan.json") == 0 || strcmp(name, "MANIFEST.json") == 0 ||
-           strncmp(name, "order_e", 7) == 0 || strncmp(name, "decisions_op", 12) == 0;
+    return strcmp(name, "plan.json") == 0 || strcmp(name, "MANIFEST.json") == 0 || strncmp(name, "order_e", 7) == 0 ||
+           strncmp(name, "decisions_op", 12) == 0;
 }
 
 static void hide_plan(const char *dir)
@@ -216,9 +216,9 @@ static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, sl_e
 typedef struct plan_reveal {
     const sl_pipeline *bench; /* the bench's pipeline */
     int64_t nbatches;
-    uint64_t *digests;  /* the reference's, filled when the plan is written */
-    sl_pipeline *run;   /* the plan's pipeline: the bench's with a fresh seed */
-    bool keep_seed;     /* write run's plan again rather than a new seed's */
+    uint64_t *digests; /* the reference's, filled when the plan is written */
+    sl_pipeline *run;  /* the plan's pipeline: the bench's with a fresh seed */
+    bool keep_seed;    /* write run's plan again rather than a new seed's */
 } plan_reveal;
 
 static uint64_t view_digest(const sl_batch *view);
@@ -520,7 +520,8 @@ static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_
     if (!st)
         st = sl__peer_session_run(&spec, &b, err);
     if (st)
-        st = sl_fail_context(err, "running %s on a plan of one batch, to see whether its setup grows with the "
+        st = sl_fail_context(err,
+                             "running %s on a plan of one batch, to see whether its setup grows with the "
                              "batches",
                              base->name);
     sl_pipeline_free(plan.run);
@@ -535,8 +536,8 @@ static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_
     double cpu_growth = (double)(a->cpu_ns - b.cpu_ns);
     bool busy_grows =
         busy_growth > held + protocol + SETUP_MARGIN_NS + SETUP_MARGIN_FRACTION * (double)b.busiest_thread_ns;
-    bool cpu_grows = cpu_growth > (double)cpus * held + protocol + SETUP_MARGIN_NS +
-                                      SETUP_MARGIN_FRACTION * (double)b.cpu_ns;
+    bool cpu_grows =
+        cpu_growth > (double)cpus * held + protocol + SETUP_MARGIN_NS + SETUP_MARGIN_FRACTION * (double)b.cpu_ns;
     last_run.one_batch_cpu_ns = (double)b.cpu_ns;
     *grows = busy_grows || cpu_grows;
     if (*grows)

@@ -507,9 +507,7 @@ def start(name: str, framework: str, options: argparse.Namespace) -> Plan:
     return receive_plan(options)
 
 
-def serve(
-    plan: Plan, batches: Iterable[Batch], options: argparse.Namespace, setup_in_first_batch: bool = True
-) -> None:
+def serve(plan: Plan, batches: Iterable[Batch], options: argparse.Namespace, setup_in_first_batch: bool = True) -> None:
     """Runs the protocol after start(): for each request times
     next(batches), writes the batch into the ring slot and answers with its
     latency and shapes. Batch 0's latency runs from the plan's arrival, so

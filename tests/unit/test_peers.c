@@ -26,7 +26,6 @@
 #include "sluice/records/peer_rank.h"
 #include "sluice_config.h"
 
-
 TestSuite(peers, .init = peer_setup, .fini = peer_teardown, .timeout = 300);
 
 Test(peers, an_honest_peer_is_bitwise_its_latencies_bounded_and_its_time_a_cost)
@@ -70,8 +69,8 @@ Test(peers, a_peer_runs_without_a_sink)
     int64_t latency[8] = {0};
     sl_run_request request = {.start = {0, 0}, .nbatches = 5};
     sl_err err = {0};
-    cr_assert_eq(peer.adapter.run(&peer.adapter, peer_instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(peer.adapter.run(&peer.adapter, peer_instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK,
+                 "%s", err.msg);
     for (int i = 0; i < 5; i++)
         cr_assert_gt(latency[i], 0, "batch %d has its latency", i);
 }
@@ -521,12 +520,12 @@ Test(peers, peer_check_says_bitwise_or_names_the_first_difference)
 {
     sl_peer_check_result result;
     sl_err err = {0};
-    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(6, "testing/plain.py"), 3, 0.0, &result, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(6, "testing/plain.py"), 3, 0.0, &result, &err),
+                 SL_OK, "%s", err.msg);
     cr_assert_str_eq(result.equivalence, "bitwise");
     cr_assert_eq(result.first_batch, -1);
-    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(7, "testing/wrong.py"), 3, 0.0, &result, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(7, "testing/wrong.py"), 3, 0.0, &result, &err),
+                 SL_OK, "%s", err.msg);
     cr_assert_str_eq(result.equivalence, "mismatch");
     cr_assert_eq(result.first_batch, 0);
     /* wrong.py flips the first byte of the first value: its float differs

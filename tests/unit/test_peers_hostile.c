@@ -71,8 +71,8 @@ Test(peers_hostile, the_ring_is_sealed_at_its_size_before_a_peer_gets_it)
 {
     sl__peer_ring ring;
     sl_err err = {0};
-    cr_assert_eq(sl__peer_ring_create(&ring, sl_pipeline_output_schema(peer_instance->pipeline), 8, 2, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl__peer_ring_create(&ring, sl_pipeline_output_schema(peer_instance->pipeline), 8, 2, &err), SL_OK,
+                 "%s", err.msg);
     int seals = fcntl(ring.fd, F_GET_SEALS);
     cr_assert_geq(seals, 0, "F_GET_SEALS: %s", strerror(errno));
     cr_expect(seals & F_SEAL_SHRINK, "sealed against shrinking");
@@ -205,7 +205,8 @@ Test(peers_hostile, peer_check_of_a_missing_file_says_so_as_the_bench_does)
 {
     sl_peer_check_result result;
     sl_err err = {0};
-    cr_assert_neq(sl_peer_check(peer_instance->pipeline, "/nonexistent/sluice/loader.py", 3, 0.0, &result, &err), SL_OK);
+    cr_assert_neq(sl_peer_check(peer_instance->pipeline, "/nonexistent/sluice/loader.py", 3, 0.0, &result, &err),
+                  SL_OK);
     cr_expect(strstr(err.msg, "no such loader file") != NULL, "%s", err.msg);
     cr_expect(strstr(err.msg, "crashed") == NULL, "%s", err.msg);
 }
