@@ -507,6 +507,20 @@ def start(name: str, framework: str, options: argparse.Namespace) -> Plan:
     return receive_plan(options)
 
 
+def requests() -> Iterator[tuple[int, int]]:
+    """sluice's requests on stdin, (batch, slot), until "end"; at the end of
+    stdin without "end" sluice is gone: nothing will read what this process
+    does, and its threads must not hold it up, so it exits at once."""
+    stdin = sys.stdin.buffer
+    while True:
+        request = stdin.readline().split()
+        if not request:
+            os._exit(1)
+        if request[0] == b"end":
+            return
+        yield int(request[0]), int(request[1])
+
+
 def serve(plan: Plan, batches: Iterable[Batch], options: argparse.Namespace, setup_in_first_batch: bool = True) -> None:
     """Runs the protocol after start(): for each request times
     next(batches), writes the batch into the ring slot and answers with its
@@ -519,18 +533,9 @@ def serve(plan: Plan, batches: Iterable[Batch], options: argparse.Namespace, set
     clocks)."""
     ring = open_ring(plan, options)
     out = sys.stdout
-    requests = sys.stdin.buffer
     it = iter(batches)
     first = True
-    while True:
-        request = requests.readline().split()
-        if not request:
-            # stdin closed without "end": sluice is gone; nothing will read
-            # what this process does, and its threads must not hold it up.
-            os._exit(1)
-        if request[0] == b"end":
-            return
-        i, slot = int(request[0]), int(request[1])
+    for i, slot in requests():
         t0 = time.perf_counter_ns()
         if first and setup_in_first_batch and plan.revealed_ns is not None:
             t0 = plan.revealed_ns

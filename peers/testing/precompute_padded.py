@@ -27,11 +27,7 @@ done = []
 for batch in plain.make_batches(plan):
     plain.spin(60000000)  # 60 ms of CPU a batch: more work to hide
     done.append(batch)
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     t0 = time.perf_counter_ns()
     shapes = ring.write(slot, plan, done[i])
     if i == 0:

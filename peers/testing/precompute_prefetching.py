@@ -21,11 +21,7 @@ options = sluice_peer.parser("precompute_prefetching").parse_args()
 plan = sluice_peer.start("precompute_prefetching", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 done = list(plain.make_batches(plan))
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     shapes = ring.write(slot, plan, done[i])
     nbytes = sum(len(bytes(data)) for _, data in done[i].values())
     sys.stdout.write(

@@ -23,11 +23,7 @@ options = p.parse_args()
 plan = sluice_peer.start("underreport", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 batches = plain.make_batches(plan)
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     t0 = time.perf_counter_ns()
     cpu0 = time.process_time_ns()
     arrays = next(batches)

@@ -2,9 +2,10 @@
  * (peers/testing/): an honest peer is equivalent bitwise; a peer that
  * crashes, hangs, prints garbage, returns wrong data or echoes the answers is
  * recorded as such with the reason; a peer whose clock leaves its work out
- * (everything computed before its hello, or latencies a hundredth of the
- * truth) is flagged `hand-over`; latencies out of range are protocol errors;
- * a slow exit after correct work is `ok` with a note; a process that left
+ * (latencies a hundredth of the truth) is flagged `hand-over` (one that
+ * computes everything in its first batch: test_peers_hostile.c); latencies
+ * out of range are protocol errors; a slow exit after correct work is `ok`
+ * with a note; a process that left
  * the peer's group is gone after the run; a loader outside the tree is run
  * and ranked like the built-in ones. None of it needs numpy. */
 #include <criterion/criterion.h>
@@ -168,40 +169,6 @@ Test(peers, an_echo_peer_that_computes_nothing_is_a_mismatch)
     cr_assert(strstr(record.reason, "5 of 5 batches differ") != NULL, "%s", record.reason);
     sl_record_release(&record);
     test_tmpdir_remove(dir);
-}
-
-/* Everything computed as soon as the plan comes (before the hello, until
- * protocol 3 wrote the plan after it), in batch 0's time: right bytes, but
- * its later latencies are only the hand-over. As a loader of the user's,
- * its setup is seen to grow with the batches: flagged, never the best
- * peer. */
-Test(peers, a_peer_that_computes_everything_before_its_hello_is_a_hand_over)
-{
-    sl__peer peer = test_peer("peer:test-precompute", "testing/precompute.py", 2);
-    peer.users_own = true;
-    sl_record record;
-    peer_run(&peer.adapter, &record);
-    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    cr_assert_str_eq(record.equivalence, "bitwise");
-    cr_assert_str_eq(record.timing, "hand-over", "note: %s", record.note);
-    cr_assert(strstr(record.note, "hand-over") != NULL, "%s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1.0},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = sl_record_elements_per_s(&record),
-         .timing = record.timing},
-    };
-    cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), -1, "a hand-over is never the best peer");
-    sl_record_release(&record);
 }
 
 Test(peers, a_peer_that_reports_a_hundredth_of_its_time_is_a_hand_over)

@@ -294,24 +294,46 @@ Test(peers_hostile, the_export_holds_no_plan_before_the_hello)
 
 /* Attack 1: a loader of the user's that computes every batch as soon as it
  * has the plan, clocks that as its first batch (so its CPU is held by its
- * clocks), and reports every later batch just above what writing its bytes
- * takes. Its setup grows with the batches: a hand-over, never ranked. */
+ * clocks), and reports every later batch as its next() alone
+ * (precompute.py) or just above what writing its bytes takes
+ * (precompute_padded.py). Its setup grows with the batches: a hand-over,
+ * never the best peer. */
 Test(peers_hostile, a_loader_that_computes_every_batch_once_it_has_the_plan_is_a_hand_over)
 {
-    sl__peer peer = test_peer("peer:test-precompute-padded", "testing/precompute_padded.py", 0);
-    peer.users_own = true;
-    sl_record record;
-    peer_run(&peer.adapter, &record);
-    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    cr_assert_str_eq(record.equivalence, "bitwise");
-    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
-    cr_expect(strstr(record.note, "from a plan of 1 batch") != NULL, "the note says why: %s", record.note);
-    cr_expect_not(sl_timing_is_a_cost(record.timing));
-    cr_expect_not_null(peer_metric(&record, "peer_one_batch_session_cpu_ns"), "the one-batch session's CPU is kept");
-    const sl_record_metric *plan_setup = peer_metric(&record, "peer_plan_setup_cpu_ns");
-    cr_assert_not_null(plan_setup);
-    cr_expect_gt(plan_setup->value, 0.0, "the work from the plan to the first answer is counted");
-    sl_record_release(&record);
+    static const char *const files[] = {"testing/precompute.py", "testing/precompute_padded.py"};
+    for (int k = 0; k < 2; k++) {
+        sl__peer peer = test_peer("peer:test-precompute", files[k], k);
+        peer.users_own = true;
+        sl_record record;
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", files[k], record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise");
+        cr_expect_str_eq(record.timing, "hand-over", "%s: note: %s", files[k], record.note);
+        cr_expect(strstr(record.note, "from a plan of 1 batch") != NULL, "%s: the note says why: %s", files[k],
+                  record.note);
+        cr_expect_not_null(peer_metric(&record, "peer_one_batch_session_cpu_ns"), "the one-batch session's CPU");
+        const sl_record_metric *plan_setup = peer_metric(&record, "peer_plan_setup_cpu_ns");
+        cr_assert_not_null(plan_setup);
+        cr_expect_gt(plan_setup->value, 0.0, "the work from the plan to the first answer is counted");
+        sl_rank_entry e[2] = {
+            {.scenario = "PC-1",
+             .variant = "depth1",
+             .adapter = "fused",
+             .equivalence = "bitwise",
+             .outcome = SL_RECORD_OK,
+             .elements_per_s = 1.0},
+            {.scenario = "PC-1",
+             .variant = "depth1",
+             .adapter = record.adapter,
+             .equivalence = record.equivalence,
+             .outcome = record.outcome,
+             .elements_per_s = sl_record_elements_per_s(&record),
+             .timing = record.timing},
+        };
+        cr_expect_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), -1, "%s: a hand-over is never the best peer",
+                     files[k]);
+        sl_record_release(&record);
+    }
     peer_run_carries_on();
 }
 
