@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sluice/records/peer_rank.h"
 #include "support.h"
 
 sl_scenario_instance *peer_instance;
@@ -66,4 +67,24 @@ const sl_record_metric *peer_metric(const sl_record *record, const char *name)
         if (strcmp(record->metrics[i].name, name) == 0)
             return &record->metrics[i];
     return NULL;
+}
+
+int peer_best_beside_fused(const sl_record *record, double fused_per_s, double peer_per_s)
+{
+    sl_rank_entry e[2] = {
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = "fused",
+         .equivalence = "bitwise",
+         .outcome = SL_RECORD_OK,
+         .elements_per_s = fused_per_s},
+        {.scenario = "PC-1",
+         .variant = "depth1",
+         .adapter = record->adapter,
+         .equivalence = record->equivalence,
+         .outcome = record->outcome,
+         .elements_per_s = peer_per_s,
+         .timing = record->timing},
+    };
+    return sl_best_peer(e, 2, "PC-1", "depth1", NULL);
 }

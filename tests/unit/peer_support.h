@@ -8,6 +8,7 @@
 #include "peer.h"
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
+#include "sluice/records/record.h"
 
 /* The scenario peer_setup made, and its bench options. */
 extern sl_scenario_instance *peer_instance;
@@ -28,6 +29,10 @@ void peer_teardown(void);
 void peer_run(const sl_adapter *adapter, sl_record *record);
 /* The record's metric of that name, or NULL. */
 const sl_record_metric *peer_metric(const sl_record *record, const char *name);
+/* Whether record's peer is the best peer of PC-1/depth1 beside fused at
+ * fused_per_s elements/s, the peer at peer_per_s: sl_best_peer over the
+ * two (1: the peer, 0: fused, -1: none). */
+int peer_best_beside_fused(const sl_record *record, double fused_per_s, double peer_per_s);
 /* After a failing or hostile peer, the reference adapter still runs ok. */
 void peer_run_carries_on(void);
 

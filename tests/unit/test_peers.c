@@ -24,7 +24,6 @@
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
 #include "sluice/records/export.h"
-#include "sluice/records/peer_rank.h"
 #include "sluice_config.h"
 
 TestSuite(peers, .init = peer_setup, .fini = peer_teardown, .timeout = 300);
@@ -293,22 +292,8 @@ Test(peers, a_loader_outside_the_tree_is_run_and_ranked)
     cr_assert_str_eq(record.equivalence, "bitwise");
     cr_assert_str_eq(record.framework, "my framework 0.1");
     cr_assert_str_eq(record.timing, "per-batch", "%s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1e9},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = sl_record_elements_per_s(&record),
-         .timing = record.timing},
-    };
-    cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "the user's loader is ranked");
+    cr_assert_eq(peer_best_beside_fused(&record, 1e9, sl_record_elements_per_s(&record)), 1,
+                 "the user's loader is ranked");
     sl_record_release(&record);
     test_tmpdir_remove(dir);
 }

@@ -315,23 +315,8 @@ Test(peers_hostile, a_loader_that_computes_every_batch_once_it_has_the_plan_is_a
         const sl_record_metric *plan_setup = peer_metric(&record, "peer_plan_setup_cpu_ns");
         cr_assert_not_null(plan_setup);
         cr_expect_gt(plan_setup->value, 0.0, "the work from the plan to the first answer is counted");
-        sl_rank_entry e[2] = {
-            {.scenario = "PC-1",
-             .variant = "depth1",
-             .adapter = "fused",
-             .equivalence = "bitwise",
-             .outcome = SL_RECORD_OK,
-             .elements_per_s = 1.0},
-            {.scenario = "PC-1",
-             .variant = "depth1",
-             .adapter = record.adapter,
-             .equivalence = record.equivalence,
-             .outcome = record.outcome,
-             .elements_per_s = sl_record_elements_per_s(&record),
-             .timing = record.timing},
-        };
-        cr_expect_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), -1, "%s: a hand-over is never the best peer",
-                     files[k]);
+        cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), -1,
+                     "%s: a hand-over is never the best peer", files[k]);
         sl_record_release(&record);
     }
     peer_run_carries_on();
@@ -421,22 +406,7 @@ Test(peers_hostile, a_users_loader_that_declares_itself_prefetching_is_shown_and
     peer_run(adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_expect_str_eq(record.timing, "self-declared", "note: %s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1.0},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = 1e12,
-         .timing = record.timing},
-    };
-    cr_expect_neq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "a self-declared loader is not ranked");
+    cr_expect_neq(peer_best_beside_fused(&record, 1.0, 1e12), 1, "a self-declared loader is not ranked");
     sl_record_release(&record);
     /* Asked for, it is timed and ranked as a prefetching peer. */
     cr_assert_eq(setenv("SLUICE_RANK_SELF_DECLARED", "1", 1), 0);
