@@ -391,6 +391,22 @@ Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
     peer_run_carries_on();
 }
 
+/* Attack 4, the helper that leaves early: a child of the loader computes
+ * every batch and exits, reaped by the loader, before the first answer. Its
+ * CPU time is in its parent's count of reaped children, which sluice adds:
+ * without it the run was `per-batch` on the copies alone. */
+Test(peers_hostile, work_done_by_a_helper_that_exited_and_was_reaped_is_counted)
+{
+    sl__peer peer = test_peer("peer:test-offload-exit", "testing/offload_exit.py", 1);
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
+}
+
 /* Attack 2: a loader of the user's that computes everything before its
  * hello and says it prefetches, which skips the CPU check: shown as
  * `self-declared`, never the best peer unless asked. Its latencies are
