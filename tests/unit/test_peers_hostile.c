@@ -292,6 +292,28 @@ Test(peers_hostile, the_export_holds_no_plan_before_the_hello)
     test_tmpdir_remove(dir);
 }
 
+/* A loader of protocol 2 (the plan read before its hello) is refused at its
+ * hello, naming both versions and what changed, and the bench goes on. */
+Test(peers_hostile, a_protocol_2_loader_is_refused_at_its_hello_naming_both_versions)
+{
+    char dir[512], path[700];
+    test_tmpdir_create(dir, sizeof dir, "protocol2");
+    snprintf(path, sizeof path, "%s/old_loader.py", dir);
+    test_write_text(path, "import json, sys\n"
+                          "print(json.dumps({'hello': 'old', 'framework': 'none', 'protocol': 2}), flush=True)\n"
+                          "sys.stdin.readline()\n");
+    sl__peer peer = test_peer("peer:test-protocol-2", "testing/plain.py", 0);
+    peer.script = path;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_FAILED, "%s", record.reason);
+    cr_expect(strstr(record.reason, "protocol 2, sluice speaks 3") != NULL, "both versions: %s", record.reason);
+    cr_expect(strstr(record.reason, "plan") != NULL, "what changed: %s", record.reason);
+    sl_record_release(&record);
+    peer_run_carries_on();
+    test_tmpdir_remove(dir);
+}
+
 /* Attack 1: a loader of the user's that computes every batch as soon as it
  * has the plan, clocks that as its first batch (so its CPU is held by its
  * clocks), and reports every later batch as its next() alone
