@@ -1,5 +1,7 @@
-/* Running a peer loader: export the pipeline once (inputs and decisions,
- * never the answers), run the peer through every batch (peer_session.c),
+/* Running a peer loader: export the data set once, and for each session a
+ * plan of a fresh seed, written after the peer's hello (inputs and
+ * decisions, never the answers), run the peer through every batch
+ * (peer_session.c),
  * verify each batch from the bytes the peer wrote into the ring against the
  * reference's digest that sluice keeps in memory, classify how its times may
  * be read, then hand the sink the (verified equal) reference batches so the
