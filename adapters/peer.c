@@ -1,9 +1,12 @@
-/* Running a peer loader: export the pipeline once (inputs and decisions,
- * never the answers), run the peer through every batch (peer_session.c),
+/* Running a peer loader: export the data set once, and for each session a
+ * plan of a fresh seed, written after the peer's hello (inputs and
+ * decisions, never the answers), run the peer through every batch
+ * (peer_session.c),
  * verify each batch from the bytes the peer wrote into the ring against the
  * reference's digest that sluice keeps in memory, classify how its times may
  * be read, then hand the sink the (verified equal) reference batches so the
  * bench's own checks and byte counts apply unchanged (docs/peers.md). */
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -69,6 +72,8 @@ static struct {
     double clocked_fraction;
     double cpu_ns;
     double setup_cpu_ns;
+    double plan_setup_cpu_ns;
+    double one_batch_cpu_ns; /* the scaling probe's session, when it ran */
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -99,6 +104,9 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     sl_record_add_metric(record, "peer_clocked_fraction", last_run.clocked_fraction, "");
     sl_record_add_metric(record, "peer_cpu_ns", last_run.cpu_ns, "ns");
     sl_record_add_metric(record, "peer_setup_cpu_ns", last_run.setup_cpu_ns, "ns");
+    sl_record_add_metric(record, "peer_plan_setup_cpu_ns", last_run.plan_setup_cpu_ns, "ns");
+    if (last_run.one_batch_cpu_ns > 0)
+        sl_record_add_metric(record, "peer_one_batch_session_cpu_ns", last_run.one_batch_cpu_ns, "ns");
     if (last_run.p50_with_digest_ns > 0)
         sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
     if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
@@ -108,7 +116,7 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     }
 }
 
-/* --- the export, made once per pipeline and batch count ------------------- */
+/* --- the export: the data once per pipeline, the plan after each hello ----- */
 
 static struct {
     const sl_pipeline *pipeline;
@@ -117,8 +125,6 @@ static struct {
     char dir[512];
     uint64_t *digests; /* the answers: in sluice's memory only */
     bool registered;
-    /* This run's pipeline: the bench's with a fresh seed (below). */
-    sl_pipeline *run;
 } export_cache;
 
 static void remove_export(void)
@@ -129,8 +135,6 @@ static void remove_export(void)
     export_cache.pipeline = NULL;
     free(export_cache.digests);
     export_cache.digests = NULL;
-    sl_pipeline_free(export_cache.run);
-    export_cache.run = NULL;
 }
 
 /* A seed no earlier run had: from the kernel's random source, falling back
@@ -144,53 +148,116 @@ static uint64_t fresh_seed(void)
     return seed;
 }
 
-/* Every run of a peer gets a plan of its own seed (D21): the order, and
- * every random op's decisions, differ from run to run, so that batches a
- * loader kept on disk from an earlier run (or an earlier repetition) are
- * not this run's, and replaying them is a mismatch. The bench's own seed
- * (goldens, the record's digest, every other adapter) is unchanged: the
- * peer is held to the reference computed with the run's seed, the same
- * work on other elements and draws. The source's data files do not depend
- * on the seed and are written once per pipeline; each run writes only a
- * new plan over them. */
-static sl_status ensure_export(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
+/* The files of a plan in the export (sl_export_write): removed before each
+ * session starts, so that a peer finds only the data set before its hello. */
+static bool is_plan_file(const char *name)
+{
+    return strcmp(name, "plan.json") == 0 || strcmp(name, "MANIFEST.json") == 0 || strncmp(name, "order_e", 7) == 0 ||
+           strncmp(name, "decisions_op", 12) == 0;
+}
+
+static void hide_plan(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char path[1024];
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (is_plan_file(e->d_name) && (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            unlink(path);
+    closedir(d);
+}
+
+/* The data set's files, written once per pipeline and batch count; no plan
+ * (D21, attack 1): a peer starts with the data alone, and sluice writes the
+ * plan after its hello (reveal_plan), so that nothing computed from the
+ * plan escapes the CPU time sluice counts. */
+static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
 {
     uint64_t fp = sl_pipeline_fingerprint(pipeline);
-    bool data_written = export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
-                        export_cache.nbatches == nbatches;
-    if (!data_written) {
-        remove_export();
-        if (!export_cache.registered) {
-            atexit(remove_export);
-            export_cache.registered = true;
-        }
-        export_cache.digests = malloc((size_t)nbatches * sizeof *export_cache.digests);
-        if (!export_cache.digests)
-            return sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " reference digests", nbatches);
-        sl_status st = sl_workdir_create(sl_temp_base(), "peer", export_cache.dir, sizeof export_cache.dir, err);
-        if (st) {
-            export_cache.dir[0] = '\0';
-            remove_export();
-            return st;
-        }
+    if (export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
+        export_cache.nbatches == nbatches) {
+        hide_plan(export_cache.dir);
+        return SL_OK;
     }
-    sl_pipeline_free(export_cache.run);
-    export_cache.run = NULL;
-    sl_pipeline_spec spec = *sl_pipeline_get_spec(pipeline);
-    spec.seed = fresh_seed();
-    sl_status st = sl_pipeline_create(&spec, &export_cache.run, err);
-    sl_export_meta meta = {
-        .kernels = sl_kernels_reference(), .digests = export_cache.digests, .plan_only = data_written};
-    if (!st)
-        st = sl_export_write(export_cache.run, &meta, nbatches, export_cache.dir, err);
+    remove_export();
+    if (!export_cache.registered) {
+        atexit(remove_export);
+        export_cache.registered = true;
+    }
+    export_cache.digests = malloc((size_t)nbatches * sizeof *export_cache.digests);
+    if (!export_cache.digests)
+        return sl_fail(err, SL_ENOMEM, "no memory for %" PRId64 " reference digests", nbatches);
+    sl_status st = sl_workdir_create(sl_temp_base(), "peer", export_cache.dir, sizeof export_cache.dir, err);
+    if (st) {
+        export_cache.dir[0] = '\0';
+        remove_export();
+        return st;
+    }
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+    st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
     if (st) {
         remove_export();
-        return sl_fail_context(err, "exporting the pipeline for the peer");
+        return sl_fail_context(err, "exporting the data set for the peer");
     }
     export_cache.pipeline = pipeline;
     export_cache.fingerprint = fp;
     export_cache.nbatches = nbatches;
     return SL_OK;
+}
+
+/* One session's plan, written after the peer's hello (the session's reveal
+ * hook). Every session of a peer run gets a plan of its own fresh seed
+ * (D21, attack 3): the order, and every random op's decisions, differ from
+ * run to run, so that batches a loader kept on disk from an earlier run (or
+ * repetition) are not this run's, and replaying them is a mismatch. A
+ * prefetching peer's second session gets its first session's plan again
+ * (keep_seed), whose batches it is held to. The bench's own seed (goldens,
+ * the record's digest, every other adapter) is unchanged: the peer is held
+ * to the reference computed with the plan's seed. */
+typedef struct plan_reveal {
+    const sl_pipeline *bench; /* the bench's pipeline */
+    int64_t nbatches;
+    uint64_t *digests; /* the reference's, filled when the plan is written */
+    sl_pipeline *run;  /* the plan's pipeline: the bench's with a fresh seed */
+    bool keep_seed;    /* write run's plan again rather than a new seed's */
+} plan_reveal;
+
+static uint64_t view_digest(const sl_batch *view);
+
+/* Before the session: the plan's pipeline (a fresh seed, unless keep_seed)
+ * and the reference's digests of its batches, in sluice's memory, so that
+ * after the hello only the plan's files are left to write (reveal_plan):
+ * the loader waits milliseconds for it, not the reference's work. */
+static sl_status prepare_plan(plan_reveal *r, sl_err *err)
+{
+    if (r->run && r->keep_seed)
+        return SL_OK;
+    sl_pipeline_free(r->run);
+    r->run = NULL;
+    sl_pipeline_spec spec = *sl_pipeline_get_spec(r->bench);
+    spec.seed = fresh_seed();
+    sl_status st = sl_pipeline_create(&spec, &r->run, err);
+    sl_batch *batch = NULL;
+    if (!st)
+        st = sl_batch_create(sl_pipeline_output_schema(r->run), spec.batch_size, &batch, err);
+    sl_position pos = {0, 0};
+    for (int64_t i = 0; i < r->nbatches && !st; i++) {
+        st = sl_pipeline_produce(r->run, sl_kernels_reference(), pos, batch, err);
+        if (!st)
+            r->digests[i] = view_digest(batch);
+        pos = sl_position_advance(r->run, pos, 1);
+    }
+    sl_batch_free(batch);
+    return st ? sl_fail_context(err, "computing the reference of the peer's plan") : SL_OK;
+}
+
+static sl_status reveal_plan(void *user, sl_err *err)
+{
+    plan_reveal *r = user;
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .plan_only = true};
+    sl_status st = sl_export_write(r->run, &meta, r->nbatches, export_cache.dir, err);
+    return st ? sl_fail_context(err, "writing the peer's plan after its hello") : SL_OK;
 }
 
 /* --- verifying each batch from its bytes ------------------------------------ */
@@ -333,6 +400,9 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double protocol = (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
+    /* The CPU is counted from the hello; while sluice wrote the plan the
+     * loader waited, and its threads' start-up may still have run. */
+    double held = clocked + (double)r->reveal_ns;
     bool too_fast = clocked < (double)bytes / WRITE_BYTES_PER_NS;
     /* Its tree's CPU time can outrun its clocks by no more than every CPU,
      * and no one thread of it can run longer than its clocks: a thread
@@ -340,8 +410,8 @@ const char *sl__peer_timing_of(sl__peer_kind kind, const sl__peer_session_result
      * number of CPUs or idle threads (a single-threaded loader that
      * reported half its time passed the first on a machine of two). */
     bool unclocked_cpu = kind == SL__PEER_PER_BATCH && r->cpu_ns > 0 &&
-                         ((double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * clocked + protocol ||
-                          (double)r->busiest_thread_ns > clocked + protocol);
+                         ((double)r->cpu_ns > (double)(cpus > 0 ? cpus : 1) * held + protocol ||
+                          (double)r->busiest_thread_ns > held + protocol);
     if (fraction_out)
         *fraction_out = observed > 0 ? clocked / observed : 1.0;
     if (observed_out)
@@ -360,6 +430,7 @@ static void classify_timing(const sl__peer *peer, const sl__peer_session_result 
     last_run.clocked_fraction = fraction;
     last_run.cpu_ns = (double)r->cpu_ns;
     last_run.setup_cpu_ns = (double)r->setup_cpu_ns;
+    last_run.plan_setup_cpu_ns = (double)r->plan_setup_cpu_ns;
     snprintf(last_run.timing, sizeof last_run.timing, "%s", timing);
     /* A loader of the user's that declares itself prefetching skips the CPU
      * check (its clock covers only a hand-over by design): on its own word
@@ -381,6 +452,103 @@ static void classify_timing(const sl__peer *peer, const sl__peer_session_result 
         last_run.first_batch_ns = (double)r->latency_ns[0];
         last_run.all_batches_ns = fraction * observed;
     }
+}
+
+/* --- a plan's setup that grows with its batches (D21, attack 1) ------------- */
+
+/* A loader that computes every batch as soon as it has the plan (in its
+ * first batch's time, or on threads between batches) and then reports
+ * latencies just above what handing the bytes over takes passes the bounds
+ * above: its clocks hold its CPU, most of it in batch 0, which the warmup
+ * leaves out. Honest loaders also spend batch 0 on setup (reading the plan,
+ * building a data set or a pipeline), but theirs does not grow with the
+ * number of batches, and the attack's does: it costs what every batch
+ * costs. So when a session's CPU is more than its median latency could
+ * hold over all its batches, sluice runs the loader once more on a plan of
+ * one batch (a fresh seed) and holds the growth of its CPU, from one batch
+ * to n, to what n - 1 batches at its median latency could use, with
+ * SETUP_GROWTH_SLACK for batches slower than the median and a margin for a
+ * setup that varies from process to process (docs/peers.md, "What is
+ * verified"). */
+#define SETUP_GROWTH_SLACK    1.5
+#define SETUP_MARGIN_FRACTION 0.25
+#define SETUP_MARGIN_NS       100e6
+
+static double protocol_cpu_ns(int64_t n, int64_t bytes)
+{
+    return (double)n * PROTOCOL_CPU_NS + (double)bytes / PROTOCOL_COPY_BYTES_PER_NS;
+}
+
+/* Whether the session's CPU fits n batches at the median latency: then
+ * nothing was computed ahead of the clocks that the ranking reads. */
+static bool held_at_median(const sl__peer_session_result *r, int64_t n, int64_t bytes, double median, long cpus)
+{
+    double protocol = protocol_cpu_ns(n, bytes);
+    double held = (double)n * median + (double)r->reveal_ns;
+    return (double)r->cpu_ns <= (double)cpus * held + protocol && (double)r->busiest_thread_ns <= held + protocol;
+}
+
+/* The bytes of a batch, for the probe's protocol allowance. Its bytes are
+ * not checked: wrong ones could only make it cheaper, and so the growth
+ * larger. */
+static sl_status count_bytes(void *user, const sl__peer_batch *b, sl_err *err)
+{
+    (void)err;
+    for (int f = 0; f < b->view.schema.nfields; f++)
+        *(int64_t *)user += (int64_t)sl_tensor_nbytes(&b->view.fields[f]);
+    return SL_OK;
+}
+
+/* Runs the peer on a plan of one batch and judges the growth of its CPU:
+ * *grows is set when it grew past what the batches' median could hold. */
+static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_pipeline *pipeline,
+                                    const sl__peer_session_result *a, int64_t n, int64_t bytes, double median,
+                                    bool *grows, char *why, size_t size, sl_err *err)
+{
+    uint64_t digest = 0;
+    int64_t latency = 0, observed = 0;
+    int64_t one_bytes = 0;
+    plan_reveal plan = {.bench = pipeline, .nbatches = 1, .digests = &digest};
+    sl__peer_session_spec spec = *base;
+    spec.nbatches = 1;
+    spec.digest_between = false;
+    spec.on_batch = count_bytes;
+    spec.user = &one_bytes;
+    spec.reveal = reveal_plan;
+    spec.reveal_user = &plan;
+    hide_plan(export_cache.dir);
+    sl__peer_session_result b = {.latency_ns = &latency, .observed_ns = &observed};
+    sl_status st = prepare_plan(&plan, err);
+    if (!st)
+        st = sl__peer_session_run(&spec, &b, err);
+    if (st)
+        st = sl_fail_context(err,
+                             "running %s on a plan of one batch, to see whether its setup grows with the "
+                             "batches",
+                             base->name);
+    sl_pipeline_free(plan.run);
+    if (st)
+        return st;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpus = cpus > 0 ? cpus : 1;
+    double added = (double)(n - 1);
+    double protocol = protocol_cpu_ns(n - 1, bytes - one_bytes);
+    double held = SETUP_GROWTH_SLACK * added * median;
+    double busy_growth = (double)(a->busiest_thread_ns - b.busiest_thread_ns);
+    double cpu_growth = (double)(a->cpu_ns - b.cpu_ns);
+    bool busy_grows =
+        busy_growth > held + protocol + SETUP_MARGIN_NS + SETUP_MARGIN_FRACTION * (double)b.busiest_thread_ns;
+    bool cpu_grows =
+        cpu_growth > (double)cpus * held + protocol + SETUP_MARGIN_NS + SETUP_MARGIN_FRACTION * (double)b.cpu_ns;
+    last_run.one_batch_cpu_ns = (double)b.cpu_ns;
+    *grows = busy_grows || cpu_grows;
+    if (*grows)
+        snprintf(why, size,
+                 "hand-over: its CPU grew by %.3g ms from a plan of 1 batch to one of %" PRId64
+                 ", where its median latency holds %.3g ms: work done ahead of its clock (before the batches it "
+                 "was timed on); not ranked",
+                 (busy_grows ? busy_growth : cpu_growth) / 1e6, n, held / 1e6);
+    return SL_OK;
 }
 
 /* --- the adapter -------------------------------------------------------------- */
@@ -415,7 +583,7 @@ static void session_spec(const sl__peer *peer, const sl_pipeline *pipeline, cons
  * median beside the steady-state one shows how much work the peer hides
  * behind a consumer (docs/peers.md, "Like with like"). */
 static sl_status run_with_digest(const sl__peer_session_spec *base, const uint64_t *reference, int64_t nbatches,
-                                 sl_err *err)
+                                 plan_reveal *plan, sl_err *err)
 {
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
     int64_t *observed = calloc((size_t)nbatches, sizeof *observed);
@@ -429,6 +597,9 @@ static sl_status run_with_digest(const sl__peer_session_spec *base, const uint64
     spec.digest_between = true;
     spec.on_batch = verify_batch;
     spec.user = &v;
+    /* The first session's plan again, written after this session's hello. */
+    plan->keep_seed = true;
+    hide_plan(export_cache.dir);
     sl__peer_session_result result = {.latency_ns = latency, .observed_ns = observed};
     sl_status st = sl__peer_session_run(&spec, &result, err);
     if (!st && v.mismatches)
@@ -489,11 +660,12 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     const sl__peer *peer = (const sl__peer *)adapter;
     if (request->start.epoch != 0 || request->start.batch != 0)
         return sl_fail(err, SL_EUNSUPPORTED, "%s runs from the start of epoch 0 only", adapter->name);
-    sl_status st = ensure_export(pipeline, request->nbatches, err);
+    sl_status st = ensure_data(pipeline, request->nbatches, err);
     if (st)
         return st;
-    /* The peer computes this run's plan; the sink gets the bench's. */
-    const sl_pipeline *planned = export_cache.run;
+    /* The peer computes this run's plan, written after its hello; the sink
+     * gets the bench's. */
+    plan_reveal plan = {.bench = pipeline, .nbatches = request->nbatches, .digests = export_cache.digests};
     memset(&last_run, 0, sizeof last_run);
     last_run.adapter = adapter;
     int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
@@ -502,20 +674,42 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     /* A plan whose draws are not all exported cannot be compared by digest:
      * sluice keeps the peer's batches for the statistical check. */
     verify v = {.reference = export_cache.digests,
-                .statistical = !sl_export_decisions_exported(planned),
+                .statistical = !sl_export_decisions_exported(pipeline),
                 .keep_all = request->tolerance > 0.0};
     char workers[32];
     sl__peer_session_spec spec;
-    session_spec(peer, planned, request, workers, sizeof workers, &spec);
+    session_spec(peer, pipeline, request, workers, sizeof workers, &spec);
     spec.on_batch = verify_batch;
     spec.user = &v;
+    spec.reveal = reveal_plan;
+    spec.reveal_user = &plan;
     sl__peer_session_result result = {.latency_ns = latency_ns, .observed_ns = observed};
-    st = sl__peer_session_run(&spec, &result, err);
+    st = prepare_plan(&plan, err);
+    if (!st)
+        st = sl__peer_session_run(&spec, &result, err);
     snprintf(last_run.framework, sizeof last_run.framework, "%s", result.framework);
     if (!st)
-        st = judge(adapter, planned, request, &v, err);
+        st = judge(adapter, plan.run, request, &v, err);
     if (!st) {
         classify_timing(peer, &result, request->nbatches, v.bytes);
+        /* A loader of the user's whose CPU its median latency cannot hold
+         * over its batches: does its setup grow with them (attack 1)? The
+         * built-in peers' setup is this repository's code, reviewed, as
+         * their kinds are; JAX's compiles each batch shape up front, which
+         * grows with the shapes and is not the attack. */
+        double median = median_ns(latency_ns, request->nbatches);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (peer->users_own && strcmp(last_run.timing, "per-batch") == 0 && request->nbatches > 1 &&
+            !held_at_median(&result, request->nbatches, v.bytes, median, cpus > 0 ? cpus : 1)) {
+            bool grows = false;
+            char why[256] = "";
+            st = probe_setup_growth(&spec, pipeline, &result, request->nbatches, v.bytes, median, &grows, why,
+                                    sizeof why, err);
+            if (!st && grows) {
+                snprintf(last_run.timing, sizeof last_run.timing, "hand-over");
+                snprintf(last_run.note, sizeof last_run.note, "%s", why);
+            }
+        }
         if (result.slow_exit[0]) {
             size_t used = strlen(last_run.note);
             snprintf(last_run.note + used, sizeof last_run.note - used, "%s%s", used ? "; " : "", result.slow_exit);
@@ -544,13 +738,14 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
                 own[k] = view_digest(v.kept.batches[k]);
         }
         if (!st)
-            st = run_with_digest(&spec, own ? own : export_cache.digests, request->nbatches, err);
+            st = run_with_digest(&spec, own ? own : export_cache.digests, request->nbatches, &plan, err);
         free(own);
     }
     if (!st)
         st = feed_sink(pipeline, request->nbatches, sink, user, err);
     sl_batch_free(v.first_differing);
     sl__peer_batches_free(&v.kept);
+    sl_pipeline_free(plan.run);
     free(observed);
     return st;
 }

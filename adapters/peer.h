@@ -114,16 +114,30 @@ typedef struct sl__peer_session_spec {
     bool digest_between;
     sl__peer_batch_fn on_batch;
     void *user;
+    /* Called after the peer's hello, before sluice tells it "plan": writes
+     * the plan into export_dir (the bench's peer runs), so that no batch
+     * can be computed before sluice counts the peer's CPU. NULL: the plan
+     * is there already (peer-check, tests). */
+    sl_status (*reveal)(void *reveal_user, sl_err *err);
+    void *reveal_user;
 } sl__peer_session_spec;
 
 typedef struct sl__peer_session_result {
     char framework[96];
     int64_t *latency_ns;       /* nbatches entries, the caller's */
     int64_t *observed_ns;      /* nbatches entries, the caller's */
-    int64_t batches_ns;        /* from the first request to the last line */
-    int64_t cpu_ns;            /* the peer's tree's CPU time over the same span */
+    int64_t batches_ns;        /* from the plan's reveal to the last line */
+    int64_t cpu_ns;            /* the peer's tree's CPU time from its hello to the last line */
     int64_t busiest_thread_ns; /* the most CPU time one of its threads used over that span */
     int64_t setup_cpu_ns;      /* the peer's tree's CPU time from its start to its hello */
+    /* From the plan's reveal to the first batch's line: the loader's own
+     * setup over the plan, which its first batch's clock holds. */
+    int64_t plan_setup_cpu_ns;
+    /* How long sluice took to write the plan after the hello, while the
+     * peer waited: its CPU is counted (an honest loader's threads may still
+     * spin from their start, OpenBLAS's for up to about 0.1 s), and so this
+     * time is allowed it as if clocked. */
+    int64_t reveal_ns;
     /* Set when the peer delivered every batch but had to be killed after
      * its exit grace: what happened, for the record's note. */
     char slow_exit[192];

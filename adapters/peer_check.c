@@ -87,6 +87,21 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The plan, written after the loader's hello as the bench writes it
+ * (protocol 3), so that a loader that passes here runs in the bench. */
+typedef struct check_plan {
+    const sl_pipeline *pipeline;
+    int64_t nbatches;
+    const char *dir;
+} check_plan;
+
+static sl_status write_plan(void *user, sl_err *err)
+{
+    const check_plan *plan = user;
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .plan_only = true};
+    return sl_export_write(plan->pipeline, &meta, plan->nbatches, plan->dir, err);
+}
+
 sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t nbatches, double tolerance,
                         sl_peer_check_result *out, sl_err *err)
 {
@@ -103,8 +118,9 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
     st = sl_workdir_create(sl_temp_base(), "peer-check", dir, sizeof dir, err);
     if (st)
         return st;
-    sl_export_meta meta = {.kernels = sl_kernels_reference()};
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
     st = sl_export_write(pipeline, &meta, nbatches, dir, err);
+    check_plan plan = {.pipeline = pipeline, .nbatches = nbatches, .dir = dir};
     int64_t *latency = calloc((size_t)nbatches, sizeof *latency);
     int64_t *observed = calloc((size_t)nbatches, sizeof *observed);
     checker c = {.pipeline = pipeline,
@@ -128,7 +144,9 @@ sl_status sl_peer_check(const sl_pipeline *pipeline, const char *script, int64_t
                                       .nbatches = nbatches,
                                       .digest_between = true,
                                       .on_batch = check_batch,
-                                      .user = &c};
+                                      .user = &c,
+                                      .reveal = write_plan,
+                                      .reveal_user = &plan};
         result = (sl__peer_session_result){.latency_ns = latency, .observed_ns = observed};
         st = sl__peer_session_run(&spec, &result, err);
         snprintf(out->framework, sizeof out->framework, "%s", result.framework);

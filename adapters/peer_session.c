@@ -23,7 +23,7 @@
 #include "peer.h"
 #include "sluice/core/timing.h"
 
-#define PROTOCOL      2
+#define PROTOCOL      3
 /* A latency must be an integer below 2^53: every such integer is exact in
  * the JSON number a peer writes and in the double cJSON reads. */
 #define LATENCY_LIMIT 9007199254740992.0
@@ -174,14 +174,14 @@ static sl_status read_hello(talk *t, sl_err *err)
     const cJSON *hello = cJSON_GetObjectItemCaseSensitive(line, "hello");
     const cJSON *protocol = cJSON_GetObjectItemCaseSensitive(line, "protocol");
     const cJSON *framework = cJSON_GetObjectItemCaseSensitive(line, "framework");
-    char detail[160] = "";
+    char detail[256] = "";
     if (!cJSON_IsObject(line) || !cJSON_IsString(hello) || !cJSON_IsNumber(protocol))
         snprintf(detail, sizeof detail, "a hello is {\"hello\": NAME, \"framework\": TEXT, \"protocol\": %d}",
                  PROTOCOL);
     else if (protocol->valuedouble != PROTOCOL)
         snprintf(detail, sizeof detail,
-                 "it speaks protocol %g, sluice speaks %d (peers/sluice_peer.py speaks it: batches go through the "
-                 "ring, without digests)",
+                 "it speaks protocol %g, sluice speaks %d (peers/sluice_peer.py speaks it: the hello first, "
+                 "then the plan, which sluice writes after the hello and announces with a line 'plan')",
                  protocol->valuedouble, PROTOCOL);
     else if (cJSON_IsString(framework)) {
         /* Cut at a character, and no control character for a terminal. */
@@ -212,10 +212,14 @@ static ssize_t write_no_sigpipe(int fd, const void *data, size_t n)
     return w;
 }
 
+/* A request line: batch i into slot, "end" for i = -1, or, for i = -2,
+ * "plan" followed by batch 0's request (the plan is in the export now). */
 static sl_status send_request(talk *t, int64_t i, int slot, sl_err *err)
 {
     char text[64];
-    int n = i < 0 ? snprintf(text, sizeof text, "end\n") : snprintf(text, sizeof text, "%" PRId64 " %d\n", i, slot);
+    int n = i == -1   ? snprintf(text, sizeof text, "end\n")
+            : i == -2 ? snprintf(text, sizeof text, "plan\n0 0\n")
+                      : snprintf(text, sizeof text, "%" PRId64 " %d\n", i, slot);
     ssize_t w = write_no_sigpipe(t->c.in, text, (size_t)n);
     if (w != n)
         return sl_fail(err, SL_EIO, "crashed: %s stopped reading its requests (%s)", t->spec->name,
@@ -237,7 +241,7 @@ static sl_status request(talk *t, int64_t i, int slot, sl_err *err)
     cJSON *line = take_line(t, shown, sizeof shown);
     bool object = cJSON_IsObject(line);
     cJSON_Delete(line);
-    snprintf(what, sizeof what, "batch %" PRId64 " of %" PRId64, i, t->spec->nbatches);
+    snprintf(what, sizeof what, "batch %" PRId64 " of %" PRId64, i < 0 ? 0 : i, t->spec->nbatches);
     return object ? st : protocol_error(t, shown, what, "", err);
 }
 
@@ -345,22 +349,37 @@ static sl_status converse(talk *t, sl_err *err)
     sl_status st = read_hello(t, err);
     if (st)
         return st;
-    int64_t first = sl_now_ns(), requested = first;
-    /* From its start: what it did before its hello (imports, loading, and
-     * whatever else) is in the record beside the batches' CPU. */
+    /* From its start: what it did before its hello (imports, and whatever
+     * else) is in the record beside the batches' CPU. The plan is written
+     * after this sample, so everything the peer computes from it is in the
+     * CPU sluice holds to its clocks (docs/peers.md, "What is verified"). */
     sl__peer_cpu_sample *cpu_first = malloc(2 * sizeof *cpu_first);
     if (!cpu_first)
         return sl_fail(err, SL_ENOMEM, "no memory to sample the peer's CPU time");
     sl__peer_cpu_sample *cpu_last = cpu_first + 1;
     sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_first);
     t->result->setup_cpu_ns = cpu_first->total_ns;
-    st = request(t, 0, 0, err);
+    int64_t revealing = sl_now_ns();
+    if (spec->reveal)
+        st = spec->reveal(spec->reveal_user, err);
+    int64_t first = sl_now_ns(), requested = first;
+    t->result->reveal_ns = first - revealing;
+    /* The first batch's window holds the loader's setup over the plan
+     * (building its data set, its pipeline): it has the startup limit when
+     * that is the longer. */
+    double first_limit = fmax(t->startup_s, per_batch);
+    if (!st)
+        st = request(t, -2, 0, err);
     for (int64_t i = 0; i < spec->nbatches && !st; i++) {
         int slot = (int)(i % t->ring.nslots);
         sl__peer_batch b;
-        st = read_batch(t, i, slot, requested, per_batch, &b, err);
+        st = read_batch(t, i, slot, requested, i == 0 ? first_limit : per_batch, &b, err);
         if (st)
             break;
+        if (i == 0) {
+            sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_last);
+            t->result->plan_setup_cpu_ns = cpu_last->total_ns - cpu_first->total_ns;
+        }
         bool last = i + 1 == spec->nbatches;
         if (spec->digest_between && spec->on_batch)
             st = spec->on_batch(spec->user, &b, err);
@@ -397,6 +416,8 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->cpu_ns = 0;
     result->busiest_thread_ns = 0;
     result->setup_cpu_ns = 0;
+    result->plan_setup_cpu_ns = 0;
+    result->reveal_ns = 0;
     /* Every limit is read before anything starts, so a bad one fails the
      * run at once with its name. The exit grace's default depends on the
      * run (below); only the variable is checked here. */

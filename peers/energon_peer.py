@@ -1,7 +1,8 @@
 """peer:energon: the scenario's pipeline as a Megatron Energon user writes a
 loader over a data set of their own:
 
-- setup, before the hello (not timed): the export written as a WebDataset
+- setup, once the plan comes (in batch 0's time, a warmup batch, never
+  ranked): the export written as a WebDataset
   (tar shards, one sample per element, each source field an `.npy` member;
   peers/webdataset_peer.py's writing, pack_tokens done there), then made an
   Energon data set as `energon prepare` makes one, with its programmatic
@@ -39,7 +40,8 @@ import sys
 
 _protocol_fd = os.dup(1)
 os.dup2(2, 1)
-sys.stdout = sys.stderr  # until setup is done: Energon's preparation prints
+_protocol = os.fdopen(_protocol_fd, "w")
+sys.stdout = _protocol  # for the hello; stderr during setup: Energon's preparation prints
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -113,6 +115,7 @@ def prepare(directory, epochs):
 
 
 def make_batches(plan, options):
+    sys.stdout = sys.stderr
     pack, ops = webdataset_peer.leading_pack(plan.ops)
     epochs = webdataset_peer.exported_epochs(plan)
     path = webdataset_peer.write_shards(
@@ -136,7 +139,7 @@ def make_batches(plan, options):
             raise SystemExit("Energon's split e%d has %d batches, the plan's epoch %d" % (epoch, len(dataset), want))
         loaders.append((epoch, get_loader(dataset)))
     # Setup is done: the protocol gets stdout back.
-    sys.stdout = os.fdopen(_protocol_fd, "w")
+    sys.stdout = _protocol
     return batches_of(plan, ops, loaders)
 
 

@@ -1,7 +1,8 @@
 """peer:ffcv: the scenario's pipeline as an FFCV user writes a loader over a
 data set of their own:
 
-- setup, before the hello (not timed): the export's elements written to an
+- setup, once the plan comes (in batch 0's time, a warmup batch, never
+  ranked): the export's elements written to an
   FFCV `.beton` file with `ffcv.writer.DatasetWriter`, one `NDArrayField` per
   source field (sample i is element i; pack_tokens done here, as users store
   tokenized text), in a file inside the export (removed at exit);

@@ -348,6 +348,6 @@ if __name__ == "__main__":
     if options.describe:
         sluice_peer.describe("grain", SUPPORTED, kind)
     else:
-        plan = sluice_peer.Plan(options.export_dir)
+        plan = sluice_peer.start("grain", "grain " + version("grain"), options)
         plan.require(SUPPORTED)
-        sluice_peer.serve("grain", "grain " + version("grain"), plan, make_batches(plan, options), options)
+        sluice_peer.serve(plan, make_batches(plan, options), options)

@@ -7,7 +7,8 @@ exported order applied with `.select(order)`, and the batches read with
 `Dataset.iter(batch_size=...)`; the ops run on each numpy batch with
 peers/numpy_peer.py's functions (sluice's arithmetic, bitwise).
 
-Setup, before the hello (not in any batch's time): the conversion to Arrow
+Setup, once the plan comes (in batch 0's time, a warmup batch, never ranked):
+the conversion to Arrow
 (written once per export into EXPORT_DIR/hf-datasets and reused by later
 runs on the same export), load_from_disk (which memory-maps the Arrow
 files) and each epoch's select (an indices mapping kept in memory). A

@@ -5,7 +5,7 @@ epoch's decisions as device arrays, each op a function of one element
 (peers/jax_ops.py) vmapped over the batch, and one jax.jit-compiled batch
 function that gathers the batch's elements (jnp.take) and applies the ops;
 every batch shape of the plan (an epoch's short last batch has its own) is
-compiled ahead of time (jit(...).lower(...).compile()) before the hello, so
+compiled ahead of time (jit(...).lower(...).compile()) in batch 0's time, so
 no compilation happens among the batches. The idiomatic form is what JAX's
 tutorials show first: the same jax.numpy functions called eagerly on the
 batch, without jit, each operation dispatched on its own.
@@ -176,7 +176,7 @@ class Cache:
     the first of them, so every call has the batch's shape, and scattered
     into the store, which the call donates), then runs the ops after the
     cache on the store's rows, gathered like source rows. Both functions are
-    jitted and compiled for each batch shape before the hello (tuned), or
+    jitted and compiled for each batch shape in batch 0's time (tuned), or
     called eagerly (idiomatic)."""
 
     def __init__(self, plan, sources, at, eager):
@@ -283,11 +283,13 @@ def main():
     if options.describe:
         sluice_peer.describe("jax", SUPPORTED, "per-batch")
         return
-    plan = sluice_peer.Plan(options.export_dir)
+    framework = "jax %s (%s)" % (jax.__version__, CAP)
+    # Everything below depends on the plan, which sluice writes after the
+    # hello: it is in batch 0's time (a warmup batch), as start-up.
+    plan = sluice_peer.start("jax-idiomatic" if options.idiomatic else "jax", framework, options)
     plan.require(SUPPORTED)
     sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
     fn = build(plan)
-    framework = "jax %s (%s)" % (jax.__version__, CAP)
     at = cache_index(plan)
     if at is not None:
         # pad_to_multiple's widths and a cache do not meet in any scenario:
@@ -296,9 +298,8 @@ def main():
     elif options.idiomatic:
         batches = make_batches(plan, sources, None, eager=fn)
     else:
-        # Every batch shape of the plan, compiled before the hello (start-up).
-        # Every (batch rows, width) shape of the plan, compiled before the
-        # hello (start-up).
+        # Every (batch rows, width) shape of the plan, compiled before batch
+        # 0's arrays (start-up, in its time).
         first = epoch_decisions(plan, plan.batches[0]["epoch"])
         lengths = host_lengths(plan)
         shapes = {}
@@ -313,7 +314,7 @@ def main():
                 .compile()
             )
         batches = make_batches(plan, sources, compiled)
-    sluice_peer.serve("jax-idiomatic" if options.idiomatic else "jax", framework, plan, batches, options)
+    sluice_peer.serve(plan, batches, options)
 
 
 if __name__ == "__main__":

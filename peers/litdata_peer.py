@@ -1,7 +1,8 @@
 """peer:litdata: the scenario's pipeline as a LitData (Lightning) user writes a
 loader over a data set of their own:
 
-- setup, before the hello (not timed): the export's elements are written as
+- setup, once the plan comes (in batch 0's time, a warmup batch, never
+  ranked): the export's elements are written as
   LitData chunks with litdata.optimize(fn=..., inputs=range(n), ...), one
   sample per element (sample i is element i, checked on a few), one key per
   source field, in a directory inside the export (removed at exit);
@@ -26,7 +27,8 @@ import sys
 
 _protocol_fd = os.dup(1)
 os.dup2(2, 1)
-sys.stdout = sys.stderr  # until setup is done: optimize's workers print too
+_protocol = os.fdopen(_protocol_fd, "w")
+sys.stdout = _protocol  # for the hello; stderr during setup: optimize's workers print too
 
 import numpy as np  # noqa: E402
 
@@ -63,6 +65,7 @@ def write_chunks(plan, out):
 
 
 def make_batches(plan, options):
+    sys.stdout = sys.stderr
     from litdata import StreamingDataset
 
     chunks = os.path.join(plan.dir, "litdata-%d" % os.getpid())
@@ -70,7 +73,7 @@ def make_batches(plan, options):
     ops, elements = write_chunks(plan, chunks)
     names = list(elements)
     # Setup is done, its worker processes gone: the protocol gets stdout back.
-    sys.stdout = os.fdopen(_protocol_fd, "w")
+    sys.stdout = _protocol
     dataset = StreamingDataset(chunks)
     count = plan.raw["dataset_size"]
     if len(dataset) != count:

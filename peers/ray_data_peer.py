@@ -59,7 +59,7 @@ def start_ray(cpus):
     def ready():
         return os.getpid()
 
-    # Starts the worker processes before the hello.
+    # Starts the worker processes in batch 0's time (a warmup batch).
     ray.get([ready.remote() for _ in range(cpus)])
 
 

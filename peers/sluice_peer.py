@@ -15,26 +15,35 @@ it, naming the op, from a scenario with another). peers/template_peer.py is
 one to copy; `sluice bench --adapters peer:./my_loader.py` ranks it and
 `sluice peer-check ./my_loader.py --scenario ID` says where it differs.
 
-The protocol, which main() and serve() speak: sluice runs
-`python3 SCRIPT EXPORT_DIR --ring-fd=N --ring-slots=K --ring-slot-bytes=S
-[--workers=W]`, where EXPORT_DIR holds the plan (plan.json and the arrays
-beside it; never the expected output) and file descriptor N a shared-memory
-ring of K slots of S bytes. The peer prints one JSON line to say hello:
+The protocol (version 3), which main() speaks through start() and serve():
+sluice runs `python3 SCRIPT EXPORT_DIR --ring-fd=N --ring-slots=K
+--ring-slot-bytes=S [--workers=W]`, where EXPORT_DIR holds the data set's
+arrays (<field>.npy) and file descriptor N a shared-memory ring of K slots of
+S bytes. The peer prints one JSON line to say hello:
 
-    {"hello": "<name>", "framework": "<framework and version>", "protocol": 2}
+    {"hello": "<name>", "framework": "<framework and version>", "protocol": 3}
 
-then, for each request line "<batch> <slot>" that sluice writes on its stdin,
-it makes the batch, writes each output field's bytes at the field's offset
-in that slot (fields in the plan's output order, each at a multiple of 64
-bytes with room for batch_size rows) and answers
+Only then does sluice write the plan beside the arrays (plan.json, each
+epoch's order, the random ops' decisions, all keyed by a seed fresh for the
+run; never the expected output) and write the line "plan" on the peer's
+stdin: nothing a loader does before its hello can depend on which elements
+or draws a batch holds, and everything it does with the plan is in the CPU
+time sluice counts. Then, for each request line "<batch> <slot>" (the first
+follows "plan" at once), the peer makes the batch, writes each output
+field's bytes at the field's offset in that slot (fields in the plan's
+output order, each at a multiple of 64 bytes with room for batch_size rows)
+and answers
 
     {"batch": <batch>, "latency_ns": <n>, "shapes": [[rows, ...], ...]}
 
 latency_ns is an integer: the time from asking the loader for the batch
-until its arrays were in host memory, measured by the peer; sluice bounds it
-by the time it saw between its request and the answer, and reads the batch
-from the ring itself to check it. "end" (or the end of stdin) asks the peer
-to exit. Anything for people goes to stderr.
+until its arrays were in host memory, measured by the peer; batch 0's runs
+from the line "plan", so it holds the loader's setup over the plan (reading
+it, building its data set or pipeline). sluice bounds each latency by the
+time it saw between its request (for batch 0, "plan") and the answer, reads
+the batch from the ring itself to check it, and holds the CPU time of the
+peer's processes from its hello on to its clocks. "end" (or the end of
+stdin) asks the peer to exit. Anything for people goes to stderr.
 
 This module needs only the standard library; numpy where a loader uses it.
 """
@@ -60,7 +69,7 @@ try:
 except ImportError:  # a loader written with the standard library alone
     np = None
 
-PROTOCOL = 2
+PROTOCOL = 3
 PLAN_VERSION = 2
 
 # sluice's dtype names: (numpy dtype string, bytes per value).
@@ -171,6 +180,16 @@ class Plan:
 
     def __init__(self, directory: str) -> None:
         self.dir = directory
+        # When the line "plan" came (time.perf_counter_ns()): batch 0's
+        # clock starts there (serve). None for a plan read outside a session.
+        self.revealed_ns: int | None = None
+        if not os.path.exists(os.path.join(directory, "MANIFEST.json")) and not os.path.exists(
+            os.path.join(directory, "plan.json")
+        ):
+            raise SystemExit(
+                "%s holds no plan yet: sluice writes it after the loader's hello (protocol %d); read it with "
+                "sluice_peer.start() or in make_batches, never before the hello" % (directory, PROTOCOL)
+            )
         check_manifest(directory)
         try:
             self.raw: dict[str, Any] = load_json(os.path.join(directory, "plan.json"))
@@ -452,28 +471,75 @@ def die_with_sluice() -> None:
         pass
 
 
-def serve(name: str, framework: str, plan: Plan, batches: Iterable[Batch], options: argparse.Namespace) -> None:
-    """Runs the protocol: says hello, then for each request times
-    next(batches), writes the batch into the ring slot and answers with its
-    latency and shapes."""
+def hello(name: str, framework: str) -> None:
+    """Says hello: the protocol's first line on stdout."""
+    line: Hello = {"hello": name, "framework": framework, "protocol": PROTOCOL}
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+def receive_plan(options: argparse.Namespace) -> Plan:
+    """Waits for sluice's line "plan", which comes after the hello once the
+    plan is in the export, and reads the plan; its arrival starts batch 0's
+    clock. "end" or the end of stdin (sluice is gone) ends the process."""
+    line = sys.stdin.buffer.readline()
+    arrived = time.perf_counter_ns()
+    word = line.strip()
+    if not line:
+        os._exit(1)
+    if word == b"end":
+        sys.exit(0)
+    if word != b"plan":
+        raise SystemExit(
+            "sluice sent %r where the line 'plan' was due: this loader speaks protocol %d" % (line[:40], PROTOCOL)
+        )
+    plan = Plan(options.export_dir)
+    plan.revealed_ns = arrived
+    return plan
+
+
+def start(name: str, framework: str, options: argparse.Namespace) -> Plan:
+    """A peer's start: dies with sluice, says hello, then waits for the plan
+    and returns it. Whatever a loader computes from the plan comes after
+    this call, where sluice counts it."""
     die_with_sluice()
-    ring = open_ring(plan, options)
-    out = sys.stdout
-    hello: Hello = {"hello": name, "framework": framework, "protocol": PROTOCOL}
-    out.write(json.dumps(hello) + "\n")
-    out.flush()
-    requests = sys.stdin.buffer
-    it = iter(batches)
+    hello(name, framework)
+    return receive_plan(options)
+
+
+def requests() -> Iterator[tuple[int, int]]:
+    """sluice's requests on stdin, (batch, slot), until "end"; at the end of
+    stdin without "end" sluice is gone: nothing will read what this process
+    does, and its threads must not hold it up, so it exits at once."""
+    stdin = sys.stdin.buffer
     while True:
-        request = requests.readline().split()
+        request = stdin.readline().split()
         if not request:
-            # stdin closed without "end": sluice is gone; nothing will read
-            # what this process does, and its threads must not hold it up.
             os._exit(1)
         if request[0] == b"end":
             return
-        i, slot = int(request[0]), int(request[1])
+        yield int(request[0]), int(request[1])
+
+
+def serve(plan: Plan, batches: Iterable[Batch], options: argparse.Namespace, setup_in_first_batch: bool = True) -> None:
+    """Runs the protocol after start(): for each request times
+    next(batches), writes the batch into the ring slot and answers with its
+    latency and shapes. Batch 0's latency runs from the plan's arrival, so
+    it holds the loader's setup (whatever it did with the plan before its
+    first batch): sluice holds the CPU time from the hello on to the
+    clocks. setup_in_first_batch=False starts batch 0's clock at its
+    request instead, for a batch-all-at-once loader compared by throughput
+    after a warmup of its own (whose CPU sluice does not hold to its
+    clocks)."""
+    ring = open_ring(plan, options)
+    out = sys.stdout
+    it = iter(batches)
+    first = True
+    for i, slot in requests():
         t0 = time.perf_counter_ns()
+        if first and setup_in_first_batch and plan.revealed_ns is not None:
+            t0 = plan.revealed_ns
+        first = False
         arrays = next(it)
         t1 = time.perf_counter_ns()
         shapes = ring.write(slot, plan, arrays)
@@ -494,14 +560,15 @@ def main(
     argv: Sequence[str] | None = None,
     kind: Kind = "per-batch",
 ) -> None:
-    """The usual peer entry point: reads the plan named on the command line,
-    checks the transforms, and serves make_batches(plan, options). kind says
+    """The usual peer entry point: says hello, reads the plan sluice writes
+    after it, checks the transforms, and serves make_batches(plan, options)
+    (whose setup, before its first batch, is in batch 0's time). kind says
     how it computes: "per-batch" (when asked), "prefetching" (ahead, on its
     own threads or processes) or "all-at-once" (every batch in one call)."""
     options = parser(name).parse_args(argv)
     if options.describe:
         describe(name, supported, kind)
         return
-    plan = Plan(options.export_dir)
+    plan = start(name, framework, options)
     plan.require(supported)
-    serve(name, framework, plan, make_batches(plan, options), options)
+    serve(plan, make_batches(plan, options), options)

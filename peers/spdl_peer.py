@@ -12,7 +12,7 @@ The ops are peers/numpy_peer.py's (numpy, vectorized over the batch), so
 the arithmetic is sluice's, bitwise. One pipeline per epoch, as an SPDL user
 builds one per epoch of a shuffled order: aggregate would otherwise join an
 epoch's short last batch with the next epoch's first elements. Each epoch's
-pipeline is built before the hello and started when its first batch is
+pipeline is built once the plan comes (batch 0's time) and started when its first batch is
 asked for, so SPDL's thread start-up counts in that batch, as a user pays it.
 """
 

@@ -16,6 +16,11 @@ plan.ops (each op's kind, field and params: normalize's mean and inv_std,
 ...), plan.decisions(op, epoch) (a random op's per-element decisions, row e
 for element e), plan.batches[i]["epoch"]. docs/peers.md says what each op
 computes, bit for bit.
+
+sluice_peer.main() says hello before sluice writes the plan, then calls
+make_batches: whatever it does before its first batch (loading the data,
+building a pipeline) is in batch 0's time, a warmup batch; a setup that
+grows with the number of batches (computing them ahead) is a hand-over.
 """
 
 import numpy as np

@@ -594,6 +594,6 @@ if __name__ == "__main__":
     if options.describe:
         sluice_peer.describe("tfdata", SUPPORTED, "prefetching")
     else:
-        plan = sluice_peer.Plan(options.export_dir)
+        plan = sluice_peer.start("tfdata", "tensorflow " + tf.__version__, options)
         plan.require(SUPPORTED)
-        sluice_peer.serve("tfdata", "tensorflow " + tf.__version__, plan, make_batches(plan, options), options)
+        sluice_peer.serve(plan, make_batches(plan, options), options)

@@ -15,7 +15,8 @@ write time), and a different order needs new shards. Each sample carries
 its element id (`id.cls`), from which the batch's exported decisions are
 looked up, as numpy_peer does.
 
-Setup, before the hello (not in any batch's time): writing the shards (once
+Setup, once the plan comes (in batch 0's time, a warmup batch, never ranked):
+writing the shards (once
 per export, into EXPORT_DIR/webdataset, reused by later runs on the same
 export) and building each epoch's pipeline (no file is opened yet). A
 leading pack_tokens is done in the writing: each sample holds its seq_len

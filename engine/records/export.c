@@ -160,7 +160,11 @@ static sl_status write_batches(const sl_pipeline *p, const sl_export_meta *meta,
         for (int64_t b = 0; b < p->batches_per_epoch && !st; b++) {
             pos = (sl_position){e, b};
             bool wanted = i < nbatches;
-            if (wanted)
+            /* Without digests to compute, a batch is only begun: its
+             * element ids and row count are all the plan needs (the bench
+             * computes its digests before the peer starts, so that the plan
+             * is written at once after the peer's hello). */
+            if (wanted && (meta->digests || meta->digests_path))
                 st = sl_pipeline_produce(p, kernels, pos, batch, err);
             else
                 st = sl__batch_begin(p, kernels, pos, batch, err);
@@ -168,14 +172,15 @@ static sl_status write_batches(const sl_pipeline *p, const sl_export_meta *meta,
                 break;
             memcpy(order + offset, batch->element_ids, (size_t)batch->count * sizeof *order);
             if (wanted) {
-                sl_digest *d = sl_digest_new();
-                if (!d) {
+                sl_digest *d = meta->digests || meta->digests_path ? sl_digest_new() : NULL;
+                if (d) {
+                    sl_digest_add_batch(d, batch);
+                    digests[i] = sl_digest_value(d);
+                    sl_digest_free(d);
+                } else if (meta->digests || meta->digests_path) {
                     st = sl_fail(err, SL_ENOMEM, "no memory for a digest");
                     break;
                 }
-                sl_digest_add_batch(d, batch);
-                digests[i] = sl_digest_value(d);
-                sl_digest_free(d);
                 cJSON *entry = cJSON_CreateObject();
                 put_number(entry, "epoch", (double)e, ok);
                 put_number(entry, "batch", (double)b, ok);
@@ -356,7 +361,7 @@ sl_status sl_export_write(const sl_pipeline *p, const sl_export_meta *meta, int6
     if (!meta || !meta->kernels)
         return sl_fail(err, SL_EINVAL, "an export needs the kernel table its batches are computed with (meta.kernels)");
     sl_status st = meta->plan_only ? SL_OK : sl_source_export_npy(p->spec.source, dir, err);
-    if (st)
+    if (st || meta->data_only)
         return st;
     int64_t epochs = (nbatches + p->batches_per_epoch - 1) / p->batches_per_epoch;
     bool ok = true, exportable = true;

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import sluice_peer
 
 options = sluice_peer.parser("echo").parse_args()
-plan = sluice_peer.Plan(options.export_dir)
+plan = sluice_peer.start("echo", "none", options)
 leaks = [n for n in os.listdir(options.export_dir) if "digest" in n]
 leaks += ["plan.json:" + k for k in plan.raw if "digest" in k]
 print("answers in the export: %s" % (leaks or "none"), file=sys.stderr, flush=True)
@@ -25,7 +25,6 @@ if path:
     _, shape, data = sluice_peer.read_npy(path)
     answers = ["%016x" % v for v in struct.unpack("<%dQ" % shape[0], data)]
 sluice_peer.open_ring(plan, options)
-print(json.dumps({"hello": "echo", "framework": "none", "protocol": 2}), flush=True)
 for line in sys.stdin:
     request = line.split()
     if not request or request[0] == "end":

@@ -28,9 +28,9 @@ def main():
     parser = sluice_peer.parser("gain")
     parser.add_argument("--shift", type=float, required=True)
     options = parser.parse_args()
-    plan = sluice_peer.Plan(options.export_dir)
+    plan = sluice_peer.start("gain", "numpy " + np.__version__, options)
     plan.require(numpy_peer.SUPPORTED)
-    sluice_peer.serve("gain", "numpy " + np.__version__, plan, make_batches(plan, options), options)
+    sluice_peer.serve(plan, make_batches(plan, options), options)
 
 
 if __name__ == "__main__":

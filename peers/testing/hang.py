@@ -5,6 +5,6 @@ import json
 import sys
 import time
 
-print(json.dumps({"hello": "hang", "framework": "none", "protocol": 2}), flush=True)
+print(json.dumps({"hello": "hang", "framework": "none", "protocol": 3}), flush=True)
 print("hanging on purpose", file=sys.stderr, flush=True)
 time.sleep(3600)

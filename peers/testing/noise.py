@@ -51,9 +51,9 @@ def main():
     parser.add_argument("--fresh-draws", action="store_true")
     options = parser.parse_args()
     seed = os.getpid() if options.fresh_draws else 2024
-    plan = sluice_peer.Plan(options.export_dir)
+    plan = sluice_peer.start("noise", "numpy " + np.__version__, options)
     plan.require(SUPPORTED)
-    sluice_peer.serve("noise", "numpy " + np.__version__, plan, make_batches(plan, options.sigma_factor, seed), options)
+    sluice_peer.serve(plan, make_batches(plan, options.sigma_factor, seed), options)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def helper(plan, go, results):
 
 
 options = sluice_peer.parser("offload").parse_args()
-plan = sluice_peer.Plan(options.export_dir)
+plan = sluice_peer.start("offload", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 go_r, go_w = os.pipe()
 res_r, res_w = os.pipe()
@@ -58,7 +58,6 @@ if os.fork() == 0:
 os.wait()
 os.close(go_r)
 os.close(res_w)
-print(json.dumps({"hello": "offload", "framework": plain.FRAMEWORK, "protocol": 2}), flush=True)
 started = False
 for line in sys.stdin:
     request = line.split()

@@ -9,6 +9,7 @@ The testing peers import it to do honest work and then misbehave."""
 import array
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import sluice_peer
@@ -52,6 +53,14 @@ def batch(plan, srcs, i):
             f[2] = normalize(f[0], f[2], op["params"])
             f[0] = "<f4"
     return {name: (shape, data) for name, (descr, shape, data) in fields.items()}
+
+
+def spin(ns):
+    """Uses ns of CPU time: work a hostile test peer adds to each batch, so
+    that what it hides is well past sluice's margins on a small plan."""
+    until = time.process_time_ns() + ns
+    while time.process_time_ns() < until:
+        pass
 
 
 def make_batches(plan, options=None):

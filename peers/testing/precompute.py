@@ -1,6 +1,7 @@
-"""A peer that computes every batch before its hello and then hands them over:
-its bytes are right, but its latencies are only the hand-over, so sluice
-must flag the run `hand-over` and never rank it."""
+"""A peer that computes every batch as soon as it has the plan (before its
+hello, until protocol 3 wrote the plan after it) and then hands them over:
+its bytes are right, but its later latencies are only the hand-over, so
+sluice must flag the run `hand-over` and never rank it."""
 
 import os
 import sys
@@ -12,7 +13,10 @@ import sluice_peer
 
 
 def make_batches(plan, options):
-    done = list(plain.make_batches(plan))
+    done = []
+    for batch in plain.make_batches(plan):
+        plain.spin(60000000)  # 60 ms of CPU a batch: more work to hide
+        done.append(batch)
     return iter(done)
 
 

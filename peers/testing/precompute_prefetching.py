@@ -1,5 +1,6 @@
 """A hostile user loader (the review's D21, attack 2): it computes every
-batch before its hello, declares itself prefetching in its --describe (which
+batch as soon as it has the plan (before its hello, until protocol 3 wrote
+the plan after it), declares itself prefetching in its --describe (which
 skips the CPU check), and reports latencies just above what writing the
 bytes could take. sluice shows it as `self-declared` and does not rank it
 unless asked (SLUICE_RANK_SELF_DECLARED=1)."""
@@ -17,15 +18,10 @@ if "--describe" in sys.argv:
     sluice_peer.describe("precompute_prefetching", plain.SUPPORTED, "prefetching")
     sys.exit(0)
 options = sluice_peer.parser("precompute_prefetching").parse_args()
-plan = sluice_peer.Plan(options.export_dir)
+plan = sluice_peer.start("precompute_prefetching", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 done = list(plain.make_batches(plan))
-print(json.dumps({"hello": "precompute_prefetching", "framework": plain.FRAMEWORK, "protocol": 2}), flush=True)
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     shapes = ring.write(slot, plan, done[i])
     nbytes = sum(len(bytes(data)) for _, data in done[i].values())
     sys.stdout.write(

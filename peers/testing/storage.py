@@ -40,11 +40,11 @@ def main():
     parser = sluice_peer.parser("storage")
     parser.add_argument("--writable", action="store_true")
     options = parser.parse_args()
-    plan = sluice_peer.Plan(options.export_dir)
+    plan = sluice_peer.start("storage", "numpy " + np.__version__, options)
     # The ops every storage peer implements (each one's line in
     # peers/ops.txt; WebDataset's stands for them).
     plan.require(sluice_peer.implements("webdataset_peer.py"))
-    sluice_peer.serve("storage", "numpy " + np.__version__, plan, make_batches(plan, options), options)
+    sluice_peer.serve(plan, make_batches(plan, options), options)
 
 
 if __name__ == "__main__":

@@ -18,15 +18,10 @@ import sluice_peer
 p = sluice_peer.parser("truncate_ring")
 p.add_argument("--grow", action="store_true")
 options = p.parse_args()
-plan = sluice_peer.Plan(options.export_dir)
+plan = sluice_peer.start("truncate_ring", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 batches = plain.make_batches(plan)
-print(json.dumps({"hello": "truncate_ring", "framework": plain.FRAMEWORK, "protocol": 2}), flush=True)
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     shapes = ring.write(slot, plan, next(batches))
     size = 4 * options.ring_slots * options.ring_slot_bytes if options.grow else 0
     try:

@@ -20,15 +20,10 @@ p = sluice_peer.parser("underreport")
 p.add_argument("--latency")
 p.add_argument("--half", action="store_true")
 options = p.parse_args()
-plan = sluice_peer.Plan(options.export_dir)
+plan = sluice_peer.start("underreport", plain.FRAMEWORK, options)
 ring = sluice_peer.open_ring(plan, options)
 batches = plain.make_batches(plan)
-print(json.dumps({"hello": "underreport", "framework": plain.FRAMEWORK, "protocol": 2}), flush=True)
-for line in sys.stdin:
-    request = line.split()
-    if not request or request[0] == "end":
-        break
-    i, slot = int(request[0]), int(request[1])
+for i, slot in sluice_peer.requests():
     t0 = time.perf_counter_ns()
     cpu0 = time.process_time_ns()
     arrays = next(batches)

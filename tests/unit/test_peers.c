@@ -2,13 +2,15 @@
  * (peers/testing/): an honest peer is equivalent bitwise; a peer that
  * crashes, hangs, prints garbage, returns wrong data or echoes the answers is
  * recorded as such with the reason; a peer whose clock leaves its work out
- * (everything computed before its hello, or latencies a hundredth of the
- * truth) is flagged `hand-over`; latencies out of range are protocol errors;
- * a slow exit after correct work is `ok` with a note; a process that left
+ * (latencies a hundredth of the truth) is flagged `hand-over` (one that
+ * computes everything in its first batch: test_peers_hostile.c); latencies
+ * out of range are protocol errors; a slow exit after correct work is `ok`
+ * with a note; a process that left
  * the peer's group is gone after the run; a loader outside the tree is run
  * and ranked like the built-in ones. None of it needs numpy. */
 #include <criterion/criterion.h>
 
+#include "peer_support.h"
 #include "support.h"
 #include <errno.h>
 #include <signal.h>
@@ -22,92 +24,29 @@
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
 #include "sluice/records/export.h"
-#include "sluice/records/peer_rank.h"
 #include "sluice_config.h"
 
-static char script_path[8][1024];
-
-static const char *script(int slot, const char *name)
-{
-    return test_peer_script(script_path[slot], sizeof script_path[slot], name);
-}
-
-/* A peer of the test's own on the system's Python, with short limits. */
-static sl__peer test_peer(const char *name, const char *file, int slot)
-{
-    sl__peer peer = sl__peer_numpy;
-    peer.adapter.name = name;
-    peer.adapter.transforms = SL_TRANSFORM(SL_OP_NORMALIZE);
-    peer.adapter.available = NULL;
-    peer.script = script(slot, file);
-    peer.args = NULL;
-    peer.startup_s = 60.0;
-    peer.batch_s = 20.0;
-    peer.total_s = 200.0;
-    peer.exit_s = 10.0;
-    return peer;
-}
-
-static sl_scenario_instance *instance;
-static sl_bench_options options;
-
-static void setup(void)
-{
-    if (access(sl__peer_python(), X_OK) != 0)
-        cr_skip_test("the protocol tests need the system's Python at %s", sl__peer_python());
-    test_bench_instance("PC-1", "depth1", 4, &instance, &options);
-}
-
-static void teardown(void)
-{
-    sl_scenario_instance_free(instance);
-    instance = NULL;
-}
-
-static void run(const sl_adapter *adapter, sl_record *record)
-{
-    sl_err err = {0};
-    sl_bench_run(instance, adapter, &options, record, &err);
-}
-
-/* After every failing peer, the reference adapter still runs and is ok. */
-static void assert_run_carries_on(void)
-{
-    sl_record record;
-    run(sl_adapter_find("reference"), &record);
-    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    sl_record_release(&record);
-}
-
-static const sl_record_metric *metric(const sl_record *record, const char *name)
-{
-    for (int i = 0; i < record->nmetrics; i++)
-        if (strcmp(record->metrics[i].name, name) == 0)
-            return &record->metrics[i];
-    return NULL;
-}
-
-TestSuite(peers, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(peers, .init = peer_setup, .fini = peer_teardown, .timeout = 300);
 
 Test(peers, an_honest_peer_is_bitwise_its_latencies_bounded_and_its_time_a_cost)
 {
     sl__peer peer = test_peer("peer:test-plain", "testing/plain.py", 0);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.equivalence, "bitwise");
-    cr_assert_eq(record.output_digest, options.reference_digest);
+    cr_assert_eq(record.output_digest, peer_options.reference_digest);
     cr_assert_eq(record.measured_batches, 4);
     for (int i = 0; i < 4; i++)
         cr_assert_gt(record.latency_ns[i], 0, "batch %d", i);
     cr_assert_str_eq(record.timing, "per-batch", "note: %s", record.note);
     /* A latency is never longer than what sluice saw; the CPU its process
      * used is in the record. */
-    const sl_record_metric *clocked = metric(&record, "peer_clocked_fraction");
+    const sl_record_metric *clocked = peer_metric(&record, "peer_clocked_fraction");
     cr_assert_not_null(clocked);
     cr_assert_gt(clocked->value, 0.0);
     cr_assert_leq(clocked->value, 1.0, "clocked fraction %g", clocked->value);
-    const sl_record_metric *cpu = metric(&record, "peer_cpu_ns");
+    const sl_record_metric *cpu = peer_metric(&record, "peer_cpu_ns");
     cr_assert_not_null(cpu);
     cr_assert_gt(cpu->value, 0.0);
     cr_assert_eq(strncmp(record.framework, "python 3.", 9), 0, "framework '%s'", record.framework);
@@ -130,8 +69,8 @@ Test(peers, a_peer_runs_without_a_sink)
     int64_t latency[8] = {0};
     sl_run_request request = {.start = {0, 0}, .nbatches = 5};
     sl_err err = {0};
-    cr_assert_eq(peer.adapter.run(&peer.adapter, instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(peer.adapter.run(&peer.adapter, peer_instance->pipeline, &request, NULL, NULL, latency, &err), SL_OK,
+                 "%s", err.msg);
     for (int i = 0; i < 5; i++)
         cr_assert_gt(latency[i], 0, "batch %d has its latency", i);
 }
@@ -139,7 +78,7 @@ Test(peers, a_peer_runs_without_a_sink)
 Test(peers, sluices_own_adapters_name_no_framework)
 {
     sl_record record;
-    run(sl_adapter_find("reference"), &record);
+    peer_run(sl_adapter_find("reference"), &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.framework, "");
     cr_assert_str_eq(record.timing, "");
@@ -157,13 +96,13 @@ Test(peers, a_crashing_peer_fails_with_its_stderr)
 {
     sl__peer peer = test_peer("peer:test-crash", "testing/crash.py", 1);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_FAILED);
     cr_assert(strstr(record.reason, "crashed") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "status 3") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "simulated crash") != NULL, "%s", record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 Test(peers, a_hanging_peer_is_killed_at_the_batch_limit)
@@ -171,32 +110,32 @@ Test(peers, a_hanging_peer_is_killed_at_the_batch_limit)
     sl__peer peer = test_peer("peer:test-hang", "testing/hang.py", 1);
     peer.batch_s = 2.0;
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_FAILED);
     cr_assert(strstr(record.reason, "timeout") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "per-batch") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "hanging on purpose") != NULL, "%s", record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 Test(peers, a_peer_printing_garbage_fails)
 {
     sl__peer peer = test_peer("peer:test-garbage", "testing/garbage.py", 1);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_FAILED);
     cr_assert(strstr(record.reason, "protocol") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "this is not json") != NULL, "%s", record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 Test(peers, a_peer_with_wrong_data_is_a_mismatch_that_names_the_first_difference)
 {
     sl__peer peer = test_peer("peer:test-wrong", "testing/wrong.py", 1);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
     cr_assert_str_eq(record.equivalence, "mismatch");
     /* Every batch has the wrong data, so every batch differs; the first
@@ -204,7 +143,7 @@ Test(peers, a_peer_with_wrong_data_is_a_mismatch_that_names_the_first_difference
     cr_assert(strstr(record.reason, "5 of 5 batches differ") != NULL, "%s", record.reason);
     cr_assert(strstr(record.reason, "row 0 value 0") != NULL, "%s", record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 /* A peer that echoes the reference's digests (here from a user's export of
@@ -219,11 +158,11 @@ Test(peers, an_echo_peer_that_computes_nothing_is_a_mismatch)
     sl_export_meta meta = {.kernels = sl_kernels_reference(), .digests_path = answers};
     char export_dir[600];
     snprintf(export_dir, sizeof export_dir, "%s/export", dir);
-    cr_assert_eq(sl_export_write(instance->pipeline, &meta, 5, export_dir, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_export_write(peer_instance->pipeline, &meta, 5, export_dir, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(setenv("SLUICE_TEST_ANSWERS", answers, 1), 0);
     sl__peer peer = test_peer("peer:test-echo", "testing/echo.py", 1);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     unsetenv("SLUICE_TEST_ANSWERS");
     cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "%s", record.reason);
     cr_assert(strstr(record.reason, "5 of 5 batches differ") != NULL, "%s", record.reason);
@@ -231,45 +170,15 @@ Test(peers, an_echo_peer_that_computes_nothing_is_a_mismatch)
     test_tmpdir_remove(dir);
 }
 
-/* Everything computed before the hello: right bytes, but its latencies are
- * only the hand-over. Flagged, and never the best peer. */
-Test(peers, a_peer_that_computes_everything_before_its_hello_is_a_hand_over)
-{
-    sl__peer peer = test_peer("peer:test-precompute", "testing/precompute.py", 2);
-    sl_record record;
-    run(&peer.adapter, &record);
-    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    cr_assert_str_eq(record.equivalence, "bitwise");
-    cr_assert_str_eq(record.timing, "hand-over", "note: %s", record.note);
-    cr_assert(strstr(record.note, "hand-over") != NULL, "%s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1.0},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = sl_record_elements_per_s(&record),
-         .timing = record.timing},
-    };
-    cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), -1, "a hand-over is never the best peer");
-    sl_record_release(&record);
-}
-
 Test(peers, a_peer_that_reports_a_hundredth_of_its_time_is_a_hand_over)
 {
     sl__peer peer = test_peer("peer:test-underreport", "testing/underreport.py", 3);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.timing, "hand-over", "note: %s", record.note);
     /* Its process used a hundred times the CPU its clocks hold. */
-    const sl_record_metric *cpu = metric(&record, "peer_cpu_ns");
+    const sl_record_metric *cpu = peer_metric(&record, "peer_cpu_ns");
     cr_assert_not_null(cpu);
     double clocked = 0.0;
     for (int64_t i = 0; i < record.measured_batches; i++)
@@ -290,13 +199,13 @@ Test(peers, latencies_out_of_range_are_protocol_errors)
         sl__peer peer = test_peer("peer:test-latency", "testing/underreport.py", 3);
         peer.args = args[k];
         sl_record record;
-        run(&peer.adapter, &record);
+        peer_run(&peer.adapter, &record);
         cr_assert_eq(record.outcome, SL_RECORD_FAILED, "latency %s: %s", values[k], record.reason);
         cr_assert(strncmp(record.reason, "protocol:", 9) == 0, "latency %s: %s", values[k], record.reason);
         cr_assert(strstr(record.reason, "latency_ns") != NULL, "latency %s: %s", values[k], record.reason);
         sl_record_release(&record);
     }
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 Test(peers, a_correct_peer_slow_to_exit_is_ok_with_a_note)
@@ -304,7 +213,7 @@ Test(peers, a_correct_peer_slow_to_exit_is_ok_with_a_note)
     sl__peer peer = test_peer("peer:test-slow-exit", "testing/slow_exit.py", 4);
     peer.exit_s = 1.0;
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.equivalence, "bitwise");
     cr_assert(strstr(record.note, "exit grace of 1 s") != NULL, "%s", record.note);
@@ -322,7 +231,7 @@ Test(peers, a_setsid_grandchild_is_gone_after_the_run)
     cr_assert_eq(setenv("SLUICE_TEST_PIDFILE", pidfile, 1), 0);
     sl__peer peer = test_peer("peer:test-setsid", "testing/setsid_child.py", 5);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     unsetenv("SLUICE_TEST_PIDFILE");
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     FILE *f = fopen(pidfile, "r");
@@ -378,27 +287,13 @@ Test(peers, a_loader_outside_the_tree_is_run_and_ranked)
     cr_assert_str_eq(adapter->name, "peer:my_loader.py");
     cr_assert_eq(sl_adapter_find(name), adapter, "made once");
     sl_record record;
-    run(adapter, &record);
+    peer_run(adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.equivalence, "bitwise");
     cr_assert_str_eq(record.framework, "my framework 0.1");
     cr_assert_str_eq(record.timing, "per-batch", "%s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1e9},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = sl_record_elements_per_s(&record),
-         .timing = record.timing},
-    };
-    cr_assert_eq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "the user's loader is ranked");
+    cr_assert_eq(peer_best_beside_fused(&record, 1e9, sl_record_elements_per_s(&record)), 1,
+                 "the user's loader is ranked");
     sl_record_release(&record);
     test_tmpdir_remove(dir);
 }
@@ -429,7 +324,7 @@ Test(peers, the_export_a_peer_reads_holds_no_answer)
     sl_err err = {0};
     uint64_t digests[5] = {0};
     sl_export_meta meta = {.kernels = sl_kernels_reference(), .digests = digests};
-    cr_assert_eq(sl_export_write(instance->pipeline, &meta, 5, dir, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_export_write(peer_instance->pipeline, &meta, 5, dir, &err), SL_OK, "%s", err.msg);
     cr_assert_neq(digests[0], 0u, "the caller gets the digests");
     char path[700];
     snprintf(path, sizeof path, "%s/digests.npy", dir);
@@ -453,7 +348,7 @@ Test(peers, the_numpy_peers_are_bitwise)
     const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
     for (int i = 0; i < 2; i++) {
         sl_record record;
-        run(both[i], &record);
+        peer_run(both[i], &record);
         cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", both[i]->name, record.reason);
         cr_assert_str_eq(record.equivalence, "bitwise");
         cr_assert_eq(strncmp(record.framework, "numpy ", 6), 0, "framework '%s'", record.framework);
@@ -577,12 +472,12 @@ Test(peers, peer_check_says_bitwise_or_names_the_first_difference)
 {
     sl_peer_check_result result;
     sl_err err = {0};
-    cr_assert_eq(sl_peer_check(instance->pipeline, script(6, "testing/plain.py"), 3, 0.0, &result, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(6, "testing/plain.py"), 3, 0.0, &result, &err),
+                 SL_OK, "%s", err.msg);
     cr_assert_str_eq(result.equivalence, "bitwise");
     cr_assert_eq(result.first_batch, -1);
-    cr_assert_eq(sl_peer_check(instance->pipeline, script(7, "testing/wrong.py"), 3, 0.0, &result, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_peer_check(peer_instance->pipeline, peer_script(7, "testing/wrong.py"), 3, 0.0, &result, &err),
+                 SL_OK, "%s", err.msg);
     cr_assert_str_eq(result.equivalence, "mismatch");
     cr_assert_eq(result.first_batch, 0);
     /* wrong.py flips the first byte of the first value: its float differs

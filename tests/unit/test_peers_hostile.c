@@ -8,6 +8,7 @@
  * as the bench does, and a long PYTHONPATH reaches the loader whole (D27). */
 #include <criterion/criterion.h>
 
+#include "peer_support.h"
 #include "support.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -25,60 +26,6 @@
 #include "sluice/bench/scenario.h"
 #include "sluice/core/timing.h"
 #include "sluice/records/peer_rank.h"
-
-static char script_path[4][1024];
-
-static const char *script(int slot, const char *name)
-{
-    return test_peer_script(script_path[slot], sizeof script_path[slot], name);
-}
-
-/* A peer of the test's own on the system's Python, with short limits. */
-static sl__peer test_peer(const char *name, const char *file, int slot)
-{
-    sl__peer peer = sl__peer_numpy;
-    peer.adapter.name = name;
-    peer.adapter.transforms = SL_TRANSFORM(SL_OP_NORMALIZE);
-    peer.adapter.available = NULL;
-    peer.script = script(slot, file);
-    peer.args = NULL;
-    peer.startup_s = 60.0;
-    peer.batch_s = 20.0;
-    peer.total_s = 200.0;
-    peer.exit_s = 10.0;
-    return peer;
-}
-
-static sl_scenario_instance *instance;
-static sl_bench_options options;
-
-static void setup(void)
-{
-    if (access(sl__peer_python(), X_OK) != 0)
-        cr_skip_test("the protocol tests need the system's Python at %s", sl__peer_python());
-    test_bench_instance("PC-1", "depth1", 4, &instance, &options);
-}
-
-static void teardown(void)
-{
-    sl_scenario_instance_free(instance);
-    instance = NULL;
-}
-
-static void run(const sl_adapter *adapter, sl_record *record)
-{
-    sl_err err = {0};
-    sl_bench_run(instance, adapter, &options, record, &err);
-}
-
-/* After every hostile peer, the reference adapter still runs and is ok. */
-static void assert_run_carries_on(void)
-{
-    sl_record record;
-    run(sl_adapter_find("reference"), &record);
-    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
-    sl_record_release(&record);
-}
 
 /* Whether process pid is gone (or a zombie: dead, not yet reaped). */
 static bool gone(int pid)
@@ -116,7 +63,7 @@ static int read_pid(const char *path)
     return pid;
 }
 
-TestSuite(peers_hostile, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(peers_hostile, .init = peer_setup, .fini = peer_teardown, .timeout = 300);
 
 /* --- D28: the ring ----------------------------------------------------------- */
 
@@ -124,8 +71,8 @@ Test(peers_hostile, the_ring_is_sealed_at_its_size_before_a_peer_gets_it)
 {
     sl__peer_ring ring;
     sl_err err = {0};
-    cr_assert_eq(sl__peer_ring_create(&ring, sl_pipeline_output_schema(instance->pipeline), 8, 2, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl__peer_ring_create(&ring, sl_pipeline_output_schema(peer_instance->pipeline), 8, 2, &err), SL_OK,
+                 "%s", err.msg);
     int seals = fcntl(ring.fd, F_GET_SEALS);
     cr_assert_geq(seals, 0, "F_GET_SEALS: %s", strerror(errno));
     cr_expect(seals & F_SEAL_SHRINK, "sealed against shrinking");
@@ -143,16 +90,16 @@ Test(peers_hostile, a_peer_that_truncates_the_ring_cannot_end_the_bench)
 {
     sl__peer peer = test_peer("peer:test-truncate-ring", "testing/truncate_ring.py", 0);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     /* The truncation was refused, so the batches it wrote are whole. */
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_assert_str_eq(record.equivalence, "bitwise");
     sl_record_release(&record);
     peer.args = "--grow";
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "growing the ring: %s", record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
 }
 
 /* --- D20 and dying with sluice ------------------------------------------------ */
@@ -167,14 +114,14 @@ Test(peers_hostile, a_daemon_a_loader_starts_at_import_is_gone_after_describe_an
     snprintf(pidfile, sizeof pidfile, "%s/daemon.pid", dir);
     snprintf(second, sizeof second, "%s.2", pidfile);
     cr_assert_eq(setenv("SLUICE_TEST_PIDFILE", pidfile, 1), 0);
-    snprintf(name, sizeof name, "peer:%s", script(1, "testing/import_daemon.py"));
+    snprintf(name, sizeof name, "peer:%s", peer_script(1, "testing/import_daemon.py"));
     sl_err err = {0};
     const sl_adapter *adapter = sl__user_peer(name, &err);
     cr_assert_not_null(adapter, "%s", err.msg);
     int pid = read_pid(pidfile);
     cr_assert(gone(pid), "the daemon of the --describe probe (pid %d) outlived it", pid);
     sl_record record;
-    run(adapter, &record);
+    peer_run(adapter, &record);
     unsetenv("SLUICE_TEST_PIDFILE");
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     int pid2 = read_pid(second);
@@ -191,7 +138,7 @@ Test(peers_hostile, a_loader_dies_with_sluice_even_when_sluice_is_sigkilled)
 {
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    const char *hang = script(2, "testing/hang.py");
+    const char *hang = peer_script(2, "testing/hang.py");
     pid_t sluice = fork();
     cr_assert_geq(sluice, 0);
     if (sluice == 0) {
@@ -235,7 +182,7 @@ Test(peers_hostile, a_peer_limit_that_is_not_a_number_of_seconds_is_refused_nami
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_assert_eq(setenv("SLUICE_PEER_BATCH_S", bad[i], 1), 0);
         sl_record record;
-        run(&peer.adapter, &record);
+        peer_run(&peer.adapter, &record);
         cr_expect_eq(record.outcome, SL_RECORD_FAILED, "SLUICE_PEER_BATCH_S=%s was taken", bad[i]);
         cr_expect(strstr(record.reason, "SLUICE_PEER_BATCH_S") != NULL, "%s", record.reason);
         char quoted[32];
@@ -246,7 +193,7 @@ Test(peers_hostile, a_peer_limit_that_is_not_a_number_of_seconds_is_refused_nami
     /* A good one is taken. */
     cr_assert_eq(setenv("SLUICE_PEER_BATCH_S", "30", 1), 0);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     unsetenv("SLUICE_PEER_BATCH_S");
     cr_expect_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     sl_record_release(&record);
@@ -258,7 +205,8 @@ Test(peers_hostile, peer_check_of_a_missing_file_says_so_as_the_bench_does)
 {
     sl_peer_check_result result;
     sl_err err = {0};
-    cr_assert_neq(sl_peer_check(instance->pipeline, "/nonexistent/sluice/loader.py", 3, 0.0, &result, &err), SL_OK);
+    cr_assert_neq(sl_peer_check(peer_instance->pipeline, "/nonexistent/sluice/loader.py", 3, 0.0, &result, &err),
+                  SL_OK);
     cr_expect(strstr(err.msg, "no such loader file") != NULL, "%s", err.msg);
     cr_expect(strstr(err.msg, "crashed") == NULL, "%s", err.msg);
 }
@@ -293,7 +241,7 @@ Test(peers_hostile, a_long_pythonpath_reaches_the_loader_whole_or_is_refused)
     sl__peer peer = test_peer("peer:test-far", "testing/plain.py", 3);
     peer.script = loader;
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_expect_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_expect_str_eq(record.framework, "found at the end of a long PYTHONPATH");
     sl_record_release(&record);
@@ -302,7 +250,7 @@ Test(peers_hostile, a_long_pythonpath_reaches_the_loader_whole_or_is_refused)
         used += (size_t)snprintf(path + used, sizeof path - used, "/nonexistent/folder%05zu:", used);
     snprintf(path + used, sizeof path - used, "%s", dir);
     cr_assert_eq(setenv("PYTHONPATH", path, 1), 0);
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     if (old)
         setenv("PYTHONPATH", old, 1);
     else
@@ -316,6 +264,105 @@ Test(peers_hostile, a_long_pythonpath_reaches_the_loader_whole_or_is_refused)
 
 /* --- D21: no loader ranked on work it did not do while timed ---------------- */
 
+/* Attack 1: the plan is written after the loader's hello (protocol 3), so
+ * before it a loader finds the data set's arrays and nothing of the plan:
+ * no plan.json, no order, no decisions, no manifest. */
+Test(peers_hostile, the_export_holds_no_plan_before_the_hello)
+{
+    char dir[512], path[700];
+    test_tmpdir_create(dir, sizeof dir, "peek");
+    snprintf(path, sizeof path, "%s/seen", dir);
+    cr_assert_eq(setenv("SLUICE_TEST_PEEK", path, 1), 0);
+    sl__peer peer = test_peer("peer:test-peek", "testing/peek.py", 0);
+    sl_record record;
+    /* Twice: the second run's folder held the first's plan. */
+    for (int k = 0; k < 2; k++) {
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "run %d: %s", k, record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise");
+        sl_record_release(&record);
+        char *seen = test_read_text(path);
+        cr_expect(strstr(seen, ".npy") != NULL, "run %d: the data set is there before the hello: %s", k, seen);
+        cr_expect(strstr(seen, "plan.json") == NULL, "run %d: no plan before the hello: %s", k, seen);
+        cr_expect(strstr(seen, "order_e") == NULL, "run %d: no order before the hello: %s", k, seen);
+        cr_expect(strstr(seen, "MANIFEST") == NULL, "run %d: no manifest before the hello: %s", k, seen);
+        free(seen);
+    }
+    unsetenv("SLUICE_TEST_PEEK");
+    test_tmpdir_remove(dir);
+}
+
+/* A loader of protocol 2 (the plan read before its hello) is refused at its
+ * hello, naming both versions and what changed, and the bench goes on. */
+Test(peers_hostile, a_protocol_2_loader_is_refused_at_its_hello_naming_both_versions)
+{
+    char dir[512], path[700];
+    test_tmpdir_create(dir, sizeof dir, "protocol2");
+    snprintf(path, sizeof path, "%s/old_loader.py", dir);
+    test_write_text(path, "import json, sys\n"
+                          "print(json.dumps({'hello': 'old', 'framework': 'none', 'protocol': 2}), flush=True)\n"
+                          "sys.stdin.readline()\n");
+    sl__peer peer = test_peer("peer:test-protocol-2", "testing/plain.py", 0);
+    peer.script = path;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_FAILED, "%s", record.reason);
+    cr_expect(strstr(record.reason, "protocol 2, sluice speaks 3") != NULL, "both versions: %s", record.reason);
+    cr_expect(strstr(record.reason, "plan") != NULL, "what changed: %s", record.reason);
+    sl_record_release(&record);
+    peer_run_carries_on();
+    test_tmpdir_remove(dir);
+}
+
+/* Attack 1: a loader of the user's that computes every batch as soon as it
+ * has the plan, clocks that as its first batch (so its CPU is held by its
+ * clocks), and reports every later batch as its next() alone
+ * (precompute.py) or just above what writing its bytes takes
+ * (precompute_padded.py). Its setup grows with the batches: a hand-over,
+ * never the best peer. */
+Test(peers_hostile, a_loader_that_computes_every_batch_once_it_has_the_plan_is_a_hand_over)
+{
+    static const char *const files[] = {"testing/precompute.py", "testing/precompute_padded.py"};
+    for (int k = 0; k < 2; k++) {
+        sl__peer peer = test_peer("peer:test-precompute", files[k], k);
+        peer.users_own = true;
+        sl_record record;
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", files[k], record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise");
+        cr_expect_str_eq(record.timing, "hand-over", "%s: note: %s", files[k], record.note);
+        cr_expect(strstr(record.note, "from a plan of 1 batch") != NULL, "%s: the note says why: %s", files[k],
+                  record.note);
+        cr_expect_not_null(peer_metric(&record, "peer_one_batch_session_cpu_ns"), "the one-batch session's CPU");
+        const sl_record_metric *plan_setup = peer_metric(&record, "peer_plan_setup_cpu_ns");
+        cr_assert_not_null(plan_setup);
+        cr_expect_gt(plan_setup->value, 0.0, "the work from the plan to the first answer is counted");
+        cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), -1,
+                     "%s: a hand-over is never the best peer", files[k]);
+        sl_record_release(&record);
+    }
+    peer_run_carries_on();
+}
+
+/* The rule's other side: honest loaders of the user's, whose first batch
+ * holds their setup (reading the data, building arrays), stay per-batch,
+ * ranked and bitwise: the standard library's, the template's and numpy's. */
+Test(peers_hostile, honest_users_loaders_stay_per_batch_and_ranked)
+{
+    static const char *const files[] = {"testing/plain.py", "template_peer.py", "numpy_peer.py"};
+    for (int k = 0; k < 3; k++) {
+        sl__peer peer = test_peer("peer:test-honest", files[k], k);
+        peer.users_own = true;
+        sl_record record;
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", files[k], record.reason);
+        cr_expect_str_eq(record.equivalence, "bitwise", "%s", files[k]);
+        cr_expect_str_eq(record.timing, "per-batch", "%s: note: %s", files[k], record.note);
+        cr_expect(sl_timing_is_a_cost(record.timing), "%s", files[k]);
+        sl_record_release(&record);
+    }
+}
+
 /* Attack 3: batches kept on disk from an earlier run, replayed. Every run of
  * a peer has a plan of a fresh seed, so the replay is a mismatch. */
 Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch)
@@ -325,15 +372,15 @@ Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch
     cr_assert_eq(setenv("SLUICE_TEST_STORE", dir, 1), 0);
     sl__peer peer = test_peer("peer:test-replay", "testing/replay.py", 0);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "the first run computes and stores: %s", record.reason);
     cr_assert_str_eq(record.equivalence, "bitwise");
     sl_record_release(&record);
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     unsetenv("SLUICE_TEST_STORE");
     cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
     test_tmpdir_remove(dir);
 }
 
@@ -345,7 +392,7 @@ Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_o
     sl__peer peer = test_peer("peer:test-half", "testing/underreport.py", 1);
     peer.args = "--half"; /* half its time, each batch 20 ms of CPU */
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
     cr_expect_not(sl_timing_is_a_cost(record.timing));
@@ -358,12 +405,28 @@ Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
 {
     sl__peer peer = test_peer("peer:test-offload", "testing/offload.py", 1);
     sl_record record;
-    run(&peer.adapter, &record);
+    peer_run(&peer.adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
     cr_expect_not(sl_timing_is_a_cost(record.timing));
     sl_record_release(&record);
-    assert_run_carries_on();
+    peer_run_carries_on();
+}
+
+/* Attack 4, the helper that leaves early: a child of the loader computes
+ * every batch and exits, reaped by the loader, before the first answer. Its
+ * CPU time is in its parent's count of reaped children, which sluice adds:
+ * without it the run was `per-batch` on the copies alone. */
+Test(peers_hostile, work_done_by_a_helper_that_exited_and_was_reaped_is_counted)
+{
+    sl__peer peer = test_peer("peer:test-offload-exit", "testing/offload_exit.py", 1);
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect_not(sl_timing_is_a_cost(record.timing));
+    sl_record_release(&record);
 }
 
 /* Attack 2: a loader of the user's that computes everything before its
@@ -373,34 +436,19 @@ Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
 Test(peers_hostile, a_users_loader_that_declares_itself_prefetching_is_shown_and_not_ranked)
 {
     char name[1100];
-    snprintf(name, sizeof name, "peer:%s", script(1, "testing/precompute_prefetching.py"));
+    snprintf(name, sizeof name, "peer:%s", peer_script(1, "testing/precompute_prefetching.py"));
     sl_err err = {0};
     const sl_adapter *adapter = sl__user_peer(name, &err);
     cr_assert_not_null(adapter, "%s", err.msg);
     sl_record record;
-    run(adapter, &record);
+    peer_run(adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     cr_expect_str_eq(record.timing, "self-declared", "note: %s", record.note);
-    sl_rank_entry e[2] = {
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = "fused",
-         .equivalence = "bitwise",
-         .outcome = SL_RECORD_OK,
-         .elements_per_s = 1.0},
-        {.scenario = "PC-1",
-         .variant = "depth1",
-         .adapter = record.adapter,
-         .equivalence = record.equivalence,
-         .outcome = record.outcome,
-         .elements_per_s = 1e12,
-         .timing = record.timing},
-    };
-    cr_expect_neq(sl_best_peer(e, 2, "PC-1", "depth1", NULL), 1, "a self-declared loader is not ranked");
+    cr_expect_neq(peer_best_beside_fused(&record, 1.0, 1e12), 1, "a self-declared loader is not ranked");
     sl_record_release(&record);
     /* Asked for, it is timed and ranked as a prefetching peer. */
     cr_assert_eq(setenv("SLUICE_RANK_SELF_DECLARED", "1", 1), 0);
-    run(adapter, &record);
+    peer_run(adapter, &record);
     unsetenv("SLUICE_RANK_SELF_DECLARED");
     cr_expect_str_eq(record.timing, "prefetching", "note: %s", record.note);
     sl_record_release(&record);
@@ -437,7 +485,7 @@ Test(peers_hostile, names_cut_inside_a_character_or_holding_escapes_give_a_recor
     const sl_adapter *adapter = sl__user_peer(name, &err);
     cr_assert_not_null(adapter, "%s", err.msg);
     sl_record record;
-    run(adapter, &record);
+    peer_run(adapter, &record);
     cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
     for (const char *p = record.framework; *p; p++)
         cr_expect((unsigned char)*p >= 0x20 && *p != 0x7F, "a control character in the framework: %s",

@@ -45,6 +45,12 @@ typedef struct sl_export_meta {
      * writes a plan of a fresh seed for every run of a peer this way,
      * without copying the data again (docs/peers.md, "What is verified"). */
     bool plan_only;
+    /* Only the source's <field>.npy files are written: no plan, no
+     * manifest. The bench writes these before it starts a peer, and the
+     * plan (which its fresh seed keys) with plan_only after the peer's
+     * hello, so that no batch can be computed before sluice counts the
+     * peer's work (docs/peers.md, "What is verified"). */
+    bool data_only;
 } sl_export_meta;
 
 /* Writes into dir (created when missing), as flat files: the pipeline
