@@ -163,6 +163,56 @@ else
   not_ok "the report charts time per element against batch size, one line per variant and adapter"
 fi
 
+# A workers sweep: one record per worker count, named @w<N> and carrying
+# that count, each held to the reference. Prefetch workers must not change
+# a batch (determinism), so every point's digest is the reference's; with
+# --batch-sizes the points are the cross product, @bs<N>@w<M>.
+expect 2 "--workers-sweep" "a worker count given twice is refused" -- bench --workers-sweep 1,1
+expect 2 "--workers-sweep" "a negative worker count is refused" -- bench --workers-sweep 0,-1
+expect 2 "--workers-sweep" "--workers beside a workers sweep is refused" -- bench --workers 2 --workers-sweep 0,1
+sweep="$work/wsweep/ci"
+if "$sluice" bench --scenarios NLP-1 --adapters reference,iter --workers-sweep 0,2 --warmup 0 --batches 3 \
+  --repetitions 1 --no-probes --quiet --output-dir "$work/wsweep" >/dev/null 2>&1; then
+  ok "bench --workers-sweep runs every point"
+  fine=1
+  for w in 0 2; do
+    for a in reference iter; do
+      r="$sweep/NLP-1__128@w${w}__$a.json"
+      [ -f "$r" ] && [ "$(field "$r" workers)" = "$w" ] && [ "$(field "$r" variant)" = "128@w$w" ] \
+        && [ "$(field "$r" equivalence)" = bitwise ] || fine=0
+    done
+    [ "$(field "$sweep/NLP-1__128@w${w}__iter.json" output_digest)" = \
+      "$(field "$sweep/NLP-1__128@w0__reference.json" output_digest)" ] || fine=0
+  done
+  if [ "$fine" = 1 ]; then
+    ok "each point's records carry its worker count and match the reference"
+  else
+    not_ok "each point's records carry its worker count and match the reference" "$(ls "$sweep")"
+  fi
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    ok "the report's workers chart skipped: no gnuplot"
+  elif "$sluice" report "$sweep" --output "$work/wsweep-report" >/dev/null 2>&1 \
+    && grep -q "Workers scaling" "$work/wsweep-report/report.html" \
+    && grep -q "NLP-1/128 iter" "$work/wsweep-report/report.html"; then
+    ok "the report charts time per element against workers, one line per variant and adapter"
+  else
+    not_ok "the report charts time per element against workers, one line per variant and adapter"
+  fi
+else
+  not_ok "bench --workers-sweep runs every point"
+  not_ok "each point's records carry its worker count and match the reference"
+  not_ok "the report charts time per element against workers, one line per variant and adapter"
+fi
+if "$sluice" bench --scenarios NLP-1 --adapters iter --batch-sizes 8,16 --workers-sweep 0,1 --warmup 0 --batches 2 \
+  --repetitions 1 --no-probes --quiet --output-dir "$work/cross" >/dev/null 2>&1 \
+  && [ "$(ls "$work/cross/ci/"NLP-1__128@bs*@w*__iter.json | wc -l)" -eq 4 ] \
+  && [ "$(field "$work/cross/ci/NLP-1__128@bs16@w1__iter.json" batch_size)" = 16 ] \
+  && [ "$(field "$work/cross/ci/NLP-1__128@bs16@w1__iter.json" workers)" = 1 ]; then
+  ok "--batch-sizes with --workers-sweep runs every pair, named @bs<N>@w<M>"
+else
+  not_ok "--batch-sizes with --workers-sweep runs every pair, named @bs<N>@w<M>" "$(ls "$work/cross/ci" 2>&1)"
+fi
+
 expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"
 expect 2 "--batches" "a number with a plus sign is refused" -- bench --batches +5
 expect 2 "--seed" "--seed refuses the same" -- bench --seed +5
