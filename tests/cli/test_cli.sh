@@ -126,6 +126,19 @@ fi
 expect 2 "--batch-sizes" "a batch size given twice is refused" -- bench --batch-sizes 8,8
 expect 2 "--batch-sizes" "a batch size of 0 is refused" -- bench --batch-sizes 8,0
 expect 2 "--batch-sizes" "an empty item is refused" -- bench --batch-sizes 8,
+# report_chart RECORDS OUT HEADING SERIES DESCRIPTION: `sluice report` of
+# RECORDS draws a chart under HEADING with a line named SERIES (skipped,
+# and said so, without gnuplot).
+report_chart() {
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    ok "$5 (skipped: no gnuplot)"
+  elif "$sluice" report "$1" --output "$2" >/dev/null 2>&1 && grep -q "$3" "$2/report.html" \
+    && grep -q "$4" "$2/report.html"; then
+    ok "$5"
+  else
+    not_ok "$5"
+  fi
+}
 field() { sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\"\{0,1\}\([^\",]*\).*/\1/p" "$1" | head -1; }
 sweep="$work/sweep/ci"
 if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,16 --warmup 0 --batches 2 \
@@ -148,15 +161,8 @@ if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,
   else
     not_ok "each point's records carry its batch size and match the reference at that size" "$(ls "$sweep")"
   fi
-  if ! command -v gnuplot >/dev/null 2>&1; then
-    ok "the report's batch-size chart skipped: no gnuplot"
-  elif "$sluice" report "$sweep" --output "$work/sweep-report" >/dev/null 2>&1 \
-    && grep -q "Batch-size scaling" "$work/sweep-report/report.html" \
-    && grep -q "NLP-1/128 fused" "$work/sweep-report/report.html"; then
-    ok "the report charts time per element against batch size, one line per variant and adapter"
-  else
-    not_ok "the report charts time per element against batch size, one line per variant and adapter"
-  fi
+  report_chart "$sweep" "$work/sweep-report" "Batch-size scaling" "NLP-1/128 fused" \
+    "the report charts time per element against batch size, one line per variant and adapter"
 else
   not_ok "bench --batch-sizes runs every point"
   not_ok "each point's records carry its batch size and match the reference at that size"
@@ -189,15 +195,8 @@ if "$sluice" bench --scenarios NLP-1 --adapters reference,iter --workers-sweep 0
   else
     not_ok "each point's records carry its worker count and match the reference" "$(ls "$sweep")"
   fi
-  if ! command -v gnuplot >/dev/null 2>&1; then
-    ok "the report's workers chart skipped: no gnuplot"
-  elif "$sluice" report "$sweep" --output "$work/wsweep-report" >/dev/null 2>&1 \
-    && grep -q "Workers scaling" "$work/wsweep-report/report.html" \
-    && grep -q "NLP-1/128 iter" "$work/wsweep-report/report.html"; then
-    ok "the report charts time per element against workers, one line per variant and adapter"
-  else
-    not_ok "the report charts time per element against workers, one line per variant and adapter"
-  fi
+  report_chart "$sweep" "$work/wsweep-report" "Workers scaling" "NLP-1/128 iter" \
+    "the report charts time per element against workers, one line per variant and adapter"
 else
   not_ok "bench --workers-sweep runs every point"
   not_ok "each point's records carry its worker count and match the reference"
