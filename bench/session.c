@@ -186,6 +186,14 @@ static sl_status instance_options(const sl_session *s, const sl_scenario_instanc
     return sl_bench_reference_digest(instance, options, &options->reference_digest, err);
 }
 
+/* A workers sweep's point runs at its own worker count; the probes and
+ * the reference's digest do not depend on it, so they are the instance's. */
+static void variant_workers(const sl_session_variant *entry, sl_bench_options *options)
+{
+    if (entry->sets_workers)
+        options->workers = entry->workers;
+}
+
 /* The watchdog fired (SL_ETIMEDOUT, docs/distributed.md): this rank records
  * each run it ends as failed with the watchdog's reason and ends the job,
  * since ranks that wait for a silent one would otherwise wait forever.
@@ -306,6 +314,7 @@ static void bench_distributed(sl_session *s, const sl_session_variant *entry)
     sl_status built = s->options.instantiate(entry->scenario, entry->variant, &build, &instance, &err);
     if (built == SL_OK)
         built = instance_options(s, instance, &options, &err);
+    variant_workers(entry, &options);
     options.defer_scenario_metrics = true;
     for (int a = 0; a < s->options.nadapters; a++)
         run_distributed_adapter(s, entry, mesh, instance, &options, built, err.msg, s->options.adapters[a]);
@@ -410,6 +419,7 @@ static void bench_variant(sl_session *s, const sl_session_variant *entry)
     }
     sl_bench_options options;
     status = instance_options(s, instance, &options, &err);
+    variant_workers(entry, &options);
     if (status != SL_OK) {
         report_note(s, SL_SESSION_NO_REFERENCE, true, entry, NULL, err.msg);
         save_unbuilt(s, entry, SL_RECORD_FAILED, err.msg);

@@ -41,11 +41,27 @@ void sl__element_span(const sl_pipeline *p, int field, int64_t element, size_t *
     *nbytes = bytes;
 }
 
-/* How many rows ahead an element is asked for (sl__prefetch_ahead), and
- * how much of its row: the hardware prefetcher follows the rest once the
- * row is read in order. */
-#define PREFETCH_DISTANCE  4
-#define PREFETCH_MAX_BYTES 2048
+/* How many rows ahead an element is asked for (sl__prefetch_ahead): all of
+ * its row (up to 16 KiB, below), 8 rows ahead, into L2 (prefetcht1,
+ * locality 2), not L1.
+ *
+ * A row asked for into L1 was gone before it was read: while the 8 rows
+ * before it are transformed, their output (12 KiB a row on CV-1, 48 KiB on
+ * IO-1) streams through L1's 32 KiB and evicts it. Into L1, whole rows 8
+ * ahead were no faster than before (the first 2 KiB of a row, 4 ahead,
+ * the hardware prefetcher following the rest); into L2 they made fused
+ * 1.66x [1.37-1.94] faster on CV-1, 1.17x [1.07-1.28] on IO-1 and about
+ * 1.04x on PC-1, TAB-1 unchanged, per round over 8 interleaved rounds
+ * (docs/adapters.md, "CV-1 and IO-1"). The gather probe asks the same way,
+ * so the hardware bound moved with it: it was loose by as much.
+ *
+ * A row longer than 16 KiB (PC-1's, the longest measured, is 16 KiB) is
+ * asked for by its first 16 KiB, and the hardware prefetcher follows the rest once it
+ * is read in order: at most 128 KiB asked for ahead, an eighth of L2,
+ * where whole rows of CV-1's 256x256 variant (192 KiB) 8 ahead would
+ * evict each other before they were read. */
+#define PREFETCH_DISTANCE  8
+#define PREFETCH_MAX_BYTES ((size_t)16 * 1024)
 
 static void prefetch_element(const sl_pipeline *p, const sl_source *source, int64_t element)
 {
@@ -57,7 +73,7 @@ static void prefetch_element(const sl_pipeline *p, const sl_source *source, int6
             continue;
         size_t span = bytes < PREFETCH_MAX_BYTES ? bytes : PREFETCH_MAX_BYTES;
         for (size_t at = 0; at < span; at += 64)
-            __builtin_prefetch(row + at, 0, 3);
+            __builtin_prefetch(row + at, 0, 2);
     }
 }
 

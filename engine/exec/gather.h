@@ -24,9 +24,8 @@ void sl__element_span(const sl_pipeline *pipeline, int field, int64_t element, s
  * few rows ahead overlaps those misses with the work on the current row. At
  * the first row the loop's first few rows are asked for together (they have
  * no earlier rows to hide their misses behind), at every row the row that
- * distance ahead. Only the leading lines of each source field are
- * requested, where the source has a mapped view; the hardware prefetcher
- * follows a row once it is read in order. */
+ * distance ahead: the lines of each source field (up to 16 KiB of them),
+ * into L2, where the source has a mapped view (gather.c says why). */
 void sl__prefetch_ahead(const sl_pipeline *pipeline, const sl_source *source, const int64_t *ids, int64_t first,
                         int64_t row, int64_t end);
 /* Reads element's bytes of a source field from source into dst (packing

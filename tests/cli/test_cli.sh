@@ -126,6 +126,19 @@ fi
 expect 2 "--batch-sizes" "a batch size given twice is refused" -- bench --batch-sizes 8,8
 expect 2 "--batch-sizes" "a batch size of 0 is refused" -- bench --batch-sizes 8,0
 expect 2 "--batch-sizes" "an empty item is refused" -- bench --batch-sizes 8,
+# report_chart RECORDS OUT HEADING SERIES DESCRIPTION: `sluice report` of
+# RECORDS draws a chart under HEADING with a line named SERIES (skipped,
+# and said so, without gnuplot).
+report_chart() {
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    ok "$5 (skipped: no gnuplot)"
+  elif "$sluice" report "$1" --output "$2" >/dev/null 2>&1 && grep -q "$3" "$2/report.html" \
+    && grep -q "$4" "$2/report.html"; then
+    ok "$5"
+  else
+    not_ok "$5"
+  fi
+}
 field() { sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\"\{0,1\}\([^\",]*\).*/\1/p" "$1" | head -1; }
 sweep="$work/sweep/ci"
 if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,16 --warmup 0 --batches 2 \
@@ -148,19 +161,55 @@ if "$sluice" bench --scenarios NLP-1 --adapters reference,fused --batch-sizes 8,
   else
     not_ok "each point's records carry its batch size and match the reference at that size" "$(ls "$sweep")"
   fi
-  if ! command -v gnuplot >/dev/null 2>&1; then
-    ok "the report's batch-size chart skipped: no gnuplot"
-  elif "$sluice" report "$sweep" --output "$work/sweep-report" >/dev/null 2>&1 \
-    && grep -q "Batch-size scaling" "$work/sweep-report/report.html" \
-    && grep -q "NLP-1/128 fused" "$work/sweep-report/report.html"; then
-    ok "the report charts time per element against batch size, one line per variant and adapter"
-  else
-    not_ok "the report charts time per element against batch size, one line per variant and adapter"
-  fi
+  report_chart "$sweep" "$work/sweep-report" "Batch-size scaling" "NLP-1/128 fused" \
+    "the report charts time per element against batch size, one line per variant and adapter"
 else
   not_ok "bench --batch-sizes runs every point"
   not_ok "each point's records carry its batch size and match the reference at that size"
   not_ok "the report charts time per element against batch size, one line per variant and adapter"
+fi
+
+# A workers sweep: one record per worker count, named @w<N> and carrying
+# that count, each held to the reference. Prefetch workers must not change
+# a batch (determinism), so every point's digest is the reference's; with
+# --batch-sizes the points are the cross product, @bs<N>@w<M>.
+expect 2 "--workers-sweep" "a worker count given twice is refused" -- bench --workers-sweep 1,1
+expect 2 "--workers-sweep" "a negative worker count is refused" -- bench --workers-sweep 0,-1
+expect 2 "--workers-sweep" "--workers beside a workers sweep is refused" -- bench --workers 2 --workers-sweep 0,1
+sweep="$work/wsweep/ci"
+if "$sluice" bench --scenarios NLP-1 --adapters reference,iter --workers-sweep 0,2 --warmup 0 --batches 3 \
+  --repetitions 1 --no-probes --quiet --output-dir "$work/wsweep" >/dev/null 2>&1; then
+  ok "bench --workers-sweep runs every point"
+  fine=1
+  for w in 0 2; do
+    for a in reference iter; do
+      r="$sweep/NLP-1__128@w${w}__$a.json"
+      [ -f "$r" ] && [ "$(field "$r" workers)" = "$w" ] && [ "$(field "$r" variant)" = "128@w$w" ] \
+        && [ "$(field "$r" equivalence)" = bitwise ] || fine=0
+    done
+    [ "$(field "$sweep/NLP-1__128@w${w}__iter.json" output_digest)" = \
+      "$(field "$sweep/NLP-1__128@w0__reference.json" output_digest)" ] || fine=0
+  done
+  if [ "$fine" = 1 ]; then
+    ok "each point's records carry its worker count and match the reference"
+  else
+    not_ok "each point's records carry its worker count and match the reference" "$(ls "$sweep")"
+  fi
+  report_chart "$sweep" "$work/wsweep-report" "Workers scaling" "NLP-1/128 iter" \
+    "the report charts time per element against workers, one line per variant and adapter"
+else
+  not_ok "bench --workers-sweep runs every point"
+  not_ok "each point's records carry its worker count and match the reference"
+  not_ok "the report charts time per element against workers, one line per variant and adapter"
+fi
+if "$sluice" bench --scenarios NLP-1 --adapters iter --batch-sizes 8,16 --workers-sweep 0,1 --warmup 0 --batches 2 \
+  --repetitions 1 --no-probes --quiet --output-dir "$work/cross" >/dev/null 2>&1 \
+  && [ "$(ls "$work/cross/ci/"NLP-1__128@bs*@w*__iter.json | wc -l)" -eq 4 ] \
+  && [ "$(field "$work/cross/ci/NLP-1__128@bs16@w1__iter.json" batch_size)" = 16 ] \
+  && [ "$(field "$work/cross/ci/NLP-1__128@bs16@w1__iter.json" workers)" = 1 ]; then
+  ok "--batch-sizes with --workers-sweep runs every pair, named @bs<N>@w<M>"
+else
+  not_ok "--batch-sizes with --workers-sweep runs every pair, named @bs<N>@w<M>" "$(ls "$work/cross/ci" 2>&1)"
 fi
 
 expect 2 "--workers" "a number with a leading space is refused like --seed refuses it" -- bench --workers " 5"

@@ -237,7 +237,10 @@ Test(peers_scenarios, interleaved_rounds_keep_each_peers_statistical_check)
     const sl_variant *p05 = sl_scenario_variant(pc4, "p0.5");
     sl_build_options build;
     sl_build_options_init(&build, SL_PROFILE_CI, 42);
-    sl_session_variant variant = {pc4, p05, sl_variant_n(p05, &build), sl_variant_batch_size(p05, &build)};
+    sl_session_variant variant = {.scenario = pc4,
+                                  .variant = p05,
+                                  .n = sl_variant_n(p05, &build),
+                                  .batch_size = sl_variant_batch_size(p05, &build)};
     const sl_adapter *both[] = {&sl__peer_numpy.adapter, &sl__peer_numpy_idiomatic.adapter};
     sl_session_options options;
     sl_session_options_init(&options, SL_PROFILE_CI, 42);

@@ -98,9 +98,12 @@ static sl_session_variant variants[3];
 static void session_options(const char *dir, seen *s, sl_session_options *options)
 {
     const sl_scenario *nlp1 = sl_scenario_find("NLP-1"), *cv1 = sl_scenario_find("CV-1");
-    variants[0] = (sl_session_variant){nlp1, sl_scenario_variant(nlp1, "128"), 256, 32};
-    variants[1] = (sl_session_variant){nlp1, sl_scenario_variant(nlp1, "2048"), 0, 32};
-    variants[2] = (sl_session_variant){cv1, sl_scenario_variant(cv1, "32x32"), 512, 64};
+    variants[0] =
+        (sl_session_variant){.scenario = nlp1, .variant = sl_scenario_variant(nlp1, "128"), .n = 256, .batch_size = 32};
+    variants[1] =
+        (sl_session_variant){.scenario = nlp1, .variant = sl_scenario_variant(nlp1, "2048"), .n = 0, .batch_size = 32};
+    variants[2] =
+        (sl_session_variant){.scenario = cv1, .variant = sl_scenario_variant(cv1, "32x32"), .n = 512, .batch_size = 64};
     absent = *sl_adapter_find("reference");
     absent.name = "absent";
     absent.available = never_here;

@@ -15,7 +15,7 @@
 #include "sluice/core/timing.h"
 #include "summary.h"
 
-/* The most points one --batch-sizes sweep takes. */
+/* The most points one --batch-sizes or --workers-sweep list takes. */
 #define SWEEP_MAX_POINTS 16
 
 typedef struct bench_args {
@@ -28,9 +28,13 @@ typedef struct bench_args {
     int64_t warmup;
     int64_t batches;
     int workers;
+    bool workers_given; /* --workers appeared, which a workers sweep replaces */
     /* --batch-sizes: the sweep's points, or none. */
     int64_t batch_sizes[SWEEP_MAX_POINTS];
     int nbatch_sizes;
+    /* --workers-sweep: the worker counts of the sweep, or none. */
+    int64_t worker_counts[SWEEP_MAX_POINTS];
+    int nworker_counts;
     int threads;
     const char *kernels_name; /* --kernels, resolved once every option is read */
     const sl_kernel_table *kernels;
@@ -44,35 +48,58 @@ typedef struct bench_args {
     bool quiet;
 } bench_args;
 
-/* "16,64,256" into args->batch_sizes, each from 1 to 2^20, none twice. */
-static void parse_batch_sizes(const sl__cli *cli, const char *list, bench_args *args)
+/* "16,64,256" appended to values[*count..], each from min to max, none
+ * twice: the points of a sweep option (--batch-sizes, --workers-sweep),
+ * whose name and what it lists (`what`) every error gives. */
+static void parse_sweep(const sl__cli *cli, const char *option, const char *what, const char *list, int64_t min,
+                        int64_t max, int64_t *values, int *count)
 {
     char token[32];
     for (const char *p = list;; p++) {
         size_t n = strcspn(p, ",");
         if (n == 0 || n >= sizeof token)
-            sl__cli_usage_error(cli, "option --batch-sizes: '%s' is not a comma-separated list of batch sizes", list);
-        if (args->nbatch_sizes == SWEEP_MAX_POINTS)
-            sl__cli_usage_error(cli, "option --batch-sizes: at most %d sizes, got more in '%s'", SWEEP_MAX_POINTS,
+            sl__cli_usage_error(cli, "option %s: '%s' is not a comma-separated list of %s", option, list, what);
+        if (*count == SWEEP_MAX_POINTS)
+            sl__cli_usage_error(cli, "option %s: at most %d %s, got more in '%s'", option, SWEEP_MAX_POINTS, what,
                                 list);
         memcpy(token, p, n);
         token[n] = '\0';
-        int64_t size = sl__cli_int(cli, "--batch-sizes", token, 1, (int64_t)1 << 20);
-        for (int i = 0; i < args->nbatch_sizes; i++)
-            if (args->batch_sizes[i] == size)
-                sl__cli_usage_error(cli, "option --batch-sizes: %lld appears twice in '%s'", (long long)size, list);
-        args->batch_sizes[args->nbatch_sizes++] = size;
+        int64_t value = sl__cli_int(cli, option, token, min, max);
+        for (int i = 0; i < *count; i++)
+            if (values[i] == value)
+                sl__cli_usage_error(cli, "option %s: %lld appears twice in '%s'", option, (long long)value, list);
+        values[(*count)++] = value;
         p += n;
         if (*p == '\0')
             break;
     }
 }
 
-/* --batch-sizes LIST: the points of the sweep. */
+/* --batch-sizes LIST: the points of the sweep, each from 1 to 2^20. */
 static void take_batch_sizes(sl__cli *cli, const sl__option *option, const char *value, void *args)
 {
+    bench_args *a = args;
+    parse_sweep(cli, option->name, "batch sizes", value, 1, (int64_t)1 << 20, a->batch_sizes, &a->nbatch_sizes);
+}
+
+/* The most prefetch workers --workers and each point of --workers-sweep
+ * may ask for. */
+#define WORKERS_MAX 1024
+
+/* --workers-sweep LIST: worker counts from 0, as --workers takes them. */
+static void take_worker_counts(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    bench_args *a = args;
+    parse_sweep(cli, option->name, "worker counts", value, 0, WORKERS_MAX, a->worker_counts, &a->nworker_counts);
+}
+
+/* --workers N: noted, so that a workers sweep beside it is refused. */
+static void note_workers(sl__cli *cli, const sl__option *option, const char *value, void *args)
+{
+    (void)cli;
     (void)option;
-    parse_batch_sizes(cli, value, args);
+    (void)value;
+    ((bench_args *)args)->workers_given = true;
 }
 
 /* Records go to DIR/<profile>/<name of up to 255 bytes>, which must fit a
@@ -152,9 +179,21 @@ static const sl__option bench_options[] = {
      .arg = "N",
      .kind = SL__OPTION_INT,
      SL__AT(bench_args, workers),
+     .handle = note_workers,
      .min = 0,
-     .max = 1024,
+     .max = WORKERS_MAX,
      .help = "prefetch workers for adapters that use them (default 0)"},
+    {.name = "--workers-sweep",
+     .arg = "LIST",
+     .kind = SL__OPTION_CUSTOM,
+     .handle = take_worker_counts,
+     .help = "instead of --workers: run each selected variant at each of\n"
+             "these worker counts (comma-separated, e.g. 0,1,2,4): one record\n"
+             "per point, its variant named <variant>@w<N> (after @bs<N> with\n"
+             "--batch-sizes), each held to the reference; only adapters with\n"
+             "prefetch workers (iter, peers) use them, fused splits batches\n"
+             "by --threads; `sluice report` charts time per element against\n"
+             "workers"},
     {.name = "--batch-sizes",
      .arg = "LIST",
      .kind = SL__OPTION_CUSTOM,
@@ -252,6 +291,9 @@ static void parse_args(int argc, char **argv, bench_args *args, sl__selection *s
     *args = (bench_args){.profile = SL_PROFILE_CI, .warmup = -1, .output_dir = "records", .seed = 42};
     sl__cli cli = sl__options_parse(&sl__bench_spec, argc, argv, args);
     args->gbench = args->format && strcmp(args->format, "gbench") == 0;
+    if (args->workers_given && args->nworker_counts > 0)
+        sl__cli_usage_error(&cli, "options --workers and --workers-sweep both set the prefetch workers; give one "
+                                  "(--workers-sweep runs every count it lists)");
     if (args->rounds > 0 && args->repetitions > 0)
         sl__cli_usage_error(&cli, "options --rounds and --repetitions both set how many repetitions a record "
                                   "holds; give one (--rounds runs them interleaved)");
@@ -507,10 +549,11 @@ static void on_variant(void *user, const sl_scenario *scenario, const sl_variant
 
 /* --- the session ------------------------------------------------------------------- */
 
-/* A batch-size sweep's variants: each selected variant copied once per
- * point, with that batch size at every profile and the name
- * <variant>@bs<N>, so that records, the reference's digest, the summary
- * and the report treat each point as the variant it is. */
+/* A sweep's variants (--batch-sizes, --workers-sweep): each selected
+ * variant copied once per point, with the point's batch size at every
+ * profile and the name <variant>@bs<N>, <variant>@w<N> or, with both,
+ * <variant>@bs<N>@w<M>, so that records, the reference's digest, the
+ * summary and the report treat each point as the variant it is. */
 typedef struct sweep {
     sl_variant *variants;
     char (*names)[sizeof((sl_record *)0)->variant];
@@ -522,18 +565,27 @@ static void sweep_free(sweep *sw)
     free(sw->names);
 }
 
-/* The variant to run at point `point` of the sweep (-1: no sweep). */
-static const sl_variant *sweep_point(sweep *sw, int index, const sl_variant *variant, const bench_args *args, int point)
+/* The variant to run at batch-size point `size_point` and workers point
+ * `workers_point` of the sweep (-1: that option is not swept). */
+static const sl_variant *sweep_point(sweep *sw, int index, const sl_variant *variant, const bench_args *args,
+                                     int size_point, int workers_point)
 {
-    if (point < 0)
+    if (size_point < 0 && workers_point < 0)
         return variant;
     sl_variant *copy = &sw->variants[index];
     *copy = *variant;
-    copy->batch_size[0] = copy->batch_size[1] = args->batch_sizes[point];
-    if ((size_t)snprintf(sw->names[index], sizeof sw->names[index], "%s@bs%lld", variant->name,
-                         (long long)args->batch_sizes[point]) >= sizeof sw->names[index]) {
-        sl__cli_error("bench", "option --batch-sizes: the variant name %s@bs%lld is longer than a record's %zu bytes",
-                      variant->name, (long long)args->batch_sizes[point], sizeof sw->names[index] - 1);
+    char size_tag[32] = "", workers_tag[32] = "";
+    if (size_point >= 0) {
+        copy->batch_size[0] = copy->batch_size[1] = args->batch_sizes[size_point];
+        snprintf(size_tag, sizeof size_tag, "@bs%lld", (long long)args->batch_sizes[size_point]);
+    }
+    if (workers_point >= 0)
+        snprintf(workers_tag, sizeof workers_tag, "@w%lld", (long long)args->worker_counts[workers_point]);
+    if ((size_t)snprintf(sw->names[index], sizeof sw->names[index], "%s%s%s", variant->name, size_tag, workers_tag) >=
+        sizeof sw->names[index]) {
+        sl__cli_error("bench", "option %s: the variant name %s%s%s is longer than a record's %zu bytes",
+                      size_point >= 0 ? "--batch-sizes" : "--workers-sweep", variant->name, size_tag, workers_tag,
+                      sizeof sw->names[index] - 1);
         exit(SL__EXIT_USAGE);
     }
     copy->name = sw->names[index];
@@ -541,14 +593,16 @@ static const sl_variant *sweep_point(sweep *sw, int index, const sl_variant *var
 }
 
 /* The selected variants in the registry's order with their sizes at the
- * profile (with --batch-sizes, each at every point of the sweep in turn):
- * the session, in the layer below the registry, takes them resolved. */
+ * profile (with a sweep, each at every point of it in turn: every worker
+ * count at each batch size): the session, in the layer below the
+ * registry, takes them resolved. */
 static sl_session_variant *selected_variants(const sl__selection *selection, const bench_args *args, sweep *sw,
                                              int *count)
 {
     sl_build_options build;
     sl_build_options_init(&build, args->profile, args->seed);
-    size_t points = args->nbatch_sizes > 0 ? (size_t)args->nbatch_sizes : 1;
+    size_t points = (size_t)(args->nbatch_sizes > 0 ? args->nbatch_sizes : 1) *
+                    (size_t)(args->nworker_counts > 0 ? args->nworker_counts : 1);
     size_t most = 0;
     for (int s = 0; s < selection->nscenarios; s++)
         most += (size_t)sl_scenario_at(s)->nvariants * points;
@@ -561,16 +615,21 @@ static sl_session_variant *selected_variants(const sl__selection *selection, con
         for (int v = 0; v < scenario->nvariants; v++) {
             if (!sl__selection_has_variant(selection, s, v))
                 continue;
-            for (int point = args->nbatch_sizes > 0 ? 0 : -1; point < args->nbatch_sizes; point++) {
-                const sl_variant *variant = sweep_point(sw, *count, &scenario->variants[v], args, point);
-                variants[*count] = (sl_session_variant){
-                    .scenario = scenario,
-                    .variant = variant,
-                    .n = sl_variant_n(variant, &build),
-                    .batch_size = sl_variant_batch_size(variant, &build),
-                };
-                (*count)++;
-            }
+            for (int size_point = args->nbatch_sizes > 0 ? 0 : -1; size_point < args->nbatch_sizes; size_point++)
+                for (int workers_point = args->nworker_counts > 0 ? 0 : -1; workers_point < args->nworker_counts;
+                     workers_point++) {
+                    const sl_variant *variant =
+                        sweep_point(sw, *count, &scenario->variants[v], args, size_point, workers_point);
+                    variants[*count] = (sl_session_variant){
+                        .scenario = scenario,
+                        .variant = variant,
+                        .n = sl_variant_n(variant, &build),
+                        .batch_size = sl_variant_batch_size(variant, &build),
+                        .sets_workers = workers_point >= 0,
+                        .workers = workers_point >= 0 ? (int)args->worker_counts[workers_point] : 0,
+                    };
+                    (*count)++;
+                }
         }
     }
     return variants;

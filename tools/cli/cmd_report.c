@@ -661,6 +661,11 @@ static void write_reports(const report_args *args, const sl__report *report, con
                 "for each variant run at several batch sizes (<code>sluice bench --batch-sizes</code>), with "
                 "the median's 95% interval: a flat line scales perfectly, a falling one amortizes per-batch "
                 "costs.</p>\n");
+    whole_chart(&c, o->html, report, sl__chart_workers_scaling,
+                "<h2>Workers scaling</h2>\n<p>Time per element at the median batch time against prefetch "
+                "workers, for each variant run at several worker counts (<code>sluice bench "
+                "--workers-sweep</code>), with the median's 95% interval: a falling line is work the workers "
+                "took off the consumer's clock.</p>\n");
 
     fputs("## Environment\n\n", o->md);
     fputs("<h2>Environment</h2>\n", o->html);

@@ -111,5 +111,10 @@ bool sl__chart_overview(const sl__report *report, const char *workdir, char **sv
  * line per scenario, variant and adapter with two points or more; false
  * with the reason when there is none. */
 bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size);
+/* Time per element against prefetch workers for every workers sweep among
+ * the rows (variants whose name carries @w<N>, sluice bench
+ * --workers-sweep): one line per scenario, variant (with its batch size,
+ * if swept too) and adapter with two points or more. */
+bool sl__chart_workers_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size);
 
 #endif

@@ -9,6 +9,7 @@
  * Labels come from the records and are made safe for gnuplot; the SVG is
  * stripped of its <title> and <desc> elements, which gnuplot fills with
  * plot names that would show as tooltips. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
@@ -309,19 +310,55 @@ bool sl__chart_overview(const sl__report *report, const char *workdir, char **sv
                 reason, size);
 }
 
-/* A sweep point's series: "CV-1/32x32 fused" for variant "32x32@bs16". */
-static bool sweep_series(const sl_record *r, char *series, size_t size)
+/* A dimension of a sweep: the tag its points carry in their variant's name
+ * (sluice bench names them <variant>@bs<N>@w<M>), where a record's value
+ * of it is, and how the chart draws it. */
+typedef struct sweep_axis {
+    const char *tag; /* "@bs", "@w" */
+    int64_t (*value)(const sl_record *r);
+    const char *xlabel;
+    bool log_x;
+    const char *none; /* the reason when no series has two points */
+} sweep_axis;
+
+static int64_t record_batch_size(const sl_record *r)
 {
-    const char *at = strstr(r->variant, "@bs");
+    return r->batch_size;
+}
+
+static int64_t record_workers(const sl_record *r)
+{
+    return r->workers;
+}
+
+static const sweep_axis batch_size_axis = {"@bs", record_batch_size, "batch size (log scale)", true,
+                                           "no batch-size sweep with two points or more"};
+static const sweep_axis workers_axis = {"@w", record_workers, "prefetch workers", false,
+                                        "no workers sweep with two points or more"};
+
+/* A sweep point's series, its variant without the axis's tag: "CV-1/32x32
+ * fused" for variant "32x32@bs16" on the batch-size axis, "CV-1/32x32@bs16
+ * iter" for "32x32@bs16@w2" on the workers axis; false for a record that
+ * is no point of that sweep. */
+static bool sweep_series(const sl_record *r, const sweep_axis *axis, char *series, size_t size)
+{
+    size_t tag_length = strlen(axis->tag);
+    const char *at = r->variant;
+    while ((at = strstr(at, axis->tag)) != NULL && !isdigit((unsigned char)at[tag_length]))
+        at++;
     if (!at)
         return false;
-    snprintf(series, size, "%s/%.*s %s", r->scenario, (int)(at - r->variant), r->variant, r->adapter);
+    const char *rest = at + tag_length;
+    while (isdigit((unsigned char)*rest))
+        rest++;
+    snprintf(series, size, "%s/%.*s%s %s", r->scenario, (int)(at - r->variant), r->variant, rest, r->adapter);
     return true;
 }
 
 #define SCALING_MAX_SERIES 16
 
-bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
+static bool sweep_chart(const sl__report *report, const sweep_axis *axis, const char *workdir, char **svg, char *reason,
+                        size_t size)
 {
     /* The series with their point counts, in the rows' order. */
     char series[SCALING_MAX_SERIES][160];
@@ -329,7 +366,7 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
     int nseries = 0;
     for (int i = 0; i < report->nrows; i++) {
         char name[160];
-        if (!report->rows[i].ranked || !sweep_series(report->rows[i].record, name, sizeof name))
+        if (!report->rows[i].ranked || !sweep_series(report->rows[i].record, axis, name, sizeof name))
             continue;
         int k = 0;
         while (k < nseries && strcmp(series[k], name) != 0)
@@ -345,26 +382,26 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
         drawn += points[k] >= 2;
     *svg = NULL;
     if (drawn == 0) {
-        snprintf(reason, size, "no batch-size sweep with two points or more");
+        snprintf(reason, size, "%s", axis->none);
         return false;
     }
     chart_files f;
     FILE *d = begin_chart(workdir, &f, svg, reason, size);
     if (!d)
         return false;
-    /* One block per series: batch size, ns per element at the median
-     * batch time, and at the ends of its interval; sorted by batch size. */
+    /* One block per series: the axis's value, ns per element at the median
+     * batch time, and at the ends of its interval; sorted by the value. */
     for (int k = 0; k < nseries; k++) {
         if (points[k] < 2)
             continue;
-        int64_t last = 0;
+        int64_t last = -1;
         for (int n = 0; n < points[k]; n++) {
             const sl__report_row *next = NULL;
             for (int i = 0; i < report->nrows; i++) {
                 const sl__report_row *row = &report->rows[i];
                 char name[160];
-                if (row->ranked && sweep_series(row->record, name, sizeof name) && strcmp(name, series[k]) == 0 &&
-                    row->record->batch_size > last && (!next || row->record->batch_size < next->record->batch_size))
+                if (row->ranked && sweep_series(row->record, axis, name, sizeof name) && strcmp(name, series[k]) == 0 &&
+                    axis->value(row->record) > last && (!next || axis->value(row->record) < axis->value(next->record)))
                     next = row;
             }
             if (!next)
@@ -372,9 +409,9 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
             /* Elements of one measured batch: the batch size, or fewer
              * where the data set ends a batch short. */
             double per = next->t.per_batch;
-            fprintf(d, "%lld %.6g %.6g %.6g\n", (long long)next->record->batch_size, next->t.median_ns / per,
+            fprintf(d, "%lld %.6g %.6g %.6g\n", (long long)axis->value(next->record), next->t.median_ns / per,
                     next->t.lo_ns / per, next->t.hi_ns / per);
-            last = next->record->batch_size;
+            last = axis->value(next->record);
         }
         fputs("\n\n", d);
     }
@@ -382,13 +419,14 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
     FILE *s = begin_script(&f, 400, reason, size);
     if (!s)
         return false;
-    fputs("set logscale xy\n"
-          "set grid xtics ytics\n"
-          "set xlabel \"batch size (log scale)\"\n"
-          "set ylabel \"ns per element at the median batch time (log scale)\"\n"
-          "set key outside right top\n"
-          "plot ",
-          s);
+    fprintf(s,
+            "%s"
+            "set grid xtics ytics\n"
+            "set xlabel \"%s\"\n"
+            "set ylabel \"ns per element at the median batch time (log scale)\"\n"
+            "set key outside right top\n"
+            "plot ",
+            axis->log_x ? "set logscale xy\n" : "set logscale y\nset xtics 1\n", axis->xlabel);
     int block = 0;
     for (int k = 0; k < nseries; k++) {
         if (points[k] < 2)
@@ -402,4 +440,14 @@ bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char
     fputc('\n', s);
     fclose(s);
     return draw(&f, svg, reason, size);
+}
+
+bool sl__chart_batch_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
+{
+    return sweep_chart(report, &batch_size_axis, workdir, svg, reason, size);
+}
+
+bool sl__chart_workers_scaling(const sl__report *report, const char *workdir, char **svg, char *reason, size_t size)
+{
+    return sweep_chart(report, &workers_axis, workdir, svg, reason, size);
 }

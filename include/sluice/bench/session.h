@@ -36,6 +36,11 @@ typedef struct sl_session_variant {
     const sl_variant *variant;
     int64_t n;
     int64_t batch_size;
+    /* A point of a workers sweep (sluice bench --workers-sweep): its runs
+     * take `workers` prefetch workers instead of the session's
+     * bench.workers. */
+    bool sets_workers;
+    int workers;
 } sl_session_variant;
 
 /* A run about to start: run `index` (from 1) of the `total` the session
