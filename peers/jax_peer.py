@@ -283,6 +283,25 @@ def make_batches(plan, sources, compiled, eager=None, cache=None):
         yield {k: np.asarray(v.block_until_ready()) for k, v in out.items()}
 
 
+def tuned_batches(plan, sources, fn=None):
+    """The tuned form's batches: every (batch rows, width) shape of the plan
+    compiled before the first batch is asked for (before the hello, when
+    served), then one compiled call a batch."""
+    fn = fn or build(plan)
+    first = epoch_decisions(plan, plan.batches[0]["epoch"])
+    lengths = host_lengths(plan)
+    shapes = {}
+    for k, b in enumerate(plan.batches):
+        shapes.setdefault((b["rows"], width_of(plan, lengths, plan.batch_ids(k))), k)
+    compiled = {}
+    for (rows, width), k in sorted(shapes.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
+        ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
+        compiled[(rows, width)] = (
+            jax.jit(fn, static_argnums=5).lower(sources, first, ids, jnp.int64(0), mixing_of(plan, k), width).compile()
+        )
+    return make_batches(plan, sources, compiled)
+
+
 def main():
     if options.describe:
         sluice_peer.describe("jax", SUPPORTED, "per-batch")
@@ -300,23 +319,7 @@ def main():
     elif options.idiomatic:
         batches = make_batches(plan, sources, None, eager=fn)
     else:
-        # Every batch shape of the plan, compiled before the hello (start-up).
-        # Every (batch rows, width) shape of the plan, compiled before the
-        # hello (start-up).
-        first = epoch_decisions(plan, plan.batches[0]["epoch"])
-        lengths = host_lengths(plan)
-        shapes = {}
-        for k, b in enumerate(plan.batches):
-            shapes.setdefault((b["rows"], width_of(plan, lengths, plan.batch_ids(k))), k)
-        compiled = {}
-        for (rows, width), k in sorted(shapes.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
-            ids = jax.ShapeDtypeStruct((rows,), jnp.int64)
-            compiled[(rows, width)] = (
-                jax.jit(fn, static_argnums=5)
-                .lower(sources, first, ids, jnp.int64(0), mixing_of(plan, k), width)
-                .compile()
-            )
-        batches = make_batches(plan, sources, compiled)
+        batches = tuned_batches(plan, sources, fn)
     sluice_peer.serve("jax-idiomatic" if options.idiomatic else "jax", framework, plan, batches, options)
 
 
