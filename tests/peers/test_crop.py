@@ -1,26 +1,34 @@
-"""peer:torch's batched random_crop and random_hflip against the ops'
-definition written out per image: each image's crop at its offset, placed
-centred in zeros of the image's size (the margin's odd column on the right
-and bottom), then the whole padded image mirrored when it is flipped. The
-corpus's crops (7/8 of a side) all leave even margins, so this is where the
-odd margins, where a flipped crop lands one column off the unflipped one,
-are checked; and crops of a batch (not the source) and 2-D images too.
+"""peer:numpy's and peer:torch's random_crop with the random_hflip after it
+(both reverse the flipped crops in one call for the whole batch) against
+the ops' definition written out per image: each image's crop at its
+offset, placed centred in zeros of the image's size (the margin's odd
+column on the right and bottom), then the whole padded image mirrored when
+it is flipped. The corpus's crops (7/8 of a side) all leave even margins,
+so this is where the odd margins, where a flipped crop lands one column off
+the unflipped one, are checked; and crops of a batch (not the source) and
+2-D images too.
 
-    python3 tests/peers/test_torch_crop.py    (exit 77: PyTorch is missing)
+    python3 tests/peers/test_crop.py numpy|torch    (exit 77: the framework is missing)
 """
 
 import os
 import sys
 
+PEER = sys.argv[1] if len(sys.argv) > 1 else "torch"
 try:
     import numpy as np
-    import torch
+
+    if PEER == "torch":
+        import torch
 except ImportError as e:
-    print("skip: %s (ci/install-peers.sh torch installs it)" % e)
+    print("skip: %s (ci/install-peers.sh %s installs it)" % (e, PEER))
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "peers"))
-import torch_peer
+if PEER == "torch":
+    import torch_peer
+else:
+    import numpy_peer
 
 
 class Decisions:
@@ -55,25 +63,34 @@ def check(shape, ch, cw, flip_pattern, from_source, dtype, rng):
     ).astype(np.int32)
     flips = {"none": np.zeros(n_source), "all": np.ones(n_source), "mixed": rng.integers(0, 2, n_source)}[flip_pattern]
     flips = flips.astype(np.uint8)[:, None]
-    dataset = torch_peer.BatchedExport.__new__(torch_peer.BatchedExport)
-    dataset.plan = Decisions(offsets, flips)
-    dataset.buffers, dataset.tiles, dataset.decisions = {}, {}, {}
     crop_op = {"index": 0, "params": {"crop_h": ch, "crop_w": cw}}
     flip_op = {"index": 1}
     # A batch's rows (from_source False) are the batch's own images, in its order.
-    x = torch.from_numpy(source if from_source else source[ids])
+    x = source if from_source else source[ids]
     rows = ids if from_source else np.arange(n)
+    if PEER == "torch":
+        peer = torch_peer.BatchedExport.__new__(torch_peer.BatchedExport)
+        peer.buffers, peer.tiles, peer.decisions = {}, {}, {}
+    else:
+        peer = numpy_peer.Ops.__new__(numpy_peer.Ops)
+        peer.made_columns = {}
+        field = numpy_peer.Field(x)
+    peer.plan = Decisions(offsets, flips)
     for batch in range(2):  # the second batch reuses the first one's buffers
-        # Each batch its own epoch: the Dataset keeps an epoch's decisions.
-        got = dataset.crop("image", x, crop_op, flip_op, torch.from_numpy(ids), batch, from_source).numpy()
-        want = expected(source if from_source else source[ids], ids, rows, offsets, flips, ch, cw)
+        # Each batch its own epoch: the torch peer keeps an epoch's decisions.
+        if PEER == "torch":
+            tensor, ids_t = torch.from_numpy(x), torch.from_numpy(ids)
+            got = peer.crop("image", tensor, crop_op, flip_op, ids_t, batch, from_source).numpy()
+        else:
+            got = peer.crop(field, x, crop_op, flip_op, ids, rows, batch)
+        want = expected(x, ids, rows, offsets, flips, ch, cw)
         if got.tobytes() != want.tobytes():
             raise SystemExit(
-                "torch_peer crop differs: shape %s crop %dx%d flips %s from_source %s dtype %s batch %d"
-                % (shape, ch, cw, flip_pattern, from_source, dtype.__name__, batch)
+                "%s_peer crop differs: shape %s crop %dx%d flips %s from_source %s dtype %s batch %d"
+                % (PEER, shape, ch, cw, flip_pattern, from_source, dtype.__name__, batch)
             )
         flips = 1 - flips  # the next batch flips the others: stale columns must not stay
-        dataset.plan = Decisions(offsets, flips)
+        peer.plan = Decisions(offsets, flips)
 
 
 def main():
@@ -90,7 +107,7 @@ def main():
                 for dtype in (np.uint8, np.float32):
                     check(shape, ch, cw, flip_pattern, from_source, dtype, rng)
                     cases += 1
-    print("ok: %d cases, bitwise" % cases)
+    print("ok: %s_peer, %d cases, bitwise" % (PEER, cases))
 
 
 if __name__ == "__main__":
