@@ -195,6 +195,7 @@ class Cache:
         self.store = {name: jnp.zeros((n,) + v.shape[1:], v.dtype) for name, v in shapes.items()}
         self.filled = np.zeros(n, dtype=bool)
         self.sources = sources
+        self.eager = eager
         if eager:
             self.fill, self.read = (
                 fill,
@@ -218,13 +219,18 @@ class Cache:
         )
 
     def batch(self, host_ids, decisions, epoch, mixing):
+        # The compiled functions take numpy values along (no eager dispatch
+        # a batch, as make_batches says); the eager form dispatches as JAX's
+        # tutorials do.
+        device = jnp.asarray if self.eager else np.asarray
         missing = host_ids[~self.filled[host_ids]]
         if len(missing):
             padded = np.full(len(host_ids), missing[0], dtype=np.int64)
             padded[: len(missing)] = missing
-            self.store = self.fill(self.store, self.sources, jnp.asarray(padded))
+            self.store = self.fill(self.store, self.sources, device(padded))
             self.filled[missing] = True
-        return self.read(self.store, decisions, jnp.asarray(host_ids), jnp.int64(epoch), mixing)
+        epoch = jnp.int64(epoch) if self.eager else np.int64(epoch)
+        return self.read(self.store, decisions, device(host_ids), epoch, mixing)
 
 
 def epoch_decisions(plan, epoch):
