@@ -111,8 +111,8 @@ static const sl__peer peer_torch_idiomatic_w2 =
          torch_available, torch_idiomatic_peer, "--workers=2", sl__peer_torch_python, SL__PEER_PREFETCHING);
 static const sl__peer peer_grain =
     PEER("peer:grain",
-         "Grain MapDataset over batch indices, one vectorized numpy Map per batch, iterated in the main "
-         "thread (peers/grain_peer.py)",
+         "Grain MapDataset over batch indices, one vectorized numpy Map per batch, read by index in the "
+         "main thread (peers/grain_peer.py)",
          grain_available, grain_peer, "--workers=0", sl__peer_venv_python, SL__PEER_PER_BATCH);
 static const sl__peer peer_grain_idiomatic =
     PEER("peer:grain-idiomatic",
