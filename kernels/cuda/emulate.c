@@ -12,15 +12,36 @@
 #include "kernels/at.h"
 #include "kernels/device.h"
 
-static int emu_alloc(void **ptr, size_t bytes)
+/* The emulated device memory's ledger: what these allocations would take
+ * on a device, counted as the CUDA device counts its own. */
+static sl_device_ledger emu_ledger = SL_DEVICE_LEDGER_INIT;
+
+static int emu_host_alloc(void **ptr, size_t bytes)
 {
     /* Rounded up to the alignment, as aligned_alloc requires. */
     *ptr = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
     return *ptr ? 0 : SL_DEVICE_ENOMEM;
 }
 
+static void emu_host_release(void *ptr)
+{
+    free(ptr);
+}
+
+static int emu_alloc(void **ptr, size_t bytes)
+{
+    bytes = bytes ? bytes : 8;
+    int e = emu_host_alloc(ptr, bytes);
+    if (!e && (e = sl__device_ledger_add(&emu_ledger, *ptr, bytes)) != 0) {
+        free(*ptr);
+        *ptr = NULL;
+    }
+    return e;
+}
+
 static void emu_release(void *ptr)
 {
+    sl__device_ledger_remove(&emu_ledger, ptr);
     free(ptr);
 }
 
@@ -384,10 +405,11 @@ static int emu_log_mel_rows(const float *wave, float *out, int64_t rows, const s
 static const sl_device emulation = {
     .name = "host-emulation",
     .emulated = true,
+    .ledger = &emu_ledger,
     .alloc = emu_alloc,
     .release = emu_release,
-    .host_alloc = emu_alloc,
-    .host_release = emu_release,
+    .host_alloc = emu_host_alloc,
+    .host_release = emu_host_release,
     .copy = emu_copy,
     .memset0 = emu_memset0,
     .memory = emu_memory,

@@ -20,6 +20,7 @@
 #ifndef SLUICE_KERNELS_DEVICE_H
 #define SLUICE_KERNELS_DEVICE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,11 +78,34 @@ typedef enum sl_device_copy_kind {
     SL_DEVICE_DEVICE_TO_DEVICE,
 } sl_device_copy_kind;
 
+/* The device memory a table's alloc has handed out and not released
+ * (kernels/cuda/ledger.c): each block's size by its address, the bytes held
+ * now, and the most held at once since the last sl_device_memory_mark. */
+typedef struct sl_device_ledger_entry {
+    void *ptr;
+    size_t bytes;
+} sl_device_ledger_entry;
+
+typedef struct sl_device_ledger {
+    pthread_mutex_t lock;
+    sl_device_ledger_entry *entries;
+    size_t count, slots;
+    int64_t live, peak;
+} sl_device_ledger;
+
+#define SL_DEVICE_LEDGER_INIT                                                                                          \
+    {                                                                                                                  \
+        PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0                                                                    \
+    }
+
 typedef struct sl_device {
     const char *name; /* "cuda", "host-emulation" */
     bool emulated;    /* the host emulation: every call completes before it returns */
 
     /* --- memory, streams, events, graphs --------------------------------- */
+    /* alloc enters each block in the device's ledger and release takes it
+     * out, so the bytes a run held at its peak are known on any device. */
+    sl_device_ledger *ledger;
     int (*alloc)(void **ptr, size_t bytes);
     void (*release)(void *ptr);
     /* Page-locked host memory, which copies read and write asynchronously. */
@@ -211,6 +235,18 @@ typedef struct sl_device {
  * CUDA or no device can run), and the host emulation, always there. */
 const sl_device *sl_device_cuda(char *reason, size_t size);
 const sl_device *sl_device_emulation(void);
+
+/* The device's ledger: sl_device_memory_mark starts a new peak from the
+ * bytes held now; sl_device_memory_held gives the bytes held now and the
+ * most held at once since the mark (either pointer may be NULL). Bytes are
+ * those the allocations asked for, before the driver's rounding. */
+void sl_device_memory_mark(const sl_device *device);
+void sl_device_memory_held(const sl_device *device, int64_t *live, int64_t *peak);
+/* For the tables' alloc and release: a block handed out, a block taken
+ * back (a block the ledger does not hold is ignored). add returns
+ * SL_DEVICE_ENOMEM when the ledger itself cannot grow. */
+int sl__device_ledger_add(sl_device_ledger *ledger, void *ptr, size_t bytes);
+void sl__device_ledger_remove(sl_device_ledger *ledger, void *ptr);
 
 #ifdef __cplusplus
 }
