@@ -14,7 +14,15 @@
  * A pipeline with a cache op keeps the ops before the cache on the device:
  * each element's output of them is computed the first time a batch needs it
  * (its "miss") and kept in a device buffer indexed by element, from which
- * every batch gathers its rows. */
+ * every batch gathers its rows.
+ *
+ * A pipeline whose source fits in the device's free memory beside the
+ * batch buffers (and whose rows the host needs for nothing) keeps the whole
+ * source on the device: it is placed there once, before the first batch
+ * (sl_device_run_place), and each batch gathers its rows on the device by
+ * its element ids. Any other streams its rows: the host gathers them into
+ * the slot's page-locked staging, and the copy in overlaps the other
+ * slot's kernels. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +85,11 @@ struct sl_device_run {
     int nslots;
     stage main, prefix;
     bool cached;
+    /* The source on the device, each field's rows in the source's order,
+     * and whether it is there (else the batches stream their rows). */
+    bool resident;
+    void *dev_source[SL_MAX_FIELDS];
+    int64_t source_rows;
     /* The block the host fills for each batch, and where its parts start. */
     size_t block_bytes, off_ids, off_batch, off_decisions, off_steps, off_misses;
     int decision_stride;
@@ -375,9 +388,34 @@ static sl_status setup_cache(sl_device_run *run, sl_err *err)
     return SL_OK;
 }
 
+/* Whether the batches could gather their rows from a copy of the source
+ * on the device: each source field's element is a fixed-size row of the
+ * source (no packed token stream), no cache stands between, and no op
+ * reads the gathered rows on the host. */
+static bool could_be_resident(const sl_device_run *run)
+{
+    const sl_pipeline *p = run->p;
+    if (run->cached || p->pack_field >= 0)
+        return false;
+    for (int i = 0; i < p->ncompiled; i++)
+        if (p->compiled[i].desc && p->compiled[i].desc->device_params)
+            return false;
+    return true;
+}
+
+/* The bytes of the whole source as the device would hold it. */
+static size_t source_bytes(const sl_device_run *run)
+{
+    size_t bytes = 0;
+    for (int f = 0; f < run->p->source_schema.nfields; f++)
+        bytes += (size_t)run->source_rows * run->in_bytes[f];
+    return bytes;
+}
+
 /* The pipeline's buffers against the device's free memory: a variant that
- * does not fit is skipped with the amounts, not failed. */
-static sl_status check_fit(sl_device_run *run, sl_err *err)
+ * does not fit is skipped with the amounts, not failed. The source is
+ * placed on the device when it fits there beside them. */
+static sl_status check_fit(sl_device_run *run, int64_t source_limit_bytes, sl_err *err)
 {
     size_t need = (size_t)run->nslots * (run->block_bytes + run->scratch_bytes + run->nested_bytes);
     for (int f = 0; f < run->p->output_schema.nfields; f++)
@@ -390,11 +428,54 @@ static sl_status check_fit(sl_device_run *run, sl_err *err)
     if (need > free_bytes)
         return sl_fail(err, SL_ESKIPPED, "the batch buffers need %.2f GB of device memory, %.2f GB are free",
                        (double)need / 1e9, (double)free_bytes / 1e9);
+    size_t room = free_bytes - need;
+    if (source_limit_bytes >= 0 && (size_t)source_limit_bytes < room)
+        room = (size_t)source_limit_bytes;
+    run->resident = could_be_resident(run) && source_bytes(run) <= room;
     return SL_OK;
 }
 
+static sl_status setup_resident_source(sl_device_run *run, sl_err *err)
+{
+    for (int f = 0; f < run->p->source_schema.nfields; f++) {
+        sl_status st = alloc_device(run, &run->dev_source[f], (size_t)run->source_rows * run->in_bytes[f], err);
+        if (st)
+            return st;
+    }
+    return SL_OK;
+}
+
+sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err)
+{
+    if (!run->resident)
+        return SL_OK;
+    /* Through slot 0's staging, a batch's rows at a time: the source may
+     * have no view to copy from, and page-locked memory copies at the
+     * bus's speed. */
+    slot *sl = &run->slots[0];
+    for (int f = 0; f < run->p->source_schema.nfields; f++) {
+        for (int64_t first = 0; first < run->source_rows; first += run->capacity) {
+            int64_t rows = run->source_rows - first < run->capacity ? run->source_rows - first : run->capacity;
+            size_t row = run->in_bytes[f], bytes = (size_t)rows * row;
+            sl_status st = sl_source_read(run->source, f, (size_t)first * row, bytes, sl->host_in[f], err);
+            if (st)
+                return sl_fail_context(err, "placing the source on the %s device", run->dev->name);
+            DEVICE_TRY(run->dev->copy((char *)run->dev_source[f] + (size_t)first * row, sl->host_in[f], bytes,
+                                      SL_DEVICE_HOST_TO_DEVICE, stream),
+                       "copying the source to the device");
+            DEVICE_TRY(run->dev->stream_sync(stream), "waiting for the source's copy");
+        }
+    }
+    return SL_OK;
+}
+
+bool sl_device_run_resident(const sl_device_run *run)
+{
+    return run->resident;
+}
+
 sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_table *kernels, const sl_device *device,
-                               int slots, sl_device_run **out, sl_err *err)
+                               int slots, int64_t source_limit_bytes, sl_device_run **out, sl_err *err)
 {
     *out = NULL;
     sl_status st = sl__require_kernels(kernels, "the device executor", err);
@@ -412,6 +493,7 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
     run->nslots = slots;
     run->cached = pipeline->cache_at >= 0;
     run->source = run->cached ? pipeline->prefix->source : pipeline->source;
+    run->source_rows = sl_source_rows(run->source);
     if (run->cached)
         st = plan_stage(run, &run->prefix, pipeline->prefix, err);
     if (!st)
@@ -424,7 +506,7 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
             scratch_sizes(run, pipeline->prefix);
         if (run->cached)
             run->cache_rows = sl_pipeline_dataset_size(pipeline->prefix);
-        st = check_fit(run, err);
+        st = check_fit(run, source_limit_bytes, err);
     }
     for (int i = 0; i < pipeline->ncompiled && !st; i++) {
         const sl__compiled_op *c = &pipeline->compiled[i];
@@ -436,6 +518,8 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
     }
     if (!st && run->cached)
         st = setup_cache(run, err);
+    if (!st && run->resident)
+        st = setup_resident_source(run, err);
     for (int k = 0; k < slots && !st; k++)
         st = alloc_slot(run, &run->slots[k], err);
     if (st) {
@@ -457,9 +541,12 @@ void sl_device_run_free(sl_device_run *run)
         if (run->state[i] && c->desc->device_release)
             c->desc->device_release(run->dev, run->state[i]);
     }
-    for (int f = 0; f < SL_MAX_FIELDS; f++)
+    for (int f = 0; f < SL_MAX_FIELDS; f++) {
         if (run->dev_cache[f])
             run->dev->release(run->dev_cache[f]);
+        if (run->dev_source[f])
+            run->dev->release(run->dev_source[f]);
+    }
     free(run->filled);
     free_stage(&run->main);
     free_stage(&run->prefix);
@@ -596,11 +683,11 @@ sl_status sl_device_run_prepare(sl_device_run *run, int slot_index, sl_position 
     *(sl_device_batch *)block_at(sl, run->off_batch) = (sl_device_batch){position.epoch, position.batch};
     if (run->cached) {
         st = gather_misses(run, sl, ids, sl->rows, err);
-    } else {
+    } else if (!run->resident) {
         for (int64_t r = 0; r < sl->rows && !st; r++)
             st = gather_row(run, sl, p, ids[r], r, err);
     }
-    if (!st)
+    if (!st && !run->resident)
         st = sl__source_check(run->source, err);
     if (st)
         return st;
@@ -758,6 +845,11 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
     r.dev_ids = (const char *)sl->dev_block + run->off_ids;
     if (run->cached) {
         DEVICE_TRY(cached_inputs(&r), "filling the device cache");
+    } else if (run->resident) {
+        for (int f = 0; f < p->source_schema.nfields; f++)
+            DEVICE_TRY(
+                dev->gather_rows(sl->dev_in[f], run->dev_source[f], sl->rows, run->in_bytes[f], r.dev_ids, stream),
+                "gathering a batch's rows on the device");
     } else {
         for (int f = 0; f < p->source_schema.nfields; f++)
             DEVICE_TRY(dev->copy(sl->dev_in[f], sl->host_in[f], (size_t)sl->rows * run->in_bytes[f],

@@ -95,10 +95,19 @@ static sl_scenario_instance *build_small(const sl_scenario *scenario, const sl_v
     return instance;
 }
 
-/* Two epochs of one variant through the emulated device; returns whether
- * it ran, with the batches it compared. */
-static void expect_variant_matches(const sl_scenario *scenario, const sl_variant *variant, bool graphs, int *ran,
-                                   int64_t *batches, int64_t *short_batches)
+/* What the runs of expect_variant_matches covered. */
+typedef struct coverage {
+    int ran;
+    int64_t batches, short_batches;
+    int resident_runs, streamed_runs;
+} coverage;
+
+/* Two epochs of one variant through the emulated device, counted in *seen
+ * when it ran. The source takes both paths: where the epochs run in two
+ * parts, the first with the source on the device where it can be and the
+ * second streamed; where in one, the path alternates from variant to
+ * variant. */
+static void expect_variant_matches(const sl_scenario *scenario, const sl_variant *variant, bool graphs, coverage *seen)
 {
     bool small;
     sl_scenario_instance *instance = build_small(scenario, variant, &small);
@@ -121,46 +130,56 @@ static void expect_variant_matches(const sl_scenario *scenario, const sl_variant
         if (counts[part] == 0)
             continue;
         x.at = starts[part];
+        bool streamed = counts[1] == 0 ? seen->ran % 2 == 1 : part == 1;
+        sl_device_adapter_options options = {.graphs = graphs, .source_limit_bytes = streamed ? 0 : -1};
+        sl_device_adapter_stats stats;
         sl_run_request request = {.start = starts[part], .nbatches = counts[part], .kernels = sl_test_kernels()};
         int64_t *latency = calloc((size_t)counts[part], sizeof *latency);
-        sl_status st = sl__device_adapter_run(sl_device_emulation(), graphs, p, sl_test_kernels(), &request,
-                                              compare_with_reference, &x, latency, &err);
+        sl_status st = sl__device_adapter_run(sl_device_emulation(), &options, p, sl_test_kernels(), &request,
+                                              compare_with_reference, &x, latency, &stats, &err);
         cr_assert_eq(st, SL_OK, "%s: %s", x.what, err.msg);
+        cr_expect(!(streamed && stats.resident), "%s: the source is on the device with a limit of 0 bytes", x.what);
+        seen->resident_runs += stats.resident;
+        seen->streamed_runs += !stats.resident;
         for (int64_t b = 0; b < counts[part]; b++)
             cr_expect_geq(latency[b], 0, "%s: batch %lld has no latency", x.what, (long long)b);
         free(latency);
     }
     sl_batch_free(x.want);
     sl_scenario_instance_free(instance);
-    (*ran)++;
-    *batches += x.batches;
-    *short_batches += x.short_batches;
+    seen->ran++;
+    seen->batches += x.batches;
+    seen->short_batches += x.short_batches;
 }
 
 static void expect_every_scenario_matches(bool graphs)
 {
-    int ran = 0, variants = 0, scenarios_on_device = 0;
-    int64_t batches = 0, short_batches = 0;
+    int variants = 0, scenarios_on_device = 0;
+    coverage seen = {0};
     /* Every registered scenario, however many the corpus has: a scenario
      * added by CONTRIBUTING's checklist is held here without an edit. */
     for (int s = 0; s < sl_scenario_count(); s++) {
         const sl_scenario *scenario = sl_scenario_at(s);
-        int ran_before = ran;
+        int ran_before = seen.ran;
         for (int v = 0; v < scenario->nvariants; v++) {
             variants++;
-            expect_variant_matches(scenario, &scenario->variants[v], graphs, &ran, &batches, &short_batches);
+            expect_variant_matches(scenario, &scenario->variants[v], graphs, &seen);
         }
-        cr_expect_gt(ran, ran_before, "%s runs none of its %d variants on the device", scenario->id,
+        cr_expect_gt(seen.ran, ran_before, "%s runs none of its %d variants on the device", scenario->id,
                      scenario->nvariants);
-        scenarios_on_device += ran > ran_before;
+        scenarios_on_device += seen.ran > ran_before;
     }
     cr_expect_gt(sl_scenario_count(), 0, "the corpus registers no scenario");
     cr_expect_eq(scenarios_on_device, sl_scenario_count(),
                  "every scenario runs at least one variant on the device (%d of %d scenarios, %d of %d variants)",
-                 scenarios_on_device, sl_scenario_count(), ran, variants);
-    cr_expect_gt(short_batches, 0, "no short batch was compared");
-    cr_log_info("%d variants, %lld batches (%lld short) through the emulated device", ran, (long long)batches,
-                (long long)short_batches);
+                 scenarios_on_device, sl_scenario_count(), seen.ran, variants);
+    cr_expect_gt(seen.short_batches, 0, "no short batch was compared");
+    cr_expect_gt(seen.resident_runs, 0, "no run kept its source on the device");
+    cr_expect_gt(seen.streamed_runs, 0, "no run streamed its source");
+    cr_log_info("%d variants, %lld batches (%lld short) through the emulated device; %d runs with the source on the "
+                "device, %d streamed",
+                seen.ran, (long long)seen.batches, (long long)seen.short_batches, seen.resident_runs,
+                seen.streamed_runs);
 }
 
 Test(cuda_plan, every_scenario_on_the_emulated_device_is_the_reference_for_two_epochs, .timeout = 600)
@@ -183,11 +202,10 @@ Test(cuda_plan, graphs_asked_of_a_device_without_them_run_direct)
 {
     const sl_scenario *scenario = sl_scenario_find("CV-1");
     cr_assert_not_null(scenario);
-    int ran = 0;
-    int64_t batches = 0, short_batches = 0;
-    expect_variant_matches(scenario, &scenario->variants[0], true, &ran, &batches, &short_batches);
-    cr_expect_eq(ran, 1);
-    cr_expect_gt(batches, 0);
+    coverage seen = {0};
+    expect_variant_matches(scenario, &scenario->variants[0], true, &seen);
+    cr_expect_eq(seen.ran, 1);
+    cr_expect_gt(seen.batches, 0);
 }
 
 /* A device without a BLAS cannot run log_mel, and says so by the op's name
@@ -207,8 +225,9 @@ Test(cuda_plan, an_op_the_device_cannot_run_is_refused_by_name)
                  err.msg);
     int64_t latency[1];
     sl_run_request request = {.start = {0, 0}, .nbatches = 1, .kernels = sl_test_kernels()};
-    sl_status st = sl__device_adapter_run(&without_blas, false, instance->pipeline, sl_test_kernels(), &request, NULL,
-                                          NULL, latency, &err);
+    sl_device_adapter_options direct = {.source_limit_bytes = -1};
+    sl_status st = sl__device_adapter_run(&without_blas, &direct, instance->pipeline, sl_test_kernels(), &request, NULL,
+                                          NULL, latency, NULL, &err);
     cr_expect_eq(st, SL_EUNSUPPORTED);
     cr_expect(strstr(err.msg, "log_mel") && strstr(err.msg, "this test's device has no BLAS"), "message: %s", err.msg);
     sl_scenario_instance_free(instance);
