@@ -114,6 +114,9 @@ Test(cuda, a_record_keeps_its_device_and_a_cpu_record_has_none)
     strcpy(record.device_driver, "13.0");
     strcpy(record.device_runtime, "13.0");
     record.device_peak_memory_bytes = 123456789;
+    record.device_allocated_peak_bytes = 98765432;
+    strcpy(record.device_source, "resident");
+    record.device_source_setup_ns = 4242;
     char dir[256];
     test_tmpdir_create(dir, sizeof dir, "cuda-record");
     char path[320];
@@ -127,7 +130,26 @@ Test(cuda, a_record_keeps_its_device_and_a_cpu_record_has_none)
     cr_expect_str_eq(back.device_driver, "13.0");
     cr_expect_str_eq(back.device_runtime, "13.0");
     cr_expect_eq(back.device_peak_memory_bytes, 123456789);
+    cr_expect_eq(back.device_allocated_peak_bytes, 98765432);
+    cr_expect_str_eq(back.device_source, "resident");
+    cr_expect_eq(back.device_source_setup_ns, 4242);
     sl_record_release(&back);
+
+    /* A record whose runs never ran has no source, and reads back so. */
+    record.device_allocated_peak_bytes = -1;
+    record.device_source[0] = '\0';
+    cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_record_read(path, &back, NULL, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(back.device_allocated_peak_bytes, -1);
+    cr_expect_str_eq(back.device_source, "");
+    cr_expect_eq(back.device_source_setup_ns, -1);
+    sl_record_release(&back);
+
+    /* A path other than the two is refused by the field's name. */
+    strcpy(record.device_source, "teleported");
+    cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(sl_record_read(path, &back, NULL, &err), SL_EFORMAT);
+    cr_expect(strstr(err.msg, "device.source") && strstr(err.msg, "teleported"), "message: %s", err.msg);
     test_tmpdir_remove(dir);
 }
 

@@ -232,3 +232,101 @@ Test(cuda_plan, an_op_the_device_cannot_run_is_refused_by_name)
     cr_expect(strstr(err.msg, "log_mel") && strstr(err.msg, "this test's device has no BLAS"), "message: %s", err.msg);
     sl_scenario_instance_free(instance);
 }
+
+/* ---- Device memory and the source's path ----------------------------------- */
+
+/* Images of side x side x 3 u8 and an i32 label each, normalized to f32:
+ * one element-wise op, no decisions, no scratch. */
+static sl_pipeline *normalized_images(sl_source **src, int64_t n, int side, int64_t batch)
+{
+    static const float mean[3] = {120.0f, 110.0f, 100.0f}, std[3] = {60.0f, 61.0f, 62.0f};
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&fixture, 42, src, &err), SL_OK, "%s", err.msg);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, *src, batch, 7);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean, std), &err), SL_OK, "%s", err.msg);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    return p;
+}
+
+/* One epoch of p on the emulation with the given limit on the source's
+ * bytes there, held to the reference; returns the run's figures. */
+static sl_device_adapter_stats run_epoch(const sl_pipeline *p, int64_t source_limit_bytes)
+{
+    expectation x = {.pipeline = p};
+    snprintf(x.what, sizeof x.what, "normalized images, source limit %lld", (long long)source_limit_bytes);
+    sl_err err = {0};
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &x.want, &err),
+                 SL_OK);
+    int64_t batches = sl_pipeline_batches_per_epoch(p);
+    int64_t *latency = calloc((size_t)batches, sizeof *latency);
+    sl_run_request request = {.start = {0, 0}, .nbatches = batches, .kernels = sl_test_kernels()};
+    sl_device_adapter_options options = {.source_limit_bytes = source_limit_bytes};
+    sl_device_adapter_stats stats;
+    cr_assert_eq(sl__device_adapter_run(sl_device_emulation(), &options, p, sl_test_kernels(), &request,
+                                        compare_with_reference, &x, latency, &stats, &err),
+                 SL_OK, "%s: %s", x.what, err.msg);
+    cr_expect_eq(x.batches, batches, "%s: %lld of %lld batches", x.what, (long long)x.batches, (long long)batches);
+    free(latency);
+    sl_batch_free(x.want);
+    return stats;
+}
+
+/* The emulated device's peak is what the executor's buffers take, computed
+ * here from the shapes alone: for each of the two slots, each field's rows
+ * in three buffers of the field's widest row at any stage (its input and
+ * the two the ops alternate between), and the per-batch block (the rows'
+ * element ids, the batch's epoch and index, and the ids of a cache's misses:
+ * this pipeline decides nothing). A resident source adds every element's
+ * source row of every field; a streamed one nothing on the device. After
+ * the run the ledger holds what it held before: nothing leaks. */
+Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
+{
+    const int64_t n = 100, batch = 16;
+    const int side = 8;
+    sl_source *src;
+    sl_pipeline *p = normalized_images(&src, n, side, batch);
+    const int64_t pixels = (int64_t)side * side * 3;
+    const int64_t image_in = pixels, image_out = pixels * (int64_t)sizeof(float), label = sizeof(int32_t);
+    const int64_t block = batch * 8 + 16 + batch * 8;
+    const int64_t buffers = 2 * (block + 3 * batch * image_out + 3 * batch * label);
+    const int64_t source = n * (image_in + label);
+
+    int64_t held_before, held_after;
+    sl_device_memory_held(sl_device_emulation(), &held_before, NULL);
+    sl_device_adapter_stats streamed = run_epoch(p, 0);
+    cr_expect_not(streamed.resident);
+    cr_expect_eq(streamed.allocated_peak_bytes, buffers, "streamed: the run's peak is %lld bytes, its buffers %lld",
+                 (long long)streamed.allocated_peak_bytes, (long long)buffers);
+    sl_device_adapter_stats resident = run_epoch(p, -1);
+    cr_expect(resident.resident);
+    cr_expect_eq(resident.allocated_peak_bytes, buffers + source,
+                 "resident: the run's peak is %lld bytes, its buffers and source %lld",
+                 (long long)resident.allocated_peak_bytes, (long long)(buffers + source));
+    cr_expect_geq(resident.source_setup_ns, 0);
+    sl_device_memory_held(sl_device_emulation(), &held_after, NULL);
+    cr_expect_eq(held_after, held_before, "the runs left %lld bytes of device memory held",
+                 (long long)(held_after - held_before));
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
+/* The source goes on the device exactly when it fits the limit: at its own
+ * size (every element's row of every field) it does, a byte less and the
+ * batches stream it; both paths give the reference's batches. */
+Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
+{
+    sl_source *src;
+    sl_pipeline *p = normalized_images(&src, 50, 6, 8);
+    const sl_schema *schema = sl_source_schema(src);
+    int64_t source = 0;
+    for (int f = 0; f < schema->nfields; f++)
+        source += 50 * (int64_t)sl_field_element_bytes(&schema->fields[f]);
+    cr_expect(run_epoch(p, source).resident, "a source of %lld bytes is streamed with room for it", (long long)source);
+    cr_expect_not(run_epoch(p, source - 1).resident, "a source of %lld bytes is resident with a byte too few",
+                  (long long)source);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
