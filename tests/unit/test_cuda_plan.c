@@ -107,7 +107,8 @@ typedef struct coverage {
  * parts, the first with the source on the device where it can be and the
  * second streamed; where in one, the path alternates from variant to
  * variant. */
-static void expect_variant_matches(const sl_scenario *scenario, const sl_variant *variant, bool graphs, coverage *seen)
+static void expect_variant_matches(const sl_device *dev, const sl_scenario *scenario, const sl_variant *variant,
+                                   bool graphs, coverage *seen)
 {
     bool small;
     sl_scenario_instance *instance = build_small(scenario, variant, &small);
@@ -115,7 +116,7 @@ static void expect_variant_matches(const sl_scenario *scenario, const sl_variant
         return;
     const sl_pipeline *p = instance->pipeline;
     expectation x = {.pipeline = p};
-    snprintf(x.what, sizeof x.what, "%s/%s on the emulated device%s", scenario->id, variant->name,
+    snprintf(x.what, sizeof x.what, "%s/%s on the %s device%s", scenario->id, variant->name, dev->name,
              graphs ? " (graphs asked for)" : "");
     sl_err err = {0};
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &x.want, &err),
@@ -135,8 +136,8 @@ static void expect_variant_matches(const sl_scenario *scenario, const sl_variant
         sl_device_adapter_stats stats;
         sl_run_request request = {.start = starts[part], .nbatches = counts[part], .kernels = sl_test_kernels()};
         int64_t *latency = calloc((size_t)counts[part], sizeof *latency);
-        sl_status st = sl__device_adapter_run(sl_device_emulation(), &options, p, sl_test_kernels(), &request,
-                                              compare_with_reference, &x, latency, &stats, &err);
+        sl_status st = sl__device_adapter_run(dev, &options, p, sl_test_kernels(), &request, compare_with_reference, &x,
+                                              latency, &stats, &err);
         cr_assert_eq(st, SL_OK, "%s: %s", x.what, err.msg);
         cr_expect(!(streamed && stats.resident), "%s: the source is on the device with a limit of 0 bytes", x.what);
         seen->resident_runs += stats.resident;
@@ -163,7 +164,7 @@ static void expect_every_scenario_matches(bool graphs)
         int ran_before = seen.ran;
         for (int v = 0; v < scenario->nvariants; v++) {
             variants++;
-            expect_variant_matches(scenario, &scenario->variants[v], graphs, &seen);
+            expect_variant_matches(sl_device_emulation(), scenario, &scenario->variants[v], graphs, &seen);
         }
         cr_expect_gt(seen.ran, ran_before, "%s runs none of its %d variants on the device", scenario->id,
                      scenario->nvariants);
@@ -203,7 +204,7 @@ Test(cuda_plan, graphs_asked_of_a_device_without_them_run_direct)
     const sl_scenario *scenario = sl_scenario_find("CV-1");
     cr_assert_not_null(scenario);
     coverage seen = {0};
-    expect_variant_matches(scenario, &scenario->variants[0], true, &seen);
+    expect_variant_matches(sl_device_emulation(), scenario, &scenario->variants[0], true, &seen);
     cr_expect_eq(seen.ran, 1);
     cr_expect_gt(seen.batches, 0);
 }
@@ -253,10 +254,11 @@ static sl_pipeline *normalized_images(sl_source **src, int64_t n, int side, int6
 
 /* One epoch of p on the emulation with the given limit on the source's
  * bytes there, held to the reference; returns the run's figures. */
-static sl_device_adapter_stats run_epoch(const sl_pipeline *p, int64_t source_limit_bytes)
+static sl_device_adapter_stats run_epoch(const sl_device *dev, const sl_pipeline *p, int64_t source_limit_bytes)
 {
     expectation x = {.pipeline = p};
-    snprintf(x.what, sizeof x.what, "normalized images, source limit %lld", (long long)source_limit_bytes);
+    snprintf(x.what, sizeof x.what, "normalized images on the %s device, source limit %lld", dev->name,
+             (long long)source_limit_bytes);
     sl_err err = {0};
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &x.want, &err),
                  SL_OK);
@@ -265,8 +267,8 @@ static sl_device_adapter_stats run_epoch(const sl_pipeline *p, int64_t source_li
     sl_run_request request = {.start = {0, 0}, .nbatches = batches, .kernels = sl_test_kernels()};
     sl_device_adapter_options options = {.source_limit_bytes = source_limit_bytes};
     sl_device_adapter_stats stats;
-    cr_assert_eq(sl__device_adapter_run(sl_device_emulation(), &options, p, sl_test_kernels(), &request,
-                                        compare_with_reference, &x, latency, &stats, &err),
+    cr_assert_eq(sl__device_adapter_run(dev, &options, p, sl_test_kernels(), &request, compare_with_reference, &x,
+                                        latency, &stats, &err),
                  SL_OK, "%s: %s", x.what, err.msg);
     cr_expect_eq(x.batches, batches, "%s: %lld of %lld batches", x.what, (long long)x.batches, (long long)batches);
     free(latency);
@@ -282,7 +284,7 @@ static sl_device_adapter_stats run_epoch(const sl_pipeline *p, int64_t source_li
  * this pipeline decides nothing). A resident source adds every element's
  * source row of every field; a streamed one nothing on the device. After
  * the run the ledger holds what it held before: nothing leaks. */
-Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
+static void expect_memory_of_buffers_and_source(const sl_device *dev)
 {
     const int64_t n = 100, batch = 16;
     const int side = 8;
@@ -295,22 +297,27 @@ Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
     const int64_t source = n * (image_in + label);
 
     int64_t held_before, held_after;
-    sl_device_memory_held(sl_device_emulation(), &held_before, NULL);
-    sl_device_adapter_stats streamed = run_epoch(p, 0);
+    sl_device_memory_held(dev, &held_before, NULL);
+    sl_device_adapter_stats streamed = run_epoch(dev, p, 0);
     cr_expect_not(streamed.resident);
     cr_expect_eq(streamed.allocated_peak_bytes, buffers, "streamed: the run's peak is %lld bytes, its buffers %lld",
                  (long long)streamed.allocated_peak_bytes, (long long)buffers);
-    sl_device_adapter_stats resident = run_epoch(p, -1);
+    sl_device_adapter_stats resident = run_epoch(dev, p, -1);
     cr_expect(resident.resident);
     cr_expect_eq(resident.allocated_peak_bytes, buffers + source,
                  "resident: the run's peak is %lld bytes, its buffers and source %lld",
                  (long long)resident.allocated_peak_bytes, (long long)(buffers + source));
     cr_expect_geq(resident.source_setup_ns, 0);
-    sl_device_memory_held(sl_device_emulation(), &held_after, NULL);
+    sl_device_memory_held(dev, &held_after, NULL);
     cr_expect_eq(held_after, held_before, "the runs left %lld bytes of device memory held",
                  (long long)(held_after - held_before));
     sl_pipeline_free(p);
     sl_source_free(src);
+}
+
+Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
+{
+    expect_memory_of_buffers_and_source(sl_device_emulation());
 }
 
 /* The source goes on the device exactly when it fits the limit: at its own
@@ -324,9 +331,47 @@ Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
     int64_t source = 0;
     for (int f = 0; f < schema->nfields; f++)
         source += 50 * (int64_t)sl_field_element_bytes(&schema->fields[f]);
-    cr_expect(run_epoch(p, source).resident, "a source of %lld bytes is streamed with room for it", (long long)source);
-    cr_expect_not(run_epoch(p, source - 1).resident, "a source of %lld bytes is resident with a byte too few",
-                  (long long)source);
+    cr_expect(run_epoch(sl_device_emulation(), p, source).resident,
+              "a source of %lld bytes is streamed with room for it", (long long)source);
+    cr_expect_not(run_epoch(sl_device_emulation(), p, source - 1).resident,
+                  "a source of %lld bytes is resident with a byte too few", (long long)source);
     sl_pipeline_free(p);
     sl_source_free(src);
+}
+
+/* ---- The same on a CUDA device, where there is one -------------------------- */
+
+static const sl_device *cuda_or_skip(void)
+{
+    char why[256] = "";
+    const sl_device *dev = sl_device_cuda(why, sizeof why);
+    if (!dev)
+        cr_skip_test("no CUDA device: %s", why);
+    return dev;
+}
+
+/* The ledger counts the bytes asked of cudaMalloc as the emulation counts
+ * its own: the same peak from the same shapes. */
+Test(cuda_plan_device, a_runs_device_memory_is_its_buffers_and_a_resident_source)
+{
+    expect_memory_of_buffers_and_source(cuda_or_skip());
+}
+
+/* CV-1's two epochs on the device, its source resident and then streamed,
+ * direct and from graphs: the reference's batches each time. */
+Test(cuda_plan_device, cv1_on_the_device_is_the_reference_with_its_source_resident_and_streamed)
+{
+    const sl_device *dev = cuda_or_skip();
+    const sl_scenario *scenario = sl_scenario_find("CV-1");
+    cr_assert_not_null(scenario);
+    for (int graphs = 0; graphs < 2; graphs++) {
+        /* At its small size CV-1's epochs run in one part, whose path
+         * alternates from run to run: two runs take both. */
+        coverage seen = {0};
+        for (int run = 0; run < 2; run++)
+            expect_variant_matches(dev, scenario, &scenario->variants[0], graphs, &seen);
+        cr_expect_eq(seen.ran, 2);
+        cr_expect_gt(seen.resident_runs, 0, "CV-1's source never went on the device");
+        cr_expect_gt(seen.streamed_runs, 0, "CV-1's source never streamed");
+    }
 }
