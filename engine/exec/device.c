@@ -5,7 +5,11 @@
  * so every op's device path is its rows or batch function over a batch:
  * consecutive element-wise steps on a field become one chain launch (their
  * ew_steps, drawn per row on the host when they are random), every other op
- * runs through its descriptor's device hook. Everything an op decides at
+ * runs through its descriptor's device hook. An op whose per-element
+ * decisions follow a rule (its `decide`, kernels/decide.h) has them drawn on
+ * the device, every row by the rule, in one launch per batch: the same
+ * function of the same key and counter the host runs, so no per-row
+ * decision of it is computed on the host. Everything else an op decides at
  * random is decided on the host by the same functions `sluice export` hands
  * to peers (decisions, batch_decisions, ew_step), so the device computes
  * what the reference computes, and a captured graph replays any batch: per
@@ -94,6 +98,9 @@ struct sl_device_run {
     size_t block_bytes, off_ids, off_batch, off_decisions, off_steps, off_misses;
     int decision_stride;
     int decision_first[SL_MAX_OPS];
+    /* The ops whose decisions the device draws, by their rules. */
+    sl_device_rules rules;
+    bool device_decides[SL_MAX_OPS];
     int row_steps;
     size_t param_off[SL_MAX_OPS];
     void *state[SL_MAX_OPS];
@@ -255,8 +262,17 @@ static void lay_out_block(sl_device_run *run)
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
         run->decision_first[i] = run->decision_stride;
-        if (c->desc && c->desc->decisions && c->desc->phase == SL__PHASE_ELEMENT)
-            run->decision_stride += sl__column_count(c->desc->decision_columns);
+        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT)
+            continue;
+        run->decision_stride += sl__column_count(c->desc->decision_columns);
+        if (c->desc->decide && run->rules.nrules < SL_DEVICE_MAX_RULES) {
+            /* The epoch is the batch's, read on the device: any will do. */
+            sl__op_ctx ctx = {p, run->kernels, 0};
+            sl_decide_rule *rule = &run->rules.rules[run->rules.nrules++];
+            c->desc->decide(&ctx, c, rule);
+            rule->first = run->decision_first[i];
+            run->device_decides[i] = true;
+        }
     }
     run->off_decisions = at;
     at += align8((size_t)run->capacity * (size_t)run->decision_stride * sizeof(int32_t));
@@ -569,7 +585,7 @@ static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_
     int32_t *decisions = block_at(sl, run->off_decisions);
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT)
+        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT || run->device_decides[i])
             continue;
         for (int64_t r = 0; r < rows; r++)
             c->desc->decisions(&ctx, c, ids[r], decisions + r * run->decision_stride + run->decision_first[i]);
@@ -843,6 +859,11 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
                "copying a batch's decisions to the device");
     running r = {.run = run, .sl = sl, .s = &run->main, .stream = stream, .rows = sl->rows};
     r.dev_ids = (const char *)sl->dev_block + run->off_ids;
+    if (run->rules.nrules > 0)
+        DEVICE_TRY(dev->decide_rows(r.dev_ids, (const sl_device_batch *)((char *)sl->dev_block + run->off_batch),
+                                    &run->rules, (int32_t *)((char *)sl->dev_block + run->off_decisions),
+                                    run->decision_stride, sl->rows, stream),
+                   "drawing a batch's decisions on the device");
     if (run->cached) {
         DEVICE_TRY(cached_inputs(&r), "filling the device cache");
     } else if (run->resident) {

@@ -207,6 +207,14 @@ static int emu_dropout_rows(const float *src, float *dst, int64_t rows, int64_t 
     return 0;
 }
 
+static int emu_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules,
+                           int32_t *table, int stride, int64_t rows, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * rules->nrules) sl__at_decide_rows(ids, batch, rules, table, stride, i);
+    return 0;
+}
+
 static int emu_zscore_rows(const float *src, float *dst, int64_t rows, int64_t values, double *scratch, void *stream)
 {
     (void)stream;
@@ -437,6 +445,7 @@ static const sl_device emulation = {
     .log1p = emu_log1p,
     .trig_rounds = emu_trig_rounds,
     .dropout_rows = emu_dropout_rows,
+    .decide_rows = emu_decide_rows,
     .zscore_rows = emu_zscore_rows,
     .hash_ids = emu_hash_ids,
     .one_hot = emu_one_hot,

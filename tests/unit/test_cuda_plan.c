@@ -357,21 +357,25 @@ Test(cuda_plan_device, a_runs_device_memory_is_its_buffers_and_a_resident_source
     expect_memory_of_buffers_and_source(cuda_or_skip());
 }
 
-/* CV-1's two epochs on the device, its source resident and then streamed,
- * direct and from graphs: the reference's batches each time. */
-Test(cuda_plan_device, cv1_on_the_device_is_the_reference_with_its_source_resident_and_streamed)
+/* CV-1's and PR-2's two epochs on the device, the source resident and then
+ * streamed, direct and from graphs: the reference's batches each time.
+ * PR-2's crops and flips are drawn on the device by their rules. */
+Test(cuda_plan_device, scenarios_on_the_device_are_the_reference_with_the_source_resident_and_streamed)
 {
     const sl_device *dev = cuda_or_skip();
-    const sl_scenario *scenario = sl_scenario_find("CV-1");
-    cr_assert_not_null(scenario);
-    for (int graphs = 0; graphs < 2; graphs++) {
-        /* At its small size CV-1's epochs run in one part, whose path
-         * alternates from run to run: two runs take both. */
-        coverage seen = {0};
-        for (int run = 0; run < 2; run++)
-            expect_variant_matches(dev, scenario, &scenario->variants[0], graphs, &seen);
-        cr_expect_eq(seen.ran, 2);
-        cr_expect_gt(seen.resident_runs, 0, "CV-1's source never went on the device");
-        cr_expect_gt(seen.streamed_runs, 0, "CV-1's source never streamed");
+    const char *ids[] = {"CV-1", "PR-2"};
+    for (int k = 0; k < 2; k++) {
+        const sl_scenario *scenario = sl_scenario_find(ids[k]);
+        cr_assert_not_null(scenario, "%s", ids[k]);
+        for (int graphs = 0; graphs < 2; graphs++) {
+            /* Where a variant's epochs run in one part, its path alternates
+             * from run to run: two runs take both. */
+            coverage seen = {0};
+            for (int run = 0; run < 2; run++)
+                expect_variant_matches(dev, scenario, &scenario->variants[0], graphs, &seen);
+            cr_expect_eq(seen.ran, 2);
+            cr_expect_gt(seen.resident_runs, 0, "%s's source never went on the device", ids[k]);
+            cr_expect_gt(seen.streamed_runs, 0, "%s's source never streamed", ids[k]);
+        }
     }
 }

@@ -331,6 +331,15 @@ SL_HD void sl__at_dropout_rows(const float *src, float *dst, int64_t i, int64_t 
     sl__at_dropout(src + r * values, dst + r * values, i - r * values, &d);
 }
 
+/* Decision i of a batch: row i / nrules by rule i % nrules. */
+SL_HD void sl__at_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules,
+                              int32_t *table, int stride, int64_t i)
+{
+    int64_t r = i / rules->nrules;
+    const sl_decide_rule *rule = &rules->rules[i - r * rules->nrules];
+    sl__decide(rule, ids[r], batch->epoch, table + r * stride + rule->first);
+}
+
 SL_HD void sl__at_trig_rounds(const float *src, float *dst, int64_t i, int rounds)
 {
     double y = src[i];

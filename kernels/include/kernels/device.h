@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/decide.h"
 #include "sluice/core/philox.h"
 #include "sluice/kernels/kernels.h"
 
@@ -55,6 +56,14 @@ typedef struct sl_device_chain {
     int nsteps;
     sl_ew_step steps[SL_DEVICE_MAX_STEPS];
 } sl_device_chain;
+
+/* The decision rules a batch's rows are drawn by (kernels/decide.h), by
+ * value: the same for every batch, so a graph replays them. */
+#define SL_DEVICE_MAX_RULES 8
+typedef struct sl_device_rules {
+    int nrules;
+    sl_decide_rule rules[SL_DEVICE_MAX_RULES];
+} sl_device_rules;
 
 /* Per-row decisions of one op in device memory: row r's are
  * table[r * stride + first .. + the op's column count) (the columns of its
@@ -157,6 +166,10 @@ typedef struct sl_device {
      * the batch's epoch; threshold and scale as sl_dropout_key's. */
     int (*dropout_rows)(const float *src, float *dst, int64_t rows, int64_t values, const int64_t *ids,
                         const sl_device_batch *batch, sl_philox_key key, uint32_t threshold, float scale, void *stream);
+    /* Every row's decisions by each rule: row r's element ids[r], in the
+     * batch's epoch, into table[r * stride + rule.first ..]. */
+    int (*decide_rows)(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
+                       int stride, int64_t rows, void *stream);
     /* zscore of rows of `values` f32: each row's mean and variance in
      * double in sl_moments_fn's fixed order, then its normalize step, so the
      * bits are the reference's. scratch holds SL_DEVICE_ZSCORE_SCRATCH(rows)

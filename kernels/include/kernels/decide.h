@@ -1,0 +1,71 @@
+/* Per-element decisions drawn by rule: how a random op's decisions (a crop's
+ * offsets, a flip, a number of turns, a branch) follow from its one Philox
+ * block per element, written once for the host and the device.
+ *
+ * An op with such decisions describes them as a rule (its key and the bounds
+ * or probability of each column); sl__decide computes the columns of one
+ * element in one epoch. The CPU executors call it through the op (its rows
+ * and its exported decisions), the device draws every row's decisions with
+ * it in one launch (decide_rows, kernels/device.h): the same key and counter
+ * give the same block anywhere, and the same function gives the same
+ * columns, so no per-row decision is computed on the host for the device.
+ *
+ * Plain C11 and C++ (nvcc) alike: no designated initializers, no libm. */
+#ifndef SLUICE_KERNELS_DECIDE_H
+#define SLUICE_KERNELS_DECIDE_H
+
+#include <stdint.h>
+
+#include "sluice/core/philox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sl_decide_kind {
+    /* Column j (j < columns) is word j of the block below bound[j]. */
+    SL_DECIDE_BELOW = 0,
+    /* One column: for each word a < words, bound[a] where word a as a unit
+     * float is below p, ORed together, then XORed with invert. */
+    SL_DECIDE_BITS,
+} sl_decide_kind;
+
+/* One op's rule, and where its columns go in a row of the decision table
+ * (first, for the device's table; the host writes from column 0). */
+typedef struct sl_decide_rule {
+    sl_philox_key key;
+    int32_t kind;
+    int32_t columns; /* BELOW: columns written; BITS: words read (one column) */
+    uint32_t bound[4];
+    float p;
+    uint32_t invert;
+    int32_t first;
+} sl_decide_rule;
+
+/* Element `element`'s decisions in `epoch`, columns of rule into out. */
+SL_HOSTDEV void sl__decide(const sl_decide_rule *rule, int64_t element, int64_t epoch, int32_t *out)
+{
+    sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, 0), rule->key);
+    if (rule->kind == SL_DECIDE_BELOW) {
+        for (int j = 0; j < rule->columns; j++)
+            out[j] = (int32_t)sl_u32_below(r.v[j], rule->bound[j]);
+        return;
+    }
+    uint32_t bits = 0;
+    for (int a = 0; a < rule->columns; a++)
+        if (sl_u32_to_unit_float(r.v[a]) < rule->p)
+            bits |= rule->bound[a];
+    out[0] = (int32_t)(bits ^ rule->invert);
+}
+
+/* The columns a rule writes. */
+SL_HOSTDEV int sl__decide_columns(const sl_decide_rule *rule)
+{
+    return rule->kind == SL_DECIDE_BELOW ? rule->columns : 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
