@@ -101,6 +101,12 @@ struct sl_device_run {
     /* The ops whose decisions the device draws, by their rules. */
     sl_device_rules rules;
     bool device_decides[SL_MAX_OPS];
+    /* The row table's steps by rule, one rule a column, when the device
+     * draws them (every random step of a per-row chain has a rule): on the
+     * host, and copied once to the device. */
+    bool device_steps;
+    sl_step_rule *step_rules;
+    void *dev_step_rules;
     int row_steps;
     size_t param_off[SL_MAX_OPS];
     void *state[SL_MAX_OPS];
@@ -247,6 +253,53 @@ static void free_stage(stage *s)
         free(s->fields[f]);
     for (int i = 0; i < SL_MAX_OPS; i++)
         free(s->nested[i]);
+}
+
+/* Every plan of a stage: its fields' element phases and its sub-chains. */
+static int stage_plans(const stage *s, const plan **plans)
+{
+    int nplans = 0;
+    for (int f = 0; f < SL_MAX_FIELDS; f++)
+        if (s->fields[f])
+            plans[nplans++] = s->fields[f];
+    for (int i = 0; i < SL_MAX_OPS; i++)
+        if (s->nested[i])
+            plans[nplans++] = s->nested[i];
+    return nplans;
+}
+
+/* The rule of each column of the row table, when every step there has one:
+ * a constant op's step as it is, a random op's by its step_rule. */
+static sl_status plan_step_rules(sl_device_run *run, sl_err *err)
+{
+    const stage *s = &run->main;
+    const sl_pipeline *p = s->p;
+    if (run->row_steps == 0)
+        return SL_OK;
+    run->step_rules = calloc((size_t)run->row_steps, sizeof *run->step_rules);
+    if (!run->step_rules)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate the device's step rules");
+    sl__op_ctx ctx = {p, run->kernels, 0};
+    const plan *plans[2 * SL_MAX_OPS];
+    int nplans = stage_plans(s, plans);
+    for (int k = 0; k < nplans; k++)
+        for (int j = 0; j < plans[k]->nsteps; j++) {
+            const plan_step *st = &plans[k]->steps[j];
+            if (!st->chain || !st->per_row)
+                continue;
+            for (int q = 0; q < st->count; q++) {
+                const sl__compiled_op *c = &p->compiled[s->chain_ops[st->first + q]];
+                sl_step_rule *rule = &run->step_rules[st->row_first + q];
+                if (c->desc->random && !c->desc->step_rule)
+                    return SL_OK;
+                if (c->desc->random)
+                    c->desc->step_rule(&ctx, c, rule);
+                else
+                    c->desc->ew_step(&ctx, c, 0, &rule->base);
+            }
+        }
+    run->device_steps = true;
+    return SL_OK;
 }
 
 /* The host block: ids, the batch, every op's decisions, the row table,
@@ -463,6 +516,12 @@ static sl_status setup_resident_source(sl_device_run *run, sl_err *err)
 
 sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err)
 {
+    if (run->device_steps) {
+        DEVICE_TRY(run->dev->copy(run->dev_step_rules, run->step_rules, (size_t)run->row_steps * sizeof(sl_step_rule),
+                                  SL_DEVICE_HOST_TO_DEVICE, stream),
+                   "copying the step rules to the device");
+        DEVICE_TRY(run->dev->stream_sync(stream), "waiting for the step rules' copy");
+    }
     if (!run->resident)
         return SL_OK;
     /* Through slot 0's staging, a batch's rows at a time: the source may
@@ -536,6 +595,10 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
         st = setup_cache(run, err);
     if (!st && run->resident)
         st = setup_resident_source(run, err);
+    if (!st)
+        st = plan_step_rules(run, err);
+    if (!st && run->device_steps)
+        st = alloc_device(run, &run->dev_step_rules, (size_t)run->row_steps * sizeof(sl_step_rule), err);
     for (int k = 0; k < slots && !st; k++)
         st = alloc_slot(run, &run->slots[k], err);
     if (st) {
@@ -563,6 +626,9 @@ void sl_device_run_free(sl_device_run *run)
         if (run->dev_source[f])
             run->dev->release(run->dev_source[f]);
     }
+    if (run->dev_step_rules)
+        run->dev->release(run->dev_step_rules);
+    free(run->step_rules);
     free(run->filled);
     free_stage(&run->main);
     free_stage(&run->prefix);
@@ -577,7 +643,8 @@ static void *block_at(const slot *sl, size_t offset)
 }
 
 /* Each random op's per-row decisions and each random chain's steps, row by
- * row, by the functions the CPU executors run. */
+ * row, by the functions the CPU executors run, except what the device
+ * draws by rule. */
 static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_t *ids, int64_t rows, int64_t epoch)
 {
     const sl_pipeline *p = s->p;
@@ -590,16 +657,12 @@ static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_
         for (int64_t r = 0; r < rows; r++)
             c->desc->decisions(&ctx, c, ids[r], decisions + r * run->decision_stride + run->decision_first[i]);
     }
+    if (run->device_steps)
+        return;
     sl_ew_step *steps = block_at(sl, run->off_steps);
     /* Every chain of every plan: its columns of the row table. */
     const plan *plans[2 * SL_MAX_OPS];
-    int nplans = 0;
-    for (int f = 0; f < SL_MAX_FIELDS; f++)
-        if (s->fields[f])
-            plans[nplans++] = s->fields[f];
-    for (int i = 0; i < SL_MAX_OPS; i++)
-        if (s->nested[i])
-            plans[nplans++] = s->nested[i];
+    int nplans = stage_plans(s, plans);
     for (int k = 0; k < nplans; k++)
         for (int j = 0; j < plans[k]->nsteps; j++) {
             const plan_step *st = &plans[k]->steps[j];
@@ -864,6 +927,11 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
                                     &run->rules, (int32_t *)((char *)sl->dev_block + run->off_decisions),
                                     run->decision_stride, sl->rows, stream),
                    "drawing a batch's decisions on the device");
+    if (run->device_steps)
+        DEVICE_TRY(dev->step_rows(r.dev_ids, (const sl_device_batch *)((char *)sl->dev_block + run->off_batch),
+                                  run->dev_step_rules, (sl_ew_step *)((char *)sl->dev_block + run->off_steps),
+                                  run->row_steps, sl->rows, stream),
+                   "drawing a batch's chain steps on the device");
     if (run->cached) {
         DEVICE_TRY(cached_inputs(&r), "filling the device cache");
     } else if (run->resident) {

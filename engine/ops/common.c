@@ -54,6 +54,14 @@ void sl__op_decide(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t elem
     sl__decide(&rule, element, ctx->epoch, out);
 }
 
+bool sl__ew_step_by_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    sl_step_rule rule;
+    c->desc->step_rule(ctx, c, &rule);
+    sl__step_for(&rule, element, ctx->epoch, step);
+    return true;
+}
+
 sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, uint32_t draw)
 {
     (void)ctx;

@@ -270,6 +270,7 @@ static sl_device cuda_device = {
     .trig_rounds = sl__cuda_trig_rounds,
     .dropout_rows = sl__cuda_dropout_rows,
     .decide_rows = sl__cuda_decide_rows,
+    .step_rows = sl__cuda_step_rows,
     .zscore_rows = sl__cuda_zscore_rows,
     .hash_ids = sl__cuda_hash_ids,
     .one_hot = sl__cuda_one_hot,

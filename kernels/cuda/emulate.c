@@ -215,6 +215,14 @@ static int emu_decide_rows(const int64_t *ids, const sl_device_batch *batch, con
     return 0;
 }
 
+static int emu_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                         int row_steps, int64_t rows, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * row_steps) sl__at_step_rows(ids, batch, rules, table, row_steps, i);
+    return 0;
+}
+
 static int emu_zscore_rows(const float *src, float *dst, int64_t rows, int64_t values, double *scratch, void *stream)
 {
     (void)stream;
@@ -446,6 +454,7 @@ static const sl_device emulation = {
     .trig_rounds = emu_trig_rounds,
     .dropout_rows = emu_dropout_rows,
     .decide_rows = emu_decide_rows,
+    .step_rows = emu_step_rows,
     .zscore_rows = emu_zscore_rows,
     .hash_ids = emu_hash_ids,
     .one_hot = emu_one_hot,

@@ -60,6 +60,8 @@ int sl__cuda_dropout_rows(const float *src, float *dst, int64_t rows, int64_t va
                           void *stream);
 int sl__cuda_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
                          int stride, int64_t rows, void *stream);
+int sl__cuda_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                       int row_steps, int64_t rows, void *stream);
 int sl__cuda_zscore_rows(const float *src, float *dst, int64_t rows, int64_t values, double *scratch, void *stream);
 int sl__cuda_gather_rows(void *dst, const void *src, int64_t rows, size_t row_bytes, const int64_t *index,
                          void *stream);

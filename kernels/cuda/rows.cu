@@ -27,6 +27,14 @@ static __global__ void decide_rows(const int64_t *ids, const sl_device_batch *ba
     sl__at_decide_rows(ids, batch, &rules, table, stride, i);
 }
 
+/* Every row's chain steps by their rules (kernels/decide.h). */
+static __global__ void step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules,
+                                 sl_ew_step *table, int row_steps, int64_t n)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_step_rows(ids, batch, rules, table, row_steps, i);
+}
+
 /* zscore: each (row, lane) partial sum in the moments' order, then each
  * row's fixed tree; twice (the mean, then the squared deviations). */
 static __global__ void moment_lanes(const float *src, int64_t rows, int64_t values, bool squares, const double *mean,
@@ -134,6 +142,12 @@ int sl__cuda_decide_rows(const int64_t *ids, const sl_device_batch *batch, const
                          int stride, int64_t rows, void *stream)
 {
     SL__CUDA_LAUNCH(decide_rows, rows * rules->nrules, stream, ids, batch, *rules, table, stride, rows * rules->nrules);
+}
+
+int sl__cuda_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                       int row_steps, int64_t rows, void *stream)
+{
+    SL__CUDA_LAUNCH(step_rows, rows * row_steps, stream, ids, batch, rules, table, row_steps, rows * row_steps);
 }
 
 static int launch_moment_lanes(const float *src, int64_t rows, int64_t values, bool squares, const double *mean,

@@ -357,14 +357,15 @@ Test(cuda_plan_device, a_runs_device_memory_is_its_buffers_and_a_resident_source
     expect_memory_of_buffers_and_source(cuda_or_skip());
 }
 
-/* CV-1's and PR-2's two epochs on the device, the source resident and then
- * streamed, direct and from graphs: the reference's batches each time.
- * PR-2's crops and flips are drawn on the device by their rules. */
+/* CV-1's, PR-2's and AUG-1's two epochs on the device, the source resident
+ * and then streamed, direct and from graphs: the reference's batches each
+ * time. PR-2's crops and flips and AUG-1's chain steps are drawn on the
+ * device by their rules. */
 Test(cuda_plan_device, scenarios_on_the_device_are_the_reference_with_the_source_resident_and_streamed)
 {
     const sl_device *dev = cuda_or_skip();
-    const char *ids[] = {"CV-1", "PR-2"};
-    for (int k = 0; k < 2; k++) {
+    const char *ids[] = {"CV-1", "PR-2", "AUG-1"};
+    for (int k = 0; k < 3; k++) {
         const sl_scenario *scenario = sl_scenario_find(ids[k]);
         cr_assert_not_null(scenario, "%s", ids[k]);
         for (int graphs = 0; graphs < 2; graphs++) {

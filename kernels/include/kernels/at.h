@@ -340,6 +340,14 @@ SL_HD void sl__at_decide_rows(const int64_t *ids, const sl_device_batch *batch, 
     sl__decide(rule, ids[r], batch->epoch, table + r * stride + rule->first);
 }
 
+/* Step i of a batch's row table: row i / row_steps by rule i % row_steps. */
+SL_HD void sl__at_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules,
+                            sl_ew_step *table, int row_steps, int64_t i)
+{
+    int64_t r = i / row_steps;
+    sl__step_for(&rules[i - r * row_steps], ids[r], batch->epoch, &table[i]);
+}
+
 SL_HD void sl__at_trig_rounds(const float *src, float *dst, int64_t i, int rounds)
 {
     double y = src[i];

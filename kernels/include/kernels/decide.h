@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sluice/core/philox.h"
+#include "sluice/kernels/kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,47 @@ SL_HOSTDEV void sl__decide(const sl_decide_rule *rule, int64_t element, int64_t 
         if (sl_u32_to_unit_float(r.v[a]) < rule->p)
             bits |= rule->bound[a];
     out[0] = (int32_t)(bits ^ rule->invert);
+}
+
+/* An element's step of an element-wise chain (sl_ew_step) by rule: the
+ * same step for every element (CONST), gaussian_noise's step with the
+ * element's counter (NOISE), or a step whose value a is drawn from word 0
+ * of the element's block: base.a times (k - 2^23) / 2^23, k its top 24 bits
+ * (CENTRED, random_brightness), or lo + (hi - lo) u, u its unit float,
+ * clamped to hi (UNIFORM, random_scale). */
+typedef enum sl_step_kind {
+    SL_STEP_CONST = 0,
+    SL_STEP_NOISE,
+    SL_STEP_CENTRED,
+    SL_STEP_UNIFORM,
+} sl_step_kind;
+
+typedef struct sl_step_rule {
+    sl_ew_step base; /* the step; its key the op's for a drawn one */
+    int32_t kind;
+    float lo, hi;
+} sl_step_rule;
+
+SL_HOSTDEV void sl__step_for(const sl_step_rule *rule, int64_t element, int64_t epoch, sl_ew_step *out)
+{
+    *out = rule->base;
+    if (rule->kind == SL_STEP_CONST)
+        return;
+    sl_philox_ctr ctr = sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, 0);
+    if (rule->kind == SL_STEP_NOISE) {
+        out->ctr = ctr;
+        return;
+    }
+    uint32_t word = sl_philox4x32_10(ctr, rule->base.key).v[0];
+    /* Only noise steps carry a key: a drawn value's step is plain. */
+    out->key.v[0] = out->key.v[1] = 0;
+    if (rule->kind == SL_STEP_CENTRED) {
+        /* 2^-23, exact. */
+        out->a = rule->base.a * ((float)((int32_t)(word >> 8) - (1 << 23)) * 1.1920928955078125e-07f);
+        return;
+    }
+    float f = rule->lo + (rule->hi - rule->lo) * sl_u32_to_unit_float(word);
+    out->a = f > rule->hi ? rule->hi : f;
 }
 
 /* The columns a rule writes. */

@@ -170,6 +170,11 @@ typedef struct sl_device {
      * batch's epoch, into table[r * stride + rule.first ..]. */
     int (*decide_rows)(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
                        int stride, int64_t rows, void *stream);
+    /* Every row's chain steps by each of row_steps rules (in device
+     * memory): table[r * row_steps + k] is rule k's step for element
+     * ids[r] in the batch's epoch. */
+    int (*step_rows)(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                     int row_steps, int64_t rows, void *stream);
     /* zscore of rows of `values` f32: each row's mean and variance in
      * double in sl_moments_fn's fixed order, then its normalize step, so the
      * bits are the reference's. scratch holds SL_DEVICE_ZSCORE_SCRATCH(rows)

@@ -204,6 +204,11 @@ typedef struct sl__op_desc {
      * sl__op_decide, and the device executor draws every row's decisions
      * on the device by the same rule. */
     void (*decide)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule);
+    /* Optional, for a random op with an ew_step: the rule its step follows
+     * per element (kernels/decide.h). Its ew_step is then
+     * sl__ew_step_by_rule, and the device executor draws the steps of every
+     * row on the device by the same rule. */
+    void (*step_rule)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_step_rule *rule);
     /* Optional, for a random batch-phase op: the names of its per-batch
      * decisions, comma-separated ("lambda,w_own,w_partner"), and the
      * function that writes them for one batch (its epoch, index and count
@@ -324,6 +329,9 @@ sl_decide_rule sl__op_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_d
 /* An op's decisions for one element by its rule (desc->decide): what its
  * rows read and, as its `decisions` hook, what it exports. */
 void sl__op_decide(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
+/* An op's chain step for one element by its rule (desc->step_rule), as its
+ * ew_step hook. */
+bool sl__ew_step_by_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step);
 
 /* Keyed per-element decisions of the movement ops, shared by their rows and
  * by anything that hands the decisions to another loader. */
