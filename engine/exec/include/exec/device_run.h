@@ -10,13 +10,14 @@
 #include "kernels/device.h"
 #include "sluice/pipeline/pipeline.h"
 
-/* A run holds `slots` batches in flight. For each batch the host gathers
- * its source rows into page-locked memory and computes what the host
- * decides (element ids, every random op's per-row and per-batch decisions,
- * per-batch parameters) into one block (prepare); the device copies both in
- * and runs every op on the whole batch, op after op, consecutive
- * element-wise steps fused into one chain (enqueue); the outputs stay on the
- * device until fetched. */
+/* A run holds `slots` batches in flight. For each batch the host computes
+ * what the host decides (element ids, the random decisions no rule
+ * describes, per-batch parameters) into one block and, for a streamed
+ * source, gathers its rows into page-locked memory (prepare); the device
+ * copies both in, draws the decisions and chain steps that follow a rule
+ * (kernels/decide.h), gathers a resident source's rows, and runs every op
+ * on the whole batch, op after op, consecutive element-wise steps fused into
+ * one chain (enqueue); the outputs stay on the device until fetched. */
 typedef struct sl_device_run sl_device_run;
 
 /* Plans the pipeline's ops on the device and allocates every buffer.
