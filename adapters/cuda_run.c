@@ -14,9 +14,10 @@
  * in device memory, the outputs left there); only then, in the sink's
  * untimed part, are the outputs copied back so the sink (the bench's digest
  * check) sees them. cuda-graph captures each slot's full-batch work once
- * and replays it, so a full batch costs one graph launch; a short last
- * batch, or a pipeline whose work changes from batch to batch (a cache's
- * misses), runs the direct path.
+ * and replays it, so a full batch costs one graph launch, and the short
+ * last batch of an epoch the same from a second graph of its rows; a
+ * pipeline whose work changes from batch to batch (a cache's misses) runs
+ * the direct path.
  *
  * Verified on an NVIDIA H100 (driver 580.159.04, CUDA 13.0) by
  * ci/gpu-check.sh: docs/device-runs/ holds each run's summary. */
@@ -78,7 +79,11 @@ typedef struct runner {
     int nslots;
     void *stream[2];
     void *done[2];
+    /* Each slot's graphs: of a full batch, and of the one short size a
+     * run's last batches have (its rows in short_rows). */
     void *graph[2];
+    void *short_graph[2];
+    int64_t short_rows[2];
     bool graphs;
 } runner;
 
@@ -128,20 +133,23 @@ static void teardown(runner *r)
         }
         if (r->graph[k])
             r->dev->graph_destroy(r->graph[k]);
+        if (r->short_graph[k])
+            r->dev->graph_destroy(r->short_graph[k]);
         if (r->done[k])
             r->dev->event_destroy(r->done[k]);
     }
     sl_device_run_free(r->run);
 }
 
-/* A slot's full-batch work as a graph, captured on its first full batch:
- * the copies read the slot's fixed page-locked buffers, so the graph
- * replays whatever the host prepared there. */
-static sl_status capture(runner *r, int k, sl_err *err)
+/* A slot's work for a batch of its rows as a graph, captured on the first
+ * such batch: the copies read the slot's fixed page-locked buffers, so the
+ * graph replays whatever the host prepared there for any batch of as many
+ * rows. */
+static sl_status capture(runner *r, int k, void **graph, sl_err *err)
 {
     DEVICE_TRY(r->dev->graph_begin(r->stream[k]), "beginning a graph capture");
     sl_status st = sl_device_run_enqueue(r->run, k, r->stream[k], err);
-    int e = r->dev->graph_end(r->stream[k], &r->graph[k]);
+    int e = r->dev->graph_end(r->stream[k], graph);
     if (st)
         return st;
     DEVICE_TRY(e, "ending a graph capture");
@@ -154,11 +162,21 @@ static sl_status start(runner *r, int k, sl_position position, sl_err *err)
     sl_status st = sl_device_run_prepare(r->run, k, position, err);
     if (st)
         return st;
-    bool full = sl_device_run_rows(r->run, k) == sl_device_run_capacity(r->run);
-    if (r->graphs && full) {
-        if (!r->graph[k] && (st = capture(r, k, err)))
+    int64_t rows = sl_device_run_rows(r->run, k);
+    /* A full batch replays the full graph; a short one the short graph,
+     * when it has the rows that graph was captured with (the last batch of
+     * every epoch has). */
+    void **graph = NULL;
+    if (r->graphs && rows == sl_device_run_capacity(r->run))
+        graph = &r->graph[k];
+    else if (r->graphs && (!r->short_graph[k] || r->short_rows[k] == rows))
+        graph = &r->short_graph[k];
+    if (graph) {
+        if (!*graph && (st = capture(r, k, graph, err)))
             return st;
-        DEVICE_TRY(r->dev->graph_launch(r->graph[k], r->stream[k]), "launching a graph");
+        if (graph == &r->short_graph[k])
+            r->short_rows[k] = rows;
+        DEVICE_TRY(r->dev->graph_launch(*graph, r->stream[k]), "launching a graph");
     } else if ((st = sl_device_run_enqueue(r->run, k, r->stream[k], err))) {
         return st;
     }
