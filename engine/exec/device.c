@@ -101,10 +101,8 @@ struct sl_device_run {
     /* The ops whose decisions the device draws, by their rules. */
     sl_device_rules rules;
     bool device_decides[SL_MAX_OPS];
-    /* The row table's steps by rule, one rule a column, when the device
-     * draws them (every random step of a per-row chain has a rule): on the
-     * host, and copied once to the device. */
-    bool device_steps;
+    /* The row table's steps by rule, one rule a column: on the host, and
+     * copied once to the device, which draws every row's steps by them. */
     sl_step_rule *step_rules;
     void *dev_step_rules;
     int row_steps;
@@ -142,13 +140,14 @@ static size_t align8(size_t bytes)
 /* ---- Planning --------------------------------------------------------- */
 
 /* An op that is one step of the device's element-wise chain: f32 in and
- * out, in place, with a step the chain interpreter knows. */
+ * out, in place, with a step the chain interpreter knows and, when random,
+ * a rule the device draws each row's step by. */
 static bool chainable(const stage *s, const sl__compiled_op *c)
 {
     sl_ew_step probe;
     sl__op_ctx ctx = {s->p, NULL, 0};
-    return c->desc->ew_step && c->desc->in_place && c->in_dtype == SL_F32 && c->out_dtype == SL_F32 &&
-           c->in_bytes == c->out_bytes && c->desc->ew_step(&ctx, c, 0, &probe) &&
+    return c->desc->ew_step && (!c->desc->random || c->desc->step_rule) && c->desc->in_place && c->in_dtype == SL_F32 &&
+           c->out_dtype == SL_F32 && c->in_bytes == c->out_bytes && c->desc->ew_step(&ctx, c, 0, &probe) &&
            (unsigned)probe.kind < SL_EW_OPCODE_COUNT;
 }
 
@@ -268,37 +267,32 @@ static int stage_plans(const stage *s, const plan **plans)
     return nplans;
 }
 
-/* The rule of each column of the row table, when every step there has one:
- * a constant op's step as it is, a random op's by its step_rule. */
+/* The rule of each column of the main stage's row table, which the device
+ * draws every row's steps by: a constant op's step as it is, a random op's
+ * by its step_rule (a random op without one is no chain step, chainable). */
 static sl_status plan_step_rules(sl_device_run *run, sl_err *err)
 {
     const stage *s = &run->main;
-    const sl_pipeline *p = s->p;
     if (run->row_steps == 0)
         return SL_OK;
     run->step_rules = calloc((size_t)run->row_steps, sizeof *run->step_rules);
     if (!run->step_rules)
         return sl_fail(err, SL_ENOMEM, "cannot allocate the device's step rules");
-    sl__op_ctx ctx = {p, run->kernels, 0};
+    sl__op_ctx ctx = {s->p, run->kernels, 0};
     const plan *plans[2 * SL_MAX_OPS];
     int nplans = stage_plans(s, plans);
     for (int k = 0; k < nplans; k++)
         for (int j = 0; j < plans[k]->nsteps; j++) {
             const plan_step *st = &plans[k]->steps[j];
-            if (!st->chain || !st->per_row)
-                continue;
-            for (int q = 0; q < st->count; q++) {
-                const sl__compiled_op *c = &p->compiled[s->chain_ops[st->first + q]];
+            for (int q = 0; st->chain && st->per_row && q < st->count; q++) {
+                const sl__compiled_op *c = &s->p->compiled[s->chain_ops[st->first + q]];
                 sl_step_rule *rule = &run->step_rules[st->row_first + q];
-                if (c->desc->random && !c->desc->step_rule)
-                    return SL_OK;
                 if (c->desc->random)
                     c->desc->step_rule(&ctx, c, rule);
                 else
                     c->desc->ew_step(&ctx, c, 0, &rule->base);
             }
         }
-    run->device_steps = true;
     return SL_OK;
 }
 
@@ -516,7 +510,7 @@ static sl_status setup_resident_source(sl_device_run *run, sl_err *err)
 
 sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err)
 {
-    if (run->device_steps) {
+    if (run->row_steps > 0) {
         DEVICE_TRY(run->dev->copy(run->dev_step_rules, run->step_rules, (size_t)run->row_steps * sizeof(sl_step_rule),
                                   SL_DEVICE_HOST_TO_DEVICE, stream),
                    "copying the step rules to the device");
@@ -597,7 +591,7 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
         st = setup_resident_source(run, err);
     if (!st)
         st = plan_step_rules(run, err);
-    if (!st && run->device_steps)
+    if (!st && run->row_steps > 0)
         st = alloc_device(run, &run->dev_step_rules, (size_t)run->row_steps * sizeof(sl_step_rule), err);
     for (int k = 0; k < slots && !st; k++)
         st = alloc_slot(run, &run->slots[k], err);
@@ -642,9 +636,9 @@ static void *block_at(const slot *sl, size_t offset)
     return (char *)sl->host_block + offset;
 }
 
-/* Each random op's per-row decisions and each random chain's steps, row by
- * row, by the functions the CPU executors run, except what the device
- * draws by rule. */
+/* Each random op's per-row decisions that no rule describes, row by row, by
+ * the functions the CPU executors run (the device draws the rest, and
+ * every chain's steps). */
 static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_t *ids, int64_t rows, int64_t epoch)
 {
     const sl_pipeline *p = s->p;
@@ -657,23 +651,6 @@ static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_
         for (int64_t r = 0; r < rows; r++)
             c->desc->decisions(&ctx, c, ids[r], decisions + r * run->decision_stride + run->decision_first[i]);
     }
-    if (run->device_steps)
-        return;
-    sl_ew_step *steps = block_at(sl, run->off_steps);
-    /* Every chain of every plan: its columns of the row table. */
-    const plan *plans[2 * SL_MAX_OPS];
-    int nplans = stage_plans(s, plans);
-    for (int k = 0; k < nplans; k++)
-        for (int j = 0; j < plans[k]->nsteps; j++) {
-            const plan_step *st = &plans[k]->steps[j];
-            if (!st->chain || !st->per_row)
-                continue;
-            for (int64_t r = 0; r < rows; r++)
-                for (int q = 0; q < st->count; q++) {
-                    const sl__compiled_op *c = &p->compiled[s->chain_ops[st->first + q]];
-                    c->desc->ew_step(&ctx, c, ids[r], &steps[r * run->row_steps + st->row_first + q]);
-                }
-        }
 }
 
 /* The batch ops' per-batch blocks, and the narrowing of the host batch's
@@ -927,7 +904,7 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
                                     &run->rules, (int32_t *)((char *)sl->dev_block + run->off_decisions),
                                     run->decision_stride, sl->rows, stream),
                    "drawing a batch's decisions on the device");
-    if (run->device_steps)
+    if (run->row_steps > 0)
         DEVICE_TRY(dev->step_rows(r.dev_ids, (const sl_device_batch *)((char *)sl->dev_block + run->off_batch),
                                   run->dev_step_rules, (sl_ew_step *)((char *)sl->dev_block + run->off_steps),
                                   run->row_steps, sl->rows, stream),

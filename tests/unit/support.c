@@ -5,9 +5,19 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels/device.h"
 #include "sluice/sluice.h"
 
 #include "support.h"
+
+const sl_device *test_cuda_device_or_skip(const char *what)
+{
+    char reason[256] = "";
+    const sl_device *dev = sl_device_cuda(reason, sizeof reason);
+    if (!dev)
+        cr_skip_test("no CUDA device %s: %s", what, reason);
+    return dev;
+}
 
 void test_tmpdir_create(char *dir, size_t size, const char *tag)
 {

@@ -727,11 +727,7 @@ Test(device_emulation, log_mel_matches_the_reference_bit_for_bit)
 
 static const sl_device *cuda_device(void)
 {
-    char reason[256] = "";
-    const sl_device *dev = sl_device_cuda(reason, sizeof reason);
-    if (!dev)
-        cr_skip_test("no CUDA device to run the kernels on: %s", reason);
-    return dev;
+    return test_cuda_device_or_skip("to run the kernels on");
 }
 
 Test(device_cuda, element_wise_launchers_match_the_reference)

@@ -20,6 +20,7 @@
 #include "kernels/device.h"
 #include "kernels_under_test.h"
 #include "sluice/sluice.h"
+#include "support.h"
 
 typedef struct expectation {
     const sl_pipeline *pipeline;
@@ -343,11 +344,7 @@ Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
 
 static const sl_device *cuda_or_skip(void)
 {
-    char why[256] = "";
-    const sl_device *dev = sl_device_cuda(why, sizeof why);
-    if (!dev)
-        cr_skip_test("no CUDA device: %s", why);
-    return dev;
+    return test_cuda_device_or_skip("to run the plan on");
 }
 
 /* The ledger counts the bytes asked of cudaMalloc as the emulation counts
