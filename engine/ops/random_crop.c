@@ -26,7 +26,7 @@ static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_ru
 
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x)
 {
-    int32_t offsets[2];
+    int32_t offsets[SL_DECIDE_MAX_COLUMNS] = {0};
     sl__op_decide(ctx, c, element, offsets);
     *off_y = offsets[0];
     *off_x = offsets[1];

@@ -36,7 +36,7 @@ static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_ru
 
 void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3])
 {
-    int32_t drawn[3];
+    int32_t drawn[SL_DECIDE_MAX_COLUMNS] = {0};
     sl__op_decide(ctx, c, element, drawn);
     for (int i = 0; i < 3; i++)
         offset[i] = drawn[i];

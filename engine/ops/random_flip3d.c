@@ -28,9 +28,9 @@ static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_ru
 
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    int32_t axes;
-    sl__op_decide(ctx, c, element, &axes);
-    return (unsigned)axes;
+    int32_t axes[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, axes);
+    return (unsigned)axes[0];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,

@@ -24,9 +24,9 @@ static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_ru
 
 bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    int32_t flip;
-    sl__op_decide(ctx, c, element, &flip);
-    return flip != 0;
+    int32_t flip[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, flip);
+    return flip[0] != 0;
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,

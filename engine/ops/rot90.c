@@ -27,9 +27,9 @@ static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_ru
 
 int sl__rot90_turns(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    int32_t turns;
-    sl__op_decide(ctx, c, element, &turns);
-    return turns;
+    int32_t turns[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, turns);
+    return turns[0];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,

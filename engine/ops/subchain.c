@@ -105,9 +105,9 @@ bool sl__subchain_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int6
 {
     sl_decide_rule rule;
     sl__subchain_rule(ctx, c, &rule);
-    int32_t first;
-    sl__decide(&rule, element, ctx->epoch, &first);
-    return first != 0;
+    int32_t first[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__decide(&rule, element, ctx->epoch, first);
+    return first[0] != 0;
 }
 
 sl_op sl__subchain_op(sl_op_kind kind, const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)

@@ -10,10 +10,13 @@
  * give the same block anywhere, and the same function gives the same
  * columns, so no per-row decision is computed on the host for the device.
  *
- * Plain C11 and C++ (nvcc) alike: no designated initializers, no libm. */
+ * Plain C11 and C++ (nvcc) alike: no designated initializers, and of libm
+ * only sqrtf, which IEEE 754 rounds correctly on both (nvcc's
+ * -prec-sqrt=true). */
 #ifndef SLUICE_KERNELS_DECIDE_H
 #define SLUICE_KERNELS_DECIDE_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "sluice/core/philox.h"
@@ -29,7 +32,18 @@ typedef enum sl_decide_kind {
     /* One column: for each word a < words, bound[a] where word a as a unit
      * float is below p, ORed together, then XORed with invert. */
     SL_DECIDE_BITS,
+    /* Four columns, random_resized_crop's box (y, x, h, w) of an image of
+     * bound[0] x bound[1]: up to ten attempts, attempt a drawing block a;
+     * its words 0 and 1 an area fraction in [lo, hi) and an aspect in
+     * [1 / ratio, ratio]; a box that fits takes its origin from words 2
+     * and 3; the whole image when none fits (as torchvision). */
+    SL_DECIDE_RESIZED_CROP,
 } sl_decide_kind;
+
+#define SL_DECIDE_RESIZED_CROP_ATTEMPTS 10
+/* The most columns a rule writes: a caller's buffer for one element's
+ * decisions holds this many, whatever its rule writes. */
+#define SL_DECIDE_MAX_COLUMNS           4
 
 /* One op's rule, and where its columns go in a row of the decision table
  * (first, for the device's table; the host writes from column 0). */
@@ -40,12 +54,47 @@ typedef struct sl_decide_rule {
     uint32_t bound[4];
     float p;
     uint32_t invert;
+    float lo, hi, ratio; /* RESIZED_CROP */
     int32_t first;
 } sl_decide_rule;
 
-/* Element `element`'s decisions in `epoch`, columns of rule into out. */
+SL_HOSTDEV void sl__decide_resized_crop(const sl_decide_rule *rule, int64_t element, int64_t epoch, int32_t *out)
+{
+    const int32_t in_h = (int32_t)rule->bound[0], in_w = (int32_t)rule->bound[1];
+    const float k = (rule->ratio - 1.0f) / (rule->ratio + 1.0f);
+    const float image_area = (float)in_h * (float)in_w;
+    for (uint32_t attempt = 0; attempt < SL_DECIDE_RESIZED_CROP_ATTEMPTS; attempt++) {
+        sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, attempt), rule->key);
+        float scale = rule->lo + (rule->hi - rule->lo) * sl_u32_to_unit_float(r.v[0]);
+        float t = 2.0f * sl_u32_to_unit_float(r.v[1]) - 1.0f;
+        float aspect = (1.0f + k * t) / (1.0f - k * t);
+        float area = scale * image_area;
+        /* The + 0.5f truncation rounds half up. */
+        int32_t w = (int32_t)(sqrtf(area * aspect) + 0.5f);
+        int32_t h = (int32_t)(sqrtf(area / aspect) + 0.5f);
+        if (w >= 1 && w <= in_w && h >= 1 && h <= in_h) {
+            out[0] = (int32_t)sl_u32_below(r.v[2], (uint32_t)(in_h - h + 1));
+            out[1] = (int32_t)sl_u32_below(r.v[3], (uint32_t)(in_w - w + 1));
+            out[2] = h;
+            out[3] = w;
+            return;
+        }
+    }
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = in_h;
+    out[3] = in_w;
+}
+
+/* Element `element`'s decisions in `epoch`, columns of rule into out
+ * (room for SL_DECIDE_MAX_COLUMNS, or for the rule's columns where the
+ * compiler cannot see which rule it is). */
 SL_HOSTDEV void sl__decide(const sl_decide_rule *rule, int64_t element, int64_t epoch, int32_t *out)
 {
+    if (rule->kind == SL_DECIDE_RESIZED_CROP) {
+        sl__decide_resized_crop(rule, element, epoch, out);
+        return;
+    }
     sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, 0), rule->key);
     if (rule->kind == SL_DECIDE_BELOW) {
         for (int j = 0; j < rule->columns; j++)
@@ -103,7 +152,7 @@ SL_HOSTDEV void sl__step_for(const sl_step_rule *rule, int64_t element, int64_t 
 /* The columns a rule writes. */
 SL_HOSTDEV int sl__decide_columns(const sl_decide_rule *rule)
 {
-    return rule->kind == SL_DECIDE_BELOW ? rule->columns : 1;
+    return rule->kind == SL_DECIDE_BITS ? 1 : rule->columns;
 }
 
 #ifdef __cplusplus
