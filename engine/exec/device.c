@@ -451,14 +451,31 @@ static sl_status setup_cache(sl_device_run *run, sl_err *err)
     return SL_OK;
 }
 
+/* Whether every part of the source holds its bytes in host memory (a
+ * memory or a mapped source, which gives a view of them): a source read
+ * from storage (pread, a stream) keeps its reads in every batch, as on the
+ * CPU, so that the I/O scenarios measure them. */
+static bool source_in_memory(const sl_source *source)
+{
+    int64_t rows[SL_MAX_PARTS];
+    int nparts = sl_source_parts(source, rows, SL_MAX_PARTS);
+    for (int k = 0; k < nparts; k++) {
+        const sl_source *part = sl_source_part(source, k);
+        for (int f = 0; part && rows[k] > 0 && f < sl_source_schema(part)->nfields; f++)
+            if (!sl_source_map(part, f, 0, sl_source_field_bytes(part, f)))
+                return false;
+    }
+    return nparts > 0;
+}
+
 /* Whether the batches could gather their rows from a copy of the source
- * on the device: each source field's element is a fixed-size row of the
- * source (no packed token stream), no cache stands between, and no op
- * reads the gathered rows on the host. */
+ * on the device: the source is in host memory, each source field's element
+ * is a fixed-size row of it (no packed token stream), no cache stands
+ * between, and no op reads the gathered rows on the host. */
 static bool could_be_resident(const sl_device_run *run)
 {
     const sl_pipeline *p = run->p;
-    if (run->cached || p->pack_field >= 0)
+    if (run->cached || p->pack_field >= 0 || !source_in_memory(run->source))
         return false;
     for (int i = 0; i < p->ncompiled; i++)
         if (p->compiled[i].desc && p->compiled[i].desc->device_params)

@@ -237,16 +237,24 @@ Test(cuda_plan, an_op_the_device_cannot_run_is_refused_by_name)
 
 /* ---- Device memory and the source's path ----------------------------------- */
 
-/* Images of side x side x 3 u8 and an i32 label each, normalized to f32:
- * one element-wise op, no decisions, no scratch. */
-static sl_pipeline *normalized_images(sl_source **src, int64_t n, int side, int64_t batch)
+/* n images of side x side x 3 u8 and an i32 label each, in memory. */
+static sl_source *image_fixture(int64_t n, int side)
+{
+    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&fixture, 42, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
+/* The images of src normalized to f32: one element-wise op, no decisions,
+ * no scratch. */
+static sl_pipeline *normalized(const sl_source *src, int64_t batch)
 {
     static const float mean[3] = {120.0f, 110.0f, 100.0f}, std[3] = {60.0f, 61.0f, 62.0f};
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
     sl_err err = {0};
-    cr_assert_eq(sl_fixture_build(&fixture, 42, src, &err), SL_OK, "%s", err.msg);
     sl_pipeline_spec spec;
-    sl_pipeline_spec_init(&spec, *src, batch, 7);
+    sl_pipeline_spec_init(&spec, src, batch, 7);
     cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_normalize("image", 3, mean, std), &err), SL_OK, "%s", err.msg);
     sl_pipeline *p;
     cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
@@ -289,8 +297,8 @@ static void expect_memory_of_buffers_and_source(const sl_device *dev)
 {
     const int64_t n = 100, batch = 16;
     const int side = 8;
-    sl_source *src;
-    sl_pipeline *p = normalized_images(&src, n, side, batch);
+    sl_source *src = image_fixture(n, side);
+    sl_pipeline *p = normalized(src, batch);
     const int64_t pixels = (int64_t)side * side * 3;
     const int64_t image_in = pixels, image_out = pixels * (int64_t)sizeof(float), label = sizeof(int32_t);
     const int64_t block = batch * 8 + 16 + batch * 8;
@@ -326,8 +334,8 @@ Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
  * batches stream it; both paths give the reference's batches. */
 Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
 {
-    sl_source *src;
-    sl_pipeline *p = normalized_images(&src, 50, 6, 8);
+    sl_source *src = image_fixture(50, 6);
+    sl_pipeline *p = normalized(src, 8);
     const sl_schema *schema = sl_source_schema(src);
     int64_t source = 0;
     for (int f = 0; f < schema->nfields; f++)
@@ -338,6 +346,36 @@ Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
                   "a source of %lld bytes is resident with a byte too few", (long long)source);
     sl_pipeline_free(p);
     sl_source_free(src);
+}
+
+/* A source read from storage keeps its reads in every batch, as on the CPU,
+ * so that the I/O scenarios measure them: the same rows from pread stream,
+ * where mapped from the same files, or in memory, they go on the device.
+ * Every batch is the reference's either way. */
+Test(cuda_plan, a_source_read_from_storage_streams_and_one_in_memory_is_resident)
+{
+    sl_source *memory = image_fixture(60, 6);
+    char dir[256], image_path[320], label_path[320];
+    test_tmpdir_create(dir, sizeof dir, "cuda-plan-sources");
+    sl_err err = {0};
+    cr_assert_eq(sl_source_export_npy(memory, dir, &err), SL_OK, "%s", err.msg);
+    snprintf(image_path, sizeof image_path, "%s/image.npy", dir);
+    snprintf(label_path, sizeof label_path, "%s/label.npy", dir);
+    const char *names[2] = {"image", "label"}, *paths[2] = {image_path, label_path};
+    const sl_source_kind kinds[] = {SL_SOURCE_MEMORY, SL_SOURCE_MMAP, SL_SOURCE_PREAD};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        sl_source *files = NULL;
+        if (kinds[k] != SL_SOURCE_MEMORY)
+            cr_assert_eq(sl_source_file_create(kinds[k], 2, names, paths, &files, &err), SL_OK, "%s", err.msg);
+        sl_pipeline *p = normalized(files ? files : memory, 16);
+        bool resident = run_epoch(sl_device_emulation(), p, -1).resident;
+        cr_expect_eq(resident, kinds[k] != SL_SOURCE_PREAD, "a %s source is %s", sl_source_kind_name(kinds[k]),
+                     resident ? "resident" : "streamed");
+        sl_pipeline_free(p);
+        sl_source_free(files);
+    }
+    sl_source_free(memory);
+    test_tmpdir_remove(dir);
 }
 
 /* ---- The same on a CUDA device, where there is one -------------------------- */
