@@ -55,8 +55,9 @@ static void cuda_device(const sl_adapter *adapter, sl_record *record)
 
 const sl_adapter sl__adapter_cuda = {
     .name = "cuda",
-    .summary = "CUDA kernels on the local rank's device: the source kept on the device when it fits (else pinned "
-               "staging), decisions drawn there, two batches in flight on two streams, outputs left on the device",
+    .summary =
+        "CUDA kernels on the local rank's device: a source in memory kept on the device when it fits (else pinned "
+        "staging), decisions drawn there, two batches in flight on two streams, outputs left on the device",
     .backend = "cuda",
     .kernels = SL_KERNELS_OPTIMIZED,
     .implements = sl_op_device_transforms,
