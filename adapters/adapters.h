@@ -22,7 +22,10 @@ int64_t sl__cuda_peak_device_bytes(void);
  * memory its allocations held at once (the device's ledger,
  * kernels/device.h: batch buffers, decisions, op constants, cache, and the
  * source when resident), whether the source was resident on the device or
- * streamed through page-locked staging, and how long placing it took. */
+ * streamed through page-locked staging, and how long placing it took. The
+ * peak counts from what the device held when the run began; runs that
+ * overlap in one process (simulated ranks on threads) count each other's
+ * allocations made meanwhile. */
 typedef struct sl_device_adapter_stats {
     int64_t allocated_peak_bytes;
     bool resident;
