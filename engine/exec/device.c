@@ -93,7 +93,6 @@ struct sl_device_run {
      * and whether it is there (else the batches stream their rows). */
     bool resident;
     void *dev_source[SL_MAX_FIELDS];
-    int64_t source_rows;
     /* The block the host fills for each batch, and where its parts start. */
     size_t block_bytes, off_ids, off_batch, off_decisions, off_steps, off_misses;
     int decision_stride;
@@ -469,13 +468,12 @@ static bool source_in_memory(const sl_source *source)
 }
 
 /* Whether the batches could gather their rows from a copy of the source
- * on the device: the source is in host memory, each source field's element
- * is a fixed-size row of it (no packed token stream), no cache stands
- * between, and no op reads the gathered rows on the host. */
+ * on the device: the source is in host memory, no cache stands between,
+ * and no op reads the gathered rows on the host. */
 static bool could_be_resident(const sl_device_run *run)
 {
     const sl_pipeline *p = run->p;
-    if (run->cached || p->pack_field >= 0 || !source_in_memory(run->source))
+    if (run->cached || !source_in_memory(run->source))
         return false;
     for (int i = 0; i < p->ncompiled; i++)
         if (p->compiled[i].desc && p->compiled[i].desc->device_params)
@@ -488,7 +486,7 @@ static size_t source_bytes(const sl_device_run *run)
 {
     size_t bytes = 0;
     for (int f = 0; f < run->p->source_schema.nfields; f++)
-        bytes += (size_t)run->source_rows * run->in_bytes[f];
+        bytes += sl_source_field_bytes(run->source, f);
     return bytes;
 }
 
@@ -518,7 +516,7 @@ static sl_status check_fit(sl_device_run *run, int64_t source_limit_bytes, sl_er
 static sl_status setup_resident_source(sl_device_run *run, sl_err *err)
 {
     for (int f = 0; f < run->p->source_schema.nfields; f++) {
-        sl_status st = alloc_device(run, &run->dev_source[f], (size_t)run->source_rows * run->in_bytes[f], err);
+        sl_status st = alloc_device(run, &run->dev_source[f], sl_source_field_bytes(run->source, f), err);
         if (st)
             return st;
     }
@@ -535,19 +533,19 @@ sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err)
     }
     if (!run->resident)
         return SL_OK;
-    /* Through slot 0's staging, a batch's rows at a time: the source may
-     * have no view to copy from, and page-locked memory copies at the
-     * bus's speed. */
+    /* Through slot 0's staging, a batch's bytes at a time: page-locked
+     * memory copies at the bus's speed, where a mapped file's pages would
+     * be faulted in by the copy itself. */
     slot *sl = &run->slots[0];
     for (int f = 0; f < run->p->source_schema.nfields; f++) {
-        for (int64_t first = 0; first < run->source_rows; first += run->capacity) {
-            int64_t rows = run->source_rows - first < run->capacity ? run->source_rows - first : run->capacity;
-            size_t row = run->in_bytes[f], bytes = (size_t)rows * row;
-            sl_status st = sl_source_read(run->source, f, (size_t)first * row, bytes, sl->host_in[f], err);
+        size_t total = sl_source_field_bytes(run->source, f), chunk = (size_t)run->capacity * run->in_bytes[f];
+        for (size_t at = 0; at < total; at += chunk) {
+            size_t bytes = total - at < chunk ? total - at : chunk;
+            sl_status st = sl_source_read(run->source, f, at, bytes, sl->host_in[f], err);
             if (st)
                 return sl_fail_context(err, "placing the source on the %s device", run->dev->name);
-            DEVICE_TRY(run->dev->copy((char *)run->dev_source[f] + (size_t)first * row, sl->host_in[f], bytes,
-                                      SL_DEVICE_HOST_TO_DEVICE, stream),
+            DEVICE_TRY(run->dev->copy((char *)run->dev_source[f] + at, sl->host_in[f], bytes, SL_DEVICE_HOST_TO_DEVICE,
+                                      stream),
                        "copying the source to the device");
             DEVICE_TRY(run->dev->stream_sync(stream), "waiting for the source's copy");
         }
@@ -579,7 +577,6 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
     run->nslots = slots;
     run->cached = pipeline->cache_at >= 0;
     run->source = run->cached ? pipeline->prefix->source : pipeline->source;
-    run->source_rows = sl_source_rows(run->source);
     if (run->cached)
         st = plan_stage(run, &run->prefix, pipeline->prefix, err);
     if (!st)
@@ -930,9 +927,11 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
         DEVICE_TRY(cached_inputs(&r), "filling the device cache");
     } else if (run->resident) {
         for (int f = 0; f < p->source_schema.nfields; f++)
-            DEVICE_TRY(
-                dev->gather_rows(sl->dev_in[f], run->dev_source[f], sl->rows, run->in_bytes[f], r.dev_ids, stream),
-                "gathering a batch's rows on the device");
+            DEVICE_TRY(f == p->pack_field ? dev->pack_rows(sl->dev_in[f], run->dev_source[f], sl->rows, p->seq_len,
+                                                           p->stream_tokens, r.dev_ids, p->pad_id, stream)
+                                          : dev->gather_rows(sl->dev_in[f], run->dev_source[f], sl->rows,
+                                                             run->in_bytes[f], r.dev_ids, stream),
+                       "gathering a batch's rows on the device");
     } else {
         for (int f = 0; f < p->source_schema.nfields; f++)
             DEVICE_TRY(dev->copy(sl->dev_in[f], sl->host_in[f], (size_t)sl->rows * run->in_bytes[f],

@@ -276,6 +276,7 @@ static sl_device cuda_device = {
     .one_hot = sl__cuda_one_hot,
     .bag_offsets = sl__cuda_bag_offsets,
     .pad_tokens = sl__cuda_pad_tokens,
+    .pack_rows = sl__cuda_pack_rows,
     .pad_rows = sl__cuda_pad_rows,
     .length_mask = sl__cuda_length_mask,
     .crop_pad_rows = sl__cuda_crop_pad_rows,

@@ -260,6 +260,14 @@ static int emu_pad_tokens(const int32_t *src, int32_t *dst, int64_t rows, int64_
     return 0;
 }
 
+static int emu_pack_rows(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                         const int64_t *ids, int32_t pad, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * seq_len) sl__at_pack_rows(dst, tokens, i, seq_len, stream_tokens, ids, pad);
+    return 0;
+}
+
 static int emu_pad_rows(int32_t *dst, const int32_t *src, const int32_t *lengths, int64_t rows, int64_t stride,
                         const int64_t *width, int32_t pad, void *stream)
 {
@@ -460,6 +468,7 @@ static const sl_device emulation = {
     .one_hot = emu_one_hot,
     .bag_offsets = emu_bag_offsets,
     .pad_tokens = emu_pad_tokens,
+    .pack_rows = emu_pack_rows,
     .pad_rows = emu_pad_rows,
     .length_mask = emu_length_mask,
     .crop_pad_rows = emu_crop_pad_rows,

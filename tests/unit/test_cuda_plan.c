@@ -378,6 +378,29 @@ Test(cuda_plan, a_source_read_from_storage_streams_and_one_in_memory_is_resident
     test_tmpdir_remove(dir);
 }
 
+/* A scenario's first variant for two epochs on dev, twice, direct or from
+ * graphs: with the source resident and streamed (where a run's epochs are
+ * one part, the path alternates from run to run), the reference's batches
+ * each time. */
+static void expect_both_paths(const sl_device *dev, const char *id, bool graphs)
+{
+    const sl_scenario *scenario = sl_scenario_find(id);
+    cr_assert_not_null(scenario, "%s", id);
+    coverage seen = {0};
+    for (int run = 0; run < 2; run++)
+        expect_variant_matches(dev, scenario, &scenario->variants[0], graphs, &seen);
+    cr_expect_eq(seen.ran, 2);
+    cr_expect_gt(seen.resident_runs, 0, "%s's source never went on the %s device", id, dev->name);
+    cr_expect_gt(seen.streamed_runs, 0, "%s's source never streamed on the %s device", id, dev->name);
+}
+
+/* NLP-1's packed token stream on the device: each batch's windows of it
+ * packed there (pack_rows), as the host packs them when it streams. */
+Test(cuda_plan, a_packed_token_stream_on_the_device_is_the_reference)
+{
+    expect_both_paths(sl_device_emulation(), "NLP-1", false);
+}
+
 /* ---- The same on a CUDA device, where there is one -------------------------- */
 
 static const sl_device *cuda_or_skip(void)
@@ -392,26 +415,15 @@ Test(cuda_plan_device, a_runs_device_memory_is_its_buffers_and_a_resident_source
     expect_memory_of_buffers_and_source(cuda_or_skip());
 }
 
-/* CV-1's, PR-2's and AUG-1's two epochs on the device, the source resident
- * and then streamed, direct and from graphs: the reference's batches each
- * time. PR-2's crops and flips and AUG-1's chain steps are drawn on the
- * device by their rules. */
+/* CV-1, PR-2, AUG-1 and NLP-1 on the device, the source resident and
+ * streamed, direct and from graphs: PR-2's crops and flips and AUG-1's
+ * chain steps drawn on the device by their rules, NLP-1's windows of its
+ * token stream packed there. */
 Test(cuda_plan_device, scenarios_on_the_device_are_the_reference_with_the_source_resident_and_streamed)
 {
     const sl_device *dev = cuda_or_skip();
-    const char *ids[] = {"CV-1", "PR-2", "AUG-1"};
-    for (int k = 0; k < 3; k++) {
-        const sl_scenario *scenario = sl_scenario_find(ids[k]);
-        cr_assert_not_null(scenario, "%s", ids[k]);
-        for (int graphs = 0; graphs < 2; graphs++) {
-            /* Where a variant's epochs run in one part, its path alternates
-             * from run to run: two runs take both. */
-            coverage seen = {0};
-            for (int run = 0; run < 2; run++)
-                expect_variant_matches(dev, scenario, &scenario->variants[0], graphs, &seen);
-            cr_expect_eq(seen.ran, 2);
-            cr_expect_gt(seen.resident_runs, 0, "%s's source never went on the device", ids[k]);
-            cr_expect_gt(seen.streamed_runs, 0, "%s's source never streamed", ids[k]);
-        }
-    }
+    const char *ids[] = {"CV-1", "PR-2", "AUG-1", "NLP-1"};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+        for (int graphs = 0; graphs < 2; graphs++)
+            expect_both_paths(dev, ids[k], graphs);
 }

@@ -444,6 +444,14 @@ SL_HD void sl__at_gather_rows(uint8_t *dst, const uint8_t *src, int64_t i, size_
     dst[i] = src[index[r] * (int64_t)row_bytes + b];
 }
 
+SL_HD void sl__at_pack_rows(int32_t *dst, const int32_t *tokens, int64_t i, int64_t seq_len, int64_t stream_tokens,
+                            const int64_t *ids, int32_t pad)
+{
+    int64_t r = i / seq_len, first = ids[r] * seq_len;
+    int64_t available = stream_tokens - first < seq_len ? stream_tokens - first : seq_len;
+    dst[i] = sl__body_pack_token(tokens + first, available, i - r * seq_len, pad);
+}
+
 SL_HD void sl__at_scatter_rows(uint8_t *dst, const uint8_t *src, int64_t i, size_t row_bytes, const int64_t *index)
 {
     int64_t r = i / (int64_t)row_bytes, b = i % (int64_t)row_bytes;

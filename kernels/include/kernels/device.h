@@ -190,6 +190,11 @@ typedef struct sl_device {
      * sl_op_pad_tokens describes (one end token, then pads). */
     int (*pad_tokens)(const int32_t *src, int32_t *dst, int64_t rows, int64_t capacity, int64_t length, int32_t end_id,
                       int32_t pad_id, void *stream);
+    /* pack_tokens' gather from a token stream of stream_tokens tokens on the
+     * device: dst row r is element ids[r]'s window of seq_len tokens (from
+     * token ids[r] * seq_len), padded with pad past the stream's end. */
+    int (*pack_rows)(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                     const int64_t *ids, int32_t pad, void *stream);
     /* Dynamic padding from src (rows of `stride`) into dst (rows of
      * *width, width in device memory and at most stride), and its mask. */
     int (*pad_rows)(int32_t *dst, const int32_t *src, const int32_t *lengths, int64_t rows, int64_t stride,
