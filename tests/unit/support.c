@@ -10,6 +10,15 @@
 
 #include "support.h"
 
+sl_source *test_image_fixture(int64_t n, int side)
+{
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
 const sl_device *test_cuda_device_or_skip(const char *what)
 {
     char reason[256] = "";

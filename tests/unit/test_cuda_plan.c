@@ -237,16 +237,6 @@ Test(cuda_plan, an_op_the_device_cannot_run_is_refused_by_name)
 
 /* ---- Device memory and the source's path ----------------------------------- */
 
-/* n images of side x side x 3 u8 and an i32 label each, in memory. */
-static sl_source *image_fixture(int64_t n, int side)
-{
-    sl_fixture_spec fixture = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
-    sl_source *src;
-    sl_err err = {0};
-    cr_assert_eq(sl_fixture_build(&fixture, 42, &src, &err), SL_OK, "%s", err.msg);
-    return src;
-}
-
 /* The images of src normalized to f32: one element-wise op, no decisions,
  * no scratch. */
 static sl_pipeline *normalized(const sl_source *src, int64_t batch)
@@ -297,7 +287,7 @@ static void expect_memory_of_buffers_and_source(const sl_device *dev)
 {
     const int64_t n = 100, batch = 16;
     const int side = 8;
-    sl_source *src = image_fixture(n, side);
+    sl_source *src = test_image_fixture(n, side);
     sl_pipeline *p = normalized(src, batch);
     const int64_t pixels = (int64_t)side * side * 3;
     const int64_t image_in = pixels, image_out = pixels * (int64_t)sizeof(float), label = sizeof(int32_t);
@@ -334,7 +324,7 @@ Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
  * batches stream it; both paths give the reference's batches. */
 Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
 {
-    sl_source *src = image_fixture(50, 6);
+    sl_source *src = test_image_fixture(50, 6);
     sl_pipeline *p = normalized(src, 8);
     const sl_schema *schema = sl_source_schema(src);
     int64_t source = 0;
@@ -354,7 +344,7 @@ Test(cuda_plan, the_source_is_resident_exactly_when_it_fits)
  * Every batch is the reference's either way. */
 Test(cuda_plan, a_source_read_from_storage_streams_and_one_in_memory_is_resident)
 {
-    sl_source *memory = image_fixture(60, 6);
+    sl_source *memory = test_image_fixture(60, 6);
     char dir[256], image_path[320], label_path[320];
     test_tmpdir_create(dir, sizeof dir, "cuda-plan-sources");
     sl_err err = {0};
