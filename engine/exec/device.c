@@ -20,11 +20,13 @@
  * (its "miss") and kept in a device buffer indexed by element, from which
  * every batch gathers its rows.
  *
- * A pipeline whose source fits in the device's free memory beside the
- * batch buffers (and whose rows the host needs for nothing) keeps the whole
- * source on the device: it is placed there once, before the first batch
+ * A pipeline whose source is held in host memory (not read from storage,
+ * whose reads every batch keeps) and fits in the device's free memory
+ * beside the batch buffers, and whose rows the host needs for nothing,
+ * keeps the whole source on the device: it is placed there once, before the first batch
  * (sl_device_run_place), and each batch gathers its rows on the device by
- * its element ids. Any other streams its rows: the host gathers them into
+ * its element ids (a token stream's windows packed there). Any other
+ * streams its rows: the host gathers them into
  * the slot's page-locked staging, and the copy in overlaps the other
  * slot's kernels. */
 #include <stdlib.h>

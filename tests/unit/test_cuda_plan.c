@@ -256,8 +256,9 @@ static sl_pipeline *normalized(const sl_source *src, int64_t batch)
 static sl_device_adapter_stats run_epoch(const sl_device *dev, const sl_pipeline *p, int64_t source_limit_bytes)
 {
     expectation x = {.pipeline = p};
-    snprintf(x.what, sizeof x.what, "normalized images on the %s device, source limit %lld", dev->name,
-             (long long)source_limit_bytes);
+    snprintf(x.what, sizeof x.what, "%s, %d ops, on the %s device, source limit %lld",
+             sl_pipeline_get_spec(p)->nops > 1 ? "random crops and flips" : "normalized images",
+             sl_pipeline_get_spec(p)->nops, dev->name, (long long)source_limit_bytes);
     sl_err err = {0};
     cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), sl_pipeline_get_spec(p)->batch_size, &x.want, &err),
                  SL_OK);
@@ -389,6 +390,28 @@ static void expect_both_paths(const sl_device *dev, const char *id, bool graphs)
 Test(cuda_plan, a_packed_token_stream_on_the_device_is_the_reference)
 {
     expect_both_paths(sl_device_emulation(), "NLP-1", false);
+}
+
+/* More ops with rules than one launch carries (SL_DEVICE_MAX_RULES): the
+ * device draws the first ones' decisions, the host the rest's, into the
+ * same table, and every batch is still the reference's. */
+Test(cuda_plan, decisions_beyond_a_launchs_rules_are_drawn_on_the_host)
+{
+    sl_source *src = test_image_fixture(50, 6);
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, src, 8, 7);
+    sl_err err = {0};
+    for (uint32_t k = 0; k < SL_DEVICE_MAX_RULES + 3; k++)
+        cr_assert_eq(sl_pipeline_spec_add(&spec,
+                                          k % 2 ? sl_op_random_hflip("image", 10 + k, 0.5f)
+                                                : sl_op_random_crop("image", 10 + k, 5, 4),
+                                          &err),
+                     SL_OK, "%s", err.msg);
+    sl_pipeline *p;
+    cr_assert_eq(sl_pipeline_create(&spec, &p, &err), SL_OK, "%s", err.msg);
+    run_epoch(sl_device_emulation(), p, -1);
+    sl_pipeline_free(p);
+    sl_source_free(src);
 }
 
 /* ---- The same on a CUDA device, where there is one -------------------------- */
