@@ -49,7 +49,7 @@ sl_status sl__device_adapter_run(const struct sl_device *dev, const sl_device_ad
                                  const sl_pipeline *pipeline, const sl_kernel_table *kernels,
                                  const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
                                  sl_device_adapter_stats *stats, sl_err *err);
-/* The figures of this process's cuda runs that succeeded since they were
+/* The figures of this process's device runs that succeeded since they were
  * last taken (the largest peak, the last run's source and setup; runs 0 and
  * peak -1 when none), and forgets them: a record takes its own runs'. */
 void sl__cuda_take_runs(sl_device_adapter_stats *out);

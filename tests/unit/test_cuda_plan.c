@@ -320,6 +320,32 @@ Test(cuda_plan, a_runs_device_memory_is_its_buffers_and_a_resident_source)
     expect_memory_of_buffers_and_source(sl_device_emulation());
 }
 
+/* What a cuda record carries comes from its own runs: the largest peak of
+ * them (the first's, resident) and the last one's source path (streamed),
+ * taken once (the adapter's device
+ * hook takes them before its runs and after). */
+Test(cuda_plan, a_record_takes_its_own_runs_figures_once)
+{
+    sl_source *src = test_image_fixture(100, 8);
+    sl_pipeline *p = normalized(src, 16);
+    sl_device_adapter_stats taken;
+    sl__cuda_take_runs(&taken); /* whatever ran before */
+    sl_device_adapter_stats resident = run_epoch(sl_device_emulation(), p, -1);
+    sl_device_adapter_stats streamed = run_epoch(sl_device_emulation(), p, 0);
+    cr_assert_gt(resident.allocated_peak_bytes, streamed.allocated_peak_bytes);
+    sl__cuda_take_runs(&taken);
+    cr_expect_eq(taken.runs, 2);
+    cr_expect_eq(taken.allocated_peak_bytes, resident.allocated_peak_bytes, "the records' peak is %lld, the runs' %lld",
+                 (long long)taken.allocated_peak_bytes, (long long)resident.allocated_peak_bytes);
+    cr_expect_not(taken.resident, "the last run's source was streamed");
+    cr_expect_eq(taken.source_setup_ns, streamed.source_setup_ns);
+    sl__cuda_take_runs(&taken);
+    cr_expect_eq(taken.runs, 0, "the runs' figures were taken twice");
+    cr_expect_eq(taken.allocated_peak_bytes, -1);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
 /* The source goes on the device exactly when it fits the limit: at its own
  * size (every element's row of every field) it does, a byte less and the
  * batches stream it; both paths give the reference's batches. */
