@@ -26,8 +26,10 @@ static bool cuda_available(char *reason, size_t size)
     return false;
 }
 
-/* The device a record's run had, when there is one, and the most device
- * memory the runs so far had in use. */
+/* The device a record's run had, when there is one, the most device
+ * memory the runs so far had in use, and the record's own runs' figures:
+ * their allocations' peak and whether the source was resident. Called
+ * before the runs (nothing of theirs yet) and after them. */
 static void cuda_device(const sl_adapter *adapter, sl_record *record)
 {
     (void)adapter;
@@ -41,12 +43,21 @@ static void cuda_device(const sl_adapter *adapter, sl_record *record)
     sl_cuda_version_string(info.driver_version, record->device_driver, sizeof record->device_driver);
     sl_cuda_version_string(info.runtime_version, record->device_runtime, sizeof record->device_runtime);
     record->device_peak_memory_bytes = sl__cuda_peak_device_bytes();
+    sl_device_adapter_stats runs;
+    sl__cuda_take_runs(&runs);
+    record->device_allocated_peak_bytes = runs.allocated_peak_bytes;
+    snprintf(record->device_source, sizeof record->device_source, "%s",
+             runs.runs == 0  ? ""
+             : runs.resident ? "resident"
+                             : "streamed");
+    record->device_source_setup_ns = runs.runs == 0 ? -1 : runs.source_setup_ns;
 }
 
 const sl_adapter sl__adapter_cuda = {
     .name = "cuda",
-    .summary = "CUDA kernels on the local rank's device: pinned staging, two batches in flight on two streams, "
-               "outputs left on the device",
+    .summary =
+        "CUDA kernels on the local rank's device: a source in memory kept on the device when it fits (else pinned "
+        "staging), decisions drawn there, two batches in flight on two streams, outputs left on the device",
     .backend = "cuda",
     .kernels = SL_KERNELS_OPTIMIZED,
     .implements = sl_op_device_transforms,

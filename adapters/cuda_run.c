@@ -2,20 +2,26 @@
  * device executor (engine/exec/device.c) driven batch after batch, with the
  * timing every adapter shares.
  *
- * For each batch the host prepares a slot (gathers the batch's rows into
- * page-locked memory and computes its decisions) while the device runs the
+ * Before the first batch a source that fits on the device is placed there
+ * (sl_device_run_place: the time it takes is the run's setup, part of the
+ * first batch's time and reported on its own), and each batch gathers its
+ * rows there. For each batch the host prepares a slot (computes its
+ * decisions and, for a streamed source, gathers the batch's rows into
+ * page-locked memory) while the device runs the
  * previous batch's slot: two slots on two streams, so the copies and the
  * host's gather of batch i + 1 overlap batch i's kernels. A batch's time
  * runs from its request until its device work is done (all its fields are
  * in device memory, the outputs left there); only then, in the sink's
  * untimed part, are the outputs copied back so the sink (the bench's digest
  * check) sees them. cuda-graph captures each slot's full-batch work once
- * and replays it, so a full batch costs one graph launch; a short last
- * batch, or a pipeline whose work changes from batch to batch (a cache's
- * misses), runs the direct path.
+ * and replays it, so a full batch costs one graph launch, and the short
+ * last batch of an epoch the same from a second graph of its rows; a
+ * pipeline whose work changes from batch to batch (a cache's misses) runs
+ * the direct path.
  *
  * Verified on an NVIDIA H100 (driver 580.159.04, CUDA 13.0) by
  * ci/gpu-check.sh: docs/device-runs/ holds each run's summary. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +36,31 @@ static _Atomic int64_t peak_device_bytes = -1;
 int64_t sl__cuda_peak_device_bytes(void)
 {
     return peak_device_bytes;
+}
+
+/* The figures of the runs since they were last taken, for their record:
+ * the largest peak of them, the last one's source and setup. */
+static sl_device_adapter_stats runs_stats = {.allocated_peak_bytes = -1};
+static pthread_mutex_t runs_stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_run(const sl_device_adapter_stats *run)
+{
+    pthread_mutex_lock(&runs_stats_lock);
+    int64_t peak = runs_stats.allocated_peak_bytes > run->allocated_peak_bytes ? runs_stats.allocated_peak_bytes
+                                                                               : run->allocated_peak_bytes;
+    int runs = runs_stats.runs + 1;
+    runs_stats = *run;
+    runs_stats.allocated_peak_bytes = peak;
+    runs_stats.runs = runs;
+    pthread_mutex_unlock(&runs_stats_lock);
+}
+
+void sl__cuda_take_runs(sl_device_adapter_stats *out)
+{
+    pthread_mutex_lock(&runs_stats_lock);
+    *out = runs_stats;
+    runs_stats = (sl_device_adapter_stats){.allocated_peak_bytes = -1};
+    pthread_mutex_unlock(&runs_stats_lock);
 }
 
 static void note_peak(const sl_device *dev)
@@ -48,7 +79,11 @@ typedef struct runner {
     int nslots;
     void *stream[2];
     void *done[2];
+    /* Each slot's graphs: of a full batch, and of the one short size a
+     * run's last batches have (its rows in short_rows). */
     void *graph[2];
+    void *short_graph[2];
+    int64_t short_rows[2];
     bool graphs;
 } runner;
 
@@ -64,11 +99,13 @@ static sl_status device_fail(sl_err *err, const runner *r, int e, const char *wh
             return device_fail(err, r, e_, what);                                                                      \
     } while (0)
 
-static sl_status setup(runner *r, const sl_pipeline *pipeline, const sl_kernel_table *kernels, sl_err *err)
+static sl_status setup(runner *r, const sl_pipeline *pipeline, const sl_kernel_table *kernels,
+                       int64_t source_limit_bytes, sl_device_adapter_stats *stats, sl_err *err)
 {
-    sl_status st = sl_device_run_create(pipeline, kernels, r->dev, 2, &r->run, err);
+    sl_status st = sl_device_run_create(pipeline, kernels, r->dev, 2, source_limit_bytes, &r->run, err);
     if (st)
         return st;
+    stats->resident = sl_device_run_resident(r->run);
     /* A cache's fills must land before a later batch reads them: then both
      * slots share one stream, which keeps their order. */
     r->nslots = sl_device_run_overlappable(r->run) ? 2 : 1;
@@ -79,6 +116,10 @@ static sl_status setup(runner *r, const sl_pipeline *pipeline, const sl_kernel_t
     for (int k = 0; k < 2; k++)
         DEVICE_TRY(r->dev->event_create(&r->done[k]), "creating an event");
     r->graphs = r->graphs && sl_device_run_graphable(r->run, NULL, 0) && !r->dev->emulated;
+    int64_t placing = sl_now_ns();
+    if ((st = sl_device_run_place(r->run, r->stream[0], err)))
+        return st;
+    stats->source_setup_ns = sl_now_ns() - placing;
     note_peak(r->dev);
     return SL_OK;
 }
@@ -92,20 +133,23 @@ static void teardown(runner *r)
         }
         if (r->graph[k])
             r->dev->graph_destroy(r->graph[k]);
+        if (r->short_graph[k])
+            r->dev->graph_destroy(r->short_graph[k]);
         if (r->done[k])
             r->dev->event_destroy(r->done[k]);
     }
     sl_device_run_free(r->run);
 }
 
-/* A slot's full-batch work as a graph, captured on its first full batch:
- * the copies read the slot's fixed page-locked buffers, so the graph
- * replays whatever the host prepared there. */
-static sl_status capture(runner *r, int k, sl_err *err)
+/* A slot's work for a batch of its rows as a graph, captured on the first
+ * such batch: the copies read the slot's fixed page-locked buffers, so the
+ * graph replays whatever the host prepared there for any batch of as many
+ * rows. */
+static sl_status capture(runner *r, int k, void **graph, sl_err *err)
 {
     DEVICE_TRY(r->dev->graph_begin(r->stream[k]), "beginning a graph capture");
     sl_status st = sl_device_run_enqueue(r->run, k, r->stream[k], err);
-    int e = r->dev->graph_end(r->stream[k], &r->graph[k]);
+    int e = r->dev->graph_end(r->stream[k], graph);
     if (st)
         return st;
     DEVICE_TRY(e, "ending a graph capture");
@@ -118,11 +162,21 @@ static sl_status start(runner *r, int k, sl_position position, sl_err *err)
     sl_status st = sl_device_run_prepare(r->run, k, position, err);
     if (st)
         return st;
-    bool full = sl_device_run_rows(r->run, k) == sl_device_run_capacity(r->run);
-    if (r->graphs && full) {
-        if (!r->graph[k] && (st = capture(r, k, err)))
+    int64_t rows = sl_device_run_rows(r->run, k);
+    /* A full batch replays the full graph; a short one the short graph,
+     * when it has the rows that graph was captured with (the last batch of
+     * every epoch has). */
+    void **graph = NULL;
+    if (r->graphs && rows == sl_device_run_capacity(r->run))
+        graph = &r->graph[k];
+    else if (r->graphs && (!r->short_graph[k] || r->short_rows[k] == rows))
+        graph = &r->short_graph[k];
+    if (graph) {
+        if (!*graph && (st = capture(r, k, graph, err)))
             return st;
-        DEVICE_TRY(r->dev->graph_launch(r->graph[k], r->stream[k]), "launching a graph");
+        if (graph == &r->short_graph[k])
+            r->short_rows[k] = rows;
+        DEVICE_TRY(r->dev->graph_launch(*graph, r->stream[k]), "launching a graph");
     } else if ((st = sl_device_run_enqueue(r->run, k, r->stream[k], err))) {
         return st;
     }
@@ -130,14 +184,21 @@ static sl_status start(runner *r, int k, sl_position position, sl_err *err)
     return SL_OK;
 }
 
-sl_status sl__device_adapter_run(const sl_device *dev, bool graphs, const sl_pipeline *pipeline,
-                                 const sl_kernel_table *kernels, const sl_run_request *request, sl_batch_sink sink,
-                                 void *user, int64_t *latency_ns, sl_err *err)
+sl_status sl__device_adapter_run(const sl_device *dev, const sl_device_adapter_options *options,
+                                 const sl_pipeline *pipeline, const sl_kernel_table *kernels,
+                                 const sl_run_request *request, sl_batch_sink sink, void *user, int64_t *latency_ns,
+                                 sl_device_adapter_stats *stats, sl_err *err)
 {
     int64_t requested = sl_now_ns();
-    runner run = {.dev = dev, .graphs = graphs};
+    runner run = {.dev = dev, .graphs = options->graphs};
     runner *r = &run;
-    sl_status st = setup(r, pipeline, kernels, err);
+    sl_device_adapter_stats own = {0};
+    /* The run's peak counts from what the device held before it (nothing,
+     * unless another run is alive in this process). */
+    int64_t held_before = 0;
+    sl_device_memory_mark(dev);
+    sl_device_memory_held(dev, &held_before, NULL);
+    sl_status st = setup(r, pipeline, kernels, options->source_limit_bytes, &own, err);
     sl_position position = request->start;
     if (!st && request->nbatches > 0)
         st = start(r, 0, position, err);
@@ -166,7 +227,16 @@ sl_status sl__device_adapter_run(const sl_device *dev, bool graphs, const sl_pip
     }
     if (r->run)
         note_peak(r->dev);
+    int64_t peak = 0;
+    sl_device_memory_held(dev, NULL, &peak);
+    own.allocated_peak_bytes = peak - held_before;
     teardown(r);
+    if (stats)
+        *stats = own;
+    /* A successful run's figures wait for its record (the emulation's too,
+     * so that the path to the record is tested on every machine). */
+    if (!st)
+        note_run(&own);
     return st;
 }
 
@@ -177,8 +247,8 @@ sl_status sl__cuda_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     const sl_device *dev = sl_device_cuda(reason, sizeof reason);
     if (!dev)
         return sl_fail(err, SL_EUNSUPPORTED, "adapter '%s': %s", adapter->name, reason);
-    sl_status st =
-        sl__device_adapter_run(dev, strcmp(adapter->name, "cuda-graph") == 0, pipeline,
-                               sl_adapter_kernels(adapter, request->kernels), request, sink, user, latency_ns, err);
+    sl_device_adapter_options options = {.graphs = strcmp(adapter->name, "cuda-graph") == 0, .source_limit_bytes = -1};
+    sl_status st = sl__device_adapter_run(dev, &options, pipeline, sl_adapter_kernels(adapter, request->kernels),
+                                          request, sink, user, latency_ns, NULL, err);
     return st ? sl_fail_context(err, "adapter '%s'", adapter->name) : st;
 }

@@ -8,8 +8,12 @@ cuda-graph) and threads-K/ (fused alone at K threads). Prints Markdown:
 per gate scenario the device adapters' median batch time against fused's,
 what a graph saves per batch, and the output bytes each adapter delivers per
 second; then fused's median batch time at every thread count with its
-speedup over one thread. Only the records' own fields are read (p50_ns,
-bytes, measured_batches), so the figures are the records' figures.
+speedup over one thread; then each device record's own runs (the path its
+source took, the time placing it took, its allocations' device memory at
+their peak beside the process's peak RSS); then issue 34's targets, each met
+or not. Only the records' own fields are read (p50_ns, bytes,
+measured_batches, peak_rss_bytes, device), so the figures are the records'
+figures.
 """
 
 import glob
@@ -71,6 +75,46 @@ def device_table(rows):
                 print(f"|  | {a}: {r.get('outcome')}: {r.get('reason', '')} | | | | | | |")
 
 
+def mib(v):
+    return None if v is None or v < 0 else v / 1048576.0
+
+
+def device_runs_table(rows):
+    print("| scenario | adapter | source | placing it ms | device memory at peak MiB | peak RSS MiB |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (s, v, a), r in sorted(rows.items()):
+        device = r.get("device")
+        if not device or r.get("outcome") != "ok":
+            continue
+        setup = device.get("source_setup_ns")
+        setup_ms = setup / 1e6 if device.get("source") == "resident" and setup is not None else None
+        print(
+            f"| {s}/{v} | {a} | {device.get('source', '-')} | {fmt(setup_ms, '.2f')} "
+            f"| {fmt(mib(device.get('allocated_peak_bytes')))} | {fmt(mib(r.get('peak_rss_bytes')))} |"
+        )
+
+
+# Issue 34's targets on the gate set: cuda-graph at or ahead of fused on one
+# thread everywhere, CV-1 at 15 µs a batch or less, NLP-1 and TAB-1 ahead of
+# fused.
+def targets(rows):
+    keys = sorted({(s, v) for (s, v, _) in rows})
+    print("| target | figure | met |")
+    print("| --- | --- | --- |")
+    for s, v in keys:
+        fused = p50_us(rows.get((s, v, "fused")))
+        graph = p50_us(rows.get((s, v, "cuda-graph")))
+        if fused is None or graph is None:
+            print(f"| {s}/{v}: cuda-graph at or ahead of fused | - | cannot tell |")
+            continue
+        strict = s in ("NLP-1", "TAB-1")
+        met = graph < fused if strict else graph <= fused
+        word = "ahead of" if strict else "at or ahead of"
+        print(f"| {s}/{v}: cuda-graph {word} fused (1 thread) | {graph:.1f} vs {fused:.1f} µs | {'yes' if met else 'no'} |")
+        if s == "CV-1":
+            print(f"| {s}/{v}: cuda-graph at 15 µs a batch or less | {graph:.1f} µs | {'yes' if graph <= 15.0 else 'no'} |")
+
+
 def threads_table(root):
     by_threads = {}
     for d in sorted(glob.glob(os.path.join(root, "threads-*"))):
@@ -100,6 +144,10 @@ def main():
     device_table(devices)
     print("\n### fused at every thread count (full size)\n")
     threads_table(root)
+    print("\n### The device runs' source and memory\n")
+    device_runs_table(devices)
+    print("\n### Issue 34's targets\n")
+    targets(devices)
     return 0
 
 

@@ -5,7 +5,11 @@
  * so every op's device path is its rows or batch function over a batch:
  * consecutive element-wise steps on a field become one chain launch (their
  * ew_steps, drawn per row on the host when they are random), every other op
- * runs through its descriptor's device hook. Everything an op decides at
+ * runs through its descriptor's device hook. An op whose per-element
+ * decisions follow a rule (its `decide`, kernels/decide.h) has them drawn on
+ * the device, every row by the rule, in one launch per batch: the same
+ * function of the same key and counter the host runs, so no per-row
+ * decision of it is computed on the host. Everything else an op decides at
  * random is decided on the host by the same functions `sluice export` hands
  * to peers (decisions, batch_decisions, ew_step), so the device computes
  * what the reference computes, and a captured graph replays any batch: per
@@ -14,7 +18,17 @@
  * A pipeline with a cache op keeps the ops before the cache on the device:
  * each element's output of them is computed the first time a batch needs it
  * (its "miss") and kept in a device buffer indexed by element, from which
- * every batch gathers its rows. */
+ * every batch gathers its rows.
+ *
+ * A pipeline whose source is held in host memory (not read from storage,
+ * whose reads every batch keeps) and fits in the device's free memory
+ * beside the batch buffers, and whose rows the host needs for nothing,
+ * keeps the whole source on the device: it is placed there once, before the first batch
+ * (sl_device_run_place), and each batch gathers its rows on the device by
+ * its element ids (a token stream's windows packed there). Any other
+ * streams its rows: the host gathers them into
+ * the slot's page-locked staging, and the copy in overlaps the other
+ * slot's kernels. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,10 +91,21 @@ struct sl_device_run {
     int nslots;
     stage main, prefix;
     bool cached;
+    /* The source on the device, each field's rows in the source's order,
+     * and whether it is there (else the batches stream their rows). */
+    bool resident;
+    void *dev_source[SL_MAX_FIELDS];
     /* The block the host fills for each batch, and where its parts start. */
     size_t block_bytes, off_ids, off_batch, off_decisions, off_steps, off_misses;
     int decision_stride;
     int decision_first[SL_MAX_OPS];
+    /* The ops whose decisions the device draws, by their rules. */
+    sl_device_rules rules;
+    bool device_decides[SL_MAX_OPS];
+    /* The row table's steps by rule, one rule a column: on the host, and
+     * copied once to the device, which draws every row's steps by them. */
+    sl_step_rule *step_rules;
+    void *dev_step_rules;
     int row_steps;
     size_t param_off[SL_MAX_OPS];
     void *state[SL_MAX_OPS];
@@ -116,13 +141,14 @@ static size_t align8(size_t bytes)
 /* ---- Planning --------------------------------------------------------- */
 
 /* An op that is one step of the device's element-wise chain: f32 in and
- * out, in place, with a step the chain interpreter knows. */
+ * out, in place, with a step the chain interpreter knows and, when random,
+ * a rule the device draws each row's step by. */
 static bool chainable(const stage *s, const sl__compiled_op *c)
 {
     sl_ew_step probe;
     sl__op_ctx ctx = {s->p, NULL, 0};
-    return c->desc->ew_step && c->desc->in_place && c->in_dtype == SL_F32 && c->out_dtype == SL_F32 &&
-           c->in_bytes == c->out_bytes && c->desc->ew_step(&ctx, c, 0, &probe) &&
+    return c->desc->ew_step && (!c->desc->random || c->desc->step_rule) && c->desc->in_place && c->in_dtype == SL_F32 &&
+           c->out_dtype == SL_F32 && c->in_bytes == c->out_bytes && c->desc->ew_step(&ctx, c, 0, &probe) &&
            (unsigned)probe.kind < SL_EW_OPCODE_COUNT;
 }
 
@@ -229,6 +255,48 @@ static void free_stage(stage *s)
         free(s->nested[i]);
 }
 
+/* Every plan of a stage: its fields' element phases and its sub-chains. */
+static int stage_plans(const stage *s, const plan **plans)
+{
+    int nplans = 0;
+    for (int f = 0; f < SL_MAX_FIELDS; f++)
+        if (s->fields[f])
+            plans[nplans++] = s->fields[f];
+    for (int i = 0; i < SL_MAX_OPS; i++)
+        if (s->nested[i])
+            plans[nplans++] = s->nested[i];
+    return nplans;
+}
+
+/* The rule of each column of the main stage's row table, which the device
+ * draws every row's steps by: a constant op's step as it is, a random op's
+ * by its step_rule (a random op without one is no chain step, chainable). */
+static sl_status plan_step_rules(sl_device_run *run, sl_err *err)
+{
+    const stage *s = &run->main;
+    if (run->row_steps == 0)
+        return SL_OK;
+    run->step_rules = calloc((size_t)run->row_steps, sizeof *run->step_rules);
+    if (!run->step_rules)
+        return sl_fail(err, SL_ENOMEM, "cannot allocate the device's step rules");
+    sl__op_ctx ctx = {s->p, run->kernels, 0};
+    const plan *plans[2 * SL_MAX_OPS];
+    int nplans = stage_plans(s, plans);
+    for (int k = 0; k < nplans; k++)
+        for (int j = 0; j < plans[k]->nsteps; j++) {
+            const plan_step *st = &plans[k]->steps[j];
+            for (int q = 0; st->chain && st->per_row && q < st->count; q++) {
+                const sl__compiled_op *c = &s->p->compiled[s->chain_ops[st->first + q]];
+                sl_step_rule *rule = &run->step_rules[st->row_first + q];
+                if (c->desc->random)
+                    c->desc->step_rule(&ctx, c, rule);
+                else
+                    c->desc->ew_step(&ctx, c, 0, &rule->base);
+            }
+        }
+    return SL_OK;
+}
+
 /* The host block: ids, the batch, every op's decisions, the row table,
  * the ops' per-batch blocks and, with a cache, the misses. */
 static void lay_out_block(sl_device_run *run)
@@ -242,8 +310,17 @@ static void lay_out_block(sl_device_run *run)
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
         run->decision_first[i] = run->decision_stride;
-        if (c->desc && c->desc->decisions && c->desc->phase == SL__PHASE_ELEMENT)
-            run->decision_stride += sl__column_count(c->desc->decision_columns);
+        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT)
+            continue;
+        run->decision_stride += sl__column_count(c->desc->decision_columns);
+        if (c->desc->decide && run->rules.nrules < SL_DEVICE_MAX_RULES) {
+            /* The epoch is the batch's, read on the device: any will do. */
+            sl__op_ctx ctx = {p, run->kernels, 0};
+            sl_decide_rule *rule = &run->rules.rules[run->rules.nrules++];
+            c->desc->decide(&ctx, c, rule);
+            rule->first = run->decision_first[i];
+            run->device_decides[i] = true;
+        }
     }
     run->off_decisions = at;
     at += align8((size_t)run->capacity * (size_t)run->decision_stride * sizeof(int32_t));
@@ -375,9 +452,50 @@ static sl_status setup_cache(sl_device_run *run, sl_err *err)
     return SL_OK;
 }
 
+/* Whether every part of the source holds its bytes in host memory (a
+ * memory or a mapped source, which gives a view of them): a source read
+ * from storage (pread, a stream) keeps its reads in every batch, as on the
+ * CPU, so that the I/O scenarios measure them. */
+static bool source_in_memory(const sl_source *source)
+{
+    int64_t rows[SL_MAX_PARTS];
+    int nparts = sl_source_parts(source, rows, SL_MAX_PARTS);
+    for (int k = 0; k < nparts; k++) {
+        const sl_source *part = sl_source_part(source, k);
+        for (int f = 0; part && rows[k] > 0 && f < sl_source_schema(part)->nfields; f++)
+            if (!sl_source_map(part, f, 0, sl_source_field_bytes(part, f)))
+                return false;
+    }
+    return nparts > 0;
+}
+
+/* Whether the batches could gather their rows from a copy of the source
+ * on the device: the source is in host memory, no cache stands between,
+ * and no op reads the gathered rows on the host. */
+static bool could_be_resident(const sl_device_run *run)
+{
+    const sl_pipeline *p = run->p;
+    if (run->cached || !source_in_memory(run->source))
+        return false;
+    for (int i = 0; i < p->ncompiled; i++)
+        if (p->compiled[i].desc && p->compiled[i].desc->device_params)
+            return false;
+    return true;
+}
+
+/* The bytes of the whole source as the device would hold it. */
+static size_t source_bytes(const sl_device_run *run)
+{
+    size_t bytes = 0;
+    for (int f = 0; f < run->p->source_schema.nfields; f++)
+        bytes += sl_source_field_bytes(run->source, f);
+    return bytes;
+}
+
 /* The pipeline's buffers against the device's free memory: a variant that
- * does not fit is skipped with the amounts, not failed. */
-static sl_status check_fit(sl_device_run *run, sl_err *err)
+ * does not fit is skipped with the amounts, not failed. The source is
+ * placed on the device when it fits there beside them. */
+static sl_status check_fit(sl_device_run *run, int64_t source_limit_bytes, sl_err *err)
 {
     size_t need = (size_t)run->nslots * (run->block_bytes + run->scratch_bytes + run->nested_bytes);
     for (int f = 0; f < run->p->output_schema.nfields; f++)
@@ -390,11 +508,60 @@ static sl_status check_fit(sl_device_run *run, sl_err *err)
     if (need > free_bytes)
         return sl_fail(err, SL_ESKIPPED, "the batch buffers need %.2f GB of device memory, %.2f GB are free",
                        (double)need / 1e9, (double)free_bytes / 1e9);
+    size_t room = free_bytes - need;
+    if (source_limit_bytes >= 0 && (size_t)source_limit_bytes < room)
+        room = (size_t)source_limit_bytes;
+    run->resident = could_be_resident(run) && source_bytes(run) <= room;
     return SL_OK;
 }
 
+static sl_status setup_resident_source(sl_device_run *run, sl_err *err)
+{
+    for (int f = 0; f < run->p->source_schema.nfields; f++) {
+        sl_status st = alloc_device(run, &run->dev_source[f], sl_source_field_bytes(run->source, f), err);
+        if (st)
+            return st;
+    }
+    return SL_OK;
+}
+
+sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err)
+{
+    if (run->row_steps > 0) {
+        DEVICE_TRY(run->dev->copy(run->dev_step_rules, run->step_rules, (size_t)run->row_steps * sizeof(sl_step_rule),
+                                  SL_DEVICE_HOST_TO_DEVICE, stream),
+                   "copying the step rules to the device");
+        DEVICE_TRY(run->dev->stream_sync(stream), "waiting for the step rules' copy");
+    }
+    if (!run->resident)
+        return SL_OK;
+    /* Through slot 0's staging, a batch's bytes at a time: page-locked
+     * memory copies at the bus's speed, where a mapped file's pages would
+     * be faulted in by the copy itself. */
+    slot *sl = &run->slots[0];
+    for (int f = 0; f < run->p->source_schema.nfields; f++) {
+        size_t total = sl_source_field_bytes(run->source, f), chunk = (size_t)run->capacity * run->in_bytes[f];
+        for (size_t at = 0; at < total; at += chunk) {
+            size_t bytes = total - at < chunk ? total - at : chunk;
+            sl_status st = sl_source_read(run->source, f, at, bytes, sl->host_in[f], err);
+            if (st)
+                return sl_fail_context(err, "placing the source on the %s device", run->dev->name);
+            DEVICE_TRY(run->dev->copy((char *)run->dev_source[f] + at, sl->host_in[f], bytes, SL_DEVICE_HOST_TO_DEVICE,
+                                      stream),
+                       "copying the source to the device");
+            DEVICE_TRY(run->dev->stream_sync(stream), "waiting for the source's copy");
+        }
+    }
+    return SL_OK;
+}
+
+bool sl_device_run_resident(const sl_device_run *run)
+{
+    return run->resident;
+}
+
 sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_table *kernels, const sl_device *device,
-                               int slots, sl_device_run **out, sl_err *err)
+                               int slots, int64_t source_limit_bytes, sl_device_run **out, sl_err *err)
 {
     *out = NULL;
     sl_status st = sl__require_kernels(kernels, "the device executor", err);
@@ -424,7 +591,7 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
             scratch_sizes(run, pipeline->prefix);
         if (run->cached)
             run->cache_rows = sl_pipeline_dataset_size(pipeline->prefix);
-        st = check_fit(run, err);
+        st = check_fit(run, source_limit_bytes, err);
     }
     for (int i = 0; i < pipeline->ncompiled && !st; i++) {
         const sl__compiled_op *c = &pipeline->compiled[i];
@@ -436,6 +603,12 @@ sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_tabl
     }
     if (!st && run->cached)
         st = setup_cache(run, err);
+    if (!st && run->resident)
+        st = setup_resident_source(run, err);
+    if (!st)
+        st = plan_step_rules(run, err);
+    if (!st && run->row_steps > 0)
+        st = alloc_device(run, &run->dev_step_rules, (size_t)run->row_steps * sizeof(sl_step_rule), err);
     for (int k = 0; k < slots && !st; k++)
         st = alloc_slot(run, &run->slots[k], err);
     if (st) {
@@ -457,9 +630,15 @@ void sl_device_run_free(sl_device_run *run)
         if (run->state[i] && c->desc->device_release)
             c->desc->device_release(run->dev, run->state[i]);
     }
-    for (int f = 0; f < SL_MAX_FIELDS; f++)
+    for (int f = 0; f < SL_MAX_FIELDS; f++) {
         if (run->dev_cache[f])
             run->dev->release(run->dev_cache[f]);
+        if (run->dev_source[f])
+            run->dev->release(run->dev_source[f]);
+    }
+    if (run->dev_step_rules)
+        run->dev->release(run->dev_step_rules);
+    free(run->step_rules);
     free(run->filled);
     free_stage(&run->main);
     free_stage(&run->prefix);
@@ -473,8 +652,9 @@ static void *block_at(const slot *sl, size_t offset)
     return (char *)sl->host_block + offset;
 }
 
-/* Each random op's per-row decisions and each random chain's steps, row by
- * row, by the functions the CPU executors run. */
+/* Each random op's per-row decisions that no rule describes, row by row, by
+ * the functions the CPU executors run (the device draws the rest, and
+ * every chain's steps). */
 static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_t *ids, int64_t rows, int64_t epoch)
 {
     const sl_pipeline *p = s->p;
@@ -482,32 +662,11 @@ static void fill_rows(sl_device_run *run, slot *sl, const stage *s, const int64_
     int32_t *decisions = block_at(sl, run->off_decisions);
     for (int i = 0; i < p->ncompiled; i++) {
         const sl__compiled_op *c = &p->compiled[i];
-        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT)
+        if (!c->desc || !c->desc->decisions || c->desc->phase != SL__PHASE_ELEMENT || run->device_decides[i])
             continue;
         for (int64_t r = 0; r < rows; r++)
             c->desc->decisions(&ctx, c, ids[r], decisions + r * run->decision_stride + run->decision_first[i]);
     }
-    sl_ew_step *steps = block_at(sl, run->off_steps);
-    /* Every chain of every plan: its columns of the row table. */
-    const plan *plans[2 * SL_MAX_OPS];
-    int nplans = 0;
-    for (int f = 0; f < SL_MAX_FIELDS; f++)
-        if (s->fields[f])
-            plans[nplans++] = s->fields[f];
-    for (int i = 0; i < SL_MAX_OPS; i++)
-        if (s->nested[i])
-            plans[nplans++] = s->nested[i];
-    for (int k = 0; k < nplans; k++)
-        for (int j = 0; j < plans[k]->nsteps; j++) {
-            const plan_step *st = &plans[k]->steps[j];
-            if (!st->chain || !st->per_row)
-                continue;
-            for (int64_t r = 0; r < rows; r++)
-                for (int q = 0; q < st->count; q++) {
-                    const sl__compiled_op *c = &p->compiled[s->chain_ops[st->first + q]];
-                    c->desc->ew_step(&ctx, c, ids[r], &steps[r * run->row_steps + st->row_first + q]);
-                }
-        }
 }
 
 /* The batch ops' per-batch blocks, and the narrowing of the host batch's
@@ -596,11 +755,11 @@ sl_status sl_device_run_prepare(sl_device_run *run, int slot_index, sl_position 
     *(sl_device_batch *)block_at(sl, run->off_batch) = (sl_device_batch){position.epoch, position.batch};
     if (run->cached) {
         st = gather_misses(run, sl, ids, sl->rows, err);
-    } else {
+    } else if (!run->resident) {
         for (int64_t r = 0; r < sl->rows && !st; r++)
             st = gather_row(run, sl, p, ids[r], r, err);
     }
-    if (!st)
+    if (!st && !run->resident)
         st = sl__source_check(run->source, err);
     if (st)
         return st;
@@ -756,8 +915,25 @@ sl_status sl_device_run_enqueue(sl_device_run *run, int slot_index, void *stream
                "copying a batch's decisions to the device");
     running r = {.run = run, .sl = sl, .s = &run->main, .stream = stream, .rows = sl->rows};
     r.dev_ids = (const char *)sl->dev_block + run->off_ids;
+    if (run->rules.nrules > 0)
+        DEVICE_TRY(dev->decide_rows(r.dev_ids, (const sl_device_batch *)((char *)sl->dev_block + run->off_batch),
+                                    &run->rules, (int32_t *)((char *)sl->dev_block + run->off_decisions),
+                                    run->decision_stride, sl->rows, stream),
+                   "drawing a batch's decisions on the device");
+    if (run->row_steps > 0)
+        DEVICE_TRY(dev->step_rows(r.dev_ids, (const sl_device_batch *)((char *)sl->dev_block + run->off_batch),
+                                  run->dev_step_rules, (sl_ew_step *)((char *)sl->dev_block + run->off_steps),
+                                  run->row_steps, sl->rows, stream),
+                   "drawing a batch's chain steps on the device");
     if (run->cached) {
         DEVICE_TRY(cached_inputs(&r), "filling the device cache");
+    } else if (run->resident) {
+        for (int f = 0; f < p->source_schema.nfields; f++)
+            DEVICE_TRY(f == p->pack_field ? dev->pack_rows(sl->dev_in[f], run->dev_source[f], sl->rows, p->seq_len,
+                                                           p->stream_tokens, r.dev_ids, p->pad_id, stream)
+                                          : dev->gather_rows(sl->dev_in[f], run->dev_source[f], sl->rows,
+                                                             run->in_bytes[f], r.dev_ids, stream),
+                       "gathering a batch's rows on the device");
     } else {
         for (int f = 0; f < p->source_schema.nfields; f++)
             DEVICE_TRY(dev->copy(sl->dev_in[f], sl->host_in[f], (size_t)sl->rows * run->in_bytes[f],

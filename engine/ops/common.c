@@ -37,6 +37,31 @@ sl_philox_ctr sl__op_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, int64
                             sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id));
 }
 
+sl_decide_rule sl__op_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_kind kind, int columns)
+{
+    sl_decide_rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.key = sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id);
+    rule.kind = kind;
+    rule.columns = columns;
+    return rule;
+}
+
+void sl__op_decide(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+{
+    sl_decide_rule rule;
+    c->desc->decide(ctx, c, &rule);
+    sl__decide(&rule, element, ctx->epoch, out);
+}
+
+bool sl__ew_step_by_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+{
+    sl_step_rule rule;
+    c->desc->step_rule(ctx, c, &rule);
+    sl__step_for(&rule, element, ctx->epoch, step);
+    return true;
+}
+
 sl_philox_ctr sl__op_batch_draw(const sl__op_ctx *ctx, const sl__compiled_op *c, const sl_batch *batch, uint32_t draw)
 {
     (void)ctx;

@@ -26,15 +26,14 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
-static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+/* The step carries the op's key and the element's counter (element, epoch,
+ * draw 0). */
+static void step_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_step_rule *rule)
 {
-    *step = (sl_ew_step){
-        .kind = SL_EW_GAUSSIAN_NOISE,
-        .a = c->op->u.noise.sigma,
-        .key = sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id),
-        .ctr = sl_philox_ctr_for((uint64_t)element, (uint32_t)ctx->epoch, 0),
-    };
-    return true;
+    *rule = (sl_step_rule){.base = {.kind = SL_EW_GAUSSIAN_NOISE,
+                                    .a = c->op->u.noise.sigma,
+                                    .key = sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id)},
+                           .kind = SL_STEP_NOISE};
 }
 
 static const sl__op_param params[] = {SL__PARAM_F32("sigma", noise.sigma)};
@@ -45,7 +44,8 @@ const sl__op_desc sl__op_gaussian_noise_desc = {
     .in_place = true,
     .compile = compile,
     .rows = sl__rows_by_ew_step,
-    .ew_step = ew_step,
+    .ew_step = sl__ew_step_by_rule,
+    .step_rule = step_rule,
     .no_decisions_reason = "its draws are values, not decisions: one normal number per value of the element; a peer "
                            "draws its own noise and is compared statistically",
     SL__PARAMS(params),

@@ -24,12 +24,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
-/* The element's pick as rows() makes it: 1 when ops_a run on the element. */
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    out[0] = sl__subchain_decision(ctx, c, element) ? 1 : 0;
-}
-
 /* On a device: the branch on every row's copy, then each row takes the
  * branch's result or its input by its decision. */
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
@@ -52,7 +46,10 @@ const sl__op_desc sl__op_random_apply_desc = {
     .rows = rows,
     .nested = sl__subchain_nested,
     .decision_columns = "apply",
-    .decisions = decisions,
+    /* The element's pick as rows() makes it (sl__subchain_rule): 1 when
+     * ops_a run on the element. */
+    .decisions = sl__op_decide,
+    .decide = sl__subchain_rule,
     .device_rows = device_rows,
     SL__PARAMS(sl__subchain_params),
 };

@@ -21,23 +21,21 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 
 /* Word 0 of draw 0: its top 24 bits k give v = (k - 2^23) / 2^23, exact in
  * [-1, 1), and d = delta * v rounded once, so |d| <= delta. */
-static int32_t top24(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+static void step_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_step_rule *rule)
 {
-    return (int32_t)(sl__op_draw(ctx, c, element, 0).v[0] >> 8);
+    *rule = (sl_step_rule){.base = {.kind = SL_EW_ADD,
+                                    .a = c->op->u.brightness.delta,
+                                    .key = sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id)},
+                           .kind = SL_STEP_CENTRED};
 }
 
-static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
+/* The decision as the integer it comes from (the top 24 bits of word 0,
+ * which is word 0 below 2^24), so a peer computes the same float:
+ * d = float32(delta) * float32((u24 - 2^23) / 2^23). */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
 {
-    float v = (float)(top24(ctx, c, element) - (1 << 23)) * 0x1p-23f;
-    *step = (sl_ew_step){.kind = SL_EW_ADD, .a = c->op->u.brightness.delta * v};
-    return true;
-}
-
-/* The decision as the integer it comes from, so a peer computes the same
- * float: d = float32(delta) * float32((u24 - 2^23) / 2^23). */
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    out[0] = top24(ctx, c, element);
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BELOW, 1);
+    rule->bound[0] = 1u << 24;
 }
 
 static const sl__op_param params[] = {SL__PARAM_F32("delta", brightness.delta)};
@@ -48,9 +46,11 @@ const sl__op_desc sl__op_random_brightness_desc = {
     .in_place = true,
     .compile = compile,
     .rows = sl__rows_by_ew_step,
-    .ew_step = ew_step,
+    .ew_step = sl__ew_step_by_rule,
+    .step_rule = step_rule,
     .decision_columns = "u24",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     SL__PARAMS(params),
 };
 

@@ -22,10 +22,12 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
-/* The element's pick as rows() makes it: 0 for branch a, 1 for branch b. */
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+/* The element's pick as rows() makes it: 0 for branch a, 1 for branch b
+ * (the sub-chain's draw, inverted). */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
 {
-    out[0] = sl__subchain_decision(ctx, c, element) ? 0 : 1;
+    sl__subchain_rule(ctx, c, rule);
+    rule->invert = 1;
 }
 
 /* On a device: branch a on a copy in out and branch b on in itself, then
@@ -47,7 +49,8 @@ const sl__op_desc sl__op_random_choice_desc = {
     .rows = rows,
     .nested = sl__subchain_nested,
     .decision_columns = "branch",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(sl__subchain_params),
 };

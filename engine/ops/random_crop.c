@@ -15,11 +15,21 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
+/* Words 0 and 1 of the element's block, below the window's free rows and
+ * columns. */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BELOW, 2);
+    rule->bound[0] = (uint32_t)(c->h - c->op->u.crop.crop_h + 1);
+    rule->bound[1] = (uint32_t)(c->w - c->op->u.crop.crop_w + 1);
+}
+
 void sl__crop_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int *off_y, int *off_x)
 {
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
-    *off_y = (int)sl_u32_below(r.v[0], (uint32_t)(c->h - c->op->u.crop.crop_h + 1));
-    *off_x = (int)sl_u32_below(r.v[1], (uint32_t)(c->w - c->op->u.crop.crop_w + 1));
+    int32_t offsets[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, offsets);
+    *off_y = offsets[0];
+    *off_x = offsets[1];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -34,15 +44,8 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    int oy, ox;
-    sl__crop_offsets(ctx, c, element, &oy, &ox);
-    out[0] = oy;
-    out[1] = ox;
-}
-
-/* On a device: each row's offsets are its decisions, drawn on the host. */
+/* On a device: each row's offsets are its decisions, drawn there by the
+ * rule. */
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
 {
     return ctx->device->crop_pad_rows(in, out, ctx->rows, c->h, c->w, c->pixel_bytes, c->op->u.crop.crop_h,
@@ -58,7 +61,8 @@ const sl__op_desc sl__op_random_crop_desc = {
     .compile = compile,
     .rows = rows,
     .decision_columns = "off_y,off_x",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(params),
 };

@@ -26,12 +26,20 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 
 /* One Philox block per element: words 0, 1, 2 give the depth, height and
  * width offsets, each uniform over the positions where the patch fits. */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BELOW, 3);
+    rule->bound[0] = (uint32_t)(c->d - c->op->u.patch.d + 1);
+    rule->bound[1] = (uint32_t)(c->h - c->op->u.patch.h + 1);
+    rule->bound[2] = (uint32_t)(c->w - c->op->u.patch.w + 1);
+}
+
 void sl__crop3d_offsets(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int offset[3])
 {
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
-    offset[0] = (int)sl_u32_below(r.v[0], (uint32_t)(c->d - c->op->u.patch.d + 1));
-    offset[1] = (int)sl_u32_below(r.v[1], (uint32_t)(c->h - c->op->u.patch.h + 1));
-    offset[2] = (int)sl_u32_below(r.v[2], (uint32_t)(c->w - c->op->u.patch.w + 1));
+    int32_t drawn[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, drawn);
+    for (int i = 0; i < 3; i++)
+        offset[i] = drawn[i];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -45,14 +53,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
                              c->h, c->w, c->pixel_bytes, c->op->u.patch.d, c->op->u.patch.h, c->op->u.patch.w, o[0],
                              o[1], o[2]);
     }
-}
-
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    int offset[3];
-    sl__crop3d_offsets(ctx, c, element, offset);
-    for (int i = 0; i < 3; i++)
-        out[i] = offset[i];
 }
 
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
@@ -71,7 +71,8 @@ const sl__op_desc sl__op_random_crop3d_desc = {
     .compile = compile,
     .rows = rows,
     .decision_columns = "off_d,off_h,off_w",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(params),
 };

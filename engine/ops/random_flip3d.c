@@ -17,15 +17,20 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 
 /* One Philox block per element: word a decides axis a (depth, height,
  * width), so the three decisions are independent. */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BITS, 3);
+    rule->bound[0] = SL_AXIS_D;
+    rule->bound[1] = SL_AXIS_H;
+    rule->bound[2] = SL_AXIS_W;
+    rule->p = c->op->u.flip.p;
+}
+
 unsigned sl__flip3d_axes(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    static const unsigned bits[3] = {SL_AXIS_D, SL_AXIS_H, SL_AXIS_W};
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
-    unsigned axes = 0;
-    for (int a = 0; a < 3; a++)
-        if (sl_u32_to_unit_float(r.v[a]) < c->op->u.flip.p)
-            axes |= bits[a];
-    return axes;
+    int32_t axes[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, axes);
+    return (unsigned)axes[0];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -39,11 +44,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
         if (axes)
             ctx->kernels->flip3d((char *)out + (size_t)r * c->out_bytes, c->d, c->h, c->w, c->pixel_bytes, axes);
     }
-}
-
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    out[0] = (int32_t)sl__flip3d_axes(ctx, c, element);
 }
 
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
@@ -60,7 +60,8 @@ const sl__op_desc sl__op_random_flip3d_desc = {
     .compile = compile,
     .rows = rows,
     .decision_columns = "axes",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(params),
 };

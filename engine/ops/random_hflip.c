@@ -14,10 +14,19 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
     return SL_OK;
 }
 
+/* Word 0 of the element's block, as a unit float below p: flip (1). */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BITS, 1);
+    rule->bound[0] = 1;
+    rule->p = c->op->u.flip.p;
+}
+
 bool sl__flip_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    sl_philox_ctr r = sl__op_draw(ctx, c, element, 0);
-    return sl_u32_to_unit_float(r.v[0]) < c->op->u.flip.p;
+    int32_t flip[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, flip);
+    return flip[0] != 0;
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -29,11 +38,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     for (int64_t r = 0; r < count; r++)
         if (sl__flip_decision(ctx, c, ids[r]))
             ctx->kernels->hflip((char *)out + (size_t)r * c->out_bytes, c->h, c->w, c->pixel_bytes);
-}
-
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    out[0] = sl__flip_decision(ctx, c, element) ? 1 : 0;
 }
 
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
@@ -50,7 +54,8 @@ const sl__op_desc sl__op_random_hflip_desc = {
     .compile = compile,
     .rows = rows,
     .decision_columns = "flip",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(params),
 };

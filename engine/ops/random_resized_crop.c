@@ -9,33 +9,26 @@
 #include "pipeline/op_desc.h"
 #include "sluice/pipeline/op_consts.h"
 
-/* Attempts before the box falls back to the whole image, as torchvision. */
-#define RRC_ATTEMPTS 10
+/* The rule of an op's boxes on an image of in_h x in_w (kernels/decide.h:
+ * ten attempts, as torchvision, then the whole image). */
+static sl_decide_rule box_rule(const sl_op *op, uint64_t seed, int32_t in_h, int32_t in_w)
+{
+    return (sl_decide_rule){.key = sl_philox_key_for(seed, op->op_id),
+                            .kind = SL_DECIDE_RESIZED_CROP,
+                            .columns = 4,
+                            .bound = {(uint32_t)in_h, (uint32_t)in_w},
+                            .lo = op->u.rrc.scale_lo,
+                            .hi = op->u.rrc.scale_hi,
+                            .ratio = op->u.rrc.ratio};
+}
 
 sl_crop_box sl_random_resized_crop_box(const sl_op *op, uint64_t seed, int64_t epoch, int64_t element, int32_t in_h,
                                        int32_t in_w)
 {
-    const float lo = op->u.rrc.scale_lo, hi = op->u.rrc.scale_hi, ratio = op->u.rrc.ratio;
-    const float k = (ratio - 1.0f) / (ratio + 1.0f);
-    const float image_area = (float)in_h * (float)in_w;
-    sl_philox_key key = sl_philox_key_for(seed, op->op_id);
-    for (uint32_t attempt = 0; attempt < RRC_ATTEMPTS; attempt++) {
-        sl_philox_ctr r = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)element, (uint32_t)epoch, attempt), key);
-        float scale = lo + (hi - lo) * sl_u32_to_unit_float(r.v[0]);
-        float t = 2.0f * sl_u32_to_unit_float(r.v[1]) - 1.0f;
-        float aspect = (1.0f + k * t) / (1.0f - k * t);
-        float area = scale * image_area;
-        /* sqrtf is correctly rounded (IEEE 754), so the box is the same bits
-         * on every machine; the + 0.5f truncation rounds half up. */
-        int32_t w = (int32_t)(sqrtf(area * aspect) + 0.5f);
-        int32_t h = (int32_t)(sqrtf(area / aspect) + 0.5f);
-        if (w >= 1 && w <= in_w && h >= 1 && h <= in_h) {
-            int32_t y = (int32_t)sl_u32_below(r.v[2], (uint32_t)(in_h - h + 1));
-            int32_t x = (int32_t)sl_u32_below(r.v[3], (uint32_t)(in_w - w + 1));
-            return (sl_crop_box){y, x, h, w};
-        }
-    }
-    return (sl_crop_box){0, 0, in_h, in_w};
+    sl_decide_rule rule = box_rule(op, seed, in_h, in_w);
+    int32_t box[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__decide(&rule, element, epoch, box);
+    return (sl_crop_box){box[0], box[1], box[2], box[3]};
 }
 
 static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field_spec *field, sl_err *err)
@@ -85,16 +78,12 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     }
 }
 
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
 {
-    sl_crop_box box = sl_random_resized_crop_box(c->op, ctx->pipeline->spec.seed, ctx->epoch, element, c->h, c->w);
-    out[0] = box.y;
-    out[1] = box.x;
-    out[2] = box.h;
-    out[3] = box.w;
+    *rule = box_rule(c->op, ctx->pipeline->spec.seed, c->h, c->w);
 }
 
-/* On a device: each row's box is its decisions, drawn on the host. */
+/* On a device: each row's box is its decisions, drawn there by the rule. */
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
 {
     const int channels = (int)(c->pixel_bytes / sl_dtype_size(c->in_dtype));
@@ -113,7 +102,8 @@ const sl__op_desc sl__op_random_resized_crop_desc = {
     .compile = compile,
     .rows = rows,
     .decision_columns = "y,x,h,w",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
     SL__PARAMS(params),
 };

@@ -23,24 +23,22 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
  * f = lo + (hi - lo) u with each operation rounded in float. f >= lo
  * because rounding is monotone; rounding (hi - lo) up could carry f just
  * past hi, so it is clamped there. */
-static uint32_t word0(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
+static void step_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_step_rule *rule)
 {
-    return sl__op_draw(ctx, c, element, 0).v[0];
+    *rule = (sl_step_rule){
+        .base = {.kind = SL_EW_MULTIPLY, .key = sl_philox_key_for(ctx->pipeline->spec.seed, c->op->op_id)},
+        .kind = SL_STEP_UNIFORM,
+        .lo = c->op->u.range.lo,
+        .hi = c->op->u.range.hi};
 }
 
-static bool ew_step(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step)
-{
-    float lo = c->op->u.range.lo, hi = c->op->u.range.hi;
-    float f = lo + (hi - lo) * sl_u32_to_unit_float(word0(ctx, c, element));
-    *step = (sl_ew_step){.kind = SL_EW_MULTIPLY, .a = f > hi ? hi : f};
-    return true;
-}
-
-/* The decision as the integer sl_u32_to_unit_float scales: a peer computes
+/* The decision as the integer sl_u32_to_unit_float scales (word 0 below
+ * 2^24: its top 24 bits): a peer computes
  * f = min(hi, lo + (hi - lo) * float32(u24 / 2^24)), each step in float32. */
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
 {
-    out[0] = (int32_t)(word0(ctx, c, element) >> 8);
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BELOW, 1);
+    rule->bound[0] = 1u << 24;
 }
 
 static const sl__op_param params[] = {SL__PARAM_F32("lo", range.lo), SL__PARAM_F32("hi", range.hi)};
@@ -51,9 +49,11 @@ const sl__op_desc sl__op_random_scale_desc = {
     .in_place = true,
     .compile = compile,
     .rows = sl__rows_by_ew_step,
-    .ew_step = ew_step,
+    .ew_step = sl__ew_step_by_rule,
+    .step_rule = step_rule,
     .decision_columns = "u24",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     SL__PARAMS(params),
 };
 

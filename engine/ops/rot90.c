@@ -19,9 +19,17 @@ static sl_status compile(sl_pipeline *p, int index, sl__compiled_op *c, sl_field
 
 /* Word 0 of draw 0, multiply-shifted to [0, 4): the top two bits, so the four
  * turns are exactly equally likely. */
+static void decide(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BELOW, 1);
+    rule->bound[0] = 4;
+}
+
 int sl__rot90_turns(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    return (int)sl_u32_below(sl__op_draw(ctx, c, element, 0).v[0], 4);
+    int32_t turns[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__op_decide(ctx, c, element, turns);
+    return turns[0];
 }
 
 static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t *ids, int64_t count, const void *in,
@@ -31,11 +39,6 @@ static void rows(const sl__op_ctx *ctx, const sl__compiled_op *c, const int64_t 
     for (int64_t r = 0; r < count; r++)
         ctx->kernels->rot90((const char *)in + (size_t)r * c->in_bytes, (char *)out + (size_t)r * c->out_bytes, c->h,
                             c->pixel_bytes, sl__rot90_turns(ctx, c, ids[r]));
-}
-
-static void decisions(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out)
-{
-    out[0] = sl__rot90_turns(ctx, c, element);
 }
 
 static int device_rows(const sl__device_ctx *ctx, const sl__compiled_op *c, void *in, void *out)
@@ -52,7 +55,8 @@ const sl__op_desc sl__op_rot90_desc = {
     /* k quarter turns counter-clockwise: numpy's rot90(image, k) over the
      * (h, w) axes. */
     .decision_columns = "k",
-    .decisions = decisions,
+    .decisions = sl__op_decide,
+    .decide = decide,
     .device_rows = device_rows,
 };
 

@@ -94,9 +94,20 @@ void sl__subchain_run(const sl__op_ctx *ctx, const sl__compiled_op *c, int branc
         ctx->kernels->ew_chain(x, c->values, steps, nsteps);
 }
 
+void sl__subchain_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule)
+{
+    *rule = sl__op_rule(ctx, c, SL_DECIDE_BITS, 1);
+    rule->bound[0] = 1;
+    rule->p = c->op->u.sub.p;
+}
+
 bool sl__subchain_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element)
 {
-    return sl_u32_to_unit_float(sl__op_draw(ctx, c, element, 0).v[0]) < c->op->u.sub.p;
+    sl_decide_rule rule;
+    sl__subchain_rule(ctx, c, &rule);
+    int32_t first[SL_DECIDE_MAX_COLUMNS] = {0};
+    sl__decide(&rule, element, ctx->epoch, first);
+    return first[0] != 0;
 }
 
 sl_op sl__subchain_op(sl_op_kind kind, const char *field, uint32_t op_id, float p, int32_t ops_a, int32_t ops_b)

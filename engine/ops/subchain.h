@@ -39,6 +39,9 @@ void sl__subchain_run(const sl__op_ctx *ctx, const sl__compiled_op *c, int branc
 /* random_apply's and random_choice's decision for an element: branch a
  * when u < p, u the top 24 bits of word 0 of draw 0 over 2^24. */
 bool sl__subchain_decision(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element);
+/* The rule of that draw (kernels/decide.h): one column, 1 when word 0 of
+ * the element's block as a unit float is below p (branch a, or apply). */
+void sl__subchain_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule);
 /* On a device, the two branches of a two-branch op: branch a on a copy of
  * the rows in out, branch b on in itself (the executor's working rows, free
  * to overwrite); the op then combines out and in. Returns a device error. */

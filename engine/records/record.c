@@ -344,6 +344,29 @@ static cJSON *environment_json(const sl_environment *env, bool *ok)
     return object;
 }
 
+/* The device object's figures of the record's own runs, optional (older
+ * records lack them: -1 and ""). */
+static sl_status read_device_runs(const cJSON *device, sl_record *r, const char *path, sl_err *err)
+{
+    r->device_allocated_peak_bytes = -1;
+    r->device_source[0] = '\0';
+    r->device_source_setup_ns = -1;
+    const cJSON *peak = sl__json_member(device, "allocated_peak_bytes");
+    sl_status status =
+        peak ? sl__json_int64(peak, path, "device.allocated_peak_bytes", &r->device_allocated_peak_bytes, err) : SL_OK;
+    const cJSON *source = sl__json_member(device, "source");
+    if (status || !source)
+        return status;
+    status = sl__json_text(source, path, "device.source", r->device_source, sizeof r->device_source, err);
+    if (status == SL_OK && strcmp(r->device_source, "resident") != 0 && strcmp(r->device_source, "streamed") != 0)
+        return sl_fail(err, SL_EFORMAT, "%s: device.source is \"%s\", not \"resident\" or \"streamed\"", path,
+                       r->device_source);
+    if (status == SL_OK)
+        status = sl__json_int64(sl__json_member(device, "source_setup_ns"), path, "device.source_setup_ns",
+                                &r->device_source_setup_ns, err);
+    return status;
+}
+
 static cJSON *record_json(const sl_record *r, const sl_environment *env)
 {
     bool ok = true;
@@ -363,8 +386,17 @@ static cJSON *record_json(const sl_record *r, const sl_environment *env)
     sl__json_put(root, "backend", texts_object(backend_texts, COUNT(backend_texts), r, &ok), &ok);
     if (r->device_name[0]) {
         cJSON *device = texts_object(device_texts, COUNT(device_texts), r, &ok);
-        if (device)
+        if (device) {
             sl__json_put(device, "peak_memory_bytes", cJSON_CreateNumber((double)r->device_peak_memory_bytes), &ok);
+            sl__json_put(device, "allocated_peak_bytes", cJSON_CreateNumber((double)r->device_allocated_peak_bytes),
+                         &ok);
+            /* Which path the source took, only from a record whose runs
+             * ran. */
+            if (r->device_source[0]) {
+                sl__json_put(device, "source", cJSON_CreateString(r->device_source), &ok);
+                sl__json_put(device, "source_setup_ns", cJSON_CreateNumber((double)r->device_source_setup_ns), &ok);
+            }
+        }
         sl__json_put(root, "device", device, &ok);
     }
     sl__json_put(root, "transforms", transforms_json(r->transforms, &ok), &ok);
@@ -528,6 +560,7 @@ static sl_status read_header(const cJSON *root, sl_record *r, const char *path, 
         if (status == SL_OK)
             status = sl__json_int64(sl__json_member(device, "peak_memory_bytes"), path, "device.peak_memory_bytes",
                                     &r->device_peak_memory_bytes, err);
+        status = status ? status : read_device_runs(device, r, path, err);
     }
     for (size_t i = 0; status == SL_OK && i < COUNT(record_i64s); i++)
         status = sl__json_int64(sl__json_member(root, record_i64s[i].key), path, record_i64s[i].key,

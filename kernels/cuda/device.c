@@ -22,13 +22,22 @@
 #if HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+static sl_device_ledger cuda_ledger = SL_DEVICE_LEDGER_INIT;
+
 static int dev_alloc(void **ptr, size_t bytes)
 {
-    return (int)cudaMalloc(ptr, bytes ? bytes : 8);
+    bytes = bytes ? bytes : 8;
+    int e = (int)cudaMalloc(ptr, bytes);
+    if (!e && (e = sl__device_ledger_add(&cuda_ledger, *ptr, bytes)) != 0) {
+        cudaFree(*ptr);
+        *ptr = NULL;
+    }
+    return e;
 }
 
 static void dev_release(void *ptr)
 {
+    sl__device_ledger_remove(&cuda_ledger, ptr);
     cudaFree(ptr);
 }
 
@@ -228,6 +237,7 @@ static int dev_log_mel_rows(const float *wave, float *out, int64_t rows, const s
 static sl_device cuda_device = {
     .name = "cuda",
     .emulated = false,
+    .ledger = &cuda_ledger,
     .alloc = dev_alloc,
     .release = dev_release,
     .host_alloc = dev_host_alloc,
@@ -259,11 +269,14 @@ static sl_device cuda_device = {
     .log1p = sl__cuda_log1p,
     .trig_rounds = sl__cuda_trig_rounds,
     .dropout_rows = sl__cuda_dropout_rows,
+    .decide_rows = sl__cuda_decide_rows,
+    .step_rows = sl__cuda_step_rows,
     .zscore_rows = sl__cuda_zscore_rows,
     .hash_ids = sl__cuda_hash_ids,
     .one_hot = sl__cuda_one_hot,
     .bag_offsets = sl__cuda_bag_offsets,
     .pad_tokens = sl__cuda_pad_tokens,
+    .pack_rows = sl__cuda_pack_rows,
     .pad_rows = sl__cuda_pad_rows,
     .length_mask = sl__cuda_length_mask,
     .crop_pad_rows = sl__cuda_crop_pad_rows,

@@ -12,15 +12,36 @@
 #include "kernels/at.h"
 #include "kernels/device.h"
 
-static int emu_alloc(void **ptr, size_t bytes)
+/* The emulated device memory's ledger: what these allocations would take
+ * on a device, counted as the CUDA device counts its own. */
+static sl_device_ledger emu_ledger = SL_DEVICE_LEDGER_INIT;
+
+static int emu_host_alloc(void **ptr, size_t bytes)
 {
     /* Rounded up to the alignment, as aligned_alloc requires. */
     *ptr = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
     return *ptr ? 0 : SL_DEVICE_ENOMEM;
 }
 
+static void emu_host_release(void *ptr)
+{
+    free(ptr);
+}
+
+static int emu_alloc(void **ptr, size_t bytes)
+{
+    bytes = bytes ? bytes : 8;
+    int e = emu_host_alloc(ptr, bytes);
+    if (!e && (e = sl__device_ledger_add(&emu_ledger, *ptr, bytes)) != 0) {
+        free(*ptr);
+        *ptr = NULL;
+    }
+    return e;
+}
+
 static void emu_release(void *ptr)
 {
+    sl__device_ledger_remove(&emu_ledger, ptr);
     free(ptr);
 }
 
@@ -186,6 +207,22 @@ static int emu_dropout_rows(const float *src, float *dst, int64_t rows, int64_t 
     return 0;
 }
 
+static int emu_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules,
+                           int32_t *table, int stride, int64_t rows, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * rules->nrules) sl__at_decide_rows(ids, batch, rules, table, stride, i);
+    return 0;
+}
+
+static int emu_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                         int row_steps, int64_t rows, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * row_steps) sl__at_step_rows(ids, batch, rules, table, row_steps, i);
+    return 0;
+}
+
 static int emu_zscore_rows(const float *src, float *dst, int64_t rows, int64_t values, double *scratch, void *stream)
 {
     (void)stream;
@@ -220,6 +257,14 @@ static int emu_pad_tokens(const int32_t *src, int32_t *dst, int64_t rows, int64_
 {
     (void)stream;
     EACH(r, rows) sl__at_pad_tokens_row(src, dst, r, capacity, length, end_id, pad_id);
+    return 0;
+}
+
+static int emu_pack_rows(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                         const int64_t *ids, int32_t pad, void *stream)
+{
+    (void)stream;
+    EACH(i, rows * seq_len) sl__at_pack_rows(dst, tokens, i, seq_len, stream_tokens, ids, pad);
     return 0;
 }
 
@@ -384,10 +429,11 @@ static int emu_log_mel_rows(const float *wave, float *out, int64_t rows, const s
 static const sl_device emulation = {
     .name = "host-emulation",
     .emulated = true,
+    .ledger = &emu_ledger,
     .alloc = emu_alloc,
     .release = emu_release,
-    .host_alloc = emu_alloc,
-    .host_release = emu_release,
+    .host_alloc = emu_host_alloc,
+    .host_release = emu_host_release,
     .copy = emu_copy,
     .memset0 = emu_memset0,
     .memory = emu_memory,
@@ -415,11 +461,14 @@ static const sl_device emulation = {
     .log1p = emu_log1p,
     .trig_rounds = emu_trig_rounds,
     .dropout_rows = emu_dropout_rows,
+    .decide_rows = emu_decide_rows,
+    .step_rows = emu_step_rows,
     .zscore_rows = emu_zscore_rows,
     .hash_ids = emu_hash_ids,
     .one_hot = emu_one_hot,
     .bag_offsets = emu_bag_offsets,
     .pad_tokens = emu_pad_tokens,
+    .pack_rows = emu_pack_rows,
     .pad_rows = emu_pad_rows,
     .length_mask = emu_length_mask,
     .crop_pad_rows = emu_crop_pad_rows,

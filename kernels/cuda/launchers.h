@@ -32,6 +32,8 @@ int sl__cuda_one_hot(const int32_t *labels, float *out, int64_t count, int32_t c
 int sl__cuda_bag_offsets(const int64_t *ids, int64_t *ends, int64_t rows, int columns, void *stream);
 int sl__cuda_pad_tokens(const int32_t *src, int32_t *dst, int64_t rows, int64_t capacity, int64_t length,
                         int32_t end_id, int32_t pad_id, void *stream);
+int sl__cuda_pack_rows(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                       const int64_t *ids, int32_t pad, void *stream);
 int sl__cuda_pad_rows(int32_t *dst, const int32_t *src, const int32_t *lengths, int64_t rows, int64_t stride,
                       const int64_t *width, int32_t pad, void *stream);
 int sl__cuda_length_mask(uint8_t *mask, const int32_t *lengths, int64_t rows, int64_t stride, const int64_t *width,
@@ -58,6 +60,10 @@ int sl__cuda_trig_rounds(const float *src, float *dst, int64_t n, int rounds, vo
 int sl__cuda_dropout_rows(const float *src, float *dst, int64_t rows, int64_t values, const int64_t *ids,
                           const sl_device_batch *batch, sl_philox_key key, uint32_t threshold, float scale,
                           void *stream);
+int sl__cuda_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
+                         int stride, int64_t rows, void *stream);
+int sl__cuda_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                       int row_steps, int64_t rows, void *stream);
 int sl__cuda_zscore_rows(const float *src, float *dst, int64_t rows, int64_t values, double *scratch, void *stream);
 int sl__cuda_gather_rows(void *dst, const void *src, int64_t rows, size_t row_bytes, const int64_t *index,
                          void *stream);

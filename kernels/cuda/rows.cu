@@ -18,6 +18,23 @@ static __global__ void dropout_rows(const float *src, float *dst, int64_t n, int
     sl__at_dropout_rows(src, dst, i, values, ids, batch, key, threshold, scale);
 }
 
+/* Every row's decisions by every rule (kernels/decide.h), the rules by
+ * value. */
+static __global__ void decide_rows(const int64_t *ids, const sl_device_batch *batch, sl_device_rules rules,
+                                   int32_t *table, int stride, int64_t n)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_decide_rows(ids, batch, &rules, table, stride, i);
+}
+
+/* Every row's chain steps by their rules (kernels/decide.h). */
+static __global__ void step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules,
+                                 sl_ew_step *table, int row_steps, int64_t n)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_step_rows(ids, batch, rules, table, row_steps, i);
+}
+
 /* zscore: each (row, lane) partial sum in the moments' order, then each
  * row's fixed tree; twice (the mean, then the squared deviations). */
 static __global__ void moment_lanes(const float *src, int64_t rows, int64_t values, bool squares, const double *mean,
@@ -119,6 +136,18 @@ int sl__cuda_dropout_rows(const float *src, float *dst, int64_t rows, int64_t va
 {
     SL__CUDA_LAUNCH(dropout_rows, rows * values, stream, src, dst, rows * values, values, ids, batch, key, threshold,
                     scale);
+}
+
+int sl__cuda_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
+                         int stride, int64_t rows, void *stream)
+{
+    SL__CUDA_LAUNCH(decide_rows, rows * rules->nrules, stream, ids, batch, *rules, table, stride, rows * rules->nrules);
+}
+
+int sl__cuda_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                       int row_steps, int64_t rows, void *stream)
+{
+    SL__CUDA_LAUNCH(step_rows, rows * row_steps, stream, ids, batch, rules, table, row_steps, rows * row_steps);
 }
 
 static int launch_moment_lanes(const float *src, int64_t rows, int64_t values, bool squares, const double *mean,

@@ -21,6 +21,13 @@ static __global__ void bag_offsets(const int64_t *ids, int64_t *ends, int64_t ro
     sl__at_bag_offsets_column(ids, ends, rows, columns, (int)j);
 }
 
+static __global__ void pack_rows(int32_t *dst, const int32_t *tokens, int64_t n, int64_t seq_len, int64_t stream_tokens,
+                                 const int64_t *ids, int32_t pad)
+{
+    SL__CUDA_FOR_EACH(i, n)
+    sl__at_pack_rows(dst, tokens, i, seq_len, stream_tokens, ids, pad);
+}
+
 static __global__ void pad_tokens(const int32_t *src, int32_t *dst, int64_t rows, int64_t capacity, int64_t length,
                                   int32_t end_id, int32_t pad_id)
 {
@@ -58,6 +65,12 @@ int sl__cuda_one_hot(const int32_t *labels, float *out, int64_t count, int32_t c
 int sl__cuda_bag_offsets(const int64_t *ids, int64_t *ends, int64_t rows, int columns, void *stream)
 {
     SL__CUDA_LAUNCH(bag_offsets, columns, stream, ids, ends, rows, columns);
+}
+
+int sl__cuda_pack_rows(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                       const int64_t *ids, int32_t pad, void *stream)
+{
+    SL__CUDA_LAUNCH(pack_rows, rows * seq_len, stream, dst, tokens, rows * seq_len, seq_len, stream_tokens, ids, pad);
 }
 
 int sl__cuda_pad_tokens(const int32_t *src, int32_t *dst, int64_t rows, int64_t capacity, int64_t length,

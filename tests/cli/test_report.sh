@@ -174,7 +174,8 @@ import json, os, sys
 record = json.load(open(sys.argv[1]))
 record.update({"adapter": "cuda", "backend": {"requested": "cuda", "active": "cuda"},
                "device": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "driver": "13.0",
-                          "runtime": "13.0", "peak_memory_bytes": 1048576}})
+                          "runtime": "13.0", "peak_memory_bytes": 1048576,
+                          "allocated_peak_bytes": 3145728, "source": "resident", "source_setup_ns": 2000000}})
 record["environment"]["time_utc"] = "2026-11-26T12:34:56Z"
 os.makedirs(sys.argv[2], exist_ok=True)
 json.dump(record, open(os.path.join(sys.argv[2], "NLP-1__128__cuda.json"), "w"), indent=1)
@@ -191,6 +192,18 @@ if printf '%s' "$cuda_row" | grep -qF 'cuda: NVIDIA H100 80GB HBM3 (compute 9.0,
 else
   not_ok "a device row shows its rate and interval, and names its device and when; a CPU row names its CPU" \
     "$cuda_row"
+fi
+
+# The device row's own runs, beside its peak RSS: its allocations' device
+# memory at their peak (3 MiB above) and the source's path with its setup
+# time (2 ms), in the report and in the summary.
+device_runs='device memory 3.0 MiB at peak; source resident, placed in 2.0 ms'
+summary_out=$("$sluice" summary "$work/device" 2>&1)
+if grep -qF "$device_runs" "$work/device/report.md" && printf '%s' "$summary_out" | grep -qF "$device_runs"; then
+  ok "a device row's report and summary say its device memory at peak and where its source was"
+else
+  not_ok "a device row's report and summary say its device memory at peak and where its source was" \
+    "$(grep -F 'device memory' "$work/device/report.md")" "$(printf '%s' "$summary_out" | grep -F 'device memory')"
 fi
 
 # The page reads on a phone: a viewport, tables that scroll sideways.

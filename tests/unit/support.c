@@ -5,9 +5,28 @@
 
 #include <criterion/criterion.h>
 
+#include "kernels/device.h"
 #include "sluice/sluice.h"
 
 #include "support.h"
+
+sl_source *test_image_fixture(int64_t n, int side)
+{
+    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
+    sl_source *src;
+    sl_err err = {0};
+    cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
+    return src;
+}
+
+const sl_device *test_cuda_device_or_skip(const char *what)
+{
+    char reason[256] = "";
+    const sl_device *dev = sl_device_cuda(reason, sizeof reason);
+    if (!dev)
+        cr_skip_test("no CUDA device %s: %s", what, reason);
+    return dev;
+}
 
 void test_tmpdir_create(char *dir, size_t size, const char *tag)
 {

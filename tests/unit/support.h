@@ -10,6 +10,13 @@
 /* Creates a fresh directory /tmp/sluice-<tag>-XXXXXX and writes its path to
  * dir, or fails the test. */
 void test_tmpdir_create(char *dir, size_t size, const char *tag);
+/* n images of side x side x 3 u8 with an i32 label of 10 classes each, in
+ * memory (the images fixture, seed 42). */
+sl_source *test_image_fixture(int64_t n, int side);
+/* The CUDA device (kernels/device.h), or the test skipped with the probe's
+ * reason (`what` says what the device was wanted for). */
+struct sl_device;
+const struct sl_device *test_cuda_device_or_skip(const char *what);
 /* Removes dir and everything below it. */
 void test_tmpdir_remove(const char *dir);
 

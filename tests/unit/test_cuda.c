@@ -114,6 +114,9 @@ Test(cuda, a_record_keeps_its_device_and_a_cpu_record_has_none)
     strcpy(record.device_driver, "13.0");
     strcpy(record.device_runtime, "13.0");
     record.device_peak_memory_bytes = 123456789;
+    record.device_allocated_peak_bytes = 98765432;
+    strcpy(record.device_source, "resident");
+    record.device_source_setup_ns = 4242;
     char dir[256];
     test_tmpdir_create(dir, sizeof dir, "cuda-record");
     char path[320];
@@ -127,7 +130,26 @@ Test(cuda, a_record_keeps_its_device_and_a_cpu_record_has_none)
     cr_expect_str_eq(back.device_driver, "13.0");
     cr_expect_str_eq(back.device_runtime, "13.0");
     cr_expect_eq(back.device_peak_memory_bytes, 123456789);
+    cr_expect_eq(back.device_allocated_peak_bytes, 98765432);
+    cr_expect_str_eq(back.device_source, "resident");
+    cr_expect_eq(back.device_source_setup_ns, 4242);
     sl_record_release(&back);
+
+    /* A record whose runs never ran has no source, and reads back so. */
+    record.device_allocated_peak_bytes = -1;
+    record.device_source[0] = '\0';
+    cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_record_read(path, &back, NULL, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(back.device_allocated_peak_bytes, -1);
+    cr_expect_str_eq(back.device_source, "");
+    cr_expect_eq(back.device_source_setup_ns, -1);
+    sl_record_release(&back);
+
+    /* A path other than the two is refused by the field's name. */
+    strcpy(record.device_source, "teleported");
+    cr_assert_eq(sl_record_write(&record, &env, path, &err), SL_OK, "%s", err.msg);
+    cr_expect_eq(sl_record_read(path, &back, NULL, &err), SL_EFORMAT);
+    cr_expect(strstr(err.msg, "device.source") && strstr(err.msg, "teleported"), "message: %s", err.msg);
     test_tmpdir_remove(dir);
 }
 
@@ -676,6 +698,104 @@ static void check_log_mel(const sl_device *dev, double tolerance)
     free(scratch);
 }
 
+/* The launchers that draw a batch's decisions and chain steps by rule, and
+ * pack a token stream's windows, against the draws and the packing written
+ * out here from their definitions (kernels/decide.h) and the reference's
+ * random_resized_crop box and pack kernel. Element ids past 2^32 reach the
+ * counter's upper word; the last element's window runs past the stream's
+ * end. */
+static void check_rules_and_packing(const sl_device *dev)
+{
+    enum { ROWS = 37, STRIDE = 8, STEPS = 4, SEQ = 8, TOKENS = 103 };
+    int64_t ids[ROWS];
+    for (int r = 0; r < ROWS; r++)
+        ids[r] = r % 3 == 0 ? ((int64_t)1 << 33) + 7 * r : 12 - r % 13;
+    const sl_device_batch batch = {3, 5};
+    const sl_philox_key key = sl_philox_key_for(11, 4);
+
+    sl_device_rules rules = {.nrules = 4};
+    rules.rules[0] = (sl_decide_rule){.key = key, .kind = SL_DECIDE_BELOW, .columns = 2, .bound = {5, 1000003}};
+    rules.rules[1] =
+        (sl_decide_rule){.key = key, .kind = SL_DECIDE_BITS, .columns = 3, .bound = {1, 2, 4}, .p = 0.3f, .first = 2};
+    rules.rules[2] = (sl_decide_rule){
+        .key = key, .kind = SL_DECIDE_BITS, .columns = 1, .bound = {1}, .p = 0.5f, .invert = 1, .first = 3};
+    sl_op crop = sl_op_random_resized_crop("image", 4, 8, 8, 0.08f, 1.0f, 4.0f / 3.0f);
+    rules.rules[3] = (sl_decide_rule){.key = sl_philox_key_for(11, crop.op_id),
+                                      .kind = SL_DECIDE_RESIZED_CROP,
+                                      .columns = 4,
+                                      .bound = {32, 24},
+                                      .lo = 0.08f,
+                                      .hi = 1.0f,
+                                      .ratio = 4.0f / 3.0f,
+                                      .first = 4};
+    int32_t want[ROWS * STRIDE], got[ROWS * STRIDE];
+    for (int r = 0; r < ROWS; r++) {
+        int32_t *row = want + r * STRIDE;
+        sl_philox_ctr w = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)ids[r], 3, 0), key);
+        row[0] = (int32_t)(((uint64_t)w.v[0] * 5) >> 32);
+        row[1] = (int32_t)(((uint64_t)w.v[1] * 1000003) >> 32);
+        row[2] = 0;
+        for (int a = 0; a < 3; a++)
+            row[2] |= (int32_t)((w.v[a] >> 8) * 0x1p-24f < 0.3f) << a;
+        row[3] = !((w.v[0] >> 8) * 0x1p-24f < 0.5f);
+        sl_crop_box box = sl_random_resized_crop_box(&crop, 11, 3, ids[r], 32, 24);
+        const int32_t fields[4] = {box.y, box.x, box.h, box.w};
+        memcpy(row + 4, fields, sizeof fields);
+    }
+    void *dev_ids = up(dev, ids, sizeof ids), *dev_batch = up(dev, &batch, sizeof batch);
+    void *table = up(dev, NULL, sizeof got);
+    cr_assert_eq(dev->decide_rows(dev_ids, dev_batch, &rules, table, STRIDE, ROWS, NULL), 0);
+    down(dev, got, table, sizeof got);
+    expect_same_bytes(dev, want, got, sizeof got, "decide_rows");
+
+    sl_step_rule steps[STEPS] = {
+        {.base = {.kind = SL_EW_CLIP, .a = -1.0f, .b = 1.0f}, .kind = SL_STEP_CONST},
+        {.base = {.kind = SL_EW_GAUSSIAN_NOISE, .a = 0.25f, .key = key}, .kind = SL_STEP_NOISE},
+        {.base = {.kind = SL_EW_ADD, .a = 0.2f, .key = key}, .kind = SL_STEP_CENTRED},
+        {.base = {.kind = SL_EW_MULTIPLY, .key = key}, .kind = SL_STEP_UNIFORM, .lo = 0.5f, .hi = 2.0f},
+    };
+    sl_ew_step want_steps[ROWS * STEPS], got_steps[ROWS * STEPS];
+    memset(want_steps, 0, sizeof want_steps);
+    for (int r = 0; r < ROWS; r++) {
+        sl_ew_step *row = want_steps + r * STEPS;
+        uint32_t w = sl_philox4x32_10(sl_philox_ctr_for((uint64_t)ids[r], 3, 0), key).v[0];
+        row[0] = (sl_ew_step){.kind = SL_EW_CLIP, .a = -1.0f, .b = 1.0f};
+        row[1] = (sl_ew_step){
+            .kind = SL_EW_GAUSSIAN_NOISE, .a = 0.25f, .key = key, .ctr = sl_philox_ctr_for((uint64_t)ids[r], 3, 0)};
+        row[2] = (sl_ew_step){.kind = SL_EW_ADD, .a = 0.2f * ((float)((int32_t)(w >> 8) - (1 << 23)) * 0x1p-23f)};
+        float f = 0.5f + 1.5f * ((w >> 8) * 0x1p-24f);
+        row[3] = (sl_ew_step){.kind = SL_EW_MULTIPLY, .a = f > 2.0f ? 2.0f : f};
+    }
+    void *dev_rules = up(dev, steps, sizeof steps), *dev_steps = up(dev, NULL, sizeof got_steps);
+    cr_assert_eq(dev->step_rows(dev_ids, dev_batch, dev_rules, dev_steps, STEPS, ROWS, NULL), 0);
+    down(dev, got_steps, dev_steps, sizeof got_steps);
+    for (int i = 0; i < ROWS * STEPS; i++) {
+        const sl_ew_step *a = &want_steps[i], *b = &got_steps[i];
+        cr_assert(a->kind == b->kind && memcmp(&a->a, &b->a, 4) == 0 && memcmp(&a->b, &b->b, 4) == 0 &&
+                      memcmp(&a->key, &b->key, sizeof a->key) == 0 && memcmp(&a->ctr, &b->ctr, sizeof a->ctr) == 0,
+                  "step_rows on %s: row %d's step %d differs from its rule's", dev->name, i / STEPS, i % STEPS);
+    }
+
+    int32_t tokens[TOKENS], want_rows[ROWS * SEQ], got_rows[ROWS * SEQ];
+    for (int t = 0; t < TOKENS; t++)
+        tokens[t] = 1000 + t;
+    int64_t windows[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        windows[r] = (TOKENS + SEQ - 1) / SEQ - 1 - r % ((TOKENS + SEQ - 1) / SEQ);
+        int64_t first = windows[r] * SEQ, available = TOKENS - first < SEQ ? TOKENS - first : SEQ;
+        sl_kernels_reference()->pack(want_rows + r * SEQ, tokens + first, available, SEQ, -7);
+    }
+    void *dev_tokens = up(dev, tokens, sizeof tokens), *dev_windows = up(dev, windows, sizeof windows);
+    void *dev_rows = up(dev, NULL, sizeof got_rows);
+    cr_assert_eq(dev->pack_rows(dev_rows, dev_tokens, ROWS, SEQ, TOKENS, dev_windows, -7, NULL), 0);
+    down(dev, got_rows, dev_rows, sizeof got_rows);
+    expect_same_bytes(dev, want_rows, got_rows, sizeof got_rows, "pack_rows");
+
+    void *blocks[] = {dev_ids, dev_batch, table, dev_rules, dev_steps, dev_tokens, dev_windows, dev_rows};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        dev->release(blocks[i]);
+}
+
 Test(device_emulation, element_wise_launchers_match_the_reference)
 {
     check_element_wise(sl_device_emulation());
@@ -689,6 +809,11 @@ Test(device_emulation, movement_launchers_match_the_reference)
 Test(device_emulation, integer_and_sequence_launchers_match_the_reference)
 {
     check_integers_and_sequences(sl_device_emulation());
+}
+
+Test(device_emulation, rule_and_packing_launchers_match_their_definitions)
+{
+    check_rules_and_packing(sl_device_emulation());
 }
 
 Test(device_emulation, resize_launchers_match_the_reference)
@@ -705,11 +830,7 @@ Test(device_emulation, log_mel_matches_the_reference_bit_for_bit)
 
 static const sl_device *cuda_device(void)
 {
-    char reason[256] = "";
-    const sl_device *dev = sl_device_cuda(reason, sizeof reason);
-    if (!dev)
-        cr_skip_test("no CUDA device to run the kernels on: %s", reason);
-    return dev;
+    return test_cuda_device_or_skip("to run the kernels on");
 }
 
 Test(device_cuda, element_wise_launchers_match_the_reference)
@@ -725,6 +846,11 @@ Test(device_cuda, movement_launchers_match_the_reference)
 Test(device_cuda, integer_and_sequence_launchers_match_the_reference)
 {
     check_integers_and_sequences(cuda_device());
+}
+
+Test(device_cuda, rule_and_packing_launchers_match_their_definitions)
+{
+    check_rules_and_packing(cuda_device());
 }
 
 Test(device_cuda, resize_launchers_match_the_reference)

@@ -17,11 +17,7 @@
 
 static sl_source *images(int64_t n, int side)
 {
-    sl_fixture_spec spec = {.kind = SL_FIXTURE_IMAGES, .n = n, .h = side, .w = side, .c = 3, .classes = 10};
-    sl_source *src;
-    sl_err err = {0};
-    cr_assert_eq(sl_fixture_build(&spec, 42, &src, &err), SL_OK, "%s", err.msg);
-    return src;
+    return test_image_fixture(n, side);
 }
 
 static const float mean3[3] = {120.0f, 110.0f, 100.0f};

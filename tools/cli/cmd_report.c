@@ -333,6 +333,12 @@ static void variant_table(const sl__report *report, const sl__report_variant *v,
         } else {
             snprintf(note, sizeof note, "%s", r->reason);
         }
+        char device[160];
+        sl__format_device_runs(device, sizeof device, r);
+        if (device[0]) {
+            size_t used = strlen(note);
+            snprintf(note + used, sizeof note - used, "%s%s", used ? "; " : "", device);
+        }
         const char *texts[VARIANT_COLUMNS] = {adapter, standing_of(row), rate,  interval, best, ref, peer, mean, p50,
                                               p99,     r->equivalence,   where, step,     note};
         for (int c = 0; c < VARIANT_COLUMNS; c++)

@@ -85,6 +85,10 @@ const char *sl__standing_name(sl__standing standing);
 void sl__format_ratio(char *buf, size_t size, const sl__report_ratio *r, bool with_interval);
 /* Three significant digits and an SI suffix: "1.72M", "486". */
 void sl__format_rate(char *buf, size_t size, double value);
+/* A device record's own runs, for a row's note: its allocations' device
+ * memory at their peak and the path its source took ("device memory 3.1 MiB
+ * at peak; source resident, placed in 2.0 ms"); "" for any other record. */
+void sl__format_device_runs(char *buf, size_t size, const sl_record *record);
 /* The adapters of a variant that did not run here, one phrase per reason:
  * "not run here: cuda, cuda-graph (unavailable: no NVIDIA driver)". */
 void sl__report_folded_line(const sl__report *report, const sl__report_variant *v, char *buf, size_t size);

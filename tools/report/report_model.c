@@ -219,6 +219,22 @@ void sl__format_ratio(char *buf, size_t size, const sl__report_ratio *r, bool wi
              rounds);
 }
 
+void sl__format_device_runs(char *buf, size_t size, const sl_record *r)
+{
+    buf[0] = '\0';
+    if (!r->device_name[0] || r->device_allocated_peak_bytes < 0)
+        return;
+    size_t used = (size_t)snprintf(buf, size, "device memory %.1f MiB at peak",
+                                   (double)r->device_allocated_peak_bytes / 1048576.0);
+    if (used >= size || !r->device_source[0])
+        return;
+    if (strcmp(r->device_source, "resident") == 0)
+        snprintf(buf + used, size - used, "; source resident, placed in %.1f ms",
+                 (double)r->device_source_setup_ns / 1e6);
+    else
+        snprintf(buf + used, size - used, "; source %s", r->device_source);
+}
+
 void sl__format_rate(char *buf, size_t size, double value)
 {
     static const char *const suffixes[] = {"", "k", "M", "G", "T"};

@@ -106,12 +106,18 @@ static void row_note(const sl__report_row *row, char *buf, size_t size)
     if (sl__find_metric(r, "hardware_bound_defect") && used < size)
         used += (size_t)snprintf(buf + used, size - used, "%shw bound above 1: probe defect", used ? "; " : "");
     if (row->ranked && row->t.skewed && used < size)
-        snprintf(buf + used, size - used, "%s mean %+.0f%% of median%s",
-                 row->t.wide ? ","
-                 : used      ? "; noisy:"
-                             : "noisy:",
-                 100.0 * (row->t.mean_ns / row->t.median_ns - 1.0),
-                 row->t.mean_ns > row->t.median_ns ? " (stalls)" : "");
+        used += (size_t)snprintf(buf + used, size - used, "%s mean %+.0f%% of median%s",
+                                 row->t.wide ? ","
+                                 : used      ? "; noisy:"
+                                             : "noisy:",
+                                 100.0 * (row->t.mean_ns / row->t.median_ns - 1.0),
+                                 row->t.mean_ns > row->t.median_ns ? " (stalls)" : "");
+    /* A device row's memory and source path sit beside what the host held
+     * (the record's peak_rss_bytes). */
+    char device[160];
+    sl__format_device_runs(device, sizeof device, r);
+    if (device[0] && used < size)
+        snprintf(buf + used, size - used, "%s%s", used ? "; " : "", device);
 }
 
 static void threads_cell(char *buf, size_t size, const sl_record *r)

@@ -136,6 +136,16 @@ typedef struct sl_record {
     char device_driver[16];
     char device_runtime[16];
     int64_t device_peak_memory_bytes;
+    /* The record's own runs on that device (docs/records.md): the most
+     * bytes their allocations held at once (the device's ledger: batch
+     * buffers, decisions, op constants, a cache, a resident source; -1 when
+     * none ran), whether the source was "resident" on the device (placed
+     * once, each batch gathering its rows there) or "streamed" through
+     * page-locked staging ("" when none ran), and the nanoseconds placing
+     * it took (0 when streamed, -1 when none ran). */
+    int64_t device_allocated_peak_bytes;
+    char device_source[16];
+    int64_t device_source_setup_ns;
     /* How the output was held to the reference's before the speed counted:
      * "bitwise", "within N ulp", "statistical" (a peer checked by the residual
      * test, docs/peers.md), "mismatch", or "not checked" (a record that

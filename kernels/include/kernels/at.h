@@ -331,6 +331,23 @@ SL_HD void sl__at_dropout_rows(const float *src, float *dst, int64_t i, int64_t 
     sl__at_dropout(src + r * values, dst + r * values, i - r * values, &d);
 }
 
+/* Decision i of a batch: row i / nrules by rule i % nrules. */
+SL_HD void sl__at_decide_rows(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules,
+                              int32_t *table, int stride, int64_t i)
+{
+    int64_t r = i / rules->nrules;
+    const sl_decide_rule *rule = &rules->rules[i - r * rules->nrules];
+    sl__decide(rule, ids[r], batch->epoch, table + r * stride + rule->first);
+}
+
+/* Step i of a batch's row table: row i / row_steps by rule i % row_steps. */
+SL_HD void sl__at_step_rows(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules,
+                            sl_ew_step *table, int row_steps, int64_t i)
+{
+    int64_t r = i / row_steps;
+    sl__step_for(&rules[i - r * row_steps], ids[r], batch->epoch, &table[i]);
+}
+
 SL_HD void sl__at_trig_rounds(const float *src, float *dst, int64_t i, int rounds)
 {
     double y = src[i];
@@ -425,6 +442,14 @@ SL_HD void sl__at_gather_rows(uint8_t *dst, const uint8_t *src, int64_t i, size_
 {
     int64_t r = i / (int64_t)row_bytes, b = i % (int64_t)row_bytes;
     dst[i] = src[index[r] * (int64_t)row_bytes + b];
+}
+
+SL_HD void sl__at_pack_rows(int32_t *dst, const int32_t *tokens, int64_t i, int64_t seq_len, int64_t stream_tokens,
+                            const int64_t *ids, int32_t pad)
+{
+    int64_t r = i / seq_len, first = ids[r] * seq_len;
+    int64_t available = stream_tokens - first < seq_len ? stream_tokens - first : seq_len;
+    dst[i] = sl__body_pack_token(tokens + first, available, i - r * seq_len, pad);
 }
 
 SL_HD void sl__at_scatter_rows(uint8_t *dst, const uint8_t *src, int64_t i, size_t row_bytes, const int64_t *index)

@@ -20,10 +20,12 @@
 #ifndef SLUICE_KERNELS_DEVICE_H
 #define SLUICE_KERNELS_DEVICE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/decide.h"
 #include "sluice/core/philox.h"
 #include "sluice/kernels/kernels.h"
 
@@ -55,6 +57,14 @@ typedef struct sl_device_chain {
     sl_ew_step steps[SL_DEVICE_MAX_STEPS];
 } sl_device_chain;
 
+/* The decision rules a batch's rows are drawn by (kernels/decide.h), by
+ * value: the same for every batch, so a graph replays them. */
+#define SL_DEVICE_MAX_RULES 8
+typedef struct sl_device_rules {
+    int nrules;
+    sl_decide_rule rules[SL_DEVICE_MAX_RULES];
+} sl_device_rules;
+
 /* Per-row decisions of one op in device memory: row r's are
  * table[r * stride + first .. + the op's column count) (the columns of its
  * descriptor's decision_columns, as `sluice export` writes them). */
@@ -77,11 +87,34 @@ typedef enum sl_device_copy_kind {
     SL_DEVICE_DEVICE_TO_DEVICE,
 } sl_device_copy_kind;
 
+/* The device memory a table's alloc has handed out and not released
+ * (kernels/cuda/ledger.c): each block's size by its address, the bytes held
+ * now, and the most held at once since the last sl_device_memory_mark. */
+typedef struct sl_device_ledger_entry {
+    void *ptr;
+    size_t bytes;
+} sl_device_ledger_entry;
+
+typedef struct sl_device_ledger {
+    pthread_mutex_t lock;
+    sl_device_ledger_entry *entries;
+    size_t count, slots;
+    int64_t live, peak;
+} sl_device_ledger;
+
+#define SL_DEVICE_LEDGER_INIT                                                                                          \
+    {                                                                                                                  \
+        PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0                                                                    \
+    }
+
 typedef struct sl_device {
     const char *name; /* "cuda", "host-emulation" */
     bool emulated;    /* the host emulation: every call completes before it returns */
 
     /* --- memory, streams, events, graphs --------------------------------- */
+    /* alloc enters each block in the device's ledger and release takes it
+     * out, so the bytes a run held at its peak are known on any device. */
+    sl_device_ledger *ledger;
     int (*alloc)(void **ptr, size_t bytes);
     void (*release)(void *ptr);
     /* Page-locked host memory, which copies read and write asynchronously. */
@@ -133,6 +166,15 @@ typedef struct sl_device {
      * the batch's epoch; threshold and scale as sl_dropout_key's. */
     int (*dropout_rows)(const float *src, float *dst, int64_t rows, int64_t values, const int64_t *ids,
                         const sl_device_batch *batch, sl_philox_key key, uint32_t threshold, float scale, void *stream);
+    /* Every row's decisions by each rule: row r's element ids[r], in the
+     * batch's epoch, into table[r * stride + rule.first ..]. */
+    int (*decide_rows)(const int64_t *ids, const sl_device_batch *batch, const sl_device_rules *rules, int32_t *table,
+                       int stride, int64_t rows, void *stream);
+    /* Every row's chain steps by each of row_steps rules (in device
+     * memory): table[r * row_steps + k] is rule k's step for element
+     * ids[r] in the batch's epoch. */
+    int (*step_rows)(const int64_t *ids, const sl_device_batch *batch, const sl_step_rule *rules, sl_ew_step *table,
+                     int row_steps, int64_t rows, void *stream);
     /* zscore of rows of `values` f32: each row's mean and variance in
      * double in sl_moments_fn's fixed order, then its normalize step, so the
      * bits are the reference's. scratch holds SL_DEVICE_ZSCORE_SCRATCH(rows)
@@ -148,6 +190,11 @@ typedef struct sl_device {
      * sl_op_pad_tokens describes (one end token, then pads). */
     int (*pad_tokens)(const int32_t *src, int32_t *dst, int64_t rows, int64_t capacity, int64_t length, int32_t end_id,
                       int32_t pad_id, void *stream);
+    /* pack_tokens' gather from a token stream of stream_tokens tokens on the
+     * device: dst row r is element ids[r]'s window of seq_len tokens (from
+     * token ids[r] * seq_len), padded with pad past the stream's end. */
+    int (*pack_rows)(int32_t *dst, const int32_t *tokens, int64_t rows, int64_t seq_len, int64_t stream_tokens,
+                     const int64_t *ids, int32_t pad, void *stream);
     /* Dynamic padding from src (rows of `stride`) into dst (rows of
      * *width, width in device memory and at most stride), and its mask. */
     int (*pad_rows)(int32_t *dst, const int32_t *src, const int32_t *lengths, int64_t rows, int64_t stride,
@@ -211,6 +258,18 @@ typedef struct sl_device {
  * CUDA or no device can run), and the host emulation, always there. */
 const sl_device *sl_device_cuda(char *reason, size_t size);
 const sl_device *sl_device_emulation(void);
+
+/* The device's ledger: sl_device_memory_mark starts a new peak from the
+ * bytes held now; sl_device_memory_held gives the bytes held now and the
+ * most held at once since the mark (either pointer may be NULL). Bytes are
+ * those the allocations asked for, before the driver's rounding. */
+void sl_device_memory_mark(const sl_device *device);
+void sl_device_memory_held(const sl_device *device, int64_t *live, int64_t *peak);
+/* For the tables' alloc and release: a block handed out, a block taken
+ * back (a block the ledger does not hold is ignored). add returns
+ * SL_DEVICE_ENOMEM when the ledger itself cannot grow. */
+int sl__device_ledger_add(sl_device_ledger *ledger, void *ptr, size_t bytes);
+void sl__device_ledger_remove(sl_device_ledger *ledger, void *ptr);
 
 #ifdef __cplusplus
 }

@@ -10,22 +10,33 @@
 #include "kernels/device.h"
 #include "sluice/pipeline/pipeline.h"
 
-/* A run holds `slots` batches in flight. For each batch the host gathers
- * its source rows into page-locked memory and computes what the host
- * decides (element ids, every random op's per-row and per-batch decisions,
- * per-batch parameters) into one block (prepare); the device copies both in
- * and runs every op on the whole batch, op after op, consecutive
- * element-wise steps fused into one chain (enqueue); the outputs stay on the
- * device until fetched. */
+/* A run holds `slots` batches in flight. For each batch the host computes
+ * what the host decides (element ids, the random decisions no rule
+ * describes, per-batch parameters) into one block and, for a streamed
+ * source, gathers its rows into page-locked memory (prepare); the device
+ * copies both in, draws the decisions and chain steps that follow a rule
+ * (kernels/decide.h), gathers a resident source's rows, and runs every op
+ * on the whole batch, op after op, consecutive element-wise steps fused into
+ * one chain (enqueue); the outputs stay on the device until fetched. */
 typedef struct sl_device_run sl_device_run;
 
 /* Plans the pipeline's ops on the device and allocates every buffer.
  * SL_EUNSUPPORTED names an op with no device path; SL_ESKIPPED says how
  * much device memory the buffers need against what is free. `kernels` is
- * the host's table (the gather's shuffle and pack). */
+ * the host's table (the gather's shuffle and pack). The source is kept on
+ * the device when it can be and takes at most source_limit_bytes there (-1:
+ * no limit but the free memory; 0: it always streams). */
 sl_status sl_device_run_create(const sl_pipeline *pipeline, const sl_kernel_table *kernels, const sl_device *device,
-                               int slots, sl_device_run **out, sl_err *err);
+                               int slots, int64_t source_limit_bytes, sl_device_run **out, sl_err *err);
 void sl_device_run_free(sl_device_run *run);
+/* Places the source on the device when the run keeps it there (resident:
+ * it fits in the device's free memory beside the batch buffers, its rows
+ * are fixed-size, and no op reads them on the host), through `stream`, and
+ * waits for it; nothing otherwise. Once, before the first batch. */
+sl_status sl_device_run_place(sl_device_run *run, void *stream, sl_err *err);
+/* Whether the batches gather their rows from the source on the device
+ * (resident), or the host gathers them and copies them in (streamed). */
+bool sl_device_run_resident(const sl_device_run *run);
 
 /* The host's part of the batch at `position`, into a slot. */
 sl_status sl_device_run_prepare(sl_device_run *run, int slot, sl_position position, sl_err *err);

@@ -198,6 +198,17 @@ typedef struct sl__op_desc {
      * random op without it has decisions that cannot be exported. */
     const char *decision_columns;
     void (*decisions)(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
+    /* Optional, for a random element-phase op whose decisions are its one
+     * Philox block per element by a rule (kernels/decide.h): the rule, its
+     * columns from 0. Its rows and decisions then draw through
+     * sl__op_decide, and the device executor draws every row's decisions
+     * on the device by the same rule. */
+    void (*decide)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_rule *rule);
+    /* Optional, for a random op with an ew_step: the rule its step follows
+     * per element (kernels/decide.h). Its ew_step is then
+     * sl__ew_step_by_rule, and the device executor draws the steps of every
+     * row on the device by the same rule. */
+    void (*step_rule)(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_step_rule *rule);
     /* Optional, for a random batch-phase op: the names of its per-batch
      * decisions, comma-separated ("lambda,w_own,w_partner"), and the
      * function that writes them for one batch (its epoch, index and count
@@ -311,6 +322,16 @@ sl_status sl__add_batch_field(sl_pipeline *pipeline, int index, const char *what
  * field), or an error naming the op. */
 sl_status sl__length_field(const sl_pipeline *pipeline, int index, const char *what, const char *name, int *out,
                            sl_err *err);
+
+/* A rule of the given kind and columns (or words) under the op's key
+ * (seed, op id), bounds and probability left to the op's decide. */
+sl_decide_rule sl__op_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, sl_decide_kind kind, int columns);
+/* An op's decisions for one element by its rule (desc->decide): what its
+ * rows read and, as its `decisions` hook, what it exports. */
+void sl__op_decide(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, int32_t *out);
+/* An op's chain step for one element by its rule (desc->step_rule), as its
+ * ew_step hook. */
+bool sl__ew_step_by_rule(const sl__op_ctx *ctx, const sl__compiled_op *c, int64_t element, sl_ew_step *step);
 
 /* Keyed per-element decisions of the movement ops, shared by their rows and
  * by anything that hands the decisions to another loader. */
