@@ -62,6 +62,14 @@ const char *sl__peer_dir(void)
     return dir && *dir ? dir : SLUICE_SOURCE_ROOT "/peers";
 }
 
+void sl__peer_script_path(const sl__peer *peer, char *path, size_t size)
+{
+    if (peer->script[0] == '/')
+        snprintf(path, size, "%s", peer->script);
+    else
+        snprintf(path, size, "%s/%s", sl__peer_dir(), peer->script);
+}
+
 /* What the last peer run said and how it went; runs are one at a time. */
 static struct {
     const sl_adapter *adapter;
@@ -557,10 +565,7 @@ static void session_spec(const sl__peer *peer, const sl_pipeline *pipeline, cons
                          char *workers, size_t size, sl__peer_session_spec *spec)
 {
     static char script[1024];
-    if (peer->script[0] == '/')
-        snprintf(script, sizeof script, "%s", peer->script);
-    else
-        snprintf(script, sizeof script, "%s/%s", sl__peer_dir(), peer->script);
+    sl__peer_script_path(peer, script, sizeof script);
     snprintf(workers, size, "--workers=%d", request->workers);
     *spec = (sl__peer_session_spec){
         .name = peer->adapter.name,

@@ -260,6 +260,9 @@ bool sl__peer_first_difference(const sl_batch *peer, const sl_batch *reference, 
 
 /* The folder of the peer scripts: $SLUICE_PEERS_DIR, else <source>/peers. */
 const char *sl__peer_dir(void);
+/* Where a built-in peer's script is: its absolute path, or its name in the
+ * peers folder. */
+void sl__peer_script_path(const sl__peer *peer, char *path, size_t size);
 
 /* The registered peers (peers.c): every framework in its tuned form (the
  * plain name) and, where the two differ, its idiomatic form ("-idiomatic"),

@@ -61,10 +61,7 @@ static sl_status resolve_loader(const char *name, checked_loader *out, sl_err *e
         const sl__peer *peer = sl__peers[i];
         if (strcmp(peer->adapter.name, name) != 0)
             continue;
-        if (peer->script[0] == '/')
-            snprintf(out->script, sizeof out->script, "%s", peer->script);
-        else
-            snprintf(out->script, sizeof out->script, "%s/%s", sl__peer_dir(), peer->script);
+        sl__peer_script_path(peer, out->script, sizeof out->script);
         out->python = sl__peer_python_of(peer);
         out->args = peer->args ? peer->args : "--workers=0";
         out->kind = peer->kind;

@@ -616,7 +616,9 @@ static void *reader(void *arg)
 
 /* Eight threads read random ranges of src at once; every read must succeed
  * and return the fixture's bytes. */
-static void read_from_many_threads(sl_source *src, const fixture *fx)
+/* Eight threads reading random ranges of src at once; returns how many of
+ * their reads failed or gave wrong bytes (each thread's count logged). */
+static int bad_reads_from_many_threads(sl_source *src, const fixture *fx)
 {
     enum { THREADS = 8 };
     pthread_t threads[THREADS];
@@ -625,11 +627,14 @@ static void read_from_many_threads(sl_source *src, const fixture *fx)
         args[t] = (reader_args){.src = src, .fx = fx, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)};
         cr_assert_eq(pthread_create(&threads[t], NULL, reader, &args[t]), 0);
     }
+    int bad = 0;
     for (int t = 0; t < THREADS; t++) {
         pthread_join(threads[t], NULL);
-        cr_assert_eq(args[t].failures, 0, "thread %d had %d failed reads", t, args[t].failures);
-        cr_assert_eq(args[t].mismatches, 0, "thread %d read %d wrong ranges", t, args[t].mismatches);
+        if (args[t].failures || args[t].mismatches)
+            cr_log_error("thread %d had %d failed reads and %d wrong ranges", t, args[t].failures, args[t].mismatches);
+        bad += args[t].failures + args[t].mismatches;
     }
+    return bad;
 }
 
 Test(sources, pread_source_is_safe_from_many_threads)
@@ -637,7 +642,7 @@ Test(sources, pread_source_is_safe_from_many_threads)
     fixture fx;
     make_fixture(&fx);
     sl_source *src = file_source(&fx, SL_SOURCE_PREAD, "threads");
-    read_from_many_threads(src, &fx);
+    cr_expect_eq(bad_reads_from_many_threads(src, &fx), 0, "reads failed or gave wrong bytes");
     sl_source_free(src);
     free_fixture(&fx);
 }
@@ -650,7 +655,7 @@ Test(sources, stream_source_is_safe_from_many_threads)
     fixture fx;
     make_fixture(&fx);
     sl_source *src = stream_source(&fx, "threads", 3, 2);
-    read_from_many_threads(src, &fx);
+    cr_expect_eq(bad_reads_from_many_threads(src, &fx), 0, "reads failed or gave wrong bytes");
     sl_source_free(src);
     free_fixture(&fx);
 }
