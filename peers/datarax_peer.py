@@ -52,7 +52,7 @@ options = OPTIONS.parse_args()
 # rounds once where sluice rounds twice) even across
 # lax.optimization_barrier; for plans where it can, the peer caps XLA's code
 # at AVX, the level before FMA instructions (peers/xla_cap.py).
-CAP = xla_cap.apply(options.export_dir) if options.export_dir else ""
+CAP = xla_cap.POLICY
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -588,6 +588,7 @@ def main():
     framework = "datarax %s (jax %s, %s)" % (version("datarax"), jax.__version__, CAP)
     plan = sluice_peer.start(name, framework, options)
     plan.require(SUPPORTED)
+    sluice_peer.log(xla_cap.apply(plan.raw))
     # The scan's throughput leaves its compilation out, as Datarax's own
     # benchmark does: its first batch's clock starts at the request.
     sluice_peer.serve(plan, make_batches(plan, options), options, setup_in_first_batch=not options.scan)

@@ -31,7 +31,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 OPTIONS = sluice_peer.parser("jax")
 OPTIONS.add_argument("--idiomatic", action="store_true", help="jax.numpy ops dispatched eagerly, no jit")
 options = OPTIONS.parse_args()
-CAP = xla_cap.apply(options.export_dir) if options.export_dir and not options.idiomatic else "eager, no fusion"
+CAP = "eager, no fusion" if options.idiomatic else xla_cap.POLICY
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -320,6 +320,8 @@ def main():
     # hello: it is in batch 0's time (a warmup batch), as start-up.
     plan = sluice_peer.start("jax-idiomatic" if options.idiomatic else "jax", framework, options)
     plan.require(SUPPORTED)
+    if not options.idiomatic:
+        sluice_peer.log(xla_cap.apply(plan.raw))
     sources = {f["name"]: jnp.asarray(plan.load_source(f["name"])) for f in plan.source_fields}
     fn = build(plan)
     at = cache_index(plan)

@@ -3,9 +3,11 @@ multiply-add, which rounds once where sluice rounds twice: the JAX peers cap
 XLA's x86 code at AVX (the level before FMA instructions) only for such
 plans, since the cap also costs AVX2's other instructions (docs/peers.md).
 
-Read from plan.json before jax is imported (XLA_FLAGS is read at import)."""
+XLA reads XLA_FLAGS when its backend starts (the first computation), not
+when jax is imported, and the plan comes after the peer's hello (protocol 3):
+so the peer imports jax, says hello, and applies the cap to the plan it
+receives before anything of jax runs."""
 
-import json
 import os
 
 # Ops whose own arithmetic has a product feeding a sum (polynomials,
@@ -47,11 +49,19 @@ def contraction(plan_raw):
     return None
 
 
-def apply(export_dir):
-    """Caps XLA at AVX when the plan needs it; returns a note for the
-    framework string the peer reports."""
-    with open(os.path.join(export_dir, "plan.json")) as f:
-        why = contraction(json.load(f))
+# What the peers' framework strings say, at their hello, before the plan.
+POLICY = "XLA capped at AVX where a plan could contract"
+
+
+def apply(plan_raw):
+    """Caps XLA at AVX when the plan needs it, before XLA's backend starts
+    (after it the flag would be ignored and the peer's floats could differ);
+    returns what was decided, for the peer's log."""
+    from jax._src import xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        raise SystemExit("xla_cap.apply: XLA's backend started before the plan came; its cap cannot apply any more")
+    why = contraction(plan_raw)
     if why is None:
         return "XLA not capped: nothing to contract"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
