@@ -3,7 +3,10 @@ per scenario, each adapter's median batch time pooled over the rounds, its
 framework and timing, and per-round ratios (the ratio of medians within a
 round, so the machine's drift between rounds cancels) with their median and
 range over the rounds. Medians of per-batch times and per-round ratios, as
-issue 20's "one honest number" allows until it lands."""
+issue 20's "one honest number" allows until it lands. Last, every record's
+load average at its start and its CPU wait (the share of its threads'
+runnable time spent waiting for a CPU; -1 where its run was too short to
+read), so that a reader can tell which figures a busy machine made."""
 
 import glob
 import json
@@ -89,7 +92,7 @@ for s, v in variants:
         ):
             m = statistics.median(ratios)
             if best is None or m < best[1]:
-                best = (a, m, min(ratios), max(ratios))
+                best = (a, m, min(ratios), max(ratios), ", ".join("%.2fx" % x for x in ratios))
     for row in rows:
         print(
             "| %s | %s | %s | %s | %s | %s | %s |"
@@ -97,7 +100,37 @@ for s, v in variants:
         )
     if best:
         print(
-            "\nfastest equivalent per-batch peer: %s; fused (1 thread) is %.2fx faster [%.2f, %.2f] per round\n" % best
+            "\nfastest equivalent per-batch peer: %s; fused (1 thread) is %.2fx faster [%.2f, %.2f] "
+            "(rounds 1 to %d: %s)\n" % (best[:4] + (rounds, best[4]))
         )
     else:
         print()
+
+print("## Each record: its load and CPU wait\n")
+print("| round | scenario | adapter | p50 (µs) | load at start | cpu_wait_fraction |")
+print("|---|---|---|---:|---:|---:|")
+waits = []
+for k, recs in enumerate(per_round, 1):
+    for (s, v, a), r in sorted(recs.items()):
+        env = r.get("environment", {})
+        med = median_ns(r)
+        wait = env.get("cpu_wait_fraction")
+        if isinstance(wait, (int, float)) and wait >= 0:
+            waits.append(wait)
+        print(
+            "| %d | %s %s | %s | %s | %s | %s |"
+            % (
+                k,
+                s,
+                v,
+                a,
+                "%.1f" % (med / 1e3) if med else "-",
+                env.get("load_start", "-"),
+                "%.2f" % wait if isinstance(wait, (int, float)) else "-",
+            )
+        )
+if waits:
+    print(
+        "\nCPU wait over the %d records that could read it: median %.2f, range %.2f to %.2f."
+        % (len(waits), statistics.median(waits), min(waits), max(waits))
+    )
