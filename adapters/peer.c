@@ -82,6 +82,12 @@ static struct {
     double setup_cpu_ns;
     double plan_setup_cpu_ns;
     double one_batch_cpu_ns; /* the scaling probe's session, when it ran */
+    /* The per-window busiest thread (when sampled): the sum over windows,
+     * how far past what the latencies hold it went, and sluice's mean
+     * time per sample. */
+    double window_busiest_ns;
+    double window_excess_ns;
+    double window_sample_ns;
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -115,6 +121,11 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     sl_record_add_metric(record, "peer_plan_setup_cpu_ns", last_run.plan_setup_cpu_ns, "ns");
     if (last_run.one_batch_cpu_ns > 0)
         sl_record_add_metric(record, "peer_one_batch_session_cpu_ns", last_run.one_batch_cpu_ns, "ns");
+    if (last_run.window_sample_ns > 0) {
+        sl_record_add_metric(record, "peer_window_busiest_thread_ns", last_run.window_busiest_ns, "ns");
+        sl_record_add_metric(record, "peer_window_excess_ns", last_run.window_excess_ns, "ns");
+        sl_record_add_metric(record, "peer_window_sample_ns", last_run.window_sample_ns, "ns");
+    }
     if (last_run.p50_with_digest_ns > 0)
         sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
     if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
@@ -559,6 +570,59 @@ static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_
     return SL_OK;
 }
 
+/* --- a thread per batch, in turn (D21, attack 4) ---------------------------- */
+
+/* The whole session's busiest thread cannot tell k threads that each do
+ * every k-th batch alone, inside that batch's window, from one thread: each
+ * ran n/k batches, and a loader that reports a k-th of each batch's time
+ * passes. A thread runs on one CPU at a time, so in batch i's window (from
+ * the sample before its request to the one after its answer) no thread can
+ * run longer than batch i's latency, plus the protocol's own cost (and, for
+ * batch 0, the plan's writing). Each window's residual, its busiest
+ * thread's growth less that allowance, is summed; a window whose thread ran
+ * less than it may credits at most WINDOW_LAG_CREDIT_NS, a tick of the
+ * coarsest scheduler clock (HZ 100): the scheduler's count of a thread
+ * running at a sample can lag by up to a tick, which the next window then
+ * counts, and the credit lets that telescope, where an unbounded one would
+ * let a loader bank the waits of some batches (reported, and so paid for)
+ * to under-report others. Past WINDOW_MARGIN_NS: hand-over (docs/peers.md,
+ * "What is verified"). */
+#define WINDOW_LAG_CREDIT_NS 10e6
+#define WINDOW_MARGIN_NS     20e6
+
+/* The residuals' sum, ns; the sum of the windows' busiest threads in
+ * *busiest. */
+static double window_excess_ns(const sl__peer_session_result *r, int64_t n, int64_t bytes, double *busiest)
+{
+    double per_batch = n > 0 ? protocol_cpu_ns(1, bytes / n) : 0.0;
+    double excess = 0.0;
+    *busiest = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double allowed = (double)r->latency_ns[i] + per_batch + (i == 0 ? (double)r->reveal_ns : 0.0);
+        excess += fmax((double)r->window_busiest_ns[i] - allowed, -WINDOW_LAG_CREDIT_NS);
+        *busiest += (double)r->window_busiest_ns[i];
+    }
+    return excess;
+}
+
+/* Judges the windows of a sampled session into last_run. */
+static void judge_windows(const sl__peer_session_result *r, int64_t n, int64_t bytes)
+{
+    double busiest = 0.0;
+    double excess = window_excess_ns(r, n, bytes, &busiest);
+    last_run.window_busiest_ns = busiest;
+    last_run.window_excess_ns = excess;
+    last_run.window_sample_ns = n > 0 ? (double)r->window_sampling_ns / (double)n : 0.0;
+    if (excess > WINDOW_MARGIN_NS && strcmp(last_run.timing, "per-batch") == 0) {
+        snprintf(last_run.timing, sizeof last_run.timing, "hand-over");
+        snprintf(last_run.note, sizeof last_run.note,
+                 "hand-over: batch by batch, its busiest thread ran %.3g ms more than its latencies hold (a thread "
+                 "runs on one CPU at a time; %.3g ms allowed): work done outside its clock or latencies "
+                 "under-reported; not ranked",
+                 excess / 1e6, WINDOW_MARGIN_NS / 1e6);
+    }
+}
+
 /* --- the adapter -------------------------------------------------------------- */
 
 static void session_spec(const sl__peer *peer, const sl_pipeline *pipeline, const sl_run_request *request,
@@ -674,8 +738,15 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     memset(&last_run, 0, sizeof last_run);
     last_run.adapter = adapter;
     int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
-    if (!observed)
+    /* A per-batch loader of the user's has its CPU sampled batch by batch
+     * (the built-in peers' code is reviewed, as their kinds are). */
+    bool windows = peer->users_own && peer->kind == SL__PEER_PER_BATCH;
+    int64_t *window_busiest = windows ? calloc((size_t)request->nbatches, sizeof *window_busiest) : NULL;
+    if (!observed || (windows && !window_busiest)) {
+        free(observed);
+        free(window_busiest);
         return sl_fail(err, SL_ENOMEM, "no memory for the peer's observed times");
+    }
     /* A plan whose draws are not all exported cannot be compared by digest:
      * sluice keeps the peer's batches for the statistical check. */
     verify v = {.reference = export_cache.digests,
@@ -688,7 +759,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     spec.user = &v;
     spec.reveal = reveal_plan;
     spec.reveal_user = &plan;
-    sl__peer_session_result result = {.latency_ns = latency_ns, .observed_ns = observed};
+    sl__peer_session_result result = {
+        .latency_ns = latency_ns, .observed_ns = observed, .window_busiest_ns = window_busiest};
     st = prepare_plan(&plan, err);
     if (!st)
         st = sl__peer_session_run(&spec, &result, err);
@@ -697,6 +769,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         st = judge(adapter, plan.run, request, &v, err);
     if (!st) {
         classify_timing(peer, &result, request->nbatches, v.bytes);
+        if (windows)
+            judge_windows(&result, request->nbatches, v.bytes);
         /* A loader of the user's whose CPU its median latency cannot hold
          * over its batches: does its setup grow with them (attack 1)? The
          * built-in peers' setup is this repository's code, reviewed, as
@@ -752,5 +826,6 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl__peer_batches_free(&v.kept);
     sl_pipeline_free(plan.run);
     free(observed);
+    free(window_busiest);
     return st;
 }

@@ -129,7 +129,14 @@ typedef struct sl__peer_session_result {
     int64_t batches_ns;        /* from the plan's reveal to the last line */
     int64_t cpu_ns;            /* the peer's tree's CPU time from its hello to the last line */
     int64_t busiest_thread_ns; /* the most CPU time one of its threads used over that span */
-    int64_t setup_cpu_ns;      /* the peer's tree's CPU time from its start to its hello */
+    /* When not NULL (nbatches entries, the caller's): for each batch's
+     * window, from the sample before its request (batch 0: the hello) to the
+     * one after its answer, the most CPU time any one thread of the tree
+     * used. Samples are taken between an answer and the next request, never
+     * inside a loader's clock (docs/peers.md, "What is verified"). */
+    int64_t *window_busiest_ns;
+    int64_t window_sampling_ns; /* sluice's time taking those samples, all of them */
+    int64_t setup_cpu_ns;       /* the peer's tree's CPU time from its start to its hello */
     /* From the plan's reveal to the first batch's line: the loader's own
      * setup over the plan, which its first batch's clock holds. */
     int64_t plan_setup_cpu_ns;

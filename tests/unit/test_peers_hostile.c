@@ -399,6 +399,60 @@ Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_o
     sl_record_release(&record);
 }
 
+/* Attack 4, rotating threads: a loader of the user's whose k threads take
+ * the batches in turn, each batch computed alone on one thread inside its
+ * window, reporting its latencies so that no bound over the whole session
+ * fails (rotate.py: 100 ms of CPU a batch, each latency 0.7 of that CPU
+ * time on PC-1's 5 batches, so a thread's CPU over the session is within
+ * the latencies' sum). Batch by batch, its busiest thread ran 30 to 40 ms a
+ * batch more than the latency, 160 to 200 ms in all (measured, at load 2
+ * and beside stress-ng --cpu 2), eight times the 20 ms margin or more: a
+ * hand-over, never the best peer. */
+Test(peers_hostile, a_loader_whose_threads_take_the_batches_in_turn_is_a_hand_over)
+{
+    sl__peer peer = test_peer("peer:test-rotate", "testing/rotate.py", 0);
+    peer.users_own = true;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect(strstr(record.note, "batch by batch, its busiest thread") != NULL, "the note says which bound: %s",
+              record.note);
+    const sl_record_metric *excess = peer_metric(&record, "peer_window_excess_ns");
+    cr_assert_not_null(excess, "the windows' residual is in the record");
+    cr_expect_gt(excess->value, 100e6, "five batches of 100 ms at 0.7 of their CPU: 150 ms or more past");
+    cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), -1,
+                 "a hand-over is never the best peer");
+    sl_record_release(&record);
+    peer_run_carries_on();
+}
+
+/* The rule's other side: an honest loader of the user's that splits each
+ * batch's 100 ms of CPU over 2 and over 4 threads at once (parallel.py,
+ * true latencies) stays per-batch, ranked and bitwise; so does one thread
+ * (plain.py's test above). */
+Test(peers_hostile, an_honest_loader_that_splits_each_batch_over_threads_stays_per_batch)
+{
+    static const char *const threads[] = {"--threads=2", "--threads=4"};
+    for (int k = 0; k < 2; k++) {
+        sl__peer peer = test_peer("peer:test-parallel", "testing/parallel.py", 0);
+        peer.users_own = true;
+        peer.args = threads[k];
+        sl_record record;
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", threads[k], record.reason);
+        cr_expect_str_eq(record.equivalence, "bitwise", "%s", threads[k]);
+        cr_expect_str_eq(record.timing, "per-batch", "%s: note: %s", threads[k], record.note);
+        const sl_record_metric *excess = peer_metric(&record, "peer_window_excess_ns");
+        cr_assert_not_null(excess, "%s: the windows were sampled", threads[k]);
+        cr_expect_not_null(peer_metric(&record, "peer_window_busiest_thread_ns"), "%s", threads[k]);
+        cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), 1,
+                     "%s: an honest per-batch loader can be the best peer", threads[k]);
+        sl_record_release(&record);
+    }
+}
+
 /* Attack 4, second half: the work done by a helper that left the loader's
  * process group and session; its CPU is the loader's. */
 Test(peers_hostile, work_done_by_a_helper_outside_the_process_group_is_counted)
