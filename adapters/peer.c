@@ -18,8 +18,10 @@
 #include "peer.h"
 #include "sluice/core/cleanup.h"
 #include "sluice/core/digest.h"
+#include "sluice/core/resources.h"
 #include "sluice/core/stats.h"
 #include "sluice/core/timing.h"
+#include "sluice/fixtures/fixtures.h"
 #include "sluice/records/export.h"
 #include "sluice/records/record.h"
 #include "sluice_config.h"
@@ -88,6 +90,7 @@ static struct {
     double window_busiest_ns;
     double window_excess_ns;
     double window_sample_ns;
+    double fresh_data_ns; /* generating and exporting the session's data set, when it had its own */
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -121,6 +124,8 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     sl_record_add_metric(record, "peer_plan_setup_cpu_ns", last_run.plan_setup_cpu_ns, "ns");
     if (last_run.one_batch_cpu_ns > 0)
         sl_record_add_metric(record, "peer_one_batch_session_cpu_ns", last_run.one_batch_cpu_ns, "ns");
+    if (last_run.fresh_data_ns > 0)
+        sl_record_add_metric(record, "peer_fresh_data_ns", last_run.fresh_data_ns, "ns");
     if (last_run.window_sample_ns > 0) {
         sl_record_add_metric(record, "peer_window_busiest_thread_ns", last_run.window_busiest_ns, "ns");
         sl_record_add_metric(record, "peer_window_excess_ns", last_run.window_excess_ns, "ns");
@@ -144,6 +149,9 @@ static struct {
     char dir[512];
     uint64_t *digests; /* the answers: in sluice's memory only */
     bool registered;
+    /* The folder's data set is a fresh one of a session (fresh_data), not
+     * the bench's: the next run that needs the bench's writes it again. */
+    bool data_replaced;
 } export_cache;
 
 static void remove_export(void)
@@ -187,17 +195,25 @@ static void hide_plan(const char *dir)
     closedir(d);
 }
 
-/* The data set's files, written once per pipeline and batch count; no plan
+/* The data set's files, written once per pipeline and batch count (again
+ * after a session wrote a fresh data set in their place, unless the next
+ * one writes its own, replaced_next); no plan
  * (D21, attack 1): a peer starts with the data alone, and sluice writes the
  * plan after its hello (reveal_plan), so that nothing computed from the
  * plan escapes the CPU time sluice counts. */
-static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
+static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, bool replaced_next, sl_err *err)
 {
     uint64_t fp = sl_pipeline_fingerprint(pipeline);
     if (export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
         export_cache.nbatches == nbatches) {
         hide_plan(export_cache.dir);
-        return SL_OK;
+        /* A session that gets a fresh data set writes its own over it. */
+        if (!export_cache.data_replaced || replaced_next)
+            return SL_OK;
+        sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+        sl_status st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+        export_cache.data_replaced = st != SL_OK;
+        return st ? sl_fail_context(err, "exporting the data set for the peer") : SL_OK;
     }
     remove_export();
     if (!export_cache.registered) {
@@ -240,6 +256,9 @@ typedef struct plan_reveal {
     uint64_t *digests; /* the reference's, filled when the plan is written */
     sl_pipeline *run;  /* the plan's pipeline: the bench's with a fresh seed */
     bool keep_seed;    /* write run's plan again rather than a new seed's */
+    /* When not NULL, the session's own data set (fresh_data), which run
+     * reads in place of the bench's source; borrowed. */
+    const sl_source *data;
 } plan_reveal;
 
 static uint64_t view_digest(const sl_batch *view);
@@ -256,6 +275,8 @@ static sl_status prepare_plan(plan_reveal *r, sl_err *err)
     r->run = NULL;
     sl_pipeline_spec spec = *sl_pipeline_get_spec(r->bench);
     spec.seed = fresh_seed();
+    if (r->data)
+        spec.source = r->data;
     sl_status st = sl_pipeline_create(&spec, &r->run, err);
     sl_batch *batch = NULL;
     if (!st)
@@ -269,6 +290,54 @@ static sl_status prepare_plan(plan_reveal *r, sl_err *err)
     }
     sl_batch_free(batch);
     return st ? sl_fail_context(err, "computing the reference of the peer's plan") : SL_OK;
+}
+
+/* A data set of a fresh seed for a session (D21, attack 3, the plans no
+ * seed changes): on a plan where no op draws, each element's output is a
+ * function of its input row alone, whatever the order, so a loader that
+ * kept outputs by a hash of each row from an earlier run (or repetition)
+ * replays them on any plan sluice could choose. The bench's fixture,
+ * generated again with a fresh seed (sl_fixture_regenerate) and exported
+ * in the bench's data's place, is a data set no earlier run saw; the plan
+ * (prepare_plan) reads it, and the reference is computed from it. The
+ * bench's own data set is untouched: goldens, every other adapter, the
+ * record's digest and bytes (feed_sink). *out stays NULL for a source no
+ * fixture generated whole (files, a stream, a concatenation): those keep
+ * the bench's data (docs/peers.md, "What is verified"). */
+static sl_status fresh_data(const sl_pipeline *bench, int64_t nbatches, sl_source **out, sl_err *err)
+{
+    *out = NULL;
+    /* A second copy of the data set must fit beside the bench's (asking
+     * for twice its size, as a scenario's fixture does): else the bench's
+     * data is the session's, and the record has no peer_fresh_data_ns. */
+    const sl_source *source = sl_pipeline_get_spec(bench)->source;
+    uint64_t bytes = 0;
+    for (int f = 0; f < sl_source_schema(source)->nfields; f++)
+        bytes += sl_source_field_bytes(source, f);
+    int64_t available = sl_memory_available(NULL);
+    if (available >= 0 && 2 * bytes > (uint64_t)available)
+        return SL_OK;
+    sl_err unsupported = {0};
+    sl_status st = sl_fixture_regenerate(source, fresh_seed(), out, &unsupported);
+    if (st == SL_EUNSUPPORTED)
+        return SL_OK;
+    if (st)
+        return sl_fail(err, st, "generating a fresh data set for the peer: %s", unsupported.msg);
+    sl_pipeline_spec spec = *sl_pipeline_get_spec(bench);
+    spec.source = *out;
+    sl_pipeline *fresh = NULL;
+    st = sl_pipeline_create(&spec, &fresh, err);
+    export_cache.data_replaced = true;
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+    if (!st)
+        st = sl_export_write(fresh, &meta, nbatches, export_cache.dir, err);
+    sl_pipeline_free(fresh);
+    if (st) {
+        sl_source_free(*out);
+        *out = NULL;
+        return sl_fail_context(err, "exporting a fresh data set for the peer");
+    }
+    return SL_OK;
 }
 
 static sl_status reveal_plan(void *user, sl_err *err)
@@ -521,13 +590,13 @@ static sl_status count_bytes(void *user, const sl__peer_batch *b, sl_err *err)
 /* Runs the peer on a plan of one batch and judges the growth of its CPU:
  * *grows is set when it grew past what the batches' median could hold. */
 static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_pipeline *pipeline,
-                                    const sl__peer_session_result *a, int64_t n, int64_t bytes, double median,
-                                    bool *grows, char *why, size_t size, sl_err *err)
+                                    const sl_source *data, const sl__peer_session_result *a, int64_t n, int64_t bytes,
+                                    double median, bool *grows, char *why, size_t size, sl_err *err)
 {
     uint64_t digest = 0;
     int64_t latency = 0, observed = 0;
     int64_t one_bytes = 0;
-    plan_reveal plan = {.bench = pipeline, .nbatches = 1, .digests = &digest};
+    plan_reveal plan = {.bench = pipeline, .nbatches = 1, .digests = &digest, .data = data};
     sl__peer_session_spec spec = *base;
     spec.nbatches = 1;
     spec.digest_between = false;
@@ -729,13 +798,25 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     const sl__peer *peer = (const sl__peer *)adapter;
     if (request->start.epoch != 0 || request->start.batch != 0)
         return sl_fail(err, SL_EUNSUPPORTED, "%s runs from the start of epoch 0 only", adapter->name);
-    sl_status st = ensure_data(pipeline, request->nbatches, err);
+    /* A loader of the user's on a plan where no op draws gets a data set
+     * of its own (fresh_data); the built-in peers' code is reviewed. */
+    bool own_data = peer->users_own && !sl_export_draws(pipeline);
+    sl_status st = ensure_data(pipeline, request->nbatches, own_data, err);
     if (st)
         return st;
     /* The peer computes this run's plan, written after its hello; the sink
      * gets the bench's. */
     plan_reveal plan = {.bench = pipeline, .nbatches = request->nbatches, .digests = export_cache.digests};
+    sl_source *data = NULL;
+    int64_t generating = sl_now_ns();
+    if (own_data) {
+        st = fresh_data(pipeline, request->nbatches, &data, err);
+        if (st)
+            return st;
+        plan.data = data;
+    }
     memset(&last_run, 0, sizeof last_run);
+    last_run.fresh_data_ns = data ? (double)(sl_now_ns() - generating) : 0.0;
     last_run.adapter = adapter;
     int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
     /* A per-batch loader of the user's has its CPU sampled batch by batch
@@ -745,6 +826,7 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     if (!observed || (windows && !window_busiest)) {
         free(observed);
         free(window_busiest);
+        sl_source_free(data);
         return sl_fail(err, SL_ENOMEM, "no memory for the peer's observed times");
     }
     /* A plan whose draws are not all exported cannot be compared by digest:
@@ -782,8 +864,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
             !held_at_median(&result, request->nbatches, v.bytes, median, cpus > 0 ? cpus : 1)) {
             bool grows = false;
             char why[256] = "";
-            st = probe_setup_growth(&spec, pipeline, &result, request->nbatches, v.bytes, median, &grows, why,
-                                    sizeof why, err);
+            st = probe_setup_growth(&spec, pipeline, plan.data, &result, request->nbatches, v.bytes, median, &grows,
+                                    why, sizeof why, err);
             if (!st && grows) {
                 snprintf(last_run.timing, sizeof last_run.timing, "hand-over");
                 snprintf(last_run.note, sizeof last_run.note, "%s", why);
@@ -825,6 +907,7 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_batch_free(v.first_differing);
     sl__peer_batches_free(&v.kept);
     sl_pipeline_free(plan.run);
+    sl_source_free(data);
     free(observed);
     free(window_busiest);
     return st;

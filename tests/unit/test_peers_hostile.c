@@ -25,6 +25,7 @@
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
 #include "sluice/core/timing.h"
+#include "sluice/records/export.h"
 #include "sluice/records/peer_rank.h"
 
 /* Whether process pid is gone (or a zombie: dead, not yet reaped). */
@@ -381,6 +382,49 @@ Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch
     cr_assert_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
     sl_record_release(&record);
     peer_run_carries_on();
+    test_tmpdir_remove(dir);
+}
+
+/* Attack 3 on a plan no seed changes: PC-1/depth1 unshuffled, whose one op
+ * (normalize) draws nothing, so each element's output is a function of its
+ * input row alone, whatever the plan's seed. A loader of the user's that
+ * kept each element's output under a hash of its row (replay_by_row.py)
+ * replays them all on its second run, computing nothing; with a data set of
+ * the session's own (a fresh seed's), no row it kept is there, and the
+ * replay is a mismatch. An honest loader of the user's is still bitwise on
+ * that data. */
+Test(peers_hostile, outputs_kept_by_a_hash_of_each_row_are_a_mismatch_where_no_op_draws)
+{
+    sl_scenario_instance *shuffled = peer_instance;
+    sl_bench_options shuffled_options = peer_options;
+    test_bench_instance_unshuffled("PC-1", "depth1", 4, &peer_instance, &peer_options);
+    cr_assert_not(sl_export_draws(peer_instance->pipeline), "PC-1/depth1's plan draws nothing");
+    char dir[512];
+    static char store[600];
+    test_tmpdir_create(dir, sizeof dir, "replay-by-row");
+    snprintf(store, sizeof store, "--store=%s", dir);
+    sl__peer peer = test_peer("peer:test-replay-by-row", "testing/replay_by_row.py", 0);
+    peer.users_own = true;
+    peer.args = store;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "the first run computes and keeps: %s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+    peer_run(&peer.adapter, &record);
+    cr_expect_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
+    sl_record_release(&record);
+    sl__peer honest = test_peer("peer:test-honest", "testing/plain.py", 1);
+    honest.users_own = true;
+    peer_run(&honest.adapter, &record);
+    cr_expect_eq(record.outcome, SL_RECORD_OK, "an honest loader on a fresh data set: %s", record.reason);
+    cr_expect_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "per-batch", "note: %s", record.note);
+    sl_record_release(&record);
+    peer_run_carries_on();
+    sl_scenario_instance_free(peer_instance);
+    peer_instance = shuffled;
+    peer_options = shuffled_options;
     test_tmpdir_remove(dir);
 }
 
