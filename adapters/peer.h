@@ -224,8 +224,21 @@ typedef struct sl__peer_cpu_sample {
     int64_t ns[SL__PEER_SAMPLED_THREADS];
 } sl__peer_cpu_sample;
 void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
+/* The same sample, its processes found by walking down from this
+ * process's children (each thread's /proc/<pid>/task/<tid>/children)
+ * rather than by reading every process of /proc: a tenth of the time or
+ * less on a machine of a hundred processes, for the samples taken between
+ * batches (docs/peers.md, "What is verified"). The tree is the same (the
+ * descendants of the children the reaper did not keep); a process forked
+ * or reparented while the walk runs may be missed, and is found by the
+ * next one. The full scan where the kernel lists no children. */
+void sl__peer_tree_cpu_walk(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
 /* The most CPU time any one thread used from one sample to a later one. */
 int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after);
+/* Adds to after, with their counts in before, the threads before has and
+ * after lacks (while there is room): a thread one walk missed keeps its
+ * count, so the next window does not count its whole life as its growth. */
+void sl__peer_keep_missing_threads(const sl__peer_cpu_sample *before, sl__peer_cpu_sample *after);
 
 /* --- equivalence ------------------------------------------------------------- */
 

@@ -345,8 +345,9 @@ static void sample_window(talk *t, int64_t i, sl__peer_cpu_sample **before, sl__
                           sl__peer_cpu_sample *spare)
 {
     int64_t start = sl_now_ns();
-    sl__peer_tree_cpu(t->c.pid, t->reaper, *after);
+    sl__peer_tree_cpu_walk(t->c.pid, t->reaper, *after);
     t->result->window_busiest_ns[i] = sl__peer_busiest_thread_ns(*before, *after);
+    sl__peer_keep_missing_threads(*before, *after);
     t->result->window_sampling_ns += sl_now_ns() - start;
     sl__peer_cpu_sample *next = *after == spare ? spare + 1 : spare;
     *before = *after;

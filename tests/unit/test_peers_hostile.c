@@ -173,6 +173,56 @@ Test(peers_hostile, a_loader_dies_with_sluice_even_when_sluice_is_sigkilled)
     cr_assert(died, "the loader (pid %d) outlived its SIGKILLed sluice", pid);
 }
 
+/* The samples taken between batches find the loader's tree by walking
+ * down from sluice's children (sl__peer_tree_cpu_walk), the full scan of
+ * /proc by process group and ancestry. On a tree of a loader with three
+ * more threads, a child in its group and a setsid'd grandchild whose parent
+ * exited (it came back to this process, the subreaper), both find the same
+ * threads: the per-batch bound holds every thread the session bounds do. */
+Test(peers_hostile, the_walk_between_batches_finds_the_threads_the_full_scan_finds)
+{
+    static const char code[] = "import os, threading, time\n"
+                               "for _ in range(3):\n"
+                               "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                               "if os.fork() == 0:\n"
+                               "    time.sleep(60)\n"
+                               "    os._exit(0)\n"
+                               "if os.fork() == 0:\n"
+                               "    os.setsid()\n"
+                               "    if os.fork() == 0:\n"
+                               "        time.sleep(60)\n"
+                               "    os._exit(0)\n"
+                               "time.sleep(0.5)\n"
+                               "print('ready', flush=True)\n"
+                               "time.sleep(60)\n";
+    const char *argv[] = {sl__peer_python(), "-c", code, NULL};
+    sl__peer_reaper reaper;
+    sl__peer_reaper_begin(&reaper);
+    sl__peer_child c;
+    sl_err err = {0};
+    cr_assert_eq(sl__peer_spawn(&c, argv, true, -1, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl__peer_read_line(&c, sl_now_ns() + 60000000000LL), 1, "the tree is up");
+    sl__peer_cpu_sample *scan = malloc(2 * sizeof *scan), *walk = scan + 1;
+    cr_assert_not_null(scan);
+    sl__peer_tree_cpu(c.pid, &reaper, scan);
+    sl__peer_tree_cpu_walk(c.pid, &reaper, walk);
+    bool killed = false;
+    char how[64];
+    sl__peer_finish(&c, 0, &killed, how, sizeof how);
+    sl__peer_reaper_end(&reaper);
+    /* The loader's 4 threads, its child and the grandchild, at least. */
+    cr_expect_geq(scan->nthreads, 6, "the full scan found %d threads", scan->nthreads);
+    cr_expect_eq(walk->nthreads, scan->nthreads, "the walk found %d threads, the scan %d", walk->nthreads,
+                 scan->nthreads);
+    for (int i = 0; i < scan->nthreads; i++) {
+        bool found = false;
+        for (int j = 0; j < walk->nthreads && !found; j++)
+            found = walk->tid[j] == scan->tid[i];
+        cr_expect(found, "thread %d, which the scan found, is not in the walk", (int)scan->tid[i]);
+    }
+    free(scan);
+}
+
 /* --- D25: limits from the environment ---------------------------------------- */
 
 Test(peers_hostile, a_peer_limit_that_is_not_a_number_of_seconds_is_refused_naming_the_variable)
