@@ -307,16 +307,7 @@ static sl_status prepare_plan(plan_reveal *r, sl_err *err)
 static sl_status fresh_data(const sl_pipeline *bench, int64_t nbatches, sl_source **out, sl_err *err)
 {
     *out = NULL;
-    /* A second copy of the data set must fit beside the bench's (asking
-     * for twice its size, as a scenario's fixture does): else the bench's
-     * data is the session's, and the record has no peer_fresh_data_ns. */
     const sl_source *source = sl_pipeline_get_spec(bench)->source;
-    uint64_t bytes = 0;
-    for (int f = 0; f < sl_source_schema(source)->nfields; f++)
-        bytes += sl_source_field_bytes(source, f);
-    int64_t available = sl_memory_available(NULL);
-    if (available >= 0 && 2 * bytes > (uint64_t)available)
-        return SL_OK;
     sl_err unsupported = {0};
     sl_status st = sl_fixture_regenerate(source, fresh_seed(), out, &unsupported);
     if (st == SL_EUNSUPPORTED)
@@ -338,6 +329,21 @@ static sl_status fresh_data(const sl_pipeline *bench, int64_t nbatches, sl_sourc
         return sl_fail_context(err, "exporting a fresh data set for the peer");
     }
     return SL_OK;
+}
+
+/* Whether a second copy of the bench's data set fits beside it (asking for
+ * twice its size, as a scenario's fixture does): else the session reads
+ * the bench's data, and the record has no peer_fresh_data_ns. Decided
+ * before the export is looked at, so that a folder holding an earlier
+ * session's fresh data is never left for a session that has none. */
+static bool fresh_data_fits(const sl_pipeline *bench)
+{
+    const sl_source *source = sl_pipeline_get_spec(bench)->source;
+    uint64_t bytes = 0;
+    for (int f = 0; f < sl_source_schema(source)->nfields; f++)
+        bytes += sl_source_field_bytes(source, f);
+    int64_t available = sl_memory_available(NULL);
+    return available < 0 || 2 * bytes <= (uint64_t)available;
 }
 
 static sl_status reveal_plan(void *user, sl_err *err)
@@ -800,7 +806,7 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         return sl_fail(err, SL_EUNSUPPORTED, "%s runs from the start of epoch 0 only", adapter->name);
     /* A loader of the user's on a plan where no op draws gets a data set
      * of its own (fresh_data); the built-in peers' code is reviewed. */
-    bool own_data = peer->users_own && !sl_export_draws(pipeline);
+    bool own_data = peer->users_own && !sl_export_draws(pipeline) && fresh_data_fits(pipeline);
     sl_status st = ensure_data(pipeline, request->nbatches, own_data, err);
     if (st)
         return st;
@@ -811,6 +817,10 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     int64_t generating = sl_now_ns();
     if (own_data) {
         st = fresh_data(pipeline, request->nbatches, &data, err);
+        /* No fresh data after all (a source no fixture made): the folder
+         * must hold the bench's, which the reference reads. */
+        if (!st && !data)
+            st = ensure_data(pipeline, request->nbatches, false, err);
         if (st)
             return st;
         plan.data = data;
