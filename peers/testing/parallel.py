@@ -30,12 +30,10 @@ def make_batches(plan, options):
 
 
 if __name__ == "__main__":
-    p = sluice_peer.parser("parallel")
-    p.add_argument("--threads", type=int, default=2)
-    options = p.parse_args()
-    if options.describe:
-        sluice_peer.describe("parallel", plain.SUPPORTED, "per-batch")
-        sys.exit(0)
-    plan = sluice_peer.start("parallel", plain.FRAMEWORK, options)
-    plan.require(plain.SUPPORTED)
-    sluice_peer.serve(plan, make_batches(plan, options), options)
+    sluice_peer.main(
+        "parallel",
+        plain.FRAMEWORK,
+        make_batches,
+        plain.SUPPORTED,
+        arguments=lambda p: p.add_argument("--threads", type=int, default=2),
+    )

@@ -82,12 +82,10 @@ def make_batches(plan, options):
 
 
 if __name__ == "__main__":
-    p = sluice_peer.parser("replay_by_row")
-    p.add_argument("--store")
-    options = p.parse_args()
-    if options.describe:
-        sluice_peer.describe("replay_by_row", plain.SUPPORTED, "per-batch")
-        sys.exit(0)
-    plan = sluice_peer.start("replay_by_row", plain.FRAMEWORK, options)
-    plan.require(plain.SUPPORTED)
-    sluice_peer.serve(plan, make_batches(plan, options), options)
+    sluice_peer.main(
+        "replay_by_row",
+        plain.FRAMEWORK,
+        make_batches,
+        plain.SUPPORTED,
+        arguments=lambda p: p.add_argument("--store"),
+    )
