@@ -18,8 +18,10 @@
 #include "peer.h"
 #include "sluice/core/cleanup.h"
 #include "sluice/core/digest.h"
+#include "sluice/core/resources.h"
 #include "sluice/core/stats.h"
 #include "sluice/core/timing.h"
+#include "sluice/fixtures/fixtures.h"
 #include "sluice/records/export.h"
 #include "sluice/records/record.h"
 #include "sluice_config.h"
@@ -82,6 +84,13 @@ static struct {
     double setup_cpu_ns;
     double plan_setup_cpu_ns;
     double one_batch_cpu_ns; /* the scaling probe's session, when it ran */
+    /* The per-window busiest thread (when sampled): the sum over windows,
+     * how far past what the latencies hold it went, and sluice's mean
+     * time per sample. */
+    double window_busiest_ns;
+    double window_excess_ns;
+    double window_sample_ns;
+    double fresh_data_ns; /* generating and exporting the session's data set, when it had its own */
     double p50_with_digest_ns;
     double first_batch_ns;
     double all_batches_ns;
@@ -115,6 +124,13 @@ void sl__peer_annotate(const sl_adapter *adapter, sl_record *record)
     sl_record_add_metric(record, "peer_plan_setup_cpu_ns", last_run.plan_setup_cpu_ns, "ns");
     if (last_run.one_batch_cpu_ns > 0)
         sl_record_add_metric(record, "peer_one_batch_session_cpu_ns", last_run.one_batch_cpu_ns, "ns");
+    if (last_run.fresh_data_ns > 0)
+        sl_record_add_metric(record, "peer_fresh_data_ns", last_run.fresh_data_ns, "ns");
+    if (last_run.window_sample_ns > 0) {
+        sl_record_add_metric(record, "peer_window_busiest_thread_ns", last_run.window_busiest_ns, "ns");
+        sl_record_add_metric(record, "peer_window_excess_ns", last_run.window_excess_ns, "ns");
+        sl_record_add_metric(record, "peer_window_sample_ns", last_run.window_sample_ns, "ns");
+    }
     if (last_run.p50_with_digest_ns > 0)
         sl_record_add_metric(record, "peer_p50_with_digest_ns", last_run.p50_with_digest_ns, "ns");
     if (strcmp(last_run.timing, "throughput") == 0 && last_run.all_batches_ns > 0) {
@@ -133,6 +149,9 @@ static struct {
     char dir[512];
     uint64_t *digests; /* the answers: in sluice's memory only */
     bool registered;
+    /* The folder's data set is a fresh one of a session (fresh_data), not
+     * the bench's: the next run that needs the bench's writes it again. */
+    bool data_replaced;
 } export_cache;
 
 static void remove_export(void)
@@ -176,17 +195,25 @@ static void hide_plan(const char *dir)
     closedir(d);
 }
 
-/* The data set's files, written once per pipeline and batch count; no plan
+/* The data set's files, written once per pipeline and batch count (again
+ * after a session wrote a fresh data set in their place, unless the next
+ * one writes its own, replaced_next); no plan
  * (D21, attack 1): a peer starts with the data alone, and sluice writes the
  * plan after its hello (reveal_plan), so that nothing computed from the
  * plan escapes the CPU time sluice counts. */
-static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
+static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, bool replaced_next, sl_err *err)
 {
     uint64_t fp = sl_pipeline_fingerprint(pipeline);
     if (export_cache.dir[0] && export_cache.pipeline == pipeline && export_cache.fingerprint == fp &&
         export_cache.nbatches == nbatches) {
         hide_plan(export_cache.dir);
-        return SL_OK;
+        /* A session that gets a fresh data set writes its own over it. */
+        if (!export_cache.data_replaced || replaced_next)
+            return SL_OK;
+        sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+        sl_status st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+        export_cache.data_replaced = st != SL_OK;
+        return st ? sl_fail_context(err, "exporting the data set for the peer") : SL_OK;
     }
     remove_export();
     if (!export_cache.registered) {
@@ -229,6 +256,9 @@ typedef struct plan_reveal {
     uint64_t *digests; /* the reference's, filled when the plan is written */
     sl_pipeline *run;  /* the plan's pipeline: the bench's with a fresh seed */
     bool keep_seed;    /* write run's plan again rather than a new seed's */
+    /* When not NULL, the session's own data set (fresh_data), which run
+     * reads in place of the bench's source; borrowed. */
+    const sl_source *data;
 } plan_reveal;
 
 static uint64_t view_digest(const sl_batch *view);
@@ -245,6 +275,8 @@ static sl_status prepare_plan(plan_reveal *r, sl_err *err)
     r->run = NULL;
     sl_pipeline_spec spec = *sl_pipeline_get_spec(r->bench);
     spec.seed = fresh_seed();
+    if (r->data)
+        spec.source = r->data;
     sl_status st = sl_pipeline_create(&spec, &r->run, err);
     sl_batch *batch = NULL;
     if (!st)
@@ -258,6 +290,60 @@ static sl_status prepare_plan(plan_reveal *r, sl_err *err)
     }
     sl_batch_free(batch);
     return st ? sl_fail_context(err, "computing the reference of the peer's plan") : SL_OK;
+}
+
+/* A data set of a fresh seed for a session (D21, attack 3, the plans no
+ * seed changes): on a plan where no op draws, each element's output is a
+ * function of its input row alone, whatever the order, so a loader that
+ * kept outputs by a hash of each row from an earlier run (or repetition)
+ * replays them on any plan sluice could choose. The bench's fixture,
+ * generated again with a fresh seed (sl_fixture_regenerate) and exported
+ * in the bench's data's place, is a data set no earlier run saw; the plan
+ * (prepare_plan) reads it, and the reference is computed from it. The
+ * bench's own data set is untouched: goldens, every other adapter, the
+ * record's digest and bytes (feed_sink). *out stays NULL for a source no
+ * fixture generated whole (files, a stream, a concatenation): those keep
+ * the bench's data (docs/peers.md, "What is verified"). */
+static sl_status fresh_data(const sl_pipeline *bench, int64_t nbatches, sl_source **out, sl_err *err)
+{
+    *out = NULL;
+    const sl_source *source = sl_pipeline_get_spec(bench)->source;
+    sl_err unsupported = {0};
+    sl_status st = sl_fixture_regenerate(source, fresh_seed(), out, &unsupported);
+    if (st == SL_EUNSUPPORTED)
+        return SL_OK;
+    if (st)
+        return sl_fail(err, st, "generating a fresh data set for the peer: %s", unsupported.msg);
+    sl_pipeline_spec spec = *sl_pipeline_get_spec(bench);
+    spec.source = *out;
+    sl_pipeline *fresh = NULL;
+    st = sl_pipeline_create(&spec, &fresh, err);
+    export_cache.data_replaced = true;
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+    if (!st)
+        st = sl_export_write(fresh, &meta, nbatches, export_cache.dir, err);
+    sl_pipeline_free(fresh);
+    if (st) {
+        sl_source_free(*out);
+        *out = NULL;
+        return sl_fail_context(err, "exporting a fresh data set for the peer");
+    }
+    return SL_OK;
+}
+
+/* Whether a second copy of the bench's data set fits beside it (asking for
+ * twice its size, as a scenario's fixture does): else the session reads
+ * the bench's data, and the record has no peer_fresh_data_ns. Decided
+ * before the export is looked at, so that a folder holding an earlier
+ * session's fresh data is never left for a session that has none. */
+static bool fresh_data_fits(const sl_pipeline *bench)
+{
+    const sl_source *source = sl_pipeline_get_spec(bench)->source;
+    uint64_t bytes = 0;
+    for (int f = 0; f < sl_source_schema(source)->nfields; f++)
+        bytes += sl_source_field_bytes(source, f);
+    int64_t available = sl_memory_available(NULL);
+    return available < 0 || 2 * bytes <= (uint64_t)available;
 }
 
 static sl_status reveal_plan(void *user, sl_err *err)
@@ -510,13 +596,13 @@ static sl_status count_bytes(void *user, const sl__peer_batch *b, sl_err *err)
 /* Runs the peer on a plan of one batch and judges the growth of its CPU:
  * *grows is set when it grew past what the batches' median could hold. */
 static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_pipeline *pipeline,
-                                    const sl__peer_session_result *a, int64_t n, int64_t bytes, double median,
-                                    bool *grows, char *why, size_t size, sl_err *err)
+                                    const sl_source *data, const sl__peer_session_result *a, int64_t n, int64_t bytes,
+                                    double median, bool *grows, char *why, size_t size, sl_err *err)
 {
     uint64_t digest = 0;
     int64_t latency = 0, observed = 0;
     int64_t one_bytes = 0;
-    plan_reveal plan = {.bench = pipeline, .nbatches = 1, .digests = &digest};
+    plan_reveal plan = {.bench = pipeline, .nbatches = 1, .digests = &digest, .data = data};
     sl__peer_session_spec spec = *base;
     spec.nbatches = 1;
     spec.digest_between = false;
@@ -557,6 +643,59 @@ static sl_status probe_setup_growth(const sl__peer_session_spec *base, const sl_
                  "was timed on); not ranked",
                  (busy_grows ? busy_growth : cpu_growth) / 1e6, n, held / 1e6);
     return SL_OK;
+}
+
+/* --- a thread per batch, in turn (D21, attack 4) ---------------------------- */
+
+/* The whole session's busiest thread cannot tell k threads that each do
+ * every k-th batch alone, inside that batch's window, from one thread: each
+ * ran n/k batches, and a loader that reports a k-th of each batch's time
+ * passes. A thread runs on one CPU at a time, so in batch i's window (from
+ * the sample before its request to the one after its answer) no thread can
+ * run longer than batch i's latency, plus the protocol's own cost (and, for
+ * batch 0, the plan's writing). Each window's residual, its busiest
+ * thread's growth less that allowance, is summed; a window whose thread ran
+ * less than it may credits at most WINDOW_LAG_CREDIT_NS, a tick of the
+ * coarsest scheduler clock (HZ 100): the scheduler's count of a thread
+ * running at a sample can lag by up to a tick, which the next window then
+ * counts, and the credit lets that telescope, where an unbounded one would
+ * let a loader bank the waits of some batches (reported, and so paid for)
+ * to under-report others. Past WINDOW_MARGIN_NS: hand-over (docs/peers.md,
+ * "What is verified"). */
+#define WINDOW_LAG_CREDIT_NS 10e6
+#define WINDOW_MARGIN_NS     20e6
+
+/* The residuals' sum, ns; the sum of the windows' busiest threads in
+ * *busiest. */
+static double window_excess_ns(const sl__peer_session_result *r, int64_t n, int64_t bytes, double *busiest)
+{
+    double per_batch = n > 0 ? protocol_cpu_ns(1, bytes / n) : 0.0;
+    double excess = 0.0;
+    *busiest = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double allowed = (double)r->latency_ns[i] + per_batch + (i == 0 ? (double)r->reveal_ns : 0.0);
+        excess += fmax((double)r->window_busiest_ns[i] - allowed, -WINDOW_LAG_CREDIT_NS);
+        *busiest += (double)r->window_busiest_ns[i];
+    }
+    return excess;
+}
+
+/* Judges the windows of a sampled session into last_run. */
+static void judge_windows(const sl__peer_session_result *r, int64_t n, int64_t bytes)
+{
+    double busiest = 0.0;
+    double excess = window_excess_ns(r, n, bytes, &busiest);
+    last_run.window_busiest_ns = busiest;
+    last_run.window_excess_ns = excess;
+    last_run.window_sample_ns = n > 0 ? (double)r->window_sampling_ns / (double)n : 0.0;
+    if (excess > WINDOW_MARGIN_NS && strcmp(last_run.timing, "per-batch") == 0) {
+        snprintf(last_run.timing, sizeof last_run.timing, "hand-over");
+        snprintf(last_run.note, sizeof last_run.note,
+                 "hand-over: batch by batch, its busiest thread ran %.3g ms more than its latencies hold (a thread "
+                 "runs on one CPU at a time; %.3g ms allowed): work done outside its clock or latencies "
+                 "under-reported; not ranked",
+                 excess / 1e6, WINDOW_MARGIN_NS / 1e6);
+    }
 }
 
 /* --- the adapter -------------------------------------------------------------- */
@@ -665,17 +804,41 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     const sl__peer *peer = (const sl__peer *)adapter;
     if (request->start.epoch != 0 || request->start.batch != 0)
         return sl_fail(err, SL_EUNSUPPORTED, "%s runs from the start of epoch 0 only", adapter->name);
-    sl_status st = ensure_data(pipeline, request->nbatches, err);
+    /* A loader of the user's on a plan where no op draws gets a data set
+     * of its own (fresh_data); the built-in peers' code is reviewed. */
+    bool own_data = peer->users_own && !sl_export_draws(pipeline) && fresh_data_fits(pipeline);
+    sl_status st = ensure_data(pipeline, request->nbatches, own_data, err);
     if (st)
         return st;
     /* The peer computes this run's plan, written after its hello; the sink
      * gets the bench's. */
     plan_reveal plan = {.bench = pipeline, .nbatches = request->nbatches, .digests = export_cache.digests};
+    sl_source *data = NULL;
+    int64_t generating = sl_now_ns();
+    if (own_data) {
+        st = fresh_data(pipeline, request->nbatches, &data, err);
+        /* No fresh data after all (a source no fixture made): the folder
+         * must hold the bench's, which the reference reads. */
+        if (!st && !data)
+            st = ensure_data(pipeline, request->nbatches, false, err);
+        if (st)
+            return st;
+        plan.data = data;
+    }
     memset(&last_run, 0, sizeof last_run);
+    last_run.fresh_data_ns = data ? (double)(sl_now_ns() - generating) : 0.0;
     last_run.adapter = adapter;
     int64_t *observed = calloc((size_t)request->nbatches, sizeof *observed);
-    if (!observed)
+    /* A per-batch loader of the user's has its CPU sampled batch by batch
+     * (the built-in peers' code is reviewed, as their kinds are). */
+    bool windows = peer->users_own && peer->kind == SL__PEER_PER_BATCH;
+    int64_t *window_busiest = windows ? calloc((size_t)request->nbatches, sizeof *window_busiest) : NULL;
+    if (!observed || (windows && !window_busiest)) {
+        free(observed);
+        free(window_busiest);
+        sl_source_free(data);
         return sl_fail(err, SL_ENOMEM, "no memory for the peer's observed times");
+    }
     /* A plan whose draws are not all exported cannot be compared by digest:
      * sluice keeps the peer's batches for the statistical check. */
     verify v = {.reference = export_cache.digests,
@@ -688,7 +851,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     spec.user = &v;
     spec.reveal = reveal_plan;
     spec.reveal_user = &plan;
-    sl__peer_session_result result = {.latency_ns = latency_ns, .observed_ns = observed};
+    sl__peer_session_result result = {
+        .latency_ns = latency_ns, .observed_ns = observed, .window_busiest_ns = window_busiest};
     st = prepare_plan(&plan, err);
     if (!st)
         st = sl__peer_session_run(&spec, &result, err);
@@ -697,6 +861,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
         st = judge(adapter, plan.run, request, &v, err);
     if (!st) {
         classify_timing(peer, &result, request->nbatches, v.bytes);
+        if (windows)
+            judge_windows(&result, request->nbatches, v.bytes);
         /* A loader of the user's whose CPU its median latency cannot hold
          * over its batches: does its setup grow with them (attack 1)? The
          * built-in peers' setup is this repository's code, reviewed, as
@@ -708,8 +874,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
             !held_at_median(&result, request->nbatches, v.bytes, median, cpus > 0 ? cpus : 1)) {
             bool grows = false;
             char why[256] = "";
-            st = probe_setup_growth(&spec, pipeline, &result, request->nbatches, v.bytes, median, &grows, why,
-                                    sizeof why, err);
+            st = probe_setup_growth(&spec, pipeline, plan.data, &result, request->nbatches, v.bytes, median, &grows,
+                                    why, sizeof why, err);
             if (!st && grows) {
                 snprintf(last_run.timing, sizeof last_run.timing, "hand-over");
                 snprintf(last_run.note, sizeof last_run.note, "%s", why);
@@ -751,6 +917,8 @@ sl_status sl__peer_run(const sl_adapter *adapter, const sl_pipeline *pipeline, c
     sl_batch_free(v.first_differing);
     sl__peer_batches_free(&v.kept);
     sl_pipeline_free(plan.run);
+    sl_source_free(data);
     free(observed);
+    free(window_busiest);
     return st;
 }

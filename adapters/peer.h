@@ -129,7 +129,14 @@ typedef struct sl__peer_session_result {
     int64_t batches_ns;        /* from the plan's reveal to the last line */
     int64_t cpu_ns;            /* the peer's tree's CPU time from its hello to the last line */
     int64_t busiest_thread_ns; /* the most CPU time one of its threads used over that span */
-    int64_t setup_cpu_ns;      /* the peer's tree's CPU time from its start to its hello */
+    /* When not NULL (nbatches entries, the caller's): for each batch's
+     * window, from the sample before its request (batch 0: the hello) to the
+     * one after its answer, the most CPU time any one thread of the tree
+     * used. Samples are taken between an answer and the next request, never
+     * inside a loader's clock (docs/peers.md, "What is verified"). */
+    int64_t *window_busiest_ns;
+    int64_t window_sampling_ns; /* sluice's time taking those samples, all of them */
+    int64_t setup_cpu_ns;       /* the peer's tree's CPU time from its start to its hello */
     /* From the plan's reveal to the first batch's line: the loader's own
      * setup over the plan, which its first batch's clock holds. */
     int64_t plan_setup_cpu_ns;
@@ -217,8 +224,21 @@ typedef struct sl__peer_cpu_sample {
     int64_t ns[SL__PEER_SAMPLED_THREADS];
 } sl__peer_cpu_sample;
 void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
+/* The same sample, its processes found by walking down from this
+ * process's children (each thread's /proc/<pid>/task/<tid>/children)
+ * rather than by reading every process of /proc: a tenth of the time or
+ * less on a machine of a hundred processes, for the samples taken between
+ * batches (docs/peers.md, "What is verified"). The tree is the same (the
+ * descendants of the children the reaper did not keep); a process forked
+ * or reparented while the walk runs may be missed, and is found by the
+ * next one. The full scan where the kernel lists no children. */
+void sl__peer_tree_cpu_walk(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample);
 /* The most CPU time any one thread used from one sample to a later one. */
 int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after);
+/* Adds to after, with their counts in before, the threads before has and
+ * after lacks (while there is room): a thread one walk missed keeps its
+ * count, so the next window does not count its whole life as its growth. */
+void sl__peer_keep_missing_threads(const sl__peer_cpu_sample *before, sl__peer_cpu_sample *after);
 
 /* --- equivalence ------------------------------------------------------------- */
 

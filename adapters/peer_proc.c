@@ -436,6 +436,70 @@ void sl__peer_tree_cpu(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_s
     closedir(proc);
 }
 
+/* Appends the children of every thread of process pid (each thread's
+ * /proc/<pid>/task/<tid>/children) to out[n..max); returns the new count. */
+static int thread_children(pid_t pid, pid_t *out, int n, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return n;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL && n < max) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[320];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/children", (int)pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (!f)
+            continue;
+        int child = 0;
+        while (n < max && fscanf(f, "%d", &child) == 1)
+            out[n++] = (pid_t)child;
+        fclose(f);
+    }
+    closedir(tasks);
+    return n;
+}
+
+void sl__peer_tree_cpu_walk(pid_t peer, const sl__peer_reaper *reaper, sl__peer_cpu_sample *sample)
+{
+    pid_t self = getpid();
+    char probe[64];
+    snprintf(probe, sizeof probe, "/proc/%d/task/%d/children", (int)self, (int)self);
+    if (access(probe, R_OK) != 0) {
+        sl__peer_tree_cpu(peer, reaper, sample);
+        return;
+    }
+    sample->total_ns = 0;
+    sample->nthreads = 0;
+    pid_t found[SL__PEER_SAMPLED_THREADS];
+    int n = thread_children(self, found, 0, SL__PEER_SAMPLED_THREADS), kept = 0;
+    for (int i = 0; i < n; i++)
+        if (!kept_child(reaper, found[i]))
+            found[kept++] = found[i];
+    n = kept;
+    for (int at = 0; at < n; at++) {
+        add_process_cpu(found[at], sample);
+        n = thread_children(found[at], found, n, SL__PEER_SAMPLED_THREADS);
+    }
+}
+
+void sl__peer_keep_missing_threads(const sl__peer_cpu_sample *before, sl__peer_cpu_sample *after)
+{
+    int seen = after->nthreads;
+    for (int j = 0; j < before->nthreads && after->nthreads < SL__PEER_SAMPLED_THREADS; j++) {
+        bool present = false;
+        for (int i = 0; i < seen && !present; i++)
+            present = after->tid[i] == before->tid[j];
+        if (!present) {
+            after->tid[after->nthreads] = before->tid[j];
+            after->ns[after->nthreads++] = before->ns[j];
+        }
+    }
+}
+
 int64_t sl__peer_busiest_thread_ns(const sl__peer_cpu_sample *before, const sl__peer_cpu_sample *after)
 {
     int64_t most = 0;

@@ -337,6 +337,23 @@ static sl_status read_batch(talk *t, int64_t i, int slot, int64_t requested_ns, 
     return SL_OK;
 }
 
+/* Batch i's window, just after its answer and before the next request:
+ * the busiest thread's growth since the sample before its request. The
+ * samples alternate between the two buffers at spare (the first window
+ * starts from the hello's sample, which is kept). */
+static void sample_window(talk *t, int64_t i, sl__peer_cpu_sample **before, sl__peer_cpu_sample **after,
+                          sl__peer_cpu_sample *spare)
+{
+    int64_t start = sl_now_ns();
+    sl__peer_tree_cpu_walk(t->c.pid, t->reaper, *after);
+    t->result->window_busiest_ns[i] = sl__peer_busiest_thread_ns(*before, *after);
+    sl__peer_keep_missing_threads(*before, *after);
+    t->result->window_sampling_ns += sl_now_ns() - start;
+    sl__peer_cpu_sample *next = *after == spare ? spare + 1 : spare;
+    *before = *after;
+    *after = next;
+}
+
 /* Every batch: request, line, the caller's look at the slot. With a
  * consumer that does nothing between batches, batch i+1 is requested as
  * soon as batch i's line is in, and batch i is looked at while the peer
@@ -353,10 +370,13 @@ static sl_status converse(talk *t, sl_err *err)
      * else) is in the record beside the batches' CPU. The plan is written
      * after this sample, so everything the peer computes from it is in the
      * CPU sluice holds to its clocks (docs/peers.md, "What is verified"). */
-    sl__peer_cpu_sample *cpu_first = malloc(2 * sizeof *cpu_first);
+    sl__peer_cpu_sample *cpu_first = malloc(4 * sizeof *cpu_first);
     if (!cpu_first)
         return sl_fail(err, SL_ENOMEM, "no memory to sample the peer's CPU time");
     sl__peer_cpu_sample *cpu_last = cpu_first + 1;
+    /* The window samples (when asked): the one before the current batch's
+     * request, and the one taken after its answer. */
+    sl__peer_cpu_sample *window_before = cpu_first, *window_after = cpu_first + 2;
     sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_first);
     t->result->setup_cpu_ns = cpu_first->total_ns;
     int64_t revealing = sl_now_ns();
@@ -376,6 +396,8 @@ static sl_status converse(talk *t, sl_err *err)
         st = read_batch(t, i, slot, requested, i == 0 ? first_limit : per_batch, &b, err);
         if (st)
             break;
+        if (t->result->window_busiest_ns)
+            sample_window(t, i, &window_before, &window_after, cpu_first + 2);
         if (i == 0) {
             sl__peer_tree_cpu(t->c.pid, t->reaper, cpu_last);
             t->result->plan_setup_cpu_ns = cpu_last->total_ns - cpu_first->total_ns;
@@ -415,6 +437,7 @@ sl_status sl__peer_session_run(const sl__peer_session_spec *spec, sl__peer_sessi
     result->batches_ns = 0;
     result->cpu_ns = 0;
     result->busiest_thread_ns = 0;
+    result->window_sampling_ns = 0;
     result->setup_cpu_ns = 0;
     result->plan_setup_cpu_ns = 0;
     result->reveal_ns = 0;

@@ -571,13 +571,19 @@ def main(
     supported: Collection[str],
     argv: Sequence[str] | None = None,
     kind: Kind = "per-batch",
+    arguments: Callable[[argparse.ArgumentParser], object] | None = None,
 ) -> None:
     """The usual peer entry point: says hello, reads the plan sluice writes
     after it, checks the transforms, and serves make_batches(plan, options)
     (whose setup, before its first batch, is in batch 0's time). kind says
     how it computes: "per-batch" (when asked), "prefetching" (ahead, on its
-    own threads or processes) or "all-at-once" (every batch in one call)."""
-    options = parser(name).parse_args(argv)
+    own threads or processes) or "all-at-once" (every batch in one call).
+    arguments, when given, adds the loader's own arguments to the parser
+    (they reach make_batches in options)."""
+    p = parser(name)
+    if arguments is not None:
+        arguments(p)
+    options = p.parse_args(argv)
     if options.describe:
         describe(name, supported, kind)
         return

@@ -342,6 +342,14 @@ bool sl_export_decisions_exported(const sl_pipeline *p)
     return true;
 }
 
+bool sl_export_draws(const sl_pipeline *p)
+{
+    for (int i = 0; i < p->spec.nops; i++)
+        if (sl__op_desc_of(p->spec.ops[i].kind)->random)
+            return true;
+    return false;
+}
+
 sl_status sl_export_rekeyed(const sl_pipeline *p, uint32_t salt, sl_pipeline **out, sl_err *err)
 {
     sl_pipeline_spec spec = p->spec;

@@ -7,6 +7,7 @@ bits are at least 2 x 24 + 2), and rounded to float32 by array('f').
 The testing peers import it to do honest work and then misbehave."""
 
 import array
+import hashlib
 import os
 import sys
 import time
@@ -61,6 +62,16 @@ def spin(ns):
     until = time.process_time_ns() + ns
     while time.process_time_ns() < until:
         pass
+
+
+def hash_for(ns):
+    """Uses ns of this thread's CPU time hashing a megabyte at a time, which
+    releases the interpreter's lock: threads that call it at once run on
+    as many CPUs as they get."""
+    block = bytes(1 << 20)
+    until = time.thread_time_ns() + ns
+    while time.thread_time_ns() < until:
+        hashlib.sha256(block).digest()
 
 
 def make_batches(plan, options=None):

@@ -70,13 +70,14 @@ char *test_read_text(const char *path)
     return data;
 }
 
-void test_bench_instance(const char *scenario_id, const char *variant, int measured, sl_scenario_instance **instance,
-                         sl_bench_options *options)
+static void bench_instance(const char *scenario_id, const char *variant, int measured, bool shuffle,
+                           sl_scenario_instance **instance, sl_bench_options *options)
 {
     const sl_scenario *scenario = sl_scenario_find(scenario_id);
     cr_assert_not_null(scenario, "no scenario %s", scenario_id);
     sl_build_options build;
     sl_build_options_init(&build, SL_PROFILE_CI, 42);
+    build.shuffle = shuffle;
     sl_err err = {0};
     cr_assert_eq(sl_scenario_instantiate(scenario, sl_scenario_variant(scenario, variant), &build, instance, &err),
                  SL_OK, "%s", err.msg);
@@ -87,6 +88,18 @@ void test_bench_instance(const char *scenario_id, const char *variant, int measu
     options->skip_probes = true;
     options->check_against_reference = true;
     cr_assert_eq(sl_bench_reference_digest(*instance, options, &options->reference_digest, &err), SL_OK, "%s", err.msg);
+}
+
+void test_bench_instance(const char *scenario_id, const char *variant, int measured, sl_scenario_instance **instance,
+                         sl_bench_options *options)
+{
+    bench_instance(scenario_id, variant, measured, true, instance, options);
+}
+
+void test_bench_instance_unshuffled(const char *scenario_id, const char *variant, int measured,
+                                    sl_scenario_instance **instance, sl_bench_options *options)
+{
+    bench_instance(scenario_id, variant, measured, false, instance, options);
 }
 
 sl_source *test_source_x(sl_dtype dtype, int64_t h, int64_t w, int64_t n, void *data)

@@ -45,5 +45,9 @@ int64_t test_run_adapter_field0(const char *adapter, const sl_pipeline *p, void 
  * the test. */
 void test_bench_instance(const char *scenario, const char *variant, int measured, sl_scenario_instance **instance,
                          sl_bench_options *options);
+/* The same with the scenario's order unshuffled (the ci profile, seed 42):
+ * a plan that no seed changes when none of its ops draws. */
+void test_bench_instance_unshuffled(const char *scenario, const char *variant, int measured,
+                                    sl_scenario_instance **instance, sl_bench_options *options);
 
 #endif

@@ -417,3 +417,21 @@ Test(export, value_draws_are_not_exported_and_the_plan_says_why)
         fclose(none);
     release(&f);
 }
+
+/* Whether a plan draws (docs/peers.md: a loader of the user's gets a data
+ * set of its own where none does): normalize and one_hot draw nothing, a
+ * flip and gaussian noise do, and one drawing op among others is enough. */
+Test(export, a_plan_draws_when_any_of_its_ops_does)
+{
+    sl_op flip = sl_op_random_hflip("x", 3, 0.5f);
+    fixture f;
+    build(&f, true, &flip, 1, "draws");
+    cr_expect_not(sl_export_draws(f.plain), "one_hot draws nothing");
+    cr_expect(sl_export_draws(f.full), "a flip draws");
+    release(&f);
+    sl_op noise = sl_op_gaussian_noise("x", 4, 0.1f);
+    build(&f, false, &noise, 1, "noise-draws");
+    cr_expect_not(sl_export_draws(f.plain), "no op draws nothing");
+    cr_expect(sl_export_draws(f.full), "noise draws");
+    release(&f);
+}

@@ -11,6 +11,7 @@
 #include "sluice/core/digest.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/records/golden.h"
+#include "support.h"
 
 static sl_source *build(const sl_fixture_spec *spec, uint64_t seed)
 {
@@ -155,6 +156,36 @@ Test(fixtures, different_seeds_give_different_bytes)
         sl_source_free(a);
         sl_source_free(b);
     }
+}
+
+/* A fixture generated again with another seed (a peer's session on a data
+ * set of its own, docs/peers.md) is that seed's fixture of the same spec,
+ * byte for byte, for every kind; a source no fixture made is refused,
+ * saying why. */
+Test(fixtures, a_fixture_generated_again_is_its_spec_at_the_new_seed)
+{
+    sl_err err = {0};
+    for (size_t k = 0; k < NSPECS; k++) {
+        sl_source *bench = build(all_specs[k], 42), *expected = build(all_specs[k], 1234), *again = NULL;
+        cr_assert_eq(sl_fixture_regenerate(bench, 1234, &again, &err), SL_OK, "spec %zu: %s", k, err.msg);
+        cr_assert_eq(sl_source_rows(again), sl_source_rows(expected), "spec %zu", k);
+        cr_assert_eq(sl_source_schema(again)->nfields, sl_source_schema(expected)->nfields, "spec %zu", k);
+        for (int f = 0; f < sl_source_schema(expected)->nfields; f++) {
+            cr_assert_eq(sl_source_field_bytes(again, f), sl_source_field_bytes(expected, f), "spec %zu", k);
+            cr_expect_eq(memcmp(field(again, f), field(expected, f), sl_source_field_bytes(expected, f)), 0,
+                         "spec %zu field %d", k, f);
+        }
+        sl_source_free(bench);
+        sl_source_free(expected);
+        sl_source_free(again);
+    }
+    float x[4] = {0};
+    sl_source *other = test_source_x(SL_F32, 1, 1, 4, x);
+    sl_source *none = NULL;
+    cr_expect_eq(sl_fixture_regenerate(other, 1, &none, &err), SL_EUNSUPPORTED);
+    cr_expect_null(none);
+    cr_expect(strstr(err.msg, "not generated whole by a fixture") != NULL, "%s", err.msg);
+    sl_source_free(other);
 }
 
 Test(fixtures, a_smaller_fixture_is_a_prefix_of_a_larger_one)

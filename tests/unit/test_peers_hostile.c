@@ -25,6 +25,7 @@
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
 #include "sluice/core/timing.h"
+#include "sluice/records/export.h"
 #include "sluice/records/peer_rank.h"
 
 /* Whether process pid is gone (or a zombie: dead, not yet reaped). */
@@ -170,6 +171,56 @@ Test(peers_hostile, a_loader_dies_with_sluice_even_when_sluice_is_sigkilled)
     if (!died)
         kill(pid, SIGKILL);
     cr_assert(died, "the loader (pid %d) outlived its SIGKILLed sluice", pid);
+}
+
+/* The samples taken between batches find the loader's tree by walking
+ * down from sluice's children (sl__peer_tree_cpu_walk), the full scan of
+ * /proc by process group and ancestry. On a tree of a loader with three
+ * more threads, a child in its group and a setsid'd grandchild whose parent
+ * exited (it came back to this process, the subreaper), both find the same
+ * threads: the per-batch bound holds every thread the session bounds do. */
+Test(peers_hostile, the_walk_between_batches_finds_the_threads_the_full_scan_finds)
+{
+    static const char code[] = "import os, threading, time\n"
+                               "for _ in range(3):\n"
+                               "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                               "if os.fork() == 0:\n"
+                               "    time.sleep(60)\n"
+                               "    os._exit(0)\n"
+                               "if os.fork() == 0:\n"
+                               "    os.setsid()\n"
+                               "    if os.fork() == 0:\n"
+                               "        time.sleep(60)\n"
+                               "    os._exit(0)\n"
+                               "time.sleep(0.5)\n"
+                               "print('ready', flush=True)\n"
+                               "time.sleep(60)\n";
+    const char *argv[] = {sl__peer_python(), "-c", code, NULL};
+    sl__peer_reaper reaper;
+    sl__peer_reaper_begin(&reaper);
+    sl__peer_child c;
+    sl_err err = {0};
+    cr_assert_eq(sl__peer_spawn(&c, argv, true, -1, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl__peer_read_line(&c, sl_now_ns() + 60000000000LL), 1, "the tree is up");
+    sl__peer_cpu_sample *scan = malloc(2 * sizeof *scan), *walk = scan + 1;
+    cr_assert_not_null(scan);
+    sl__peer_tree_cpu(c.pid, &reaper, scan);
+    sl__peer_tree_cpu_walk(c.pid, &reaper, walk);
+    bool killed = false;
+    char how[64];
+    sl__peer_finish(&c, 0, &killed, how, sizeof how);
+    sl__peer_reaper_end(&reaper);
+    /* The loader's 4 threads, its child and the grandchild, at least. */
+    cr_expect_geq(scan->nthreads, 6, "the full scan found %d threads", scan->nthreads);
+    cr_expect_eq(walk->nthreads, scan->nthreads, "the walk found %d threads, the scan %d", walk->nthreads,
+                 scan->nthreads);
+    for (int i = 0; i < scan->nthreads; i++) {
+        bool found = false;
+        for (int j = 0; j < walk->nthreads && !found; j++)
+            found = walk->tid[j] == scan->tid[i];
+        cr_expect(found, "thread %d, which the scan found, is not in the walk", (int)scan->tid[i]);
+    }
+    free(scan);
 }
 
 /* --- D25: limits from the environment ---------------------------------------- */
@@ -384,6 +435,49 @@ Test(peers_hostile, batches_kept_from_an_earlier_run_and_replayed_are_a_mismatch
     test_tmpdir_remove(dir);
 }
 
+/* Attack 3 on a plan no seed changes: PC-1/depth1 unshuffled, whose one op
+ * (normalize) draws nothing, so each element's output is a function of its
+ * input row alone, whatever the plan's seed. A loader of the user's that
+ * kept each element's output under a hash of its row (replay_by_row.py)
+ * replays them all on its second run, computing nothing; with a data set of
+ * the session's own (a fresh seed's), no row it kept is there, and the
+ * replay is a mismatch. An honest loader of the user's is still bitwise on
+ * that data. */
+Test(peers_hostile, outputs_kept_by_a_hash_of_each_row_are_a_mismatch_where_no_op_draws)
+{
+    sl_scenario_instance *shuffled = peer_instance;
+    sl_bench_options shuffled_options = peer_options;
+    test_bench_instance_unshuffled("PC-1", "depth1", 4, &peer_instance, &peer_options);
+    cr_assert_not(sl_export_draws(peer_instance->pipeline), "PC-1/depth1's plan draws nothing");
+    char dir[512];
+    static char store[600];
+    test_tmpdir_create(dir, sizeof dir, "replay-by-row");
+    snprintf(store, sizeof store, "--store=%s", dir);
+    sl__peer peer = test_peer("peer:test-replay-by-row", "testing/replay_by_row.py", 0);
+    peer.users_own = true;
+    peer.args = store;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "the first run computes and keeps: %s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    sl_record_release(&record);
+    peer_run(&peer.adapter, &record);
+    cr_expect_eq(record.outcome, SL_RECORD_MISMATCH, "the replay passed: %s %s", record.equivalence, record.reason);
+    sl_record_release(&record);
+    sl__peer honest = test_peer("peer:test-honest", "testing/plain.py", 1);
+    honest.users_own = true;
+    peer_run(&honest.adapter, &record);
+    cr_expect_eq(record.outcome, SL_RECORD_OK, "an honest loader on a fresh data set: %s", record.reason);
+    cr_expect_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "per-batch", "note: %s", record.note);
+    sl_record_release(&record);
+    peer_run_carries_on();
+    sl_scenario_instance_free(peer_instance);
+    peer_instance = shuffled;
+    peer_options = shuffled_options;
+    test_tmpdir_remove(dir);
+}
+
 /* Attack 4, first half: honest work, latencies under-reported by half, from
  * a loader of one thread. Its CPU can outrun its clocks by no more than the
  * threads it has; a bound of every CPU let it pass on a machine of two. */
@@ -397,6 +491,60 @@ Test(peers_hostile, a_single_threaded_loader_reporting_half_its_time_is_a_hand_o
     cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
     cr_expect_not(sl_timing_is_a_cost(record.timing));
     sl_record_release(&record);
+}
+
+/* Attack 4, rotating threads: a loader of the user's whose k threads take
+ * the batches in turn, each batch computed alone on one thread inside its
+ * window, reporting its latencies so that no bound over the whole session
+ * fails (rotate.py: 100 ms of CPU a batch, each latency 0.7 of that CPU
+ * time on PC-1's 5 batches, so a thread's CPU over the session is within
+ * the latencies' sum). Batch by batch, its busiest thread ran 30 to 40 ms a
+ * batch more than the latency, 160 to 200 ms in all (measured, at load 2
+ * and beside stress-ng --cpu 2), eight times the 20 ms margin or more: a
+ * hand-over, never the best peer. */
+Test(peers_hostile, a_loader_whose_threads_take_the_batches_in_turn_is_a_hand_over)
+{
+    sl__peer peer = test_peer("peer:test-rotate", "testing/rotate.py", 0);
+    peer.users_own = true;
+    sl_record record;
+    peer_run(&peer.adapter, &record);
+    cr_assert_eq(record.outcome, SL_RECORD_OK, "%s", record.reason);
+    cr_assert_str_eq(record.equivalence, "bitwise");
+    cr_expect_str_eq(record.timing, "hand-over", "note: %s", record.note);
+    cr_expect(strstr(record.note, "batch by batch, its busiest thread") != NULL, "the note says which bound: %s",
+              record.note);
+    const sl_record_metric *excess = peer_metric(&record, "peer_window_excess_ns");
+    cr_assert_not_null(excess, "the windows' residual is in the record");
+    cr_expect_gt(excess->value, 100e6, "five batches of 100 ms at 0.7 of their CPU: 150 ms or more past");
+    cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), -1,
+                 "a hand-over is never the best peer");
+    sl_record_release(&record);
+    peer_run_carries_on();
+}
+
+/* The rule's other side: an honest loader of the user's that splits each
+ * batch's 100 ms of CPU over 2 and over 4 threads at once (parallel.py,
+ * true latencies) stays per-batch, ranked and bitwise; so does one thread
+ * (plain.py's test above). */
+Test(peers_hostile, an_honest_loader_that_splits_each_batch_over_threads_stays_per_batch)
+{
+    static const char *const threads[] = {"--threads=2", "--threads=4"};
+    for (int k = 0; k < 2; k++) {
+        sl__peer peer = test_peer("peer:test-parallel", "testing/parallel.py", 0);
+        peer.users_own = true;
+        peer.args = threads[k];
+        sl_record record;
+        peer_run(&peer.adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", threads[k], record.reason);
+        cr_expect_str_eq(record.equivalence, "bitwise", "%s", threads[k]);
+        cr_expect_str_eq(record.timing, "per-batch", "%s: note: %s", threads[k], record.note);
+        const sl_record_metric *excess = peer_metric(&record, "peer_window_excess_ns");
+        cr_assert_not_null(excess, "%s: the windows were sampled", threads[k]);
+        cr_expect_not_null(peer_metric(&record, "peer_window_busiest_thread_ns"), "%s", threads[k]);
+        cr_expect_eq(peer_best_beside_fused(&record, 1.0, sl_record_elements_per_s(&record)), 1,
+                     "%s: an honest per-batch loader can be the best peer", threads[k]);
+        sl_record_release(&record);
+    }
 }
 
 /* Attack 4, second half: the work done by a helper that left the loader's

@@ -74,6 +74,12 @@ sl_status sl_export_write(const sl_pipeline *pipeline, const sl_export_meta *met
  * (docs/peers.md, Equivalence). */
 bool sl_export_decisions_exported(const sl_pipeline *pipeline);
 
+/* Whether any op of the pipeline draws random numbers. When none does,
+ * each element's output is a function of its input row alone, whatever the
+ * seed and the order: outputs kept by element, or by a hash of the row,
+ * from an earlier run apply to any later run on the same data set. */
+bool sl_export_draws(const sl_pipeline *pipeline);
+
 /* The same pipeline with the draws that cannot be exported (gaussian
  * noise's values, dropout's masks) keyed anew by `salt` (> 0), every other
  * op, decision and the element order unchanged: another honest sample of

@@ -29,6 +29,9 @@ typedef struct sl__source_ops {
     const void *(*map)(const sl_source *source, int field, size_t offset, size_t nbytes);
 } sl__source_ops;
 
+/* Room for a source's origin (below). */
+#define SL__SOURCE_ORIGIN_BYTES 128
+
 struct sl_source {
     sl_source_kind kind;
     sl_schema schema;
@@ -41,6 +44,12 @@ struct sl_source {
     /* A concatenation's parts, as row counts; 1 part (all rows) otherwise. */
     int nparts;
     int64_t part_rows[SL_MAX_PARTS];
+    /* What the layer that generated the source made it from (a fixture's
+     * spec), opaque here and empty (origin_size 0) for any other source:
+     * the fixtures keep theirs so that the same fixture can be generated
+     * again with another seed (sl_fixture_regenerate). */
+    unsigned char origin[SL__SOURCE_ORIGIN_BYTES];
+    size_t origin_size;
 };
 
 /* Validates schema and rows (field count, names non-empty and unique, dtypes,
