@@ -23,6 +23,7 @@
 #include "sluice/adapters/peer_check.h"
 #include "sluice/bench/bench.h"
 #include "sluice/bench/scenario.h"
+#include "sluice/pipeline/pipeline.h"
 #include "sluice/records/export.h"
 #include "sluice_config.h"
 
@@ -337,6 +338,54 @@ Test(peers, the_export_a_peer_reads_holds_no_answer)
     cr_assert_null(strstr(plan, hex));
     free(plan);
     test_tmpdir_remove(dir);
+}
+
+/* The seeds of the plans each session of a peer was given, from
+ * testing/seeds.py's file; returns how many (at most 8). */
+static int seeds_seen(const sl__peer *peer, unsigned long long seeds[8])
+{
+    char dir[512], path[700];
+    test_tmpdir_create(dir, sizeof dir, "seeds");
+    snprintf(path, sizeof path, "%s/seeds.txt", dir);
+    setenv("SLUICE_TEST_SEEDS", path, 1);
+    for (int run = 0; run < 2; run++) {
+        sl_record record;
+        peer_run(&peer->adapter, &record);
+        cr_assert_eq(record.outcome, SL_RECORD_OK, "%s: %s", peer->adapter.name, record.reason);
+        cr_assert_str_eq(record.equivalence, "bitwise");
+        sl_record_release(&record);
+    }
+    unsetenv("SLUICE_TEST_SEEDS");
+    char *text = test_read_text(path);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line && n < 8; line = strtok(NULL, "\n"))
+        seeds[n++] = strtoull(line, NULL, 10);
+    free(text);
+    test_tmpdir_remove(dir);
+    return n;
+}
+
+/* A built-in peer (reviewed code) runs the plan sluice's own adapters run,
+ * the bench's seed, in every session; a loader of the user's gets a fresh
+ * seed in each (D21, attack 3), so no two of its sessions share a plan. */
+Test(peers, built_in_peers_run_the_benchs_plan_and_users_loaders_a_fresh_one_each_session)
+{
+    unsigned long long bench_seed = sl_pipeline_get_spec(peer_instance->pipeline)->seed;
+    unsigned long long seeds[8];
+    sl__peer built_in = test_peer("peer:test-seeds", "testing/seeds.py", 0);
+    int n = seeds_seen(&built_in, seeds);
+    cr_assert_geq(n, 2, "two runs, a session each at least");
+    for (int i = 0; i < n; i++)
+        cr_expect_eq(seeds[i], bench_seed, "built-in session %d: seed %llu, the bench's %llu", i, seeds[i], bench_seed);
+    sl__peer users = test_peer("peer:test-seeds", "testing/seeds.py", 1);
+    users.users_own = true;
+    n = seeds_seen(&users, seeds);
+    cr_assert_geq(n, 2);
+    for (int i = 0; i < n; i++) {
+        cr_expect_neq(seeds[i], bench_seed, "user's session %d ran the bench's seed", i);
+        for (int j = 0; j < i; j++)
+            cr_expect_neq(seeds[i], seeds[j], "user's sessions %d and %d shared seed %llu", j, i, seeds[i]);
+    }
 }
 
 /* The numpy peers (tuned and idiomatic), where the system's Python has numpy. */
