@@ -71,7 +71,8 @@ bool sl_shape_bytes_checked(const sl_shape *shape, int64_t rows, size_t elem_siz
             any_zero = true;
             continue;
         }
-        if (__builtin_mul_overflow(nonzero_product, (uint64_t)dim, &nonzero_product))
+        if (__builtin_mul_overflow(nonzero_product, (uint64_t)dim, &nonzero_product) ||
+            nonzero_product > (size_t)INT64_MAX)
             return false;
     }
     *out = any_zero ? 0 : nonzero_product;

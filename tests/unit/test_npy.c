@@ -387,6 +387,12 @@ Test(npy, refuses_unsupported_headers)
     expect_header_refused("zero-last.npy",
                           "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 0), }\n", 0,
                           "too large to address");
+    /* Between 2^63 and 2^64 a product fits size_t but not the int64_t that
+     * element counts are (the fuzzer's find: a row of 2^32 x 40000 x 67296
+     * elements overflowed sl_shape_numel while a stream sized its rows). */
+    expect_header_refused("past-int64.npy",
+                          "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4294967296, 40000, 67296, 0), }\n", 0,
+                          "too large to address");
 }
 
 Test(npy, missing_file_is_named)

@@ -41,8 +41,10 @@ int64_t sl_shape_numel(const sl_shape *shape);
  * this before it is used. */
 bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, int64_t *out);
 /* The bytes of rows x shape elements of elem_size bytes each, by numpy's
- * rule: the product of the nonzero dimensions must fit in size_t even when
- * another dimension is zero. Without it an array of 0 rows of a huge item
+ * rule: the product of the nonzero dimensions (and the item size) must fit
+ * even when another dimension is zero, here in int64_t, since element
+ * counts (sl_shape_numel, of the whole shape or of a row) are int64_t and
+ * are multiplied out dimension by dimension. Without it an array of 0 rows of a huge item
  * passes where one order of multiplication meets the zero first and fails
  * where another meets it last; numpy refuses such a shape ("array is too
  * big"), and so does every reader here. False on a negative dimension too. */
