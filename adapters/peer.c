@@ -206,6 +206,13 @@ static void hide_plan(const char *dir)
     closedir(d);
 }
 
+/* Writes pipeline's data set (no plan) into the export's folder. */
+static sl_status write_data(const sl_pipeline *pipeline, int64_t nbatches, sl_err *err)
+{
+    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
+    return sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+}
+
 /* The data set's files, written once per pipeline and batch count (again
  * after a session wrote a fresh data set in their place, unless the next
  * one writes its own, replaced_next); no plan
@@ -221,8 +228,7 @@ static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, bool
         /* A session that gets a fresh data set writes its own over it. */
         if (!export_cache.data_replaced || replaced_next)
             return SL_OK;
-        sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
-        sl_status st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+        sl_status st = write_data(pipeline, nbatches, err);
         export_cache.data_replaced = st != SL_OK;
         return st ? sl_fail_context(err, "exporting the data set for the peer") : SL_OK;
     }
@@ -240,8 +246,7 @@ static sl_status ensure_data(const sl_pipeline *pipeline, int64_t nbatches, bool
         remove_export();
         return st;
     }
-    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
-    st = sl_export_write(pipeline, &meta, nbatches, export_cache.dir, err);
+    st = write_data(pipeline, nbatches, err);
     if (st) {
         remove_export();
         return sl_fail_context(err, "exporting the data set for the peer");
@@ -348,9 +353,8 @@ static sl_status fresh_data(const sl_pipeline *bench, int64_t nbatches, sl_sourc
     sl_pipeline *fresh = NULL;
     st = sl_pipeline_create(&spec, &fresh, err);
     export_cache.data_replaced = true;
-    sl_export_meta meta = {.kernels = sl_kernels_reference(), .data_only = true};
     if (!st)
-        st = sl_export_write(fresh, &meta, nbatches, export_cache.dir, err);
+        st = write_data(fresh, nbatches, err);
     sl_pipeline_free(fresh);
     if (st) {
         sl_source_free(*out);
