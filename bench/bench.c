@@ -200,14 +200,22 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
      * (the gather probe, in the run's order and storage, on memory advised
      * as the source is) and write its output bytes (the write probe:
      * storing that many bytes into one reused buffer). Either alone is a
-     * floor, so the larger is. Their sum is not, even for one core doing
-     * both: the gather probe already stores every byte it fetches (into a
-     * batch-sized buffer), so the sum counts a pipeline's stores twice
-     * where its output is as large as its input (PC-1), and a core retires
-     * stores into its store buffer while its loads wait on memory. */
+     * floor. One core doing both may overlap them (its stores retire into
+     * the store buffer while its loads wait on memory) or pay for both
+     * (they share its line fill buffers and its path to L2): the traffic
+     * probe does both on one core, row by row as a one-thread pipeline
+     * does, so which it is is measured, not assumed. The sum is never
+     * taken: the gather probe also stores what it fetches, so a sum would
+     * count those stores twice. The bound is the largest of the three. */
     double write_ns =
         options->write_ns_per_batch > 0.0 ? options->write_ns_per_batch : sl_probe_write_ns_per_batch(batch_bytes);
+    double traffic_ns = options->traffic_ns_per_batch > 0.0 ? options->traffic_ns_per_batch
+                                                            : sl_probe_traffic_ns_per_batch(instance->pipeline, options);
     double hardware_ns = gather_ns > write_ns ? gather_ns : write_ns;
+    if (traffic_ns > hardware_ns)
+        hardware_ns = traffic_ns;
+    if (traffic_ns > 0.0 && p50_ns > 0.0)
+        sl_record_add_metric(record, "traffic_probe_ns_per_batch", traffic_ns, "ns");
     if (write_ns > 0.0 && p50_ns > 0.0) {
         sl_record_add_metric(record, "write_probe_ns_per_batch", write_ns, "ns");
         sl_record_add_metric(record, "hardware_bound_ns_per_batch", hardware_ns, "ns");
@@ -285,7 +293,11 @@ int64_t sl__bench_batches_read(const sl_bench_options *options)
     return warmup + measured;
 }
 
-double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
+/* The gather probe (output_bytes 0) or the traffic probe over the batches
+ * a run under options measures: as many timed passes as the run has
+ * repetitions, each after the window was read once, as an adapter's
+ * repetitions after the first. 0 when it cannot run. */
+static double memory_probe_ns(const sl_pipeline *pipeline, const sl_bench_options *options, size_t output_bytes)
 {
     const sl_profile_settings *profile = sl_profile_get(options->profile);
     if (profile == NULL)
@@ -294,12 +306,23 @@ double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_
     measured_window(options, profile, &warmup, &measured);
     double ns = 0.0;
     sl_err err = {0};
-    /* As many timed passes as the run has repetitions, each after the
-     * window was read once, as an adapter's repetitions after the first. */
     int passes = options->repetitions > 0 ? options->repetitions : profile->repetitions;
-    if (sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err) != SL_OK)
-        return 0.0;
-    return ns;
+    sl_status st = output_bytes ? sl_pipeline_traffic_probe(pipeline, run_kernels(options), warmup, measured, passes,
+                                                            output_bytes, &ns, &err)
+                                : sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes,
+                                                           &ns, &err);
+    return st == SL_OK ? ns : 0.0;
+}
+
+double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
+{
+    return memory_probe_ns(pipeline, options, 0);
+}
+
+double sl_probe_traffic_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
+{
+    size_t output_bytes = sl_pipeline_batch_bytes(pipeline);
+    return output_bytes ? memory_probe_ns(pipeline, options, output_bytes) : 0.0;
 }
 
 sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,

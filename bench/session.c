@@ -179,6 +179,7 @@ static sl_status instance_options(const sl_session *s, const sl_scenario_instanc
             sl_probe_roofline_best(instance->pipeline, options->kernels, 21, &options->roofline_kernels);
         options->gather_ns_per_batch = sl_probe_gather_ns_per_batch(instance->pipeline, options);
         options->write_ns_per_batch = sl_probe_write_ns_per_batch(sl_pipeline_batch_bytes(instance->pipeline));
+        options->traffic_ns_per_batch = sl_probe_traffic_ns_per_batch(instance->pipeline, options);
     }
     /* No time without a check: the reference's digest of the measured
      * batches, computed once, is what every adapter is held to. */

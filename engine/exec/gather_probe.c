@@ -1,5 +1,6 @@
-/* The gather probe: the memory side of a scenario's roofline
- * (sl_pipeline_gather_probe in sluice/pipeline/pipeline.h).
+/* The gather and traffic probes: the memory side of a scenario's roofline
+ * (sl_pipeline_gather_probe and sl_pipeline_traffic_probe in
+ * sluice/exec/executors.h).
  *
  * The roofline probe (sl_fused_probe) times the op chain on a batch already
  * in cache, which a scenario whose elements come from a fixture larger than
@@ -9,6 +10,8 @@
  * the run's own storage (its mapped view where it has one, as the fused
  * executor reads it), copied once, with the fused executor's prefetch.
  * No op runs, and the element ids are computed before the clock starts. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +31,36 @@ static size_t element_bound(const sl_pipeline *p, int field)
     return sl_field_element_bytes(&p->source_schema.fields[field]);
 }
 
-/* Copies the source bytes of rows elements, in order, into buffer. */
-static sl_status copy_rows(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t rows,
-                           char *buffer, sl_err *err)
+/* Keeps the compiler from dropping stores into a buffer nothing reads. */
+static void keep_stores(void *buffer)
 {
+#if defined(__GNUC__)
+    __asm__ volatile("" : : "r"(buffer) : "memory");
+#else
+    volatile unsigned char sink = *(volatile unsigned char *)buffer;
+    (void)sink;
+#endif
+}
+
+/* What one probe pass does per row: where the row's source bytes go, and
+ * how many output bytes it stores after them (0 for the gather probe). */
+typedef struct probe_rows {
+    char *input;          /* batch-sized (gather) or one row, reused (traffic) */
+    bool input_per_batch; /* rows land one after another in input */
+    char *output;         /* the batch's output bytes (traffic only) */
+    size_t output_row_bytes;
+} probe_rows;
+
+/* Copies the source bytes of rows elements, in order, into the probe's
+ * input, and stores each row's output bytes after it is read. */
+static sl_status copy_rows(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t rows,
+                           const probe_rows *to, sl_err *err)
+{
+    char *buffer = to->input;
     for (int64_t r = 0; r < rows; r++) {
         sl__prefetch_ahead(p, source, ids, 0, r, rows);
+        if (!to->input_per_batch)
+            buffer = to->input;
         for (int f = 0; f < p->source_schema.nfields; f++) {
             size_t offset, bytes;
             sl__element_span(p, f, ids[r], &offset, &bytes);
@@ -49,20 +76,33 @@ static sl_status copy_rows(const sl_pipeline *p, const sl_source *source, const 
             }
             buffer += bytes;
         }
+        if (to->output_row_bytes) {
+            char *row = to->output + (size_t)r * to->output_row_bytes;
+            memset(row, (int)(r & 0x7f), to->output_row_bytes);
+        }
     }
+    keep_stores(to->input);
+    if (to->output)
+        keep_stores(to->output);
     return sl__source_check(source, err);
 }
 
-sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t first_batch,
-                                   int64_t batches, int passes, double *ns_per_batch, sl_err *err)
+/* Times `passes` passes over the window, after one untimed pass; with
+ * output_bytes, each row also stores its share of a batch's output bytes,
+ * and its source bytes go through one reused row instead of a batch-sized
+ * buffer (the traffic probe). */
+static sl_status probe(const sl_pipeline *p, const sl_kernel_table *kernels, const char *name, int64_t first_batch,
+                       int64_t batches, int passes, size_t output_bytes, double *ns_per_batch, sl_err *err)
 {
     if (first_batch < 0 || batches < 1 || passes < 1)
         return sl_fail(err, SL_EINVAL,
-                       "the gather probe needs at least 1 batch from a batch index of 0 or more and 1 pass, "
+                       "the %s probe needs at least 1 batch from a batch index of 0 or more and 1 pass, "
                        "got %lld from %lld and %d",
-                       (long long)batches, (long long)first_batch, passes);
+                       name, (long long)batches, (long long)first_batch, passes);
     const sl_source *source;
-    sl_status source_status = sl__require_kernels(kernels, "the gather probe", err);
+    char who[32];
+    snprintf(who, sizeof who, "the %s probe", name);
+    sl_status source_status = sl__require_kernels(kernels, who, err);
     if (source_status == SL_OK)
         source_status = sl__element_source(p, kernels, &source, err);
     if (source_status)
@@ -71,15 +111,24 @@ sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *
     size_t row_bytes = 0;
     for (int f = 0; f < p->source_schema.nfields; f++)
         row_bytes += element_bound(p, f);
-    char *buffer = sl__aligned_alloc(SL_ALIGN, row_bytes * (size_t)capacity);
+    /* Each row stores an equal share of the batch's output bytes, at least
+     * one byte, so a batch stores output_bytes to within a row's share. */
+    size_t output_row_bytes = output_bytes / (size_t)capacity;
+    if (output_bytes && output_row_bytes == 0)
+        output_row_bytes = 1;
+    probe_rows to = {.input_per_batch = output_bytes == 0, .output_row_bytes = output_row_bytes};
+    size_t input_bytes = to.input_per_batch ? row_bytes * (size_t)capacity : row_bytes;
+    to.input = sl__aligned_alloc(SL_ALIGN, input_bytes);
+    if (output_bytes)
+        to.output = sl__aligned_alloc(SL_ALIGN, to.output_row_bytes * (size_t)capacity);
     int64_t *ids = malloc((size_t)capacity * sizeof *ids);
     int64_t nsamples = batches * passes;
     int64_t *samples = malloc((size_t)nsamples * sizeof *samples);
     sl__bucket_cache bucket_cache = {0};
     sl_status st = SL_OK;
-    if (!buffer || !ids || !samples)
-        st =
-            sl_fail(err, SL_ENOMEM, "cannot allocate the gather probe's %zu-byte buffer", row_bytes * (size_t)capacity);
+    if (!to.input || (output_bytes && !to.output) || !ids || !samples)
+        st = sl_fail(err, SL_ENOMEM, "cannot allocate the %s probe's %zu-byte buffers", name,
+                     input_bytes + output_row_bytes * (size_t)capacity);
     /* Pass 0 is not timed: an adapter's repetitions after its first find
      * the window as the previous one left it, and so does each timed pass. */
     sl_position start = sl_position_advance(p, (sl_position){0, 0}, first_batch);
@@ -91,7 +140,7 @@ sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *
             if (st)
                 break;
             int64_t started = sl_now_ns();
-            st = copy_rows(p, source, ids, rows, buffer, err);
+            st = copy_rows(p, source, ids, rows, &to, err);
             if (pass > 0)
                 samples[(pass - 1) * batches + i] = sl_now_ns() - started;
             position = sl_position_advance(p, position, 1);
@@ -102,6 +151,22 @@ sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *
     sl__bucket_cache_release(&bucket_cache);
     free(samples);
     free(ids);
-    free(buffer);
+    free(to.output);
+    free(to.input);
     return st;
+}
+
+sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t first_batch,
+                                   int64_t batches, int passes, double *ns_per_batch, sl_err *err)
+{
+    return probe(p, kernels, "gather", first_batch, batches, passes, 0, ns_per_batch, err);
+}
+
+sl_status sl_pipeline_traffic_probe(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t first_batch,
+                                    int64_t batches, int passes, size_t output_bytes, double *ns_per_batch,
+                                    sl_err *err)
+{
+    if (output_bytes == 0)
+        return sl_fail(err, SL_EINVAL, "the traffic probe needs a batch's output bytes, got 0");
+    return probe(p, kernels, "traffic", first_batch, batches, passes, output_bytes, ns_per_batch, err);
 }

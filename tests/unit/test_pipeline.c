@@ -698,3 +698,23 @@ Test(pipeline, the_gather_probe_reads_a_pread_source_and_reports_a_short_file)
     cr_expect_float_eq(ns, -1.0, 0.0);
     file_pipeline_close(&fp);
 }
+
+/* So does the traffic probe, which reads each row through the same path
+ * before it stores the row's output bytes. */
+Test(pipeline, the_traffic_probe_reads_a_pread_source_and_reports_a_short_file)
+{
+    file_pipeline fp;
+    file_pipeline_open(&fp, "traffic", SL_SOURCE_PREAD);
+    size_t output_bytes = sl_pipeline_batch_bytes(fp.pipeline);
+    double ns = 0.0;
+    sl_err err = {0};
+    cr_assert_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, output_bytes, &ns, &err), SL_OK,
+                 "%s", err.msg);
+    cr_expect(ns > 0.0, "%g ns", ns);
+    cr_assert_eq(truncate(fp.image_path, 4096), 0);
+    ns = -1.0;
+    cr_expect_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, output_bytes, &ns, &err), SL_EIO);
+    cr_expect(strstr(err.msg, fp.image_path), "%s", err.msg);
+    cr_expect_float_eq(ns, -1.0, 0.0);
+    file_pipeline_close(&fp);
+}

@@ -41,6 +41,10 @@ typedef struct sl_bench_options {
     /* The write probe for this instance's batch bytes, in ns per batch; 0
      * measures it inside sl_bench_run (sl_probe_write_ns_per_batch). */
     double write_ns_per_batch;
+    /* The traffic probe for this instance over the measured batches, in ns
+     * per batch; 0 measures it inside sl_bench_run
+     * (sl_probe_traffic_ns_per_batch). */
+    double traffic_ns_per_batch;
     /* No time without a check: when set, an adapter's digest of the
      * measured batches is compared with reference_digest (the reference
      * adapter's digest of the same batches, sl_bench_reference_digest) before
@@ -128,6 +132,12 @@ double sl_probe_write_ns_per_batch(size_t batch_bytes);
  * of gather": near 1, a scenario is bound by memory or storage, not by its
  * ops. 0 when it cannot run. */
 double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options);
+
+/* The traffic probe over the same batches (sl_pipeline_traffic_probe): the
+ * gather probe's reads and the batch's output stores, row by row on one
+ * core, with no op. With the gather and write probes it makes the hardware
+ * bound. 0 when it cannot run. */
+double sl_probe_traffic_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options);
 
 #ifdef __cplusplus
 }

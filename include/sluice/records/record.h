@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 #define SL_RECORD_SCHEMA_VERSION  3
-#define SL_RECORD_MAX_METRICS     32
+#define SL_RECORD_MAX_METRICS     40
 #define SL_RECORD_MAX_REPETITIONS 32
 
 /* Where and with what the numbers were taken. */
