@@ -209,8 +209,9 @@ static void add_metrics(const sl_scenario_instance *instance, const sl_bench_opt
      * count those stores twice. The bound is the largest of the three. */
     double write_ns =
         options->write_ns_per_batch > 0.0 ? options->write_ns_per_batch : sl_probe_write_ns_per_batch(batch_bytes);
-    double traffic_ns = options->traffic_ns_per_batch > 0.0 ? options->traffic_ns_per_batch
-                                                            : sl_probe_traffic_ns_per_batch(instance->pipeline, options);
+    double traffic_ns = options->traffic_ns_per_batch > 0.0
+                            ? options->traffic_ns_per_batch
+                            : sl_probe_traffic_ns_per_batch(instance->pipeline, options);
     double hardware_ns = gather_ns > write_ns ? gather_ns : write_ns;
     if (traffic_ns > hardware_ns)
         hardware_ns = traffic_ns;
@@ -307,10 +308,10 @@ static double memory_probe_ns(const sl_pipeline *pipeline, const sl_bench_option
     double ns = 0.0;
     sl_err err = {0};
     int passes = options->repetitions > 0 ? options->repetitions : profile->repetitions;
-    sl_status st = output_bytes ? sl_pipeline_traffic_probe(pipeline, run_kernels(options), warmup, measured, passes,
-                                                            output_bytes, &ns, &err)
-                                : sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes,
-                                                           &ns, &err);
+    sl_status st = output_bytes
+                       ? sl_pipeline_traffic_probe(pipeline, run_kernels(options), warmup, measured, passes,
+                                                   output_bytes, &ns, &err)
+                       : sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err);
     return st == SL_OK ? ns : 0.0;
 }
 

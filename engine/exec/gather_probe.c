@@ -163,8 +163,7 @@ sl_status sl_pipeline_gather_probe(const sl_pipeline *p, const sl_kernel_table *
 }
 
 sl_status sl_pipeline_traffic_probe(const sl_pipeline *p, const sl_kernel_table *kernels, int64_t first_batch,
-                                    int64_t batches, int passes, size_t output_bytes, double *ns_per_batch,
-                                    sl_err *err)
+                                    int64_t batches, int passes, size_t output_bytes, double *ns_per_batch, sl_err *err)
 {
     if (output_bytes == 0)
         return sl_fail(err, SL_EINVAL, "the traffic probe needs a batch's output bytes, got 0");
