@@ -53,13 +53,24 @@ def ratio_cell(ratios):
     return "%.2fx [%.2f-%.2f]" % (statistics.median(ratios), min(ratios), max(ratios))
 
 
+def probe_us(recs, name):
+    """The median of one probe over the rounds, in µs, or "-" where no
+    record carries it (records older than the traffic probe)."""
+    values = [metric(r, name + "_probe_ns_per_batch") for r in recs.values()]
+    values = [v / 1e3 for v in values if v is not None]
+    return "%.1f" % statistics.median(values) if values else "-"
+
+
 def main():
     out, rounds = sys.argv[1], int(sys.argv[2])
     runs = load(out, rounds)
     numpy_us, numpy_loads = expert(out)
     scenarios = sorted({s for s, _ in runs})
-    print("| scenario | column | fused p50 (µs) | of hw bound | gather probe (µs) | huge-page MiB | load | CPU wait |")
-    print("|---|---|---:|---:|---:|---:|---|---|")
+    print(
+        "| scenario | column | fused p50 (µs) | of hw bound | gather probe (µs) | write probe (µs) "
+        "| traffic probe (µs) | huge-page MiB | load | CPU wait |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     for s in scenarios:
         for column in ("huge", "plain", "base"):
             recs = runs.get((s, column), {})
@@ -68,19 +79,18 @@ def main():
             p50 = statistics.median(r["median_all_ns"] / 1e3 for r in recs.values())
             bound = [metric(r, "fraction_of_hardware_bound") for r in recs.values()]
             bound = [b for b in bound if b is not None]
-            gather = [metric(r, "gather_probe_ns_per_batch") for r in recs.values()]
-            gather = [g / 1e3 for g in gather if g is not None]
+            probes = [probe_us(recs, name) for name in ("gather", "write", "traffic")]
             huge = [r["environment"].get("anon_huge_bytes", -1) for r in recs.values()]
             loads = [max(r["environment"]["load_start"], r["environment"]["load_end"]) for r in recs.values()]
             waits = [r["environment"].get("cpu_wait_fraction", -1) for r in recs.values()]
             print(
-                "| %s | %s | %.1f | %s | %s | %s | %.1f-%.1f | %.2f-%.2f |"
+                "| %s | %s | %.1f | %s | %s | %s | %s | %s | %.1f-%.1f | %.2f-%.2f |"
                 % (
                     s,
                     column,
                     p50,
                     "%.2f [%.2f-%.2f]" % (statistics.median(bound), min(bound), max(bound)) if bound else "-",
-                    "%.1f" % statistics.median(gather) if gather else "-",
+                    *probes,
                     "%.0f" % (max(huge) / 2**20) if huge and max(huge) >= 0 else "-",
                     min(loads),
                     max(loads),
