@@ -42,55 +42,101 @@ static void keep_stores(void *buffer)
 #endif
 }
 
-/* What one probe pass does per row: where the row's source bytes go, and
- * how many output bytes it stores after them (0 for the gather probe). */
+/* Where a probe puts what it reads, and what it stores. The gather probe
+ * copies every row's source bytes into `input`, one row after another. The
+ * traffic probe stores exactly a batch's output bytes and reads exactly its
+ * source bytes: each row's source bytes are copied into that row's share of
+ * `output` (up to the share's size; the rest into `overflow`, a few KiB
+ * reused, which stay in L1), and the share's bytes left over are filled. So
+ * every byte is loaded and stored once, by the C library's copy and fill,
+ * as a pipeline that loads its input and stores its output must at least. */
 typedef struct probe_rows {
-    char *input;          /* batch-sized (gather) or one row, reused (traffic) */
-    bool input_per_batch; /* rows land one after another in input */
-    char *output;         /* the batch's output bytes (traffic only) */
+    char *input;
+    char *output;
     size_t output_row_bytes;
+    char *overflow;
 } probe_rows;
 
-/* Copies the source bytes of rows elements, in order, into the probe's
- * input, and stores each row's output bytes after it is read. */
-static sl_status copy_rows(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t rows,
-                           const probe_rows *to, sl_err *err)
+/* The traffic probe's overflow: small enough to stay in L1. */
+#define OVERFLOW_BYTES 4096
+
+/* Copies `bytes` of a field's bytes from `offset` into dst: from the mapped
+ * view, as the fused executor reads it, or through the source's own path. */
+static sl_status fetch(const sl_source *source, int field, const void *view, size_t offset, size_t bytes, char *dst,
+                       sl_err *err)
+{
+    if (view) {
+        memcpy(dst, view, bytes);
+        return SL_OK;
+    }
+    return sl_source_read(source, field, offset, bytes, dst, err);
+}
+
+/* The gather probe's pass over a batch: every row's source bytes into
+ * to->input, in order. */
+static sl_status gather_rows(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t rows,
+                             const probe_rows *to, sl_err *err)
 {
     char *buffer = to->input;
     for (int64_t r = 0; r < rows; r++) {
         sl__prefetch_ahead(p, source, ids, 0, r, rows);
-        if (!to->input_per_batch)
-            buffer = to->input;
         for (int f = 0; f < p->source_schema.nfields; f++) {
             size_t offset, bytes;
             sl__element_span(p, f, ids[r], &offset, &bytes);
-            /* A mapped view is read the way the fused executor reads it;
-             * a source without one is read through its own path. */
-            const void *view = sl_source_map(source, f, offset, bytes);
-            if (view) {
-                memcpy(buffer, view, bytes);
-            } else {
-                sl_status st = sl_source_read(source, f, offset, bytes, buffer, err);
-                if (st)
-                    return st;
-            }
+            sl_status st = fetch(source, f, sl_source_map(source, f, offset, bytes), offset, bytes, buffer, err);
+            if (st)
+                return st;
             buffer += bytes;
-        }
-        if (to->output_row_bytes) {
-            char *row = to->output + (size_t)r * to->output_row_bytes;
-            memset(row, (int)(r & 0x7f), to->output_row_bytes);
         }
     }
     keep_stores(to->input);
-    if (to->output)
-        keep_stores(to->output);
     return sl__source_check(source, err);
 }
 
-/* Times `passes` passes over the window, after one untimed pass; with
- * output_bytes, each row also stores its share of a batch's output bytes,
- * and its source bytes go through one reused row instead of a batch-sized
- * buffer (the traffic probe). */
+/* The traffic probe's pass over a batch: each row's source bytes into its
+ * share of the output, the rest of the share filled (probe_rows). */
+static sl_status traffic_rows(const sl_pipeline *p, const sl_source *source, const int64_t *ids, int64_t rows,
+                              const probe_rows *to, sl_err *err)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        sl__prefetch_ahead(p, source, ids, 0, r, rows);
+        char *row = to->output + (size_t)r * to->output_row_bytes;
+        size_t stored = 0, spilled = 0;
+        for (int f = 0; f < p->source_schema.nfields; f++) {
+            size_t offset, bytes;
+            sl__element_span(p, f, ids[r], &offset, &bytes);
+            const char *view = sl_source_map(source, f, offset, bytes);
+            for (size_t done = 0; done < bytes;) {
+                char *dst;
+                size_t piece = bytes - done;
+                if (stored < to->output_row_bytes) {
+                    dst = row + stored;
+                    if (piece > to->output_row_bytes - stored)
+                        piece = to->output_row_bytes - stored;
+                    stored += piece;
+                } else {
+                    if (spilled == OVERFLOW_BYTES)
+                        spilled = 0;
+                    dst = to->overflow + spilled;
+                    if (piece > OVERFLOW_BYTES - spilled)
+                        piece = OVERFLOW_BYTES - spilled;
+                    spilled += piece;
+                }
+                sl_status st = fetch(source, f, view ? view + done : NULL, offset + done, piece, dst, err);
+                if (st)
+                    return st;
+                done += piece;
+            }
+        }
+        memset(row + stored, (int)(r & 0x7f), to->output_row_bytes - stored);
+    }
+    keep_stores(to->output);
+    keep_stores(to->overflow);
+    return sl__source_check(source, err);
+}
+
+/* Times `passes` passes over the window, after one untimed pass: the
+ * gather probe with no output_bytes, else the traffic probe. */
 static sl_status probe(const sl_pipeline *p, const sl_kernel_table *kernels, const char *name, int64_t first_batch,
                        int64_t batches, int passes, size_t output_bytes, double *ns_per_batch, sl_err *err)
 {
@@ -116,19 +162,24 @@ static sl_status probe(const sl_pipeline *p, const sl_kernel_table *kernels, con
     size_t output_row_bytes = output_bytes / (size_t)capacity;
     if (output_bytes && output_row_bytes == 0)
         output_row_bytes = 1;
-    probe_rows to = {.input_per_batch = output_bytes == 0, .output_row_bytes = output_row_bytes};
-    size_t input_bytes = to.input_per_batch ? row_bytes * (size_t)capacity : row_bytes;
-    to.input = sl__aligned_alloc(SL_ALIGN, input_bytes);
-    if (output_bytes)
-        to.output = sl__aligned_alloc(SL_ALIGN, to.output_row_bytes * (size_t)capacity);
+    probe_rows to = {.output_row_bytes = output_row_bytes};
+    size_t buffer_bytes = output_bytes ? output_row_bytes * (size_t)capacity : row_bytes * (size_t)capacity;
+    bool buffers;
+    if (output_bytes) {
+        to.output = sl__aligned_alloc(SL_ALIGN, buffer_bytes);
+        to.overflow = sl__aligned_alloc(SL_ALIGN, OVERFLOW_BYTES);
+        buffers = to.output && to.overflow;
+    } else {
+        to.input = sl__aligned_alloc(SL_ALIGN, buffer_bytes);
+        buffers = to.input != NULL;
+    }
     int64_t *ids = malloc((size_t)capacity * sizeof *ids);
     int64_t nsamples = batches * passes;
     int64_t *samples = malloc((size_t)nsamples * sizeof *samples);
     sl__bucket_cache bucket_cache = {0};
     sl_status st = SL_OK;
-    if (!to.input || (output_bytes && !to.output) || !ids || !samples)
-        st = sl_fail(err, SL_ENOMEM, "cannot allocate the %s probe's %zu-byte buffers", name,
-                     input_bytes + output_row_bytes * (size_t)capacity);
+    if (!buffers || !ids || !samples)
+        st = sl_fail(err, SL_ENOMEM, "cannot allocate the %s probe's %zu-byte buffer", name, buffer_bytes);
     /* Pass 0 is not timed: an adapter's repetitions after its first find
      * the window as the previous one left it, and so does each timed pass. */
     sl_position start = sl_position_advance(p, (sl_position){0, 0}, first_batch);
@@ -140,7 +191,8 @@ static sl_status probe(const sl_pipeline *p, const sl_kernel_table *kernels, con
             if (st)
                 break;
             int64_t started = sl_now_ns();
-            st = copy_rows(p, source, ids, rows, &to, err);
+            st = output_bytes ? traffic_rows(p, source, ids, rows, &to, err)
+                              : gather_rows(p, source, ids, rows, &to, err);
             if (pass > 0)
                 samples[(pass - 1) * batches + i] = sl_now_ns() - started;
             position = sl_position_advance(p, position, 1);
@@ -151,6 +203,7 @@ static sl_status probe(const sl_pipeline *p, const sl_kernel_table *kernels, con
     sl__bucket_cache_release(&bucket_cache);
     free(samples);
     free(ids);
+    free(to.overflow);
     free(to.output);
     free(to.input);
     return st;

@@ -718,3 +718,25 @@ Test(pipeline, the_traffic_probe_reads_a_pread_source_and_reports_a_short_file)
     cr_expect_float_eq(ns, -1.0, 0.0);
     file_pipeline_close(&fp);
 }
+
+/* A row whose source bytes outnumber its share of the output is still read
+ * whole: with one output byte a row, the image's first byte fills the share
+ * and the rest of the row, labels included, is read past it, so labels cut
+ * short are found. */
+Test(pipeline, the_traffic_probe_reads_every_source_byte_past_a_small_output)
+{
+    file_pipeline fp;
+    file_pipeline_open(&fp, "traffic_small", SL_SOURCE_PREAD);
+    char label_path[300];
+    snprintf(label_path, sizeof label_path, "%s/label.npy", fp.dir);
+    /* The header and the first few labels only. */
+    cr_assert_eq(truncate(label_path, 160), 0);
+    double ns = -1.0;
+    sl_err err = {0};
+    int64_t one_byte_a_row = sl_pipeline_get_spec(fp.pipeline)->batch_size;
+    cr_expect_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 1, (size_t)one_byte_a_row, &ns, &err),
+                 SL_EIO);
+    cr_expect(strstr(err.msg, "label.npy"), "%s", err.msg);
+    cr_expect_float_eq(ns, -1.0, 0.0);
+    file_pipeline_close(&fp);
+}

@@ -109,15 +109,16 @@ bool sl_fused_last_split(const sl_fused *fused);
  * cache op the bytes from the kernels' cache. */
 sl_status sl_pipeline_gather_probe(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int64_t first_batch,
                                    int64_t batches, int passes, double *ns_per_batch, sl_err *err);
-/* The traffic probe: the gather probe's reads with the batch's stores, on
- * one core, as a one-thread pipeline does both. Each row's source bytes are
- * read (into one reused row, where they stay in L1) and then that row's share
- * of output_bytes (a batch's output) is stored into a batch-sized buffer,
- * row after row, with the same prefetch: the least memory traffic a batch
- * needs, with no op, measured instead of assumed. Whether a core overlaps
+/* The traffic probe: a batch's memory traffic on one core, with no op, as a
+ * one-thread pipeline moves it: each row's source bytes are read (in the
+ * gather probe's order, through the same view or read path, with the same
+ * prefetch) into that row's share of output_bytes (a batch's output, in a
+ * batch-sized buffer), and the rest of the share is filled; source bytes
+ * beyond the share go into a few KiB that stay in L1. Every source byte is
+ * loaded once and every output byte stored once. Whether a core overlaps
  * its stores with its waiting loads (the larger of the gather and write
- * probes) or pays for both (their sum) is the machine's to say; this probe
- * asks it. SL_EINVAL for 0 output bytes or the gather probe's bad windows. */
+ * probes) or pays for both is the machine's to say, and this probe asks it.
+ * SL_EINVAL for 0 output bytes or the gather probe's bad windows. */
 sl_status sl_pipeline_traffic_probe(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int64_t first_batch,
                                     int64_t batches, int passes, size_t output_bytes, double *ns_per_batch,
                                     sl_err *err);
