@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-ninja -C "$build" libsluice.so >/dev/null
+ninja -C "$build" libsluice.so.0.1.0 >/dev/null
 cc -std=c11 -O2 -D_GNU_SOURCE -I"$here/include" -I"$build/config" "$here/ci/measure/split_consumer.c" \
   -L"$build" -lsluice -Wl,-rpath,"$build" -o "$work/split_consumer"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -23,12 +23,18 @@
 #include "sluice/core/timing.h"
 
 /* A worker waits for the next loop while the caller hands the batch to its
- * consumer (in `sluice bench`, a digest of the whole batch: tens of
- * microseconds), so it polls longer than the caller, which only waits for
- * chunks that started together with its own. OpenMP runtimes poll for far
- * longer (KMP_BLOCKTIME defaults to 200 ms); 200 µs covers a consumer's
- * work between batches without keeping an idle pool awake. */
-#define WORKER_SPIN_NS   200000
+ * consumer (in `sluice bench`, a digest of the whole batch), so it polls
+ * longer than the caller, which only waits for chunks that started together
+ * with its own. The poll must outlast the consumer: IO-1's digest of its
+ * 3 MiB batch took longer than the 200 µs this was, so the worker slept
+ * between batches, every split batch paid for waking it, and the split
+ * chooser kept one thread (ci/split-consumer.sh: with the digest, IO-1 split
+ * 8 to 17% of its batches and gained nothing; with 2 ms, 81 to 92% and
+ * 1.38 to 1.41x; docs/adapters.md, "Two threads and the consumer"). OpenMP
+ * runtimes poll for as long or longer (KMP_BLOCKTIME defaults to 200 ms), and
+ * a pool polls only while its executor splits (sl__pool_set_polling), so an
+ * executor that keeps to one thread has no worker spinning beside it. */
+#define WORKER_SPIN_NS   2000000
 #define CALLER_SPIN_NS   20000
 /* Polls between clock reads while spinning. */
 #define SPIN_CHECK_EVERY 64
