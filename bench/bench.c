@@ -845,18 +845,6 @@ void sl_record_file_name(const sl_record *record, char *buf, size_t size)
     }
 }
 
-/* Keeps the compiler from proving the copies dead: it must assume the asm
- * reads all memory reachable from dst. */
-static void use_buffer(void *dst)
-{
-#if defined(__GNUC__)
-    __asm__ volatile("" : : "r"(dst) : "memory");
-#else
-    volatile unsigned char sink = *(volatile unsigned char *)dst;
-    (void)sink;
-#endif
-}
-
 #define PROBE_SOURCE_BYTES    ((size_t)64 << 20)
 #define PROBE_MIN_NS          ((int64_t)20 * 1000 * 1000)
 /* The write probe stores into the cache: a few milliseconds, and enough
@@ -896,7 +884,7 @@ double sl_probe_memcpy_bandwidth(size_t block_bytes, int repetitions)
                 offset = 0;
             }
             memcpy(dst, source + offset, block_bytes);
-            use_buffer(dst);
+            sl__keep_stores(dst);
             offset += block_bytes;
             copied += block_bytes;
             elapsed = sl_now_ns() - start;
@@ -931,7 +919,7 @@ double sl_probe_write_ns_per_batch(size_t batch_bytes)
         while (n < WRITE_PROBE_MAX_CALLS && (n < WRITE_PROBE_MIN_CALLS || sl_now_ns() - start < WRITE_PROBE_MIN_NS)) {
             int64_t t0 = sl_now_ns();
             memset(dst, (int)(n & 0x7f), batch_bytes);
-            use_buffer(dst);
+            sl__keep_stores(dst);
             samples[n++] = (double)(sl_now_ns() - t0);
         }
         result = sl_median_f64(samples, (size_t)n);

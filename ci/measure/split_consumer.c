@@ -53,8 +53,8 @@ static double run_once(const sl_pipeline *pipeline, int threads, bool digest, in
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
-    timed_sink s = {.digest_batches = digest, .digest = sl_digest_new(), .ns = calloc((size_t)batches, 8),
-                    .fused = fused};
+    timed_sink s = {
+        .digest_batches = digest, .digest = sl_digest_new(), .ns = calloc((size_t)batches, 8), .fused = fused};
     if (sl_fused_run(fused, (sl_position){0, 0}, batches, timed_batch, &s, &err) != SL_OK) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);

@@ -31,17 +31,6 @@ static size_t element_bound(const sl_pipeline *p, int field)
     return sl_field_element_bytes(&p->source_schema.fields[field]);
 }
 
-/* Keeps the compiler from dropping stores into a buffer nothing reads. */
-static void keep_stores(void *buffer)
-{
-#if defined(__GNUC__)
-    __asm__ volatile("" : : "r"(buffer) : "memory");
-#else
-    volatile unsigned char sink = *(volatile unsigned char *)buffer;
-    (void)sink;
-#endif
-}
-
 /* Where a probe puts what it reads, and what it stores. The gather probe
  * copies every row's source bytes into `input`, one row after another. The
  * traffic probe stores exactly a batch's output bytes and reads exactly its
@@ -89,7 +78,7 @@ static sl_status gather_rows(const sl_pipeline *p, const sl_source *source, cons
             buffer += bytes;
         }
     }
-    keep_stores(to->input);
+    sl__keep_stores(to->input);
     return sl__source_check(source, err);
 }
 
@@ -130,8 +119,8 @@ static sl_status traffic_rows(const sl_pipeline *p, const sl_source *source, con
         }
         memset(row + stored, (int)(r & 0x7f), to->output_row_bytes - stored);
     }
-    keep_stores(to->output);
-    keep_stores(to->overflow);
+    sl__keep_stores(to->output);
+    sl__keep_stores(to->overflow);
     return sl__source_check(source, err);
 }
 

@@ -27,6 +27,17 @@ bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t si
  * (engine/core/alloc.c), unless SLUICE_HUGEPAGES=0. */
 #define SL_HUGE_PAGE_BYTES ((size_t)2 << 20)
 void *sl__aligned_alloc(size_t alignment, size_t size);
+/* Keeps the compiler from proving a probe's stores dead: it must assume the
+ * call reads all memory reachable from buffer, which nothing else does. */
+static inline void sl__keep_stores(void *buffer)
+{
+#if defined(__GNUC__)
+    __asm__ volatile("" : : "r"(buffer) : "memory");
+#else
+    volatile unsigned char sink = *(volatile unsigned char *)buffer;
+    (void)sink;
+#endif
+}
 /* Advises the whole huge pages inside [memory, memory + bytes) to be backed
  * by transparent huge pages (MADV_HUGEPAGE), for a block that cannot come
  * from sl__aligned_alloc (a cache's calloc, whose zero pages stay unmapped
