@@ -5,11 +5,14 @@
  * The roofline probe (sl_fused_probe) times the op chain on a batch already
  * in cache, which a scenario whose elements come from a fixture larger than
  * the cache, or from files, cannot reach: there the bound is bringing the
- * bytes in. This probe measures that bound the way every loader must pay
- * it: each element's source bytes, in the run's own shuffled order, from
- * the run's own storage (its mapped view where it has one, as the fused
- * executor reads it), copied once, with the fused executor's prefetch.
- * No op runs, and the element ids are computed before the clock starts. */
+ * bytes in. The gather probe measures that bound the way every loader must
+ * pay it: each element's source bytes, in the run's own shuffled order,
+ * from the run's own storage (its mapped view where it has one, as the
+ * fused executor reads it), copied once, with the fused executor's
+ * prefetch. The traffic probe reads the same bytes the same way and also
+ * stores the batch's output bytes, as one core running a pipeline does
+ * both. No op runs, and the element ids are computed before the clock
+ * starts. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

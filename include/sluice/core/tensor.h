@@ -44,10 +44,11 @@ bool sl_shape_numel_checked(const sl_shape *shape, int64_t rows, int64_t limit, 
  * rule: the product of the nonzero dimensions (and the item size) must fit
  * even when another dimension is zero, here in int64_t, since element
  * counts (sl_shape_numel, of the whole shape or of a row) are int64_t and
- * are multiplied out dimension by dimension. Without it an array of 0 rows of a huge item
- * passes where one order of multiplication meets the zero first and fails
- * where another meets it last; numpy refuses such a shape ("array is too
- * big"), and so does every reader here. False on a negative dimension too. */
+ * are multiplied out dimension by dimension. Without it an array of 0 rows
+ * of a huge item passes where one order of multiplication meets the zero
+ * first and fails where another meets it last; numpy refuses such a shape
+ * ("array is too big"), and so does every reader here. False on a negative
+ * dimension too. */
 bool sl_shape_bytes_checked(const sl_shape *shape, int64_t rows, size_t elem_size, size_t *out);
 bool sl_shape_equal(const sl_shape *a, const sl_shape *b);
 /* Writes "[2, 32, 32, 3]" into buf. */
