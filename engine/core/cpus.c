@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "sluice/core/resources.h"
@@ -120,4 +121,48 @@ void sl__describe_placement(char *buf, size_t size)
     snprintf(buf, size,
              "CPUs %s; fused workers kept off the caller's CPU, caller unpinned; memory first-touch, no NUMA binding",
              cpus);
+}
+
+/* The first index of cpu0's cache folder whose level is 2 and whose type is
+ * not an instruction cache ("Unified" or "Data"); its size is "1024K". */
+static size_t sysfs_l2_bytes(void)
+{
+    for (int index = 0; index < 8; index++) {
+        char path[96], text[32];
+        int level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return 0;
+        bool read = fscanf(f, "%d", &level) == 1;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+        f = fopen(path, "r");
+        read = read && f && fscanf(f, "%31s", text) == 1;
+        if (f)
+            fclose(f);
+        if (!read || level != 2 || strcmp(text, "Instruction") == 0)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        f = fopen(path, "r");
+        unsigned long long size = 0;
+        char unit = 0;
+        int fields = f ? fscanf(f, "%llu%c", &size, &unit) : 0;
+        if (f)
+            fclose(f);
+        if (fields < 1)
+            return 0;
+        return (size_t)size * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+    }
+    return 0;
+}
+
+size_t sl__l2_cache_bytes(void)
+{
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (bytes > 0)
+        return (size_t)bytes;
+#endif
+    return sysfs_l2_bytes();
 }

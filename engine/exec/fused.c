@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_ring.h"
 #include "core/internal.h"
 #include "gather.h"
 #include "pipeline/bucket.h"
@@ -66,7 +67,11 @@ struct sl_fused {
     const sl_kernel_table *kernels;
     /* What rows are read from: the spec's source, or the kernels' cache. */
     const sl_source *source;
-    sl_batch *batch;
+    /* The buffers batches are computed into, in turn (batch_ring.h): one
+     * unless the executor splits batches. */
+    sl_batch *ring[SL__BATCH_RING_MAX];
+    int ring_size, ring_next;
+    sl_batch *batch; /* the ring's buffer of the batch being computed */
     const sl__compiled_op *chain_ops[SL_MAX_OPS];
     int nfields;
     field_program programs[SL_MAX_FIELDS];
@@ -186,11 +191,13 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
     for (int i = 0; i < pipeline->ncompiled; i++)
         if (pipeline->compiled[i].scratch_bytes > scratch_bytes)
             scratch_bytes = pipeline->compiled[i].scratch_bytes;
-    sl_status st = sl_batch_create(&pipeline->output_schema, pipeline->spec.batch_size, &fz->batch, err);
+    sl_status st = sl_batch_create(&pipeline->output_schema, pipeline->spec.batch_size, &fz->ring[0], err);
     if (st) {
         free(fz);
         return st;
     }
+    fz->batch = fz->ring[0];
+    fz->ring_size = 1;
     fz->lanes = sl__aligned_alloc(_Alignof(lane), (size_t)threads * sizeof *fz->lanes);
     if (fz->lanes)
         memset(fz->lanes, 0, (size_t)threads * sizeof *fz->lanes);
@@ -205,9 +212,15 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
         }
     }
     /* Batches too small to split run on the caller's thread alone, so
-     * their executor starts no worker to sit beside it. */
+     * their executor starts no worker to sit beside it and keeps one
+     * buffer; one that may split computes batches into a ring of buffers,
+     * so that its workers do not write lines the consumer still holds
+     * (batch_ring.h). */
     if (threads > 1 && sl_batch_data_bytes(fz->batch) >= SPLIT_MIN_BYTES) {
         st = sl__pool_create(threads, &fz->pool, err);
+        int ring_size = sl__batch_ring_size(sl_batch_data_bytes(fz->batch), sl__l2_cache_bytes());
+        for (; !st && fz->ring_size < ring_size; fz->ring_size++)
+            st = sl_batch_create(&pipeline->output_schema, pipeline->spec.batch_size, &fz->ring[fz->ring_size], err);
         if (st) {
             sl_fused_free(fz);
             return st;
@@ -233,7 +246,8 @@ void sl_fused_free(sl_fused *fz)
         return;
     sl__pool_free(fz->pool);
     sl__bucket_cache_release(&fz->bucket_cache);
-    sl_batch_free(fz->batch);
+    for (int i = 0; i < SL__BATCH_RING_MAX; i++)
+        sl_batch_free(fz->ring[i]);
     for (int t = 0; fz->lanes && t < fz->threads; t++)
         free_lane(&fz->lanes[t]);
     free(fz->lanes);
@@ -398,9 +412,10 @@ sl_status sl_fused_run(sl_fused *fz, sl_position start, int64_t nbatches, sl_bat
                        (long long)start.epoch, (long long)start.batch, (long long)p->batches_per_epoch);
     if (nbatches <= 0)
         nbatches = p->batches_per_epoch - start.batch;
-    sl_batch *b = fz->batch;
     sl_position pos = start;
     for (int64_t i = 0; i < nbatches; i++) {
+        sl_batch *b = fz->batch = fz->ring[fz->ring_next];
+        fz->ring_next = (fz->ring_next + 1) % fz->ring_size;
         sl_status st = run_batch_rows(fz, pos, false, err);
         if (st)
             return st;

@@ -10,6 +10,8 @@
 
 #include <criterion/criterion.h>
 
+#include "batch_ring.h"
+#include "core/internal.h"
 #include "sluice/fixtures/fixtures.h"
 #include "sluice/pipeline/pipeline.h"
 
@@ -192,19 +194,40 @@ Test(pipeline, per_element_mode_is_bit_identical_to_batches)
     sl_source_free(src);
 }
 
-static void run_fused_threads(const sl_pipeline *p, int threads, int64_t n, collected *out)
+/* A fused run's batches, and how many of them were split. */
+typedef struct fused_collected {
+    collected *batches;
+    const sl_fused *fused;
+    int64_t split;
+} fused_collected;
+
+static int collect_fused(const sl_batch *b, void *user)
+{
+    fused_collected *c = user;
+    c->split += sl_fused_last_split(c->fused);
+    collect(c->batches, b);
+    return 0;
+}
+
+/* Returns how many of the n batches were split. */
+static int64_t run_fused_threads(const sl_pipeline *p, int threads, int64_t n, collected *out)
 {
     sl_fused *fz;
     sl_err err = {0};
     cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
     cr_assert_eq(sl_fused_threads(fz), threads);
-    cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, collect_sink, out, &err), SL_OK, "%s", err.msg);
+    fused_collected c = {out, fz, 0};
+    cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, collect_fused, &c, &err), SL_OK, "%s", err.msg);
     sl_fused_free(fz);
+    return c.split;
 }
 
-/* Batches of 32 images of 32x32x3 f32 (384 KiB) are large enough to be split
- * across threads; 3 threads split 32 rows unevenly and the last batch of 8
- * rows leaves some threads fewer rows than others. */
+/* Batches of 32 images of 32x32x3 f32 (384 KiB; the crop pads back to the
+ * image's size) are large enough to be split across threads, and the
+ * executor splits its first batches whatever the machine (split_choice.h:
+ * its first trial), so each run with more than one thread splits some; 3
+ * threads split 32 rows unevenly and the last batch of 8 rows leaves some
+ * threads fewer rows than others. */
 Test(pipeline, fused_is_bit_identical_for_any_thread_count)
 {
     sl_source *src = images(200, 32);
@@ -214,13 +237,83 @@ Test(pipeline, fused_is_bit_identical_for_any_thread_count)
     run_iter(p, sl_kernels_reference(), 0, (sl_position){0, 0}, n, &ref);
     for (int threads = 1; threads <= 4; threads++) {
         collected fz = {0};
-        run_fused_threads(p, threads, n, &fz);
+        int64_t split = run_fused_threads(p, threads, n, &fz);
+        cr_expect(threads == 1 ? split == 0 : split > 0, "%d threads split %lld of %lld batches", threads,
+                  (long long)split, (long long)n);
         char what[32];
         snprintf(what, sizeof what, "fused, %d threads", threads);
         expect_same(&ref, &fz, what);
         release(&fz);
     }
     release(&ref);
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
+/* The buffer each batch of a run was handed to the sink in. */
+typedef struct buffers_seen {
+    const void *data[24];
+    int batches;
+} buffers_seen;
+
+static int note_buffer(const sl_batch *b, void *user)
+{
+    buffers_seen *seen = user;
+    cr_assert_lt(seen->batches, 24);
+    seen->data[seen->batches++] = b->fields[0].data;
+    return 0;
+}
+
+static buffers_seen buffers_of_run(const sl_pipeline *p, int threads, int64_t n)
+{
+    buffers_seen seen = {0};
+    sl_fused *fz;
+    sl_err err = {0};
+    cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), threads, &fz, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_fused_run(fz, (sl_position){0, 0}, n, note_buffer, &seen, &err), SL_OK, "%s", err.msg);
+    sl_fused_free(fz);
+    return seen;
+}
+
+/* Batch i's buffer is batch i - ring's, and none of the ring - 1 batches
+ * before it used it. */
+static void expect_rotation(const buffers_seen *seen, int ring, const char *what)
+{
+    for (int i = 1; i < seen->batches; i++)
+        for (int back = 1; back <= ring && back <= i; back++) {
+            bool same = seen->data[i] == seen->data[i - back];
+            cr_expect_eq(same, back == ring, "%s: batch %d and the batch %d before it, a ring of %d", what, i, back,
+                         ring);
+        }
+}
+
+/* An executor that splits batches hands its sink each batch in the buffer
+ * it saw longest ago, rotating through as many as batch_ring.h says for this
+ * machine's L2, so a worker's writes do not find their lines in the
+ * consumer's cache; one that never splits (one thread, or batches too small
+ * to split) keeps one buffer. The bytes are the same either way
+ * (fused_is_bit_identical_for_any_thread_count runs these batch sizes). */
+Test(pipeline, a_splitting_fused_executor_hands_its_sink_a_ring_of_buffers)
+{
+    sl_source *src = images(200, 32);
+    sl_pipeline *p = mixed_pipeline(src, 32, true);
+    sl_batch *probe;
+    sl_err err = {0};
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 32, &probe, &err), SL_OK, "%s", err.msg);
+    int ring = sl__batch_ring_size(sl_batch_data_bytes(probe), sl__l2_cache_bytes());
+    sl_batch_free(probe);
+    cr_log_info("batches of 384 KiB, an L2 of %zu bytes: a ring of %d", sl__l2_cache_bytes(), ring);
+    buffers_seen seen = buffers_of_run(p, 2, 12);
+    cr_assert_eq(seen.batches, 12);
+    expect_rotation(&seen, ring, "2 threads");
+    seen = buffers_of_run(p, 1, 12);
+    expect_rotation(&seen, 1, "1 thread");
+    sl_pipeline_free(p);
+
+    /* 4 images are 48 KiB, below what is ever split. */
+    p = mixed_pipeline(src, 4, true);
+    seen = buffers_of_run(p, 2, 6);
+    expect_rotation(&seen, 1, "2 threads, 48 KiB batches");
     sl_pipeline_free(p);
     sl_source_free(src);
 }

@@ -21,6 +21,11 @@ bool sl__build_id(char *buf, size_t size);
  * buf untouched, when there is none. */
 bool sl__cpuinfo_field(const char *info, const char *field, char *buf, size_t size);
 
+/* The L2 cache of one core of this machine, in bytes: the C library's
+ * count (sysconf), else the kernel's (/sys/devices/system/cpu/cpu0/cache);
+ * 0 when neither says. */
+size_t sl__l2_cache_bytes(void);
+
 /* Aligned allocation for sources, fixtures, batches and scratch buffers;
  * release with free(). A block of SL_HUGE_PAGE_BYTES or more starts on a
  * huge page and its whole huge pages are advised to be ones
