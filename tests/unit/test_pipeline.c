@@ -798,38 +798,42 @@ Test(pipeline, the_traffic_probe_reads_a_pread_source_and_reports_a_short_file)
 {
     file_pipeline fp;
     file_pipeline_open(&fp, "traffic", SL_SOURCE_PREAD);
-    size_t output_bytes = sl_pipeline_batch_bytes(fp.pipeline);
     double ns = 0.0;
     sl_err err = {0};
-    cr_assert_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, output_bytes, &ns, &err), SL_OK,
-                 "%s", err.msg);
+    cr_assert_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect(ns > 0.0, "%g ns", ns);
     cr_assert_eq(truncate(fp.image_path, 4096), 0);
     ns = -1.0;
-    cr_expect_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, output_bytes, &ns, &err), SL_EIO);
+    cr_expect_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 2, &ns, &err), SL_EIO);
     cr_expect(strstr(err.msg, fp.image_path), "%s", err.msg);
     cr_expect_float_eq(ns, -1.0, 0.0);
     file_pipeline_close(&fp);
 }
 
-/* A row whose source bytes outnumber its share of the output is still read
- * whole: with one output byte a row, the image's first byte fills the share
- * and the rest of the row, labels included, is read past it, so labels cut
- * short are found. */
+/* A row whose source bytes outnumber its output element's is still read
+ * whole: resized from 32x32x3 u8 (3072 bytes) to 8x8x3 f32 (768), each
+ * image's first 768 bytes fill its element and the rest is read past it, so
+ * the last image cut short after its first 1000 bytes is found (the window
+ * is the whole epoch of 512). */
 Test(pipeline, the_traffic_probe_reads_every_source_byte_past_a_small_output)
 {
     file_pipeline fp;
     file_pipeline_open(&fp, "traffic_small", SL_SOURCE_PREAD);
-    char label_path[300];
-    snprintf(label_path, sizeof label_path, "%s/label.npy", fp.dir);
-    /* The header and the first few labels only. */
-    cr_assert_eq(truncate(label_path, 160), 0);
-    double ns = -1.0;
+    sl_pipeline_spec spec;
+    sl_pipeline_spec_init(&spec, fp.source, 64, 7);
     sl_err err = {0};
-    int64_t one_byte_a_row = sl_pipeline_get_spec(fp.pipeline)->batch_size;
-    cr_expect_eq(sl_pipeline_traffic_probe(fp.pipeline, sl_test_kernels(), 0, 4, 1, (size_t)one_byte_a_row, &ns, &err),
-                 SL_EIO);
-    cr_expect(strstr(err.msg, "label.npy"), "%s", err.msg);
+    cr_assert_eq(sl_pipeline_spec_add(&spec, sl_op_resize("image", 8, 8), &err), SL_OK, "%s", err.msg);
+    sl_pipeline *resized;
+    cr_assert_eq(sl_pipeline_create(&spec, &resized, &err), SL_OK, "%s", err.msg);
+    cr_assert_eq(sl_field_element_bytes(&sl_pipeline_output_schema(resized)->fields[0]), 768);
+    cr_assert_eq(sl_pipeline_batches_per_epoch(resized), 8);
+    struct stat image;
+    cr_assert_eq(stat(fp.image_path, &image), 0);
+    cr_assert_eq(truncate(fp.image_path, image.st_size - 3072 + 1000), 0);
+    double ns = -1.0;
+    cr_expect_eq(sl_pipeline_traffic_probe(resized, sl_test_kernels(), 0, 8, 1, &ns, &err), SL_EIO);
+    cr_expect(strstr(err.msg, fp.image_path), "%s", err.msg);
     cr_expect_float_eq(ns, -1.0, 0.0);
+    sl_pipeline_free(resized);
     file_pipeline_close(&fp);
 }

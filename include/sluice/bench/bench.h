@@ -135,8 +135,8 @@ double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_
 
 /* The traffic probe over the same batches (sl_pipeline_traffic_probe): the
  * gather probe's reads and the batch's output stores, row by row on one
- * core, with no op. With the gather and write probes it makes the hardware
- * bound. 0 when it cannot run. */
+ * core, with no op. With the write probe it makes the hardware bound (the
+ * larger of the two). 0 when it cannot run. */
 double sl_probe_traffic_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options);
 
 #ifdef __cplusplus

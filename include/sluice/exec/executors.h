@@ -103,25 +103,27 @@ bool sl_fused_last_split(const sl_fused *fused);
  * measures), of copying each batch's source bytes (every source field of
  * every element, in the batch's order, from the source's mapped view or
  * through its read path, with the fused executor's prefetch) into one
- * buffer. Element ids are computed before the clock starts and no op runs:
- * this is the least work any loader of this pipeline does per batch. It
- * changes no output. The ids come from the kernels' shuffle, and after a
+ * buffer laid out as a batch of the source's fields is. Element ids are
+ * computed before the clock starts and no op runs: this is the least work
+ * of a loader that gathers a batch before it transforms it (a loader that
+ * reads its source in place stores its output instead: the traffic probe
+ * below). It changes no output. The ids come from the kernels' shuffle, and after a
  * cache op the bytes from the kernels' cache. */
 sl_status sl_pipeline_gather_probe(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int64_t first_batch,
                                    int64_t batches, int passes, double *ns_per_batch, sl_err *err);
 /* The traffic probe: a batch's memory traffic on one core, with no op, as a
- * one-thread pipeline moves it: each row's source bytes are read (in the
- * gather probe's order, through the same view or read path, with the same
- * prefetch) into that row's share of output_bytes (a batch's output, in a
- * batch-sized buffer), and the rest of the share is filled; source bytes
- * beyond the share go into a few KiB that stay in L1. Every source byte is
- * loaded once and every output byte stored once. Whether a core overlaps
- * its stores with its waiting loads (the larger of the gather and write
- * probes) or pays for both is the machine's to say, and this probe asks it.
- * SL_EINVAL for 0 output bytes or the gather probe's bad windows. */
+ * one-thread pipeline moves it: each row's source bytes of each field are
+ * read (in the gather probe's order, through the same view or read path,
+ * with the same prefetch) into that row's element of the same output field
+ * (in a buffer laid out as the pipeline's output batch is), and the rest of
+ * the element is filled, as are the elements of output fields that no
+ * source field feeds; source bytes beyond an element go into a few KiB that
+ * stay in L1. Every source byte is loaded once and every output byte stored
+ * once. Whether a core overlaps its stores with its waiting loads or pays
+ * for both is the machine's to say, and this probe asks it. SL_EINVAL for
+ * the gather probe's bad windows. */
 sl_status sl_pipeline_traffic_probe(const sl_pipeline *pipeline, const sl_kernel_table *kernels, int64_t first_batch,
-                                    int64_t batches, int passes, size_t output_bytes, double *ns_per_batch,
-                                    sl_err *err);
+                                    int64_t batches, int passes, double *ns_per_batch, sl_err *err);
 /* The roofline probe: the median time of this executor's work on the first
  * batch of epoch 0, repeated `repetitions` times once it is in cache. It
  * runs the pipeline's own op chain through the executor's kernels and
