@@ -311,7 +311,8 @@ static double memory_probe_ns(const sl_pipeline *pipeline, const sl_bench_option
     double ns = 0.0;
     sl_err err = {0};
     int passes = options->repetitions > 0 ? options->repetitions : profile->repetitions;
-    sl_status st = traffic ? sl_pipeline_traffic_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err)
+    sl_status st = traffic
+                       ? sl_pipeline_traffic_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err)
                        : sl_pipeline_gather_probe(pipeline, run_kernels(options), warmup, measured, passes, &ns, &err);
     return st == SL_OK ? ns : 0.0;
 }

@@ -64,7 +64,7 @@ typedef struct probe_layout {
 /* The traffic probe's overflow: small enough to stay in L1. */
 #define OVERFLOW_BYTES 4096
 /* Each field's region starts on a cache line, as a batch's tensors do. */
-#define REGION_ALIGN 64
+#define REGION_ALIGN   64
 
 /* Copies `bytes` of a field's bytes from `offset` into dst: from the mapped
  * view, as the fused executor reads it, or through the source's own path. */

@@ -504,8 +504,7 @@ Test(bench, the_gather_and_traffic_probes_refuse_an_empty_window_and_change_no_o
     cr_assert_eq(sl_pipeline_gather_probe(p, sl_test_kernels(), 1, batches, 2, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect(ns > 0.0, "%g ns", ns);
     ns = 0.0;
-    cr_assert_eq(sl_pipeline_traffic_probe(p, sl_test_kernels(), 1, batches, 2, &ns, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_pipeline_traffic_probe(p, sl_test_kernels(), 1, batches, 2, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect(ns > 0.0, "%g ns", ns);
     cr_assert_eq(sl_bench_reference_digest(instance, &options, &after, &err), SL_OK, "%s", err.msg);
     cr_expect_eq(before, after);

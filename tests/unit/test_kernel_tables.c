@@ -105,8 +105,7 @@ Test(kernel_tables, every_executor_shuffles_with_the_table_it_is_handed)
     cr_assert_eq(sl_pipeline_gather_probe(p, &counting, 0, 3, 1, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect_gt(atomic_load(&shuffles), 0, "the gather probe did not shuffle through its table");
     atomic_store(&shuffles, 0);
-    cr_assert_eq(sl_pipeline_traffic_probe(p, &counting, 0, 3, 1, &ns, &err), SL_OK, "%s",
-                 err.msg);
+    cr_assert_eq(sl_pipeline_traffic_probe(p, &counting, 0, 3, 1, &ns, &err), SL_OK, "%s", err.msg);
     cr_expect_gt(atomic_load(&shuffles), 0, "the traffic probe did not shuffle through its table");
 
     sl_batch_free(mine);
