@@ -5,14 +5,15 @@
  * The roofline probe (sl_fused_probe) times the op chain on a batch already
  * in cache, which a scenario whose elements come from a fixture larger than
  * the cache, or from files, cannot reach: there the bound is bringing the
- * bytes in. The gather probe measures that bound the way every loader must
- * pay it: each element's source bytes, in the run's own shuffled order,
- * from the run's own storage (its mapped view where it has one, as the
- * fused executor reads it), copied once, with the fused executor's
- * prefetch. The traffic probe reads the same bytes the same way and also
- * stores the batch's output bytes, as one core running a pipeline does
- * both. No op runs, and the element ids are computed before the clock
- * starts. */
+ * bytes in. The gather probe measures what a loader that gathers a batch
+ * before transforming it pays: each element's source bytes, in the run's
+ * own shuffled order, from the run's own storage (its mapped view where it
+ * has one, as the fused executor reads it), copied once into a batch, with
+ * the fused executor's prefetch. The traffic probe reads the same bytes
+ * the same way but stores the batch's output bytes instead of a copy of
+ * them, as one core running a pipeline that reads its source in place
+ * does: it is the bound (with the write probe, bench.c). No op runs, and
+ * the element ids are computed before the clock starts. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
