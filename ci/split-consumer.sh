@@ -5,8 +5,12 @@
 # on one and two threads with no consumer and with a digest of every batch,
 # in interleaved rounds. With BASELINE set to another build folder (of
 # another commit), each round runs both builds, in alternating order, so
-# that the machine's drift falls on both alike. Wants a quiet machine with
-# its second CPU free; a person runs it, the tests never do.
+# that the machine's drift falls on both alike. Each folder's library is
+# brought up to date with ninja first, so BASELINE must be the build folder
+# of a checkout of the other commit (a git worktree): the build folder of
+# this checkout would be rebuilt from this commit's code, and the two runs
+# would compare a build with itself. Wants a quiet machine with its second
+# CPU free; a person runs it, the tests never do.
 #
 #   ci/split-consumer.sh BUILD_DIR [ROUNDS] [BATCHES]
 #   SCENARIOS="CV-1:32x32 PR-2:64x64 IO-1:memory"  scenario:variant pairs
