@@ -134,6 +134,22 @@ static void compile_program(sl_fused *fz, int field, int *chain_used)
     }
 }
 
+/* Touches every byte of a batch buffer, so that its pages are resident
+ * before a batch is computed into it. A ring's buffers are first written by
+ * its first batches, which are the split chooser's first trial
+ * (split_choice.h), and its split block then paid their page faults where
+ * the one-thread block after it reused them: on PR-2 the trial chose one
+ * thread in every run, and of the 50 measured batches of a full-size
+ * `sluice bench --threads auto` only 27 ran split (88 to 100 µs), the rest
+ * on one thread (142 to 159 µs) until a re-trial switched. Resident, 43 of
+ * 50 ran split (docs/adapters.md, "Two threads and the consumer"). */
+static void make_resident(sl_batch *b)
+{
+    memset(b->element_ids, 0, (size_t)b->capacity * sizeof *b->element_ids);
+    for (int f = 0; f < b->schema.nfields; f++)
+        memset(b->fields[f].data, 0, sl_tensor_nbytes(&b->fields[f]));
+}
+
 static void free_lane(lane *l)
 {
     free(l->read_scratch);
@@ -225,6 +241,8 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
             sl_fused_free(fz);
             return st;
         }
+        for (int i = 0; fz->ring_size > 1 && i < fz->ring_size; i++)
+            make_resident(fz->ring[i]);
     }
     *out = fz;
     return SL_OK;

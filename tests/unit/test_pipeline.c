@@ -287,6 +287,18 @@ static void expect_rotation(const buffers_seen *seen, int ring, const char *what
         }
 }
 
+/* The ring a splitting executor of p's 32-row batches has on this machine
+ * (batch_ring.h), and those batches' bytes. */
+static int ring_of_32_rows(const sl_pipeline *p, size_t *batch_bytes)
+{
+    sl_batch *probe;
+    sl_err err = {0};
+    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 32, &probe, &err), SL_OK, "%s", err.msg);
+    *batch_bytes = sl_batch_data_bytes(probe);
+    sl_batch_free(probe);
+    return sl__batch_ring_size(*batch_bytes, sl__l2_cache_bytes());
+}
+
 /* An executor that splits batches hands its sink each batch in the buffer
  * it saw longest ago, rotating through as many as batch_ring.h says for this
  * machine's L2, so a worker's writes do not find their lines in the
@@ -297,11 +309,8 @@ Test(pipeline, a_splitting_fused_executor_hands_its_sink_a_ring_of_buffers)
 {
     sl_source *src = images(200, 32);
     sl_pipeline *p = mixed_pipeline(src, 32, true);
-    sl_batch *probe;
-    sl_err err = {0};
-    cr_assert_eq(sl_batch_create(sl_pipeline_output_schema(p), 32, &probe, &err), SL_OK, "%s", err.msg);
-    int ring = sl__batch_ring_size(sl_batch_data_bytes(probe), sl__l2_cache_bytes());
-    sl_batch_free(probe);
+    size_t batch_bytes;
+    int ring = ring_of_32_rows(p, &batch_bytes);
     cr_log_info("batches of 384 KiB, an L2 of %zu bytes: a ring of %d", sl__l2_cache_bytes(), ring);
     buffers_seen seen = buffers_of_run(p, 2, 12);
     cr_assert_eq(seen.batches, 12);
@@ -314,6 +323,42 @@ Test(pipeline, a_splitting_fused_executor_hands_its_sink_a_ring_of_buffers)
     p = mixed_pipeline(src, 4, true);
     seen = buffers_of_run(p, 2, 6);
     expect_rotation(&seen, 1, "2 threads, 48 KiB batches");
+    sl_pipeline_free(p);
+    sl_source_free(src);
+}
+
+/* This process's resident bytes, from /proc/self/statm. */
+static size_t resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert_not_null(f);
+    unsigned long long size = 0, resident = 0;
+    cr_assert_eq(fscanf(f, "%llu %llu", &size, &resident), 2);
+    fclose(f);
+    return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A splitting executor's ring of buffers is resident once the executor is
+ * created, so that the split chooser's first trial, which writes the
+ * ring's buffers first, does not pay their page faults (fused.c,
+ * make_resident). Each 384 KiB buffer is above malloc's mmap threshold, so
+ * it comes from fresh pages that nothing touches unless the executor does. */
+Test(pipeline, a_splitting_fused_executor_makes_its_ring_resident_when_created)
+{
+    sl_source *src = images(200, 32);
+    sl_pipeline *p = mixed_pipeline(src, 32, true);
+    size_t batch_bytes;
+    int ring = ring_of_32_rows(p, &batch_bytes);
+    if (ring == 1)
+        cr_skip_test("this machine's L2 (%zu bytes) gives 384 KiB batches no ring", sl__l2_cache_bytes());
+    size_t before = resident_bytes();
+    sl_fused *fz;
+    sl_err err = {0};
+    cr_assert_eq(sl_fused_create_threads(p, sl_test_kernels(), 2, &fz, &err), SL_OK, "%s", err.msg);
+    size_t grown = resident_bytes() - before;
+    cr_expect_geq(grown, (size_t)ring * batch_bytes, "%zu bytes became resident for a ring of %d buffers of %zu", grown,
+                  ring, batch_bytes);
+    sl_fused_free(fz);
     sl_pipeline_free(p);
     sl_source_free(src);
 }
