@@ -324,7 +324,7 @@ double sl_probe_gather_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_
 
 double sl_probe_traffic_ns_per_batch(const sl_pipeline *pipeline, const sl_bench_options *options)
 {
-    return sl_pipeline_batch_bytes(pipeline) ? memory_probe_ns(pipeline, options, true) : 0.0;
+    return memory_probe_ns(pipeline, options, true);
 }
 
 sl_status sl_bench_reference_digest(const sl_scenario_instance *instance, const sl_bench_options *options,

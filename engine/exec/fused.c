@@ -241,8 +241,9 @@ sl_status sl_fused_create_threads(const sl_pipeline *pipeline, const sl_kernel_t
             sl_fused_free(fz);
             return st;
         }
-        for (int i = 0; fz->ring_size > 1 && i < fz->ring_size; i++)
-            make_resident(fz->ring[i]);
+        if (fz->ring_size > 1)
+            for (int i = 0; i < fz->ring_size; i++)
+                make_resident(fz->ring[i]);
     }
     *out = fz;
     return SL_OK;

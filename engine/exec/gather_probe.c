@@ -64,8 +64,6 @@ typedef struct probe_layout {
 
 /* The traffic probe's overflow: small enough to stay in L1. */
 #define OVERFLOW_BYTES 4096
-/* Each field's region starts on a cache line, as a batch's tensors do. */
-#define REGION_ALIGN   64
 
 /* Copies `bytes` of a field's bytes from `offset` into dst: from the mapped
  * view, as the fused executor reads it, or through the source's own path. */
@@ -154,8 +152,9 @@ static bool layout_create(const sl_pipeline *p, bool output, int64_t capacity, p
     for (int f = 0; f < to->nfields; f++) {
         to->row_bytes[f] = output ? sl_field_element_bytes(&p->output_schema.fields[f]) : element_bound(p, f);
         offsets[f] = *total;
+        /* Each field's region starts on SL_ALIGN, as a batch's tensors do. */
         size_t region = to->row_bytes[f] * (size_t)capacity;
-        *total += (region + REGION_ALIGN - 1) / REGION_ALIGN * REGION_ALIGN;
+        *total += (region + SL_ALIGN - 1) / SL_ALIGN * SL_ALIGN;
     }
     to->buffer = sl__aligned_alloc(SL_ALIGN, *total ? *total : 1);
     if (output)
